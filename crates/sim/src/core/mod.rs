@@ -1,0 +1,8 @@
+//! Time, events and randomness: the pieces every other module builds on.
+pub mod event;
+pub mod rng;
+pub mod time;
+
+pub use event::EventQueue;
+pub use rng::RngStreams;
+pub use time::Time;

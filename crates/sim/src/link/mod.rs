@@ -1,0 +1,1 @@
+//! Links: rate, delay, queue and impairments (placeholder, being written).

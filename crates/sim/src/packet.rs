@@ -1,0 +1,79 @@
+//! Packets on the wire: TCP data segments, ACKs and window probes.
+use crate::core::Time;
+
+/// Bytes of IP + TCP headers (with the timestamp option) added to every segment,
+/// so a 1448-byte MSS makes a 1500-byte packet, as on Linux over Ethernet.
+pub const HEADER_BYTES: u32 = 52;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketKind {
+    /// A segment carrying `len` payload bytes starting at `seq`.
+    Data,
+    /// A pure acknowledgement.
+    Ack,
+    /// A zero-window probe (carries no data, elicits an ACK).
+    WindowProbe,
+}
+
+/// A SACK block: [start, end) in byte sequence space.
+pub type SackBlock = (u64, u64);
+
+#[derive(Clone, Debug)]
+pub struct Packet {
+    /// Unique id (for tracing and for the link's bookkeeping).
+    pub id: u64,
+    /// Which flow (connection) this belongs to.
+    pub flow: u32,
+    /// Subflow index within the connection (0 for single-path TCP).
+    pub subflow: u16,
+    /// Which route (chain of link directions) it travels, and how far it got.
+    pub route: u16,
+    pub hop: u8,
+    pub kind: PacketKind,
+    /// Data: first payload byte. ACK: unused.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Cumulative ACK (next byte expected) — on ACKs.
+    pub ack: u64,
+    /// Advertised receive window in bytes — on ACKs.
+    pub rwnd: u64,
+    pub sack: [SackBlock; 3],
+    pub n_sack: u8,
+    /// Timestamp option: sender's clock when sent, and the echo.
+    pub ts_val: Time,
+    pub ts_ecr: Time,
+    /// Whether this data segment is a retransmission.
+    pub retransmit: bool,
+}
+
+impl Packet {
+    pub fn new(kind: PacketKind) -> Self {
+        Packet {
+            id: 0,
+            flow: 0,
+            subflow: 0,
+            route: 0,
+            hop: 0,
+            kind,
+            seq: 0,
+            len: 0,
+            ack: 0,
+            rwnd: 0,
+            sack: [(0, 0); 3],
+            n_sack: 0,
+            ts_val: 0,
+            ts_ecr: 0,
+            retransmit: false,
+        }
+    }
+
+    /// Size on the wire in bytes (payload + headers).
+    pub fn wire_bytes(&self) -> u32 {
+        self.len + HEADER_BYTES
+    }
+
+    pub fn sacks(&self) -> &[SackBlock] {
+        &self.sack[..self.n_sack as usize]
+    }
+}

@@ -1,0 +1,217 @@
+//! Congestion control behind one trait, one instance per connection (or subflow).
+//!
+//! Modelled on Linux's `struct tcp_congestion_ops` (include/net/tcp.h) and ns-3's
+//! `TcpCongestionOps`: the transmission control block [`Tcb`] holds the window
+//! state and is owned by the TCP sender; an algorithm is a set of callbacks over
+//! it plus its own private state. The sender owns loss *detection* and recovery
+//! (RFC 6675 / RFC 6582); algorithms decide the window *response*.
+//!
+//! Windows are counted in segments (MSS-sized packets) as in Linux
+//! (`tp->snd_cwnd`, `tp->snd_cwnd_cnt`).
+use crate::core::Time;
+
+pub mod bbr;
+pub mod cubic;
+pub mod reno;
+pub mod vegas;
+
+/// Linux's congestion-avoidance state machine (`enum tcp_ca_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    /// Normal operation.
+    Open,
+    /// Duplicate ACKs / SACKs seen, no loss declared yet.
+    Disorder,
+    /// Fast recovery after a fast retransmit.
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+/// How the sender recovers from a loss detected by duplicate ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryStyle {
+    /// Fast retransmit, then cwnd = 1 segment and slow start (no fast recovery), go-back-N.
+    Tahoe,
+    /// RFC 5681 fast recovery; leaves recovery on the first new ACK (even a partial one).
+    Reno,
+    /// RFC 6582: stays in recovery until the recovery point is acknowledged.
+    NewReno,
+}
+
+/// Transmission control block: window state shared between the sender and its algorithm.
+#[derive(Clone, Debug)]
+pub struct Tcb {
+    /// Maximum segment size (payload bytes).
+    pub mss: u32,
+    /// Congestion window in segments.
+    pub cwnd: u32,
+    /// Linux's `snd_cwnd_cnt`: ACKed segments counted towards the next +1 in congestion avoidance.
+    pub cwnd_cnt: u32,
+    /// Slow-start threshold in segments; `u32::MAX` means "infinite" (initial).
+    pub ssthresh: u32,
+    /// Upper bound for cwnd (Linux `snd_cwnd_clamp`).
+    pub cwnd_clamp: u32,
+    /// Segments in flight (RFC 6675 "pipe": sent, not (S)ACKed, not marked lost — plus retransmitted).
+    pub in_flight: u32,
+    /// Smoothed RTT (0 until the first sample).
+    pub srtt: Time,
+    /// Minimum RTT seen over the connection's life.
+    pub min_rtt: Time,
+    /// Total segments delivered (cumulatively ACKed or SACKed) so far (`tp->delivered`).
+    pub delivered: u64,
+    pub ca_state: CaState,
+    /// Whether the sender was limited by cwnd (not by the application or receiver window)
+    /// the last time it tried to send. Linux only grows cwnd when this holds.
+    pub cwnd_limited: bool,
+    /// Pacing rate in bit/s set by rate-based algorithms (BBR); `None` = no pacing.
+    pub pacing_rate_bps: Option<f64>,
+}
+
+impl Tcb {
+    pub fn new(mss: u32, initial_cwnd: u32) -> Self {
+        Tcb {
+            mss,
+            cwnd: initial_cwnd,
+            cwnd_cnt: 0,
+            ssthresh: u32::MAX,
+            cwnd_clamp: u32::MAX / 2,
+            in_flight: 0,
+            srtt: 0,
+            min_rtt: Time::MAX,
+            delivered: 0,
+            ca_state: CaState::Open,
+            cwnd_limited: true,
+            pacing_rate_bps: None,
+        }
+    }
+
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_slow_start`: grow by one per ACKed segment up to ssthresh;
+    /// returns the ACKed segments left over for congestion avoidance.
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = (self.cwnd.saturating_add(acked)).min(self.ssthresh);
+        let left = acked - (cwnd - self.cwnd).min(acked);
+        self.cwnd = cwnd.min(self.cwnd_clamp);
+        left
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: +1 segment every `w` ACKed segments.
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.cwnd_clamp);
+    }
+}
+
+/// A delivery-rate sample for the ACK being processed (Linux `struct rate_sample`, net/ipv4/tcp_rate.c).
+#[derive(Clone, Debug, Default)]
+pub struct RateSample {
+    /// Segments newly delivered (ACKed or SACKed) by this ACK.
+    pub acked_sacked: u32,
+    /// Segments newly marked lost while processing this ACK.
+    pub losses: u32,
+    /// `tp->delivered` when the most recently delivered segment was sent.
+    pub prior_delivered: u64,
+    /// Segments delivered over the sampling interval (`delivered - prior_delivered`), or 0 if no valid sample.
+    pub delivered: u64,
+    /// Sampling interval (max of send and ACK intervals) in ns; 0 = invalid sample.
+    pub interval: Time,
+    /// RTT of the most recently sent segment among those newly delivered (0 = none).
+    pub rtt: Time,
+    /// Segments in flight before this ACK was processed.
+    pub prior_in_flight: u32,
+    /// The sample was taken while the application limited sending.
+    pub is_app_limited: bool,
+}
+
+impl RateSample {
+    /// Delivery rate in segments per second, if the sample is valid.
+    pub fn rate_segs_per_s(&self) -> Option<f64> {
+        if self.interval == 0 || self.delivered == 0 {
+            None
+        } else {
+            Some(self.delivered as f64 * 1e9 / self.interval as f64)
+        }
+    }
+}
+
+/// Events the sender reports to the algorithm (Linux `enum tcp_ca_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndEvent {
+    /// First transmission when nothing was in flight (after idle).
+    TxStart,
+    /// A retransmission timeout fired (before ssthresh()/cwnd reset).
+    Loss,
+    /// Recovery completed (cwnd reduction finished).
+    CompleteCwr,
+}
+
+/// A congestion-control algorithm (one instance per connection or subflow).
+pub trait CongestionControl: Send {
+    /// Name as used in scenario files.
+    fn name(&self) -> &'static str;
+
+    /// Loss response of the sender when SACK is off (and for Tahoe also with SACK).
+    fn recovery_style(&self) -> RecoveryStyle {
+        RecoveryStyle::NewReno
+    }
+
+    /// Window growth on an ACK in Open/Disorder state (Linux `cong_avoid(sk, ack, acked)`).
+    /// `acked` is the number of segments newly ACKed or SACKed. Only called when
+    /// `cong_control` returned false.
+    fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, now: Time);
+
+    /// New slow-start threshold on a loss (Linux `ssthresh(sk)`), in segments.
+    fn ssthresh(&mut self, tcb: &Tcb, now: Time) -> u32;
+
+    /// Per-ACK RTT information (Linux `pkts_acked`): `rtt` is a valid RTT sample or 0.
+    fn pkts_acked(&mut self, _tcb: &Tcb, _acked: u32, _rtt: Time, _now: Time) {}
+
+    /// State transition (Linux `set_state`), called before the sender changes `tcb.ca_state`.
+    fn set_state(&mut self, _tcb: &mut Tcb, _new_state: CaState, _now: Time) {}
+
+    /// Notification of sender events (Linux `cwnd_event`).
+    fn cwnd_event(&mut self, _tcb: &mut Tcb, _ev: CwndEvent, _now: Time) {}
+
+    /// Model-based control (Linux `cong_control(sk, rs)`): called on every ACK with the
+    /// rate sample. Return true if the algorithm set `tcb.cwnd` (and pacing) itself; the
+    /// sender then skips `cong_avoid` and its own recovery window reduction.
+    fn cong_control(&mut self, _tcb: &mut Tcb, _rs: &RateSample, _now: Time) -> bool {
+        false
+    }
+
+    /// Window to use after leaving fast recovery (Linux: `tcp_end_cwnd_reduction` → ssthresh);
+    /// `undo` hooks are not modelled.
+    fn cwnd_after_recovery(&mut self, tcb: &Tcb) -> u32 {
+        tcb.ssthresh
+    }
+}
+
+/// Names accepted by [`by_name`].
+pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "bbr", "vegas"];
+
+/// Creates an algorithm by its scenario name.
+pub fn by_name(name: &str) -> Option<Box<dyn CongestionControl>> {
+    Some(match name {
+        "tahoe" => Box::new(reno::Reno::new(RecoveryStyle::Tahoe)),
+        "reno" => Box::new(reno::Reno::new(RecoveryStyle::Reno)),
+        "newreno" => Box::new(reno::Reno::new(RecoveryStyle::NewReno)),
+        "cubic" => Box::new(cubic::Cubic::new()),
+        "bbr" => Box::new(bbr::Bbr::new()),
+        "vegas" => Box::new(vegas::Vegas::new()),
+        _ => return None,
+    })
+}
