@@ -1,1 +1,191 @@
-// Python bindings (being written)
+//! Python bindings for mobipath's simulator: the `mobipath._core` extension module.
+//!
+//! A thin layer over [`mobipath_sim::api`]: `validate`, `schema` and `run`. Everything a user
+//! sees (paths, result objects, files, the CLI) lives in the Python package `python/mobipath`;
+//! this crate only moves data across the boundary and maps failures to Python exceptions:
+//!
+//! * configuration errors → `ScenarioError` (its `errors` attribute lists every problem as a
+//!   dict with `field`, `value`, `message`);
+//! * a panic inside the simulator → `InternalError` (a `RuntimeError`), never an abort;
+//! * an exception raised by the progress callback → re-raised once the run returns (the
+//!   simulator cannot be interrupted mid-run; the callback is not called again after it failed).
+//!
+//! The GIL is released while the simulator runs. With a progress callback it is re-acquired
+//! only for each call of the callback.
+use mobipath_sim::api::{self, Column, RunOutput};
+use mobipath_sim::ConfigError;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyException,
+    "A scenario is invalid. `errors` lists every problem found (dicts: field, value, message); `file` names the scenario."
+);
+create_exception!(
+    _core,
+    InternalError,
+    PyRuntimeError,
+    "The simulator failed internally (a bug: please report it with the scenario file and seed)."
+);
+
+/// Converts configuration errors into a Python list of dicts.
+fn errors_to_list<'py>(py: Python<'py>, errs: &[ConfigError]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty_bound(py);
+    for e in errs {
+        let d = PyDict::new_bound(py);
+        d.set_item("field", &e.field)?;
+        d.set_item("value", &e.value)?;
+        d.set_item("message", &e.message)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// Builds a `ScenarioError` whose message lists every error and whose `errors`/`file`
+/// attributes carry them in structured form.
+fn scenario_error(py: Python<'_>, file: &str, errs: &[ConfigError]) -> PyErr {
+    let lines: Vec<String> = errs.iter().map(|e| format!("{file}: {e}")).collect();
+    let err = ScenarioError::new_err(lines.join("\n"));
+    let value = err.value_bound(py);
+    let attach = || -> PyResult<()> {
+        value.setattr("errors", errors_to_list(py, errs)?)?;
+        value.setattr("file", file)?;
+        Ok(())
+    };
+    match attach() {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+/// Turns a caught panic payload into an `InternalError`.
+fn panic_error(what: &str, payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    let msg = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    };
+    InternalError::new_err(format!(
+        "mobipath simulator bug while {what}: {msg} (please report it with the scenario file and seed)"
+    ))
+}
+
+/// Parses and checks a scenario; returns every error found (an empty list when valid).
+///
+/// `file` is only used in messages; relative paths inside the scenario (traces, tables)
+/// are resolved against `base_dir`.
+#[pyfunction]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from(".")))]
+fn validate(py: Python<'_>, text: String, file: String, base_dir: PathBuf) -> PyResult<Py<PyList>> {
+    let result = py.allow_threads(|| catch_unwind(|| api::validate_toml(&text, &file, &base_dir)));
+    match result {
+        Ok(errs) => Ok(errors_to_list(py, &errs)?.unbind()),
+        Err(payload) => Err(panic_error("validating the scenario", payload)),
+    }
+}
+
+/// JSON Schema of the scenario file format, as a JSON string.
+#[pyfunction]
+fn schema() -> PyResult<String> {
+    catch_unwind(api::schema_json).map_err(|p| panic_error("building the schema", p))
+}
+
+/// Converts one result column into a Python list.
+fn column_to_list(py: Python<'_>, col: &Column) -> PyObject {
+    match col {
+        Column::F64(v) => PyList::new_bound(py, v.iter().copied()).into_any().unbind(),
+        Column::Str(v) => PyList::new_bound(py, v.iter()).into_any().unbind(),
+    }
+}
+
+/// Converts a run's output into the dict handed to Python.
+fn output_to_dict(py: Python<'_>, out: &RunOutput) -> PyResult<Py<PyDict>> {
+    let d = PyDict::new_bound(py);
+    // JSON strings keep the exact numbers and let Python choose its own JSON handling.
+    let summary = serde_json::to_string(&out.summary)
+        .map_err(|e| InternalError::new_err(format!("cannot serialise the summary: {e}")))?;
+    let resolved = serde_json::to_string(&out.resolved_scenario)
+        .map_err(|e| InternalError::new_err(format!("cannot serialise the resolved scenario: {e}")))?;
+    d.set_item("summary", summary)?;
+    d.set_item("resolved_scenario", resolved)?;
+    let ts = PyDict::new_bound(py);
+    for (name, col) in &out.timeseries.columns {
+        ts.set_item(name, column_to_list(py, col))?;
+    }
+    d.set_item("timeseries", ts)?;
+    d.set_item("events", out.events)?;
+    Ok(d.unbind())
+}
+
+/// Runs a scenario and returns a dict with `summary` and `resolved_scenario` (JSON strings),
+/// `timeseries` (column name → list) and `events` (int).
+///
+/// `seed` overrides the scenario's seed. `progress`, if given, is called with the fraction of
+/// simulated time done (0..1). Raises `ScenarioError` if the scenario is invalid.
+#[pyfunction]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None, progress = None))]
+fn run(
+    py: Python<'_>,
+    text: String,
+    file: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+    progress: Option<PyObject>,
+) -> PyResult<Py<PyDict>> {
+    let result = match progress {
+        None => py.allow_threads(|| {
+            catch_unwind(AssertUnwindSafe(|| api::run_toml(&text, &file, &base_dir, seed, None)))
+        }),
+        Some(callback) => {
+            let mut callback_error: Option<PyErr> = None;
+            let result = py.allow_threads(|| {
+                let mut report = |fraction: f64| {
+                    if callback_error.is_some() {
+                        return;
+                    }
+                    Python::with_gil(|py| {
+                        if let Err(e) = callback.call1(py, (fraction,)) {
+                            callback_error = Some(e);
+                        }
+                    });
+                };
+                catch_unwind(AssertUnwindSafe(|| {
+                    api::run_toml(&text, &file, &base_dir, seed, Some(&mut report))
+                }))
+            });
+            if let Some(e) = callback_error {
+                return Err(e);
+            }
+            result
+        }
+    };
+    match result {
+        Ok(Ok(out)) => output_to_dict(py, &out),
+        Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
+        Err(payload) => Err(panic_error("running the scenario", payload)),
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
+    m.add("InternalError", py.get_type_bound::<InternalError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Git revision of the source tree this module was built from ("unknown" outside a checkout).
+    m.add("GIT_REVISION", env!("MOBIPATH_GIT_REVISION"))?;
+    // Cargo profile of this build: benchmarks warn when it is not "release".
+    m.add("BUILD_PROFILE", env!("MOBIPATH_BUILD_PROFILE"))?;
+    Ok(())
+}

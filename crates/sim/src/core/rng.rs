@@ -33,6 +33,14 @@ impl RngStreams {
     }
 }
 
+impl RngStreams {
+    /// A 64-bit seed for components that take a plain seed (e.g. BBR's initial cycle phase).
+    pub fn seed_for(&self, name: &str) -> u64 {
+        use rand::RngCore;
+        self.stream(name).next_u64()
+    }
+}
+
 fn fnv1a64(bytes: &[u8], basis: u64) -> u64 {
     let mut h = basis;
     for &b in bytes {

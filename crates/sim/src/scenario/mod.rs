@@ -1,10 +1,444 @@
-//! Scenario files (placeholder).
-use crate::error::ConfigError;
-use std::path::Path;
-pub struct Scenario { pub seed: u64 }
-impl Scenario {
-    pub fn load(_text: &str, _file: &str, _base: &Path) -> Result<Scenario, Vec<ConfigError>> {
-        Err(vec![ConfigError::new("scenario", "", "not implemented yet")])
+//! Scenario files (TOML): nodes, links, paths (chains of links), flows, duration and seed.
+//!
+//! Loading reports *every* error it can find, each naming the field, the value and what is
+//! allowed: unknown keys and type errors are collected per entry (each link, path and flow is
+//! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
+//! references between entries, trace files) run over everything that decoded.
+use crate::error::{ConfigError, Errors};
+use crate::link::config::LinkConfig;
+use crate::tcp::cc;
+use crate::tcp::rtt::RtoStyle;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// A complete scenario.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Free-form name shown in reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free-form description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Seed from which every component's random stream is derived (`--seed` overrides it).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time in seconds, in (0, 86400].
+    pub duration_s: f64,
+    /// Output options.
+    #[serde(default)]
+    pub output: OutputConfig,
+    /// Named hosts; paths run from one node to another. Optional: when omitted, every path
+    /// runs from `client` to `server`.
+    #[serde(default)]
+    pub nodes: Vec<NodeConfig>,
+    /// Links; each has a forward (data) and a reverse (ACK) direction.
+    pub links: Vec<LinkConfig>,
+    /// Paths: chains of links from one node to another.
+    pub paths: Vec<PathConfig>,
+    /// Flows (connections) and their traffic.
+    pub flows: Vec<FlowConfig>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Width of the time-series bins in milliseconds, in [1, 60000]; bins are aligned to t = 0.
+    #[serde(default = "default_bin_ms")]
+    pub bin_ms: f64,
+    /// Summary metrics ignore the first `warmup_s` seconds (default 0).
+    #[serde(default)]
+    pub warmup_s: f64,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { bin_ms: default_bin_ms(), warmup_s: 0.0 }
     }
 }
-pub fn schema_json() -> String { "{}".into() }
+
+fn default_bin_ms() -> f64 {
+    100.0
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathConfig {
+    pub name: String,
+    /// Node where data enters the path (default `client`).
+    #[serde(default = "default_from")]
+    pub from: String,
+    /// Node where data leaves the path (default `server`).
+    #[serde(default = "default_to")]
+    pub to: String,
+    /// Link names in order from `from` to `to`; data uses their forward directions and ACKs
+    /// their reverse directions (in the opposite order).
+    pub links: Vec<String>,
+}
+
+fn default_from() -> String {
+    "client".into()
+}
+fn default_to() -> String {
+    "server".into()
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    pub name: String,
+    /// The path the data travels (the sender sits at the path's `from` node).
+    pub path: String,
+    /// Congestion control: tahoe, reno, newreno, cubic, bbr, vegas.
+    pub cc: String,
+    /// When the sender starts, in seconds.
+    #[serde(default)]
+    pub start_s: f64,
+    /// When the application stops writing (bulk/cbr), in seconds; default: never.
+    #[serde(default)]
+    pub stop_s: Option<f64>,
+    pub traffic: Traffic,
+    #[serde(default)]
+    pub tcp: TcpOptions,
+    #[serde(default)]
+    pub receiver: ReceiverOptions,
+}
+
+/// What the sending application does.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Traffic {
+    /// Always has data to send.
+    Bulk,
+    /// Sends `bytes` and stops; the flow completion time is recorded.
+    File { bytes: u64 },
+    /// Writes at a constant bit rate (application-limited), in MSS-sized chunks.
+    Cbr { rate_mbps: f64 },
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// Payload bytes per segment, in [64, 9000]; packets are 52 bytes larger.
+    #[serde(default = "d_mss")]
+    pub mss_bytes: u32,
+    /// Initial window in segments, in [1, 1000] (Linux: 10, RFC 6928).
+    #[serde(default = "d_iw")]
+    pub initial_cwnd: u32,
+    /// Selective acknowledgements (RFC 2018/6675); on by default like Linux.
+    #[serde(default = "d_true")]
+    pub sack: bool,
+    /// Minimum RTO in ms, in [1, 60000] (Linux 200, RFC 6298 1000).
+    #[serde(default = "d_min_rto")]
+    pub min_rto_ms: f64,
+    /// RTO before the first RTT sample, in ms, in [1, 60000] (RFC 6298: 1000).
+    #[serde(default = "d_init_rto")]
+    pub initial_rto_ms: f64,
+    /// "linux" (RTO = SRTT + max(4·RTTVAR, min_rto)) or "rfc6298".
+    #[serde(default = "d_rto_style")]
+    pub rto_style: RtoStyle,
+    /// Congestion-window restart after an idle period longer than the RTO (RFC 5681 §4.1;
+    /// Linux `net.ipv4.tcp_slow_start_after_idle`, default on).
+    #[serde(default = "d_true")]
+    pub slow_start_after_idle: bool,
+}
+
+impl Default for TcpOptions {
+    fn default() -> Self {
+        TcpOptions {
+            mss_bytes: d_mss(),
+            initial_cwnd: d_iw(),
+            sack: true,
+            min_rto_ms: d_min_rto(),
+            initial_rto_ms: d_init_rto(),
+            rto_style: d_rto_style(),
+            slow_start_after_idle: true,
+        }
+    }
+}
+
+fn d_mss() -> u32 {
+    1448
+}
+fn d_iw() -> u32 {
+    10
+}
+fn d_true() -> bool {
+    true
+}
+fn d_min_rto() -> f64 {
+    200.0
+}
+fn d_init_rto() -> f64 {
+    1000.0
+}
+fn d_rto_style() -> RtoStyle {
+    RtoStyle::Linux
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverOptions {
+    /// Receive buffer in bytes, in [2·MSS, 1 GiB] (Linux tcp_rmem max default: 6 MiB).
+    #[serde(default = "d_rcvbuf")]
+    pub rcv_buf_bytes: u64,
+    /// Delayed ACKs (every second segment or after `delack_ms`); on by default.
+    #[serde(default = "d_true")]
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout in ms, in [1, 500] (Linux minimum: 40).
+    #[serde(default = "d_delack")]
+    pub delack_ms: f64,
+    /// Intervals in which the receiving application does not read (the window closes).
+    #[serde(default)]
+    pub read_pauses: Vec<ReadPause>,
+}
+
+impl Default for ReceiverOptions {
+    fn default() -> Self {
+        ReceiverOptions { rcv_buf_bytes: d_rcvbuf(), delayed_ack: true, delack_ms: d_delack(), read_pauses: vec![] }
+    }
+}
+
+fn d_rcvbuf() -> u64 {
+    6 * 1024 * 1024
+}
+fn d_delack() -> f64 {
+    40.0
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadPause {
+    pub start_s: f64,
+    pub duration_s: f64,
+}
+
+/// A loaded, checked scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub file: ScenarioFile,
+    pub seed: u64,
+    /// Folder that relative trace paths are resolved against.
+    pub base_dir: PathBuf,
+    pub source_name: String,
+}
+
+const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows"];
+
+impl Scenario {
+    /// Parses and checks scenario text. `file` names the source in errors; relative trace
+    /// paths resolve against `base_dir`.
+    pub fn load(text: &str, file: &str, base_dir: &Path) -> Result<Scenario, Vec<ConfigError>> {
+        let value: toml::Table = match text.parse::<toml::Table>() {
+            Ok(v) => v,
+            Err(e) => {
+                let msg = e.to_string().replace('\n', " ").trim().to_string();
+                return Err(vec![ConfigError::new(file, "", format!("not valid TOML: {msg}"))]);
+            }
+        };
+        let mut errs = Errors::default();
+        for k in value.keys() {
+            if !TOP_KEYS.contains(&k.as_str()) {
+                errs.push(ConfigError::new(k.clone(), "", format!("unknown key; allowed: {}", TOP_KEYS.join(", "))));
+            }
+        }
+        for required in ["duration_s", "links", "paths", "flows"] {
+            if !value.contains_key(required) {
+                errs.push(ConfigError::new(required, "", "missing (required)"));
+            }
+        }
+        // Decode each part on its own so that every bad entry is reported.
+        let seed = decode_opt::<u64>(&value, "seed", &mut errs).unwrap_or(1);
+        let duration_s = decode_opt::<f64>(&value, "duration_s", &mut errs);
+        let name = decode_opt::<String>(&value, "name", &mut errs);
+        let description = decode_opt::<String>(&value, "description", &mut errs);
+        let output = decode_opt::<OutputConfig>(&value, "output", &mut errs).unwrap_or_default();
+        let nodes = decode_list::<NodeConfig>(&value, "nodes", &mut errs);
+        let links = decode_list::<LinkConfig>(&value, "links", &mut errs);
+        let paths = decode_list::<PathConfig>(&value, "paths", &mut errs);
+        let flows = decode_list::<FlowConfig>(&value, "flows", &mut errs);
+        let decoded_all = errs.is_empty();
+        let sf = ScenarioFile {
+            name,
+            description,
+            seed,
+            duration_s: duration_s.unwrap_or(f64::NAN),
+            output,
+            nodes,
+            links,
+            paths,
+            flows,
+        };
+        validate(&sf, base_dir, duration_s.is_some(), &mut errs);
+        if !errs.is_empty() || !decoded_all {
+            return Err(errs.0);
+        }
+        Ok(Scenario { seed: sf.seed, file: sf, base_dir: base_dir.to_path_buf(), source_name: file.to_string() })
+    }
+}
+
+fn decode_opt<T: serde::de::DeserializeOwned>(t: &toml::Table, key: &str, errs: &mut Errors) -> Option<T> {
+    let v = t.get(key)?;
+    decode_value(v.clone(), key, errs)
+}
+
+fn decode_value<T: serde::de::DeserializeOwned>(v: toml::Value, field: &str, errs: &mut Errors) -> Option<T> {
+    let shown = short_value(&v);
+    match serde_path_to_error::deserialize::<_, T>(v) {
+        Ok(x) => Some(x),
+        Err(e) => {
+            let inner = e.path().to_string();
+            let path = if inner == "." || inner.is_empty() { field.to_string() } else { format!("{field}.{inner}") };
+            let msg = e.inner().to_string();
+            let value = if msg.contains("missing field") || msg.contains("unknown field") { String::new() } else { shown };
+            errs.push(ConfigError::new(path, value, msg));
+            None
+        }
+    }
+}
+
+fn decode_list<T: serde::de::DeserializeOwned>(t: &toml::Table, key: &str, errs: &mut Errors) -> Vec<T> {
+    let Some(v) = t.get(key) else { return vec![] };
+    let Some(arr) = v.as_array() else {
+        errs.push(ConfigError::new(key, short_value(v), "must be an array of tables ([[...]])"));
+        return vec![];
+    };
+    arr.iter()
+        .enumerate()
+        .filter_map(|(i, item)| decode_value(item.clone(), &format!("{key}[{i}]"), errs))
+        .collect()
+}
+
+fn short_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Table(_) => "{...}".into(),
+        toml::Value::Array(_) => "[...]".into(),
+        other => {
+            let s = other.to_string();
+            if s.len() > 60 { format!("{}...", &s[..57]) } else { s }
+        }
+    }
+}
+
+fn validate(sf: &ScenarioFile, base_dir: &Path, has_duration: bool, errs: &mut Errors) {
+    if has_duration {
+        errs.check(sf.duration_s.is_finite() && sf.duration_s > 0.0 && sf.duration_s <= 86400.0, "duration_s", crate::error::fmt_num(sf.duration_s), "must be in (0, 86400]");
+    }
+    errs.range("output.bin_ms", sf.output.bin_ms, 1.0, 60000.0);
+    let dur = if sf.duration_s.is_finite() { sf.duration_s } else { f64::INFINITY };
+    if !(sf.output.warmup_s >= 0.0 && sf.output.warmup_s < dur) {
+        errs.push(ConfigError::new("output.warmup_s", crate::error::fmt_num(sf.output.warmup_s), "must be in [0, duration_s)"));
+    }
+
+    let mut node_names: HashSet<&str> = HashSet::new();
+    for (i, n) in sf.nodes.iter().enumerate() {
+        if !node_names.insert(&n.name) {
+            errs.push(ConfigError::new(format!("nodes[{i}].name"), &n.name, "duplicate node name"));
+        }
+    }
+    let mut link_names: HashSet<&str> = HashSet::new();
+    for (i, l) in sf.links.iter().enumerate() {
+        if !link_names.insert(&l.name) {
+            errs.push(ConfigError::new(format!("links[{i}].name"), &l.name, "duplicate link name"));
+        }
+        l.validate(&format!("links[{i}]"), base_dir, errs);
+    }
+    let mut path_names: HashSet<&str> = HashSet::new();
+    for (i, p) in sf.paths.iter().enumerate() {
+        if !path_names.insert(&p.name) {
+            errs.push(ConfigError::new(format!("paths[{i}].name"), &p.name, "duplicate path name"));
+        }
+        if p.links.is_empty() {
+            errs.push(ConfigError::new(format!("paths[{i}].links"), "[]", "must name at least one link"));
+        }
+        for (j, l) in p.links.iter().enumerate() {
+            if !link_names.contains(l.as_str()) {
+                errs.push(ConfigError::new(format!("paths[{i}].links[{j}]"), l, format!("no link with this name; defined: {}", list(sf.links.iter().map(|l| &l.name)))));
+            }
+        }
+        if !sf.nodes.is_empty() {
+            for (field, n) in [("from", &p.from), ("to", &p.to)] {
+                if !node_names.contains(n.as_str()) {
+                    errs.push(ConfigError::new(format!("paths[{i}].{field}"), n, format!("no node with this name; defined: {}", list(sf.nodes.iter().map(|n| &n.name)))));
+                }
+            }
+        }
+        if p.from == p.to {
+            errs.push(ConfigError::new(format!("paths[{i}].to"), &p.to, "must differ from `from`"));
+        }
+    }
+    if sf.flows.is_empty() && !sf.paths.is_empty() {
+        errs.push(ConfigError::new("flows", "[]", "at least one flow is required"));
+    }
+    let mut flow_names: HashSet<&str> = HashSet::new();
+    for (i, f) in sf.flows.iter().enumerate() {
+        let pre = format!("flows[{i}]");
+        if !flow_names.insert(&f.name) {
+            errs.push(ConfigError::new(format!("{pre}.name"), &f.name, "duplicate flow name"));
+        }
+        if !path_names.contains(f.path.as_str()) {
+            errs.push(ConfigError::new(format!("{pre}.path"), &f.path, format!("no path with this name; defined: {}", list(sf.paths.iter().map(|p| &p.name)))));
+        }
+        if cc::by_name(&f.cc).is_none() {
+            errs.push(ConfigError::new(format!("{pre}.cc"), &f.cc, format!("unknown congestion control; allowed: {}", cc::NAMES.join(", "))));
+        }
+        if !(f.start_s >= 0.0 && f.start_s < dur) {
+            errs.push(ConfigError::new(format!("{pre}.start_s"), crate::error::fmt_num(f.start_s), "must be in [0, duration_s)"));
+        }
+        if let Some(stop) = f.stop_s {
+            if !(stop > f.start_s && stop.is_finite()) {
+                errs.push(ConfigError::new(format!("{pre}.stop_s"), crate::error::fmt_num(stop), "must be greater than start_s"));
+            }
+        }
+        match &f.traffic {
+            Traffic::Bulk => {}
+            Traffic::File { bytes } => errs.check(*bytes > 0, format!("{pre}.traffic.bytes"), bytes, "must be > 0"),
+            Traffic::Cbr { rate_mbps } => {
+                if !(rate_mbps.is_finite() && *rate_mbps > 0.0 && *rate_mbps <= 1e6) {
+                    errs.push(ConfigError::new(format!("{pre}.traffic.rate_mbps"), crate::error::fmt_num(*rate_mbps), "must be in (0, 1000000]"));
+                }
+            }
+        }
+        let t = &f.tcp;
+        errs.range(format!("{pre}.tcp.mss_bytes"), t.mss_bytes as f64, 64.0, 9000.0);
+        errs.range(format!("{pre}.tcp.initial_cwnd"), t.initial_cwnd as f64, 1.0, 1000.0);
+        errs.range(format!("{pre}.tcp.min_rto_ms"), t.min_rto_ms, 1.0, 60000.0);
+        errs.range(format!("{pre}.tcp.initial_rto_ms"), t.initial_rto_ms, 1.0, 60000.0);
+        let r = &f.receiver;
+        let min_buf = 2 * t.mss_bytes as u64;
+        if !(r.rcv_buf_bytes >= min_buf && r.rcv_buf_bytes <= 1 << 30) {
+            errs.push(ConfigError::new(format!("{pre}.receiver.rcv_buf_bytes"), r.rcv_buf_bytes, format!("must be in [{min_buf} (2·MSS), 1073741824]")));
+        }
+        errs.range(format!("{pre}.receiver.delack_ms"), r.delack_ms, 1.0, 500.0);
+        for (j, p) in r.read_pauses.iter().enumerate() {
+            errs.range(format!("{pre}.receiver.read_pauses[{j}].start_s"), p.start_s, 0.0, 86400.0);
+            if !(p.duration_s.is_finite() && p.duration_s > 0.0) {
+                errs.push(ConfigError::new(format!("{pre}.receiver.read_pauses[{j}].duration_s"), crate::error::fmt_num(p.duration_s), "must be > 0"));
+            }
+        }
+    }
+}
+
+fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let v: Vec<&str> = names.map(|s| s.as_str()).collect();
+    if v.is_empty() { "(none)".into() } else { v.join(", ") }
+}
+
+/// JSON Schema (draft 7) of the scenario format.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(ScenarioFile);
+    serde_json::to_string_pretty(&schema).expect("schema serialises")
+}

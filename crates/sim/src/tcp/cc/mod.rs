@@ -203,6 +203,15 @@ pub trait CongestionControl: Send {
 /// Names accepted by [`by_name`].
 pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "bbr", "vegas"];
 
+/// Creates an algorithm by name with a seed for algorithms that randomise (BBR's initial
+/// ProbeBW phase); the others ignore it.
+pub fn by_name_seeded(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
+    if name == "bbr" {
+        return Some(Box::new(bbr::Bbr::with_seed(seed)));
+    }
+    by_name(name)
+}
+
 /// Creates an algorithm by its scenario name.
 pub fn by_name(name: &str) -> Option<Box<dyn CongestionControl>> {
     Some(match name {

@@ -1,0 +1,846 @@
+//! Link configuration: one `[[links]]` entry of a scenario file, its checks, and its
+//! resolution into the runtime pieces ([`LinkSpec`] → two [`LinkDir`]s).
+//!
+//! Rules (also in `link/README.md`):
+//! - capacity: exactly one of `rate_mbps`, `rate_schedule`, `trace`;
+//! - queue: at most one of `queue_packets`, `queue_bytes` (default `queue_packets = 1000`);
+//! - the reverse direction (ACKs) inherits the forward capacity, delay and queue unless
+//!   `[links.reverse]` gives them; loss and reorder are per direction and NOT inherited;
+//! - outages belong to the link and apply to both directions.
+use super::capacity::{Capacity, Outage, OutageQueued, Timeline};
+use super::dir::LinkDir;
+use super::trace;
+use crate::core::rng::Rng;
+use crate::core::time::{from_ms_f64, from_secs_f64, Time};
+use crate::error::{fmt_num, ConfigError, Errors};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Default queue size when neither `queue_packets` nor `queue_bytes` is given.
+pub const DEFAULT_QUEUE_PACKETS: u64 = 1000;
+/// Largest accepted delay (1 hour), rate (1 Tbit/s) and time value (10^9 s): far beyond
+/// any sensible scenario, and small enough that nanosecond arithmetic cannot overflow.
+pub const MAX_DELAY_MS: f64 = 3_600_000.0;
+pub const MAX_RATE_MBPS: f64 = 1_000_000.0;
+pub const MIN_RATE_MBPS: f64 = 0.000_001;
+pub const MAX_TIME_S: f64 = 1e9;
+/// Shortest accepted Gilbert–Elliott sojourn (mean, or uniform maximum): 1 µs.
+pub const MIN_SOJOURN_S: f64 = 0.000_001;
+
+/// One link: two directions (forward = data, reverse = ACKs) with rate, delay, queue and
+/// impairments. Capacity: exactly one of `rate_mbps`, `rate_schedule`, `trace`. Queue: at
+/// most one of `queue_packets`, `queue_bytes` (default `queue_packets = 1000`). The reverse
+/// direction inherits capacity, delay and queue unless `reverse` overrides them; it has
+/// no loss or reorder unless `reverse` gives them. `outages` apply to both directions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Name of the link, used by routes and in reports.
+    pub name: String,
+    /// One-way propagation delay in milliseconds, in [0, 3600000].
+    #[schemars(range(min = 0, max = 3_600_000))]
+    pub delay_ms: f64,
+    /// Constant capacity in Mbit/s (> 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// Piecewise-constant capacity: the first `at_s` must be 0, `at_s` strictly increasing,
+    /// rates >= 0 (0 = nothing is sent). The last rate holds until the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_schedule: Option<Vec<RateStep>>,
+    /// Capacity from a trace file (path relative to the scenario file's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceConfig>,
+    /// Drop-tail queue limit in packets (>= 1), counting the packet being transmitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub queue_packets: Option<i64>,
+    /// Drop-tail queue limit in bytes (>= 1500), counting the packet being transmitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1500))]
+    pub queue_bytes: Option<i64>,
+    /// Random loss on the forward direction, applied as packets leave the link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossConfig>,
+    /// Random extra delay (reordering) on the forward direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<ReorderConfig>,
+    /// Intervals in which the link (both directions) transmits nothing; must not overlap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<OutageConfig>,
+    /// Overrides for the reverse direction (ACKs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<ReverseConfig>,
+}
+
+/// Overrides for the reverse direction. Capacity (`rate_mbps` | `rate_schedule` | `trace`,
+/// at most one), `delay_ms` and queue (`queue_packets` | `queue_bytes`, at most one)
+/// replace the forward values when given, else are inherited. `loss` and `reorder` apply
+/// only if given here (never inherited).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReverseConfig {
+    /// One-way propagation delay in milliseconds, in [0, 3600000] (default: forward's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 3_600_000))]
+    pub delay_ms: Option<f64>,
+    /// Constant capacity in Mbit/s (> 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// Piecewise-constant capacity (same rules as the forward one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_schedule: Option<Vec<RateStep>>,
+    /// Capacity from a trace file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceConfig>,
+    /// Drop-tail queue limit in packets (>= 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub queue_packets: Option<i64>,
+    /// Drop-tail queue limit in bytes (>= 1500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1500))]
+    pub queue_bytes: Option<i64>,
+    /// Random loss on the reverse direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossConfig>,
+    /// Random extra delay on the reverse direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<ReorderConfig>,
+}
+
+/// One step of a rate schedule: from `at_s` on, the capacity is `rate_mbps`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    /// Start of this step in seconds (first step: 0; strictly increasing).
+    #[schemars(range(min = 0))]
+    pub at_s: f64,
+    /// Capacity in Mbit/s, >= 0 (0: the link sends nothing; queued packets wait).
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub rate_mbps: f64,
+}
+
+/// A capacity trace file; `file` is relative to the scenario file's folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "format", deny_unknown_fields)]
+pub enum TraceConfig {
+    /// mahimahi format: one integer millisecond timestamp per line, each a delivery
+    /// opportunity of 1500 bytes; repeats with period = the last timestamp.
+    #[serde(rename = "mahimahi")]
+    Mahimahi {
+        /// Path of the trace file.
+        file: String,
+    },
+    /// `<second> <Mbit/s>` per line (seconds from 1; line `s` covers [s-1, s)); repeats
+    /// after the last second.
+    #[serde(rename = "mbps-per-second")]
+    MbpsPerSecond {
+        /// Path of the trace file.
+        file: String,
+        /// How to fill seconds with no line: "zero" (0 Mbit/s) or "hold" (previous rate).
+        #[serde(default)]
+        missing: MissingPolicy,
+    },
+}
+
+impl TraceConfig {
+    pub fn file(&self) -> &str {
+        match self {
+            TraceConfig::Mahimahi { file } | TraceConfig::MbpsPerSecond { file, .. } => file,
+        }
+    }
+}
+
+/// How a per-second trace's absent seconds are filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingPolicy {
+    /// A missing second delivers nothing (0 Mbit/s).
+    #[default]
+    Zero,
+    /// A missing second repeats the previous second's rate.
+    Hold,
+}
+
+/// Random loss, applied when a packet leaves the link (it used capacity, then is lost on
+/// the wire).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "model", deny_unknown_fields)]
+pub enum LossConfig {
+    /// Each packet is lost independently with probability `p`.
+    #[serde(rename = "bernoulli")]
+    Bernoulli {
+        /// Loss probability, in [0, 1].
+        #[schemars(range(min = 0, max = 1))]
+        p: f64,
+    },
+    /// Two-state Gilbert–Elliott channel (Gilbert 1960, Elliott 1963) with time-based
+    /// states: the channel stays in a state for a random sojourn time, then switches; a
+    /// packet leaving in state good (bad) is lost with probability `p_good` (`p_bad`).
+    #[serde(rename = "gilbert-elliott")]
+    GilbertElliott {
+        /// Loss probability in the good state, in [0, 1].
+        #[schemars(range(min = 0, max = 1))]
+        p_good: f64,
+        /// Loss probability in the bad state, in [0, 1].
+        #[schemars(range(min = 0, max = 1))]
+        p_bad: f64,
+        /// State at time 0: "good" (default) or "bad".
+        #[serde(default)]
+        start: GeState,
+        /// Sojourn-time distribution of the good state.
+        good: SojournConfig,
+        /// Sojourn-time distribution of the bad state.
+        bad: SojournConfig,
+    },
+}
+
+/// A Gilbert–Elliott state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GeState {
+    #[default]
+    Good,
+    Bad,
+}
+
+/// How long the channel stays in a state (seconds of simulated time).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "sojourn", deny_unknown_fields)]
+pub enum SojournConfig {
+    /// Always exactly `mean_s` seconds.
+    #[serde(rename = "deterministic")]
+    Deterministic {
+        /// Sojourn in seconds, in [0.000001, 1e9].
+        mean_s: f64,
+    },
+    /// Exponentially distributed with mean `mean_s` seconds (a Markov chain in time).
+    #[serde(rename = "exponential")]
+    Exponential {
+        /// Mean sojourn in seconds, in [0.000001, 1e9].
+        mean_s: f64,
+    },
+    /// Uniform on [`min_s`, `max_s`] seconds.
+    #[serde(rename = "uniform")]
+    Uniform {
+        /// Shortest sojourn in seconds, >= 0.
+        min_s: f64,
+        /// Longest sojourn in seconds, >= min_s and >= 0.000001.
+        max_s: f64,
+    },
+}
+
+/// Reordering: with probability `p` a packet gets `extra_delay_ms` on top of the
+/// propagation delay, so packets sent after it can overtake it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReorderConfig {
+    /// Probability that a packet is delayed, in [0, 1].
+    #[schemars(range(min = 0, max = 1))]
+    pub p: f64,
+    /// Extra one-way delay in milliseconds for such a packet, in [0, 3600000].
+    #[schemars(range(min = 0, max = 3_600_000))]
+    pub extra_delay_ms: f64,
+}
+
+/// An interval `[start_s, start_s + duration_s)` in which the link sends nothing, in
+/// either direction. Packets already propagating are still delivered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutageConfig {
+    /// Start in seconds, >= 0.
+    #[schemars(range(min = 0))]
+    pub start_s: f64,
+    /// Duration in seconds, > 0.
+    pub duration_s: f64,
+    /// "hold" (default): queued packets wait and go out after the outage; "drop": the
+    /// queue is flushed at the start and arrivals during the outage are dropped.
+    #[serde(default)]
+    pub queued: OutageQueued,
+}
+
+/// Queue limit of a direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+/// A direction, resolved and checked: everything a [`LinkDir`] needs but its RNG.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirSpec {
+    pub capacity: Capacity,
+    pub delay: Time,
+    pub queue: QueueLimit,
+    pub loss: Option<LossConfig>,
+    pub reorder: Option<ReorderConfig>,
+}
+
+/// A link, resolved and checked (traces read and parsed): build it with [`LinkSpec::build`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub name: String,
+    pub forward: DirSpec,
+    pub reverse: DirSpec,
+    /// Sorted by start, non-overlapping.
+    pub outages: Vec<Outage>,
+}
+
+impl LinkSpec {
+    /// The two directions. `fwd_rng` and `rev_rng` should be distinct streams (e.g.
+    /// `streams.stream("link/<name>/fwd")`) so the directions' randomness is independent.
+    pub fn build(&self, fwd_rng: Rng, rev_rng: Rng) -> (LinkDir, LinkDir) {
+        (LinkDir::new(&self.forward, &self.outages, fwd_rng), LinkDir::new(&self.reverse, &self.outages, rev_rng))
+    }
+}
+
+impl LinkConfig {
+    /// Checks everything and reports every problem into `errs`, each naming the field
+    /// (`{prefix}.rate_mbps`, `{prefix}.reverse.loss.p`, `{prefix}.trace.file`, ...), the
+    /// value and what is allowed. Trace files are read and parsed.
+    pub fn validate(&self, prefix: &str, base_dir: &Path, errs: &mut Errors) {
+        let _ = self.resolve(prefix, base_dir, errs);
+    }
+
+    /// Like [`validate`](Self::validate), and returns the resolved link if there was no
+    /// problem. The scenario loader should call this once per link (traces are read once).
+    pub fn resolve(&self, prefix: &str, base_dir: &Path, errs: &mut Errors) -> Option<LinkSpec> {
+        let n0 = errs.0.len();
+        errs.check(!self.name.trim().is_empty(), format!("{prefix}.name"), &self.name, "must not be empty");
+        let delay = check_delay(&format!("{prefix}.delay_ms"), self.delay_ms, errs);
+        let cap = resolve_capacity(
+            prefix,
+            CapFields { rate_mbps: self.rate_mbps, rate_schedule: &self.rate_schedule, trace: &self.trace },
+            base_dir,
+            errs,
+        );
+        let cap = match cap {
+            Some(Some(c)) => Some(c),
+            Some(None) => {
+                errs.push(ConfigError::new(
+                    prefix,
+                    "",
+                    "exactly one of rate_mbps, rate_schedule, trace must be given (found none)",
+                ));
+                None
+            }
+            None => None,
+        };
+        let queue = resolve_queue(prefix, self.queue_packets, self.queue_bytes, errs)
+            .map(|q| q.unwrap_or(QueueLimit::Packets(DEFAULT_QUEUE_PACKETS)));
+        check_loss(&format!("{prefix}.loss"), self.loss.as_ref(), errs);
+        check_reorder(&format!("{prefix}.reorder"), self.reorder.as_ref(), errs);
+        let outages = resolve_outages(prefix, &self.outages, errs);
+
+        let rev_default = ReverseConfig::default();
+        let rv = self.reverse.as_ref().unwrap_or(&rev_default);
+        let rp = format!("{prefix}.reverse");
+        let rev_delay = rv.delay_ms.map(|d| check_delay(&format!("{rp}.delay_ms"), d, errs));
+        let rev_cap = resolve_capacity(
+            &rp,
+            CapFields { rate_mbps: rv.rate_mbps, rate_schedule: &rv.rate_schedule, trace: &rv.trace },
+            base_dir,
+            errs,
+        );
+        let rev_queue = resolve_queue(&rp, rv.queue_packets, rv.queue_bytes, errs);
+        check_loss(&format!("{rp}.loss"), rv.loss.as_ref(), errs);
+        check_reorder(&format!("{rp}.reorder"), rv.reorder.as_ref(), errs);
+
+        if errs.0.len() > n0 {
+            return None;
+        }
+        let (cap, queue, rev_cap, rev_queue) = (cap?, queue?, rev_cap?, rev_queue?);
+        let forward = DirSpec { capacity: cap, delay, queue, loss: self.loss.clone(), reorder: self.reorder.clone() };
+        let reverse = DirSpec {
+            capacity: rev_cap.unwrap_or_else(|| forward.capacity.clone()),
+            delay: rev_delay.unwrap_or(delay),
+            queue: rev_queue.unwrap_or(queue),
+            loss: rv.loss.clone(),
+            reorder: rv.reorder.clone(),
+        };
+        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages })
+    }
+
+    /// Resolves and builds both directions (forward, reverse). Errors name fields as
+    /// `links["<name>"].<field>`; a scenario loader that knows the link's index should
+    /// prefer [`resolve`](Self::resolve) with its own prefix.
+    pub fn build(&self, base_dir: &Path, fwd_rng: Rng, rev_rng: Rng) -> Result<(LinkDir, LinkDir), Vec<ConfigError>> {
+        let mut errs = Errors::default();
+        match self.resolve(&format!("links[{:?}]", self.name), base_dir, &mut errs) {
+            Some(spec) if errs.is_empty() => Ok(spec.build(fwd_rng, rev_rng)),
+            _ => Err(errs.0),
+        }
+    }
+
+    /// This configuration with every default made explicit (for provenance): the queue
+    /// limit, and a `reverse` section spelling out the inherited capacity, delay and queue.
+    pub fn with_defaults(&self) -> LinkConfig {
+        let mut c = self.clone();
+        if c.queue_packets.is_none() && c.queue_bytes.is_none() {
+            c.queue_packets = Some(DEFAULT_QUEUE_PACKETS as i64);
+        }
+        let mut r = c.reverse.clone().unwrap_or_default();
+        if r.rate_mbps.is_none() && r.rate_schedule.is_none() && r.trace.is_none() {
+            r.rate_mbps = c.rate_mbps;
+            r.rate_schedule = c.rate_schedule.clone();
+            r.trace = c.trace.clone();
+        }
+        r.delay_ms = r.delay_ms.or(Some(c.delay_ms));
+        if r.queue_packets.is_none() && r.queue_bytes.is_none() {
+            r.queue_packets = c.queue_packets;
+            r.queue_bytes = c.queue_bytes;
+        }
+        c.reverse = Some(r);
+        c
+    }
+}
+
+fn check_delay(field: &str, v: f64, errs: &mut Errors) -> Time {
+    errs.range(field, v, 0.0, MAX_DELAY_MS);
+    if v.is_finite() && (0.0..=MAX_DELAY_MS).contains(&v) {
+        from_ms_f64(v)
+    } else {
+        0
+    }
+}
+
+/// Checks a rate that must be > 0; returns bit/s.
+fn check_positive_rate(field: &str, v: f64, errs: &mut Errors) -> u64 {
+    if !(v.is_finite() && v > 0.0) {
+        errs.push(ConfigError::new(field, fmt_num(v), "must be > 0"));
+    } else if v < MIN_RATE_MBPS {
+        errs.push(ConfigError::new(field, fmt_num(v), "must be >= 0.000001 (1 bit/s)"));
+    } else if v > MAX_RATE_MBPS {
+        errs.push(ConfigError::new(field, fmt_num(v), "must be <= 1000000 (1 Tbit/s)"));
+    }
+    (v * 1e6).round().clamp(0.0, MAX_RATE_MBPS * 1e6) as u64
+}
+
+struct CapFields<'a> {
+    rate_mbps: Option<f64>,
+    rate_schedule: &'a Option<Vec<RateStep>>,
+    trace: &'a Option<TraceConfig>,
+}
+
+/// `None` if there were errors; `Some(None)` if no capacity was given (reverse inherits;
+/// the forward caller reports it); `Some(Some(cap))` otherwise.
+fn resolve_capacity(prefix: &str, f: CapFields<'_>, base_dir: &Path, errs: &mut Errors) -> Option<Option<Capacity>> {
+    let n0 = errs.0.len();
+    let given: Vec<&str> = [
+        f.rate_mbps.map(|_| "rate_mbps"),
+        f.rate_schedule.as_ref().map(|_| "rate_schedule"),
+        f.trace.as_ref().map(|_| "trace"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if given.len() > 1 {
+        errs.push(ConfigError::new(
+            prefix,
+            "",
+            format!("exactly one of rate_mbps, rate_schedule, trace must be given (found {})", given.join(", ")),
+        ));
+    }
+    let mut cap = None;
+    if let Some(r) = f.rate_mbps {
+        let bps = check_positive_rate(&format!("{prefix}.rate_mbps"), r, errs);
+        cap = Some(Capacity::Constant { bps });
+    }
+    if let Some(steps) = f.rate_schedule {
+        cap = resolve_schedule(&format!("{prefix}.rate_schedule"), steps, errs);
+    }
+    if let Some(t) = f.trace {
+        cap = load_trace(&format!("{prefix}.trace"), t, base_dir, errs);
+    }
+    if errs.0.len() > n0 {
+        return None;
+    }
+    Some(cap)
+}
+
+fn resolve_schedule(field: &str, steps: &[RateStep], errs: &mut Errors) -> Option<Capacity> {
+    if steps.is_empty() {
+        errs.push(ConfigError::new(field, "[]", "must have at least one entry"));
+        return None;
+    }
+    let n0 = errs.0.len();
+    let mut points: Vec<(Time, u64)> = Vec::with_capacity(steps.len());
+    for (i, s) in steps.iter().enumerate() {
+        let f_at = format!("{field}[{i}].at_s");
+        if i == 0 {
+            errs.check(s.at_s == 0.0, &f_at, fmt_num(s.at_s), "the first entry must have at_s = 0");
+        } else if s.at_s.is_finite() && steps[i - 1].at_s.is_finite() && s.at_s <= steps[i - 1].at_s {
+            errs.push(ConfigError::new(
+                &f_at,
+                fmt_num(s.at_s),
+                format!("must be > {field}[{}].at_s = {} (strictly increasing)", i - 1, fmt_num(steps[i - 1].at_s)),
+            ));
+        }
+        errs.range(&f_at, s.at_s, 0.0, MAX_TIME_S);
+        errs.range(format!("{field}[{i}].rate_mbps"), s.rate_mbps, 0.0, MAX_RATE_MBPS);
+        if errs.0.len() == n0 {
+            let t = from_secs_f64(s.at_s);
+            let bps = (s.rate_mbps * 1e6).round() as u64;
+            if let Some(&(pt, _)) = points.last() {
+                if t <= pt {
+                    errs.push(ConfigError::new(
+                        &f_at,
+                        fmt_num(s.at_s),
+                        "must be at least 1 ns after the previous entry",
+                    ));
+                    continue;
+                }
+            }
+            if points.last().is_none_or(|p| p.1 != bps) {
+                points.push((t, bps));
+            }
+        }
+    }
+    if errs.0.len() > n0 {
+        return None;
+    }
+    Some(Capacity::Schedule { points, period: None })
+}
+
+fn load_trace(field: &str, t: &TraceConfig, base_dir: &Path, errs: &mut Errors) -> Option<Capacity> {
+    let file = t.file();
+    let f_file = format!("{field}.file");
+    let path = base_dir.join(file);
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => {
+                let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+                errs.push(ConfigError::new(&f_file, file, format!("line {line}: not UTF-8 text")));
+                return None;
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            errs.push(ConfigError::new(&f_file, file, format!("trace file not found (looked for {})", path.display())));
+            return None;
+        }
+        Err(e) => {
+            errs.push(ConfigError::new(&f_file, file, format!("cannot read trace file {}: {e}", path.display())));
+            return None;
+        }
+    };
+    let parsed = match t {
+        TraceConfig::Mahimahi { .. } => trace::parse_mahimahi(&text),
+        TraceConfig::MbpsPerSecond { missing, .. } => trace::parse_mbps_per_second(&text, *missing),
+    };
+    match parsed {
+        Ok(c) => Some(c),
+        Err(list) => {
+            for e in list {
+                errs.push(ConfigError::new(&f_file, file, e.to_string()));
+            }
+            None
+        }
+    }
+}
+
+/// `None` on error; `Some(None)` if neither field was given.
+fn resolve_queue(prefix: &str, pk: Option<i64>, by: Option<i64>, errs: &mut Errors) -> Option<Option<QueueLimit>> {
+    let n0 = errs.0.len();
+    if pk.is_some() && by.is_some() {
+        errs.push(ConfigError::new(prefix, "", "at most one of queue_packets, queue_bytes may be given"));
+    }
+    if let Some(p) = pk {
+        errs.check(p >= 1, format!("{prefix}.queue_packets"), p, "must be >= 1");
+    }
+    if let Some(b) = by {
+        errs.check(b >= 1500, format!("{prefix}.queue_bytes"), b, "must be >= 1500 (one full-sized packet)");
+    }
+    if errs.0.len() > n0 {
+        return None;
+    }
+    Some(match (pk, by) {
+        (Some(p), _) => Some(QueueLimit::Packets(p as u64)),
+        (None, Some(b)) => Some(QueueLimit::Bytes(b as u64)),
+        (None, None) => None,
+    })
+}
+
+fn check_loss(field: &str, l: Option<&LossConfig>, errs: &mut Errors) {
+    match l {
+        None => {}
+        Some(LossConfig::Bernoulli { p }) => errs.range(format!("{field}.p"), *p, 0.0, 1.0),
+        Some(LossConfig::GilbertElliott { p_good, p_bad, good, bad, .. }) => {
+            errs.range(format!("{field}.p_good"), *p_good, 0.0, 1.0);
+            errs.range(format!("{field}.p_bad"), *p_bad, 0.0, 1.0);
+            check_sojourn(&format!("{field}.good"), good, errs);
+            check_sojourn(&format!("{field}.bad"), bad, errs);
+        }
+    }
+}
+
+fn check_sojourn(field: &str, s: &SojournConfig, errs: &mut Errors) {
+    match s {
+        // At least 1 µs: the state process advances sojourn by sojourn, so absurdly short
+        // ones would cost time without changing anything at packet scale.
+        SojournConfig::Deterministic { mean_s } | SojournConfig::Exponential { mean_s } => {
+            errs.range(format!("{field}.mean_s"), *mean_s, MIN_SOJOURN_S, MAX_TIME_S);
+        }
+        SojournConfig::Uniform { min_s, max_s } => {
+            errs.range(format!("{field}.min_s"), *min_s, 0.0, MAX_TIME_S);
+            errs.range(format!("{field}.max_s"), *max_s, 0.0, MAX_TIME_S);
+            if min_s.is_finite() && max_s.is_finite() {
+                errs.check(
+                    max_s >= min_s && *max_s >= MIN_SOJOURN_S,
+                    format!("{field}.max_s"),
+                    fmt_num(*max_s),
+                    &format!("must be >= min_s = {} and >= 0.000001", fmt_num(*min_s)),
+                );
+            }
+        }
+    }
+}
+
+fn check_reorder(field: &str, r: Option<&ReorderConfig>, errs: &mut Errors) {
+    if let Some(r) = r {
+        errs.range(format!("{field}.p"), r.p, 0.0, 1.0);
+        errs.range(format!("{field}.extra_delay_ms"), r.extra_delay_ms, 0.0, MAX_DELAY_MS);
+    }
+}
+
+fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> Vec<Outage> {
+    let mut out: Vec<(usize, Outage)> = Vec::with_capacity(list.len());
+    for (i, o) in list.iter().enumerate() {
+        let f = format!("{prefix}.outages[{i}]");
+        let n0 = errs.0.len();
+        errs.range(format!("{f}.start_s"), o.start_s, 0.0, MAX_TIME_S);
+        let ok = o.duration_s.is_finite() && o.duration_s > 0.0 && o.duration_s <= MAX_TIME_S;
+        errs.check(ok, format!("{f}.duration_s"), fmt_num(o.duration_s), "must be > 0 and <= 1000000000");
+        if errs.0.len() == n0 {
+            let start = from_secs_f64(o.start_s);
+            let end = from_secs_f64(o.start_s + o.duration_s).max(start + 1);
+            out.push((i, Outage { start, end, queued: o.queued }));
+        }
+    }
+    out.sort_by_key(|(_, o)| o.start);
+    for w in out.windows(2) {
+        let ((i, a), (j, b)) = (&w[0], &w[1]);
+        if b.start < a.end {
+            errs.push(ConfigError::new(
+                format!("{prefix}.outages[{j}].start_s"),
+                fmt_num(list[*j].start_s),
+                format!(
+                    "overlaps outages[{i}] = [{}, {}) s; outages must not overlap",
+                    fmt_num(list[*i].start_s),
+                    fmt_num(list[*i].start_s + list[*i].duration_s)
+                ),
+            ));
+        }
+    }
+    out.into_iter().map(|(_, o)| o).collect()
+}
+
+/// The resolved timeline of a direction (capacity with the link's outages).
+pub(crate) fn timeline(spec: &DirSpec, outages: &[Outage]) -> Timeline {
+    Timeline { cap: spec.capacity.clone(), outages: outages.to_vec() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_text: &str) -> LinkConfig {
+        toml::from_str(toml_text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn errors_of(toml_text: &str, base: &Path) -> Vec<String> {
+        let c = parse(toml_text);
+        let mut errs = Errors::default();
+        c.validate("links[0]", base, &mut errs);
+        errs.0.iter().map(|e| e.to_string()).collect()
+    }
+
+    fn tmpdir(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("mobipath-link-{}-{}", tag, std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn full_example_parses_and_resolves() {
+        let dir = tmpdir("full");
+        std::fs::write(dir.join("hsr.trace"), "1 10\r\n2 20\r\n").unwrap();
+        let c = parse(
+            r#"
+            name = "bottleneck"
+            delay_ms = 20
+            trace = { format = "mbps-per-second", file = "hsr.trace", missing = "hold" }
+            queue_bytes = 250000
+            loss = { model = "gilbert-elliott", p_good = 0.0, p_bad = 1.0, start = "good", good = { sojourn = "deterministic", mean_s = 10 }, bad = { sojourn = "exponential", mean_s = 4 } }
+            reorder = { p = 0.01, extra_delay_ms = 5 }
+            outages = [ { start_s = 10, duration_s = 2, queued = "hold" }, { start_s = 1, duration_s = 1, queued = "drop" } ]
+            [reverse]
+            rate_mbps = 10
+            "#,
+        );
+        let mut errs = Errors::default();
+        let spec = c.resolve("links[0]", &dir, &mut errs).expect("valid");
+        assert!(errs.is_empty());
+        assert_eq!(spec.forward.delay, 20_000_000);
+        assert_eq!(spec.forward.queue, QueueLimit::Bytes(250_000));
+        assert!(matches!(spec.forward.capacity, Capacity::Schedule { period: Some(2_000_000_000), .. }));
+        // Reverse: own capacity, inherited delay and queue, no loss/reorder.
+        assert_eq!(spec.reverse.capacity, Capacity::Constant { bps: 10_000_000 });
+        assert_eq!(spec.reverse.delay, 20_000_000);
+        assert_eq!(spec.reverse.queue, QueueLimit::Bytes(250_000));
+        assert!(spec.reverse.loss.is_none() && spec.reverse.reorder.is_none());
+        // Outages sorted.
+        assert_eq!(spec.outages[0].start, 1_000_000_000);
+        assert_eq!(spec.outages[1].queued, OutageQueued::Hold);
+        // Defaults made explicit, and the result still resolves to the same thing.
+        let d = c.with_defaults();
+        assert_eq!(d.reverse.as_ref().unwrap().delay_ms, Some(20.0));
+        let spec2 = d.resolve("links[0]", &dir, &mut errs).unwrap();
+        assert_eq!(spec, spec2);
+        // Serialises back to TOML and parses again.
+        let again: LinkConfig = toml::from_str(&toml::to_string(&d).unwrap()).unwrap();
+        assert_eq!(again, d);
+    }
+
+    #[test]
+    fn default_queue_and_inheritance() {
+        let c = parse("name = \"a\"\ndelay_ms = 5\nrate_mbps = 100\nloss = { model = \"bernoulli\", p = 0.1 }\n");
+        let mut errs = Errors::default();
+        let s = c.resolve("l", Path::new("."), &mut errs).unwrap();
+        assert_eq!(s.forward.queue, QueueLimit::Packets(DEFAULT_QUEUE_PACKETS));
+        assert_eq!(s.reverse, DirSpec { loss: None, reorder: None, ..s.forward.clone() });
+        assert!(s.forward.loss.is_some());
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected_by_serde() {
+        for bad in [
+            "name = \"a\"\ndelay_ms = 1\nrate_mbps = 1\nrate_mpbs = 2\n",
+            "name = \"a\"\ndelay_ms = 1\nrate_mbps = 1\nloss = { model = \"bernoulli\", p = 0.1, q = 2 }\n",
+            "name = \"a\"\ndelay_ms = 1\nrate_mbps = 1\nloss = { model = \"gilbert-elliott\", p_good = 0, p_bad = 1, good = { sojourn = \"deterministic\", mean_s = 1, max_s = 3 }, bad = { sojourn = \"exponential\", mean_s = 1 } }\n",
+            "name = \"a\"\ndelay_ms = 1\nrate_mbps = 1\n[reverse]\noutages = []\n",
+            "name = \"a\"\ndelay_ms = 1\ntrace = { format = \"mahimahi\", file = \"x\", missing = \"zero\" }\n",
+            "name = \"a\"\ndelay_ms = 1\ntrace = { format = \"csv\", file = \"x\" }\n",
+        ] {
+            assert!(toml::from_str::<LinkConfig>(bad).is_err(), "accepted: {bad}");
+        }
+    }
+
+    /// A table of bad configurations, each yielding its specific message(s).
+    #[test]
+    fn bad_configs_table() {
+        let dir = tmpdir("bad");
+        std::fs::write(dir.join("bad.down"), "0\n5\nabc\n3\n").unwrap();
+        std::fs::write(dir.join("ok.down"), "0\n5\n").unwrap();
+        std::fs::write(dir.join("bad.trace"), "1 2\n2 x\n").unwrap();
+        std::fs::write(dir.join("latin1.trace"), b"1 2\n2 \xe9\n").unwrap();
+        let head = "name = \"l\"\ndelay_ms = 10\n";
+        let cases: &[(&str, &[&str])] = &[
+            ("name = \"l\"\ndelay_ms = -1\nrate_mbps = 1\n", &["links[0].delay_ms = -1: must be in [0, 3600000]"]),
+            ("name = \"\"\ndelay_ms = 1\nrate_mbps = 1\n", &["links[0].name: must not be empty"]),
+            ("rate_mbps = 0\n", &["links[0].rate_mbps = 0: must be > 0"]),
+            ("rate_mbps = -3\n", &["links[0].rate_mbps = -3: must be > 0"]),
+            ("rate_mbps = nan\n", &["links[0].rate_mbps = NaN: must be > 0"]),
+            ("rate_mbps = 2e6\n", &["links[0].rate_mbps = 2000000: must be <= 1000000 (1 Tbit/s)"]),
+            ("", &["links[0]: exactly one of rate_mbps, rate_schedule, trace must be given (found none)"]),
+            (
+                "rate_mbps = 1\ntrace = { format = \"mahimahi\", file = \"ok.down\" }\n",
+                &["links[0]: exactly one of rate_mbps, rate_schedule, trace must be given (found rate_mbps, trace)"],
+            ),
+            ("rate_schedule = []\n", &["links[0].rate_schedule = []: must have at least one entry"]),
+            (
+                "rate_schedule = [ { at_s = 1, rate_mbps = 5 }, { at_s = 1, rate_mbps = -1 } ]\n",
+                &[
+                    "links[0].rate_schedule[0].at_s = 1: the first entry must have at_s = 0",
+                    "links[0].rate_schedule[1].at_s = 1: must be > links[0].rate_schedule[0].at_s = 1 (strictly increasing)",
+                    "links[0].rate_schedule[1].rate_mbps = -1: must be in [0, 1000000]",
+                ],
+            ),
+            (
+                "trace = { format = \"mahimahi\", file = \"nope.down\" }\n",
+                &["links[0].trace.file = nope.down: trace file not found (looked for "],
+            ),
+            (
+                "trace = { format = \"mahimahi\", file = \"bad.down\" }\n",
+                &[
+                    "links[0].trace.file = bad.down: line 3: expected `<ms>` integer, found `abc`",
+                    "links[0].trace.file = bad.down: line 4: timestamps must be non-decreasing, found 3 after 5",
+                ],
+            ),
+            (
+                "trace = { format = \"mbps-per-second\", file = \"bad.trace\" }\n",
+                &["links[0].trace.file = bad.trace: line 2: expected `<Mbit/s>` number, found `x`"],
+            ),
+            (
+                "trace = { format = \"mbps-per-second\", file = \"latin1.trace\" }\n",
+                &["links[0].trace.file = latin1.trace: line 2: not UTF-8 text"],
+            ),
+            (
+                "rate_mbps = 1\nqueue_packets = 0\nqueue_bytes = 100\n",
+                &[
+                    "links[0]: at most one of queue_packets, queue_bytes may be given",
+                    "links[0].queue_packets = 0: must be >= 1",
+                    "links[0].queue_bytes = 100: must be >= 1500 (one full-sized packet)",
+                ],
+            ),
+            ("rate_mbps = 1\nloss = { model = \"bernoulli\", p = 1.5 }\n", &["links[0].loss.p = 1.5: must be in [0, 1]"]),
+            (
+                "rate_mbps = 1\nloss = { model = \"gilbert-elliott\", p_good = -0.1, p_bad = 2, good = { sojourn = \"deterministic\", mean_s = 0 }, bad = { sojourn = \"uniform\", min_s = 3, max_s = 2 } }\n",
+                &[
+                    "links[0].loss.p_good = -0.1: must be in [0, 1]",
+                    "links[0].loss.p_bad = 2: must be in [0, 1]",
+                    "links[0].loss.good.mean_s = 0: must be in [0.000001, 1000000000]",
+                    "links[0].loss.bad.max_s = 2: must be >= min_s = 3 and >= 0.000001",
+                ],
+            ),
+            (
+                "rate_mbps = 1\nreorder = { p = 2, extra_delay_ms = -5 }\n",
+                &["links[0].reorder.p = 2: must be in [0, 1]", "links[0].reorder.extra_delay_ms = -5: must be in [0, 3600000]"],
+            ),
+            (
+                "rate_mbps = 1\noutages = [ { start_s = 10, duration_s = 5 }, { start_s = -1, duration_s = 0 }, { start_s = 12, duration_s = 1 } ]\n",
+                &[
+                    "links[0].outages[1].start_s = -1: must be in [0, 1000000000]",
+                    "links[0].outages[1].duration_s = 0: must be > 0 and <= 1000000000",
+                    "links[0].outages[2].start_s = 12: overlaps outages[0] = [10, 15) s; outages must not overlap",
+                ],
+            ),
+            (
+                "rate_mbps = 1\n[reverse]\nrate_mbps = 0\ntrace = { format = \"mahimahi\", file = \"nope\" }\ndelay_ms = -2\nqueue_bytes = 10\nloss = { model = \"bernoulli\", p = -1 }\n",
+                &[
+                    "links[0].reverse.delay_ms = -2: must be in [0, 3600000]",
+                    "links[0].reverse: exactly one of rate_mbps, rate_schedule, trace must be given (found rate_mbps, trace)",
+                    "links[0].reverse.rate_mbps = 0: must be > 0",
+                    "links[0].reverse.trace.file = nope: trace file not found",
+                    "links[0].reverse.queue_bytes = 10: must be >= 1500",
+                    "links[0].reverse.loss.p = -1: must be in [0, 1]",
+                ],
+            ),
+        ];
+        for (body, wants) in cases {
+            let text = if body.starts_with("name") { body.to_string() } else { format!("{head}{body}") };
+            let got = errors_of(&text, &dir);
+            for w in *wants {
+                assert!(got.iter().any(|g| g.starts_with(w)), "config:\n{text}\nwant {w:?}\ngot {got:#?}");
+            }
+            assert_eq!(got.len(), wants.len(), "config:\n{text}\ngot {got:#?}");
+        }
+    }
+
+    #[test]
+    fn build_reports_errors_with_name_prefix() {
+        let c = parse("name = \"x\"\ndelay_ms = 1\nrate_mbps = 0\n");
+        let rng = || crate::core::RngStreams::new(1).stream("a");
+        let e = c.build(Path::new("."), rng(), rng()).err().unwrap();
+        assert_eq!(e[0].to_string(), "links[\"x\"].rate_mbps = 0: must be > 0");
+    }
+
+    #[test]
+    fn schema_has_descriptions_and_ranges() {
+        let s = serde_json::to_string(&schemars::schema_for!(LinkConfig)).unwrap();
+        assert!(s.contains("One-way propagation delay in milliseconds"));
+        assert!(s.contains("gilbert-elliott") && s.contains("mbps-per-second"));
+        assert!(s.contains("\"minimum\":1500"));
+    }
+}

@@ -1,0 +1,192 @@
+//! Random impairments applied as a packet leaves a link direction: loss (Bernoulli or
+//! Gilbert–Elliott) and reordering (extra delay).
+//!
+//! Each model draws from its own sub-stream of the direction's RNG (see
+//! [`SubStreams`]), so enabling reordering does not change which packets are lost, and
+//! the Gilbert–Elliott state timeline does not depend on the traffic at all: the same
+//! seed gives the same good/bad periods whether Reno or CUBIC runs over the link.
+use super::config::{GeState, LossConfig, ReorderConfig, SojournConfig};
+use crate::core::rng::Rng;
+use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER};
+use rand::distributions::{Bernoulli, Distribution};
+use rand::{Rng as _, SeedableRng};
+
+/// The three independent streams of a direction, derived in a fixed order from the
+/// direction's RNG whatever models are enabled.
+pub(crate) struct SubStreams {
+    pub loss: Rng,
+    pub ge_state: Rng,
+    pub reorder: Rng,
+}
+
+impl SubStreams {
+    pub fn derive(mut parent: Rng) -> Self {
+        let loss = Rng::from_seed(parent.gen());
+        let ge_state = Rng::from_seed(parent.gen());
+        let reorder = Rng::from_seed(parent.gen());
+        SubStreams { loss, ge_state, reorder }
+    }
+}
+
+/// A Bernoulli distribution from a checked probability (clamped defensively; NaN → 0).
+fn bern(p: f64) -> Bernoulli {
+    let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };
+    Bernoulli::new(p).unwrap_or_else(|_| Bernoulli::new(0.0).expect("0 is a valid probability"))
+}
+
+#[derive(Clone, Debug)]
+enum Sojourn {
+    Deterministic(f64),
+    Exponential(f64),
+    Uniform(f64, f64),
+}
+
+impl Sojourn {
+    fn from_config(c: &SojournConfig) -> Self {
+        match *c {
+            SojournConfig::Deterministic { mean_s } => Sojourn::Deterministic(mean_s),
+            SojournConfig::Exponential { mean_s } => Sojourn::Exponential(mean_s),
+            SojournConfig::Uniform { min_s, max_s } => Sojourn::Uniform(min_s, max_s),
+        }
+    }
+
+    /// A sojourn in ns, at least 1 ns so the state process always moves forward.
+    fn draw(&self, rng: &mut Rng) -> Time {
+        let s = match *self {
+            Sojourn::Deterministic(m) => m,
+            // Inverse CDF; 1 − U lies in (0, 1], so ln is finite.
+            Sojourn::Exponential(m) => -m * (1.0 - rng.gen::<f64>()).ln(),
+            Sojourn::Uniform(a, b) => a + (b - a) * rng.gen::<f64>(),
+        };
+        if s.is_finite() && s > 0.0 {
+            from_secs_f64(s).max(1)
+        } else {
+            1
+        }
+    }
+}
+
+/// Gilbert–Elliott channel with time-based states (E. N. Gilbert, "Capacity of a
+/// burst-noise channel", Bell Syst. Tech. J. 39, 1960; E. O. Elliott, "Estimates of error
+/// rates for codes on burst-noise channels", BSTJ 42, 1963). Deviation from the papers'
+/// per-symbol Markov chain: the state changes in continuous simulated time after a
+/// sojourn drawn from a configurable distribution (exponential sojourns give the
+/// continuous-time Markov version), so bad periods are fixed in time rather than in
+/// packet count. The state process starts at time 0 in `start`.
+#[derive(Clone, Debug)]
+pub(crate) struct GilbertElliott {
+    bad: bool,
+    next_switch: Time,
+    good_s: Sojourn,
+    bad_s: Sojourn,
+    p_good: Bernoulli,
+    p_bad: Bernoulli,
+    state_rng: Rng,
+}
+
+impl GilbertElliott {
+    /// Advances the state process to `t` and tells whether it is bad at `t`
+    /// (a switch exactly at `t` has happened).
+    fn bad_at(&mut self, t: Time) -> bool {
+        while self.next_switch <= t {
+            self.bad = !self.bad;
+            let d = if self.bad { self.bad_s.draw(&mut self.state_rng) } else { self.good_s.draw(&mut self.state_rng) };
+            self.next_switch = self.next_switch.saturating_add(d);
+            if self.next_switch == NEVER {
+                break;
+            }
+        }
+        self.bad
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum LossModel {
+    None,
+    Bernoulli(Bernoulli, Rng),
+    Ge(Box<GilbertElliott>, Rng),
+}
+
+impl LossModel {
+    pub fn new(c: Option<&LossConfig>, loss_rng: Rng, mut state_rng: Rng) -> Self {
+        match c {
+            None => LossModel::None,
+            Some(LossConfig::Bernoulli { p }) => {
+                if *p > 0.0 {
+                    LossModel::Bernoulli(bern(*p), loss_rng)
+                } else {
+                    LossModel::None
+                }
+            }
+            Some(LossConfig::GilbertElliott { p_good, p_bad, start, good, bad }) => {
+                let good_s = Sojourn::from_config(good);
+                let bad_s = Sojourn::from_config(bad);
+                let is_bad = *start == GeState::Bad;
+                let first = if is_bad { bad_s.draw(&mut state_rng) } else { good_s.draw(&mut state_rng) };
+                LossModel::Ge(
+                    Box::new(GilbertElliott {
+                        bad: is_bad,
+                        next_switch: first,
+                        good_s,
+                        bad_s,
+                        p_good: bern(*p_good),
+                        p_bad: bern(*p_bad),
+                        state_rng,
+                    }),
+                    loss_rng,
+                )
+            }
+        }
+    }
+
+    /// Whether a packet leaving at `t` is lost. `t` must not decrease between calls.
+    #[inline]
+    pub fn lost(&mut self, t: Time) -> bool {
+        match self {
+            LossModel::None => false,
+            LossModel::Bernoulli(d, rng) => d.sample(rng),
+            LossModel::Ge(ge, rng) => {
+                let d = if ge.bad_at(t) { ge.p_bad } else { ge.p_good };
+                d.sample(rng)
+            }
+        }
+    }
+
+    /// Whether the Gilbert–Elliott channel is bad at `t` (false for other models).
+    /// Advances the state process, so `t` must not decrease between calls.
+    pub fn is_bad_at(&mut self, t: Time) -> bool {
+        match self {
+            LossModel::Ge(ge, _) => ge.bad_at(t),
+            _ => false,
+        }
+    }
+}
+
+/// With probability `p` a packet gets `extra` ns of additional delay.
+#[derive(Clone, Debug)]
+pub(crate) struct Reorder {
+    d: Bernoulli,
+    extra: Time,
+    rng: Rng,
+}
+
+impl Reorder {
+    pub fn new(c: Option<&ReorderConfig>, rng: Rng) -> Option<Self> {
+        let c = c?;
+        if c.p > 0.0 && c.extra_delay_ms > 0.0 {
+            Some(Reorder { d: bern(c.p), extra: from_ms_f64(c.extra_delay_ms), rng })
+        } else {
+            None
+        }
+    }
+
+    /// Extra delay for the next packet (0 for most).
+    #[inline]
+    pub fn extra(&mut self) -> Time {
+        if self.d.sample(&mut self.rng) {
+            self.extra
+        } else {
+            0
+        }
+    }
+}

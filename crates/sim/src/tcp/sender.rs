@@ -1,0 +1,1030 @@
+//! The TCP sender: a state machine fed ACKs and timer expiries with an explicit `now`.
+//!
+//! Sources and Linux counterparts:
+//! - segment scoreboard and "pipe" as Linux `tcp_packets_in_flight` (packets_out − sacked_out −
+//!   lost_out + retrans_out), RFC 6675 §4 for SACK-based loss marking (a segment is lost when
+//!   DupThresh = 3 segments above it are SACKed) and NextSeg (retransmit lost segments first);
+//! - fast retransmit and recovery: RFC 5681 (Reno), RFC 6582 (NewReno partial ACKs), Tahoe
+//!   (cwnd = 1 and go-back-N after the fast retransmit); without SACK, duplicate ACKs count as
+//!   "SACKed" segments for the pipe like Linux's `tcp_add_reno_sack`;
+//! - window reduction during recovery by Proportional Rate Reduction (RFC 6937, Linux
+//!   `tcp_cwnd_reduction`), cwnd = ssthresh on exit;
+//! - RTO: RFC 6298 with exponential backoff; on expiry all un-SACKed outstanding segments are
+//!   marked lost and cwnd = 1 (Linux `tcp_enter_loss`); ssthresh is reduced only on the first
+//!   expiry of a backoff series;
+//! - zero-window persist timer and probes (RFC 9293 §3.8.6.1, Linux `tcp_probe_timer`);
+//! - congestion-window restart after idle (RFC 5681 §4.1 as Linux `tcp_cwnd_restart`: halve per
+//!   RTO idle, not below the restart window min(IW, cwnd));
+//! - delivery-rate samples for model-based control (Linux net/ipv4/tcp_rate.c).
+//!
+//! Deviations: no RACK-TLP, no F-RTO, no undo of spurious reductions, no TSO/GSO (every segment
+//! is sent separately), the lost retransmission of a segment is recovered by the RTO only.
+use super::cc::{CaState, CongestionControl, CwndEvent, RateSample, RecoveryStyle, Tcb};
+use super::rtt::{RtoStyle, RttEstimator};
+use crate::core::time::{tx_time, Time, NEVER, NS_PER_MS, NS_PER_S};
+use crate::packet::{Packet, PacketKind, HEADER_BYTES};
+use std::collections::VecDeque;
+
+const DUP_THRESH: u32 = 3;
+
+/// Sender options (the `[flows.tcp]` table of a scenario).
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub mss: u32,
+    pub initial_cwnd: u32,
+    pub sack: bool,
+    pub rto_style: RtoStyle,
+    pub min_rto: Time,
+    pub initial_rto: Time,
+    pub slow_start_after_idle: bool,
+}
+
+impl Default for SenderConfig {
+    fn default() -> Self {
+        SenderConfig {
+            mss: 1448,
+            initial_cwnd: 10,
+            sack: true,
+            rto_style: RtoStyle::Linux,
+            min_rto: 200 * NS_PER_MS,
+            initial_rto: NS_PER_S,
+            slow_start_after_idle: true,
+        }
+    }
+}
+
+/// Counters reported in the summary.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments sent, originals and retransmissions.
+    pub segments_sent: u64,
+    pub segments_retransmitted: u64,
+    pub bytes_sent: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub window_probes: u64,
+    /// Bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Segment {
+    seq: u64,
+    len: u32,
+    /// Last transmission time.
+    sent: Time,
+    /// Ever retransmitted (Karn: no RTT samples from it).
+    ever_retrans: bool,
+    sacked: bool,
+    lost: bool,
+    /// A retransmission of this (lost) segment is in flight.
+    retrans: bool,
+    // tcp_rate.c snapshot at (re)transmission
+    delivered: u64,
+    delivered_time: Time,
+    first_tx_time: Time,
+    app_limited: bool,
+}
+
+pub struct TcpSender {
+    pub cfg: SenderConfig,
+    pub tcb: Tcb,
+    cc: Box<dyn CongestionControl>,
+    pub rtt: RttEstimator,
+    pub stats: SenderStats,
+    flow: u32,
+    subflow: u16,
+
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Bytes the application has handed over so far (`u64::MAX` = unlimited).
+    app_limit: u64,
+    /// The peer's advertised window (bytes) from the latest ACK.
+    peer_rwnd: u64,
+
+    board: VecDeque<Segment>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// Non-SACK: duplicate ACKs counted as "SACKed" segments (Linux reno sack).
+    dupacks: u32,
+    /// The three highest SACKed sequence numbers (for the DupThresh loss rule).
+    top_sacked: [u64; 3],
+    /// Scoreboard index below which every un-SACKed segment is already marked lost.
+    lost_scan_from: u64,
+    /// Previous ACK's SACK blocks, to skip re-reported ranges.
+    sack_cache: [(u64, u64); 3],
+    recovery_point: u64,
+    // PRR (RFC 6937)
+    prr_delivered: u32,
+    prr_out: u32,
+    recover_fs: u32,
+
+    backoff: u32,
+    rto_deadline: Time,
+    persist_deadline: Time,
+    persist_backoff: u32,
+    next_send_time: Time,
+    last_send: Time,
+    /// The previous send attempt stopped because cwnd was full.
+    blocked_by_cwnd: bool,
+    pacing_blocked: bool,
+    model_based_cc: bool,
+
+    // tcp_rate.c state
+    delivered_time: Time,
+    first_tx_time: Time,
+    app_limited_until: u64,
+    next_packet_id: u64,
+}
+
+impl TcpSender {
+    pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>, flow: u32, subflow: u16) -> Self {
+        let tcb = Tcb::new(cfg.mss, cfg.initial_cwnd);
+        let rtt = RttEstimator::new(cfg.rto_style, cfg.min_rto, cfg.initial_rto);
+        TcpSender {
+            cfg,
+            tcb,
+            cc,
+            rtt,
+            stats: SenderStats::default(),
+            flow,
+            subflow,
+            snd_una: 0,
+            snd_nxt: 0,
+            app_limit: 0,
+            peer_rwnd: u64::MAX,
+            board: VecDeque::with_capacity(256),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            dupacks: 0,
+            top_sacked: [0; 3],
+            lost_scan_from: 0,
+            sack_cache: [(0, 0); 3],
+            recovery_point: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            backoff: 0,
+            rto_deadline: NEVER,
+            persist_deadline: NEVER,
+            persist_backoff: 0,
+            next_send_time: 0,
+            last_send: 0,
+            blocked_by_cwnd: false,
+            pacing_blocked: false,
+            model_based_cc: false,
+            delivered_time: 0,
+            first_tx_time: 0,
+            app_limited_until: 0,
+            next_packet_id: 0,
+        }
+    }
+
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    pub fn ca_state(&self) -> CaState {
+        self.tcb.ca_state
+    }
+    pub fn in_persist(&self) -> bool {
+        self.persist_deadline != NEVER
+    }
+    /// Segments in flight (Linux `tcp_packets_in_flight`).
+    pub fn pipe(&self) -> u32 {
+        (self.board.len() as u32 + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+    pub fn packets_out(&self) -> u32 {
+        self.board.len() as u32
+    }
+    /// The current RTO including backoff.
+    pub fn rto(&self) -> Time {
+        self.rtt.backed_off_rto(self.backoff)
+    }
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+
+    /// Raises the amount of data the application has written (bytes since the start).
+    pub fn set_app_limit(&mut self, total_bytes: u64) {
+        debug_assert!(total_bytes >= self.app_limit.min(total_bytes));
+        self.app_limit = total_bytes;
+    }
+    pub fn app_limit(&self) -> u64 {
+        self.app_limit
+    }
+    /// All data written by the application has been acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.snd_una >= self.app_limit
+    }
+
+    /// The earliest time at which `on_timer` must be called (RTO, persist, pacing).
+    pub fn next_timeout(&self) -> Time {
+        let mut t = self.rto_deadline.min(self.persist_deadline);
+        if self.pacing_blocked {
+            t = t.min(self.next_send_time);
+        }
+        t
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /// The next packet to put on the wire at `now`, if cwnd, the receive window and pacing allow.
+    /// Call repeatedly until it returns `None`.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        if self.in_persist() {
+            return None;
+        }
+        // Only a send attempt that pacing (and nothing else) held back needs a pacing timer.
+        self.pacing_blocked = self.tcb.pacing_rate_bps.is_some() && now < self.next_send_time;
+        if self.pacing_blocked {
+            return None;
+        }
+        let pipe = self.pipe();
+        let cwnd_room = pipe < self.tcb.cwnd;
+        // 1. Retransmit the first lost segment not yet retransmitted (RFC 6675 NextSeg rule 1).
+        if self.lost_out > self.retrans_out {
+            if !cwnd_room {
+                self.blocked_by_cwnd = true;
+                return None;
+            }
+            if let Some(i) = self.board.iter().position(|s| s.lost && !s.retrans && !s.sacked) {
+                return Some(self.transmit(now, i, true));
+            }
+        }
+        // 2. New data within the receive window.
+        if self.snd_nxt >= self.app_limit {
+            self.blocked_by_cwnd = false;
+            self.note_app_limited();
+            return None;
+        }
+        let len = (self.app_limit - self.snd_nxt).min(self.cfg.mss as u64) as u32;
+        let wnd_end = self.snd_una.saturating_add(self.peer_rwnd);
+        if self.snd_nxt + len as u64 > wnd_end {
+            self.blocked_by_cwnd = false;
+            if self.board.is_empty() {
+                self.enter_persist(now);
+            }
+            return None;
+        }
+        if !cwnd_room {
+            self.blocked_by_cwnd = true;
+            return None;
+        }
+        if self.board.is_empty() {
+            self.restart_after_idle(now);
+            if self.pipe() >= self.tcb.cwnd {
+                return None;
+            }
+        }
+        self.board.push_back(Segment {
+            seq: self.snd_nxt,
+            len,
+            sent: now,
+            ever_retrans: false,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            delivered: 0,
+            delivered_time: 0,
+            first_tx_time: 0,
+            app_limited: false,
+        });
+        self.snd_nxt += len as u64;
+        let i = self.board.len() - 1;
+        Some(self.transmit(now, i, false))
+    }
+
+    fn transmit(&mut self, now: Time, i: usize, is_retrans: bool) -> Packet {
+        if self.pipe() == 0 {
+            // tcp_rate_skb_sent: a new sampling interval starts when nothing is in flight.
+            self.first_tx_time = now;
+            self.delivered_time = now;
+            self.cc.cwnd_event(&mut self.tcb, CwndEvent::TxStart, now);
+        }
+        let (delivered, delivered_time, first_tx_time, app_limited) =
+            (self.tcb.delivered, self.delivered_time, self.first_tx_time, self.app_limited_until != 0);
+        let s = &mut self.board[i];
+        s.sent = now;
+        s.delivered = delivered;
+        s.delivered_time = delivered_time;
+        s.first_tx_time = first_tx_time;
+        s.app_limited = app_limited;
+        if is_retrans {
+            s.retrans = true;
+            s.ever_retrans = true;
+        }
+        let (seq, len) = (s.seq, s.len);
+        if is_retrans {
+            self.retrans_out += 1;
+            self.stats.segments_retransmitted += 1;
+        }
+        if matches!(self.tcb.ca_state, CaState::Recovery) {
+            self.prr_out += 1;
+        }
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        self.last_send = now;
+        if let Some(rate) = self.tcb.pacing_rate_bps {
+            let gap = tx_time((len + HEADER_BYTES) as u64, rate.max(1.0));
+            self.next_send_time = now.max(self.next_send_time) + gap;
+            if self.next_send_time < now {
+                self.next_send_time = now;
+            }
+        }
+        if self.rto_deadline == NEVER {
+            self.rto_deadline = now + self.rto();
+        }
+        let mut p = Packet::new(PacketKind::Data);
+        p.id = self.next_id();
+        p.flow = self.flow;
+        p.subflow = self.subflow;
+        p.seq = seq;
+        p.len = len;
+        p.ts_val = now;
+        p.retransmit = is_retrans;
+        p
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_packet_id += 1;
+        self.next_packet_id
+    }
+
+    /// tcp_rate_check_app_limited: remember that the application, not the network, limits us.
+    fn note_app_limited(&mut self) {
+        if self.pipe() < self.tcb.cwnd && self.lost_out <= self.retrans_out {
+            self.app_limited_until = (self.tcb.delivered + self.pipe() as u64).max(1);
+        }
+    }
+
+    /// RFC 5681 §4.1 / Linux `tcp_cwnd_restart`.
+    fn restart_after_idle(&mut self, now: Time) {
+        if !self.cfg.slow_start_after_idle || self.stats.segments_sent == 0 {
+            return;
+        }
+        let rto = self.rtt.rto();
+        let idle = now.saturating_sub(self.last_send);
+        if idle <= rto {
+            return;
+        }
+        let restart = self.cfg.initial_cwnd.min(self.tcb.cwnd);
+        // tcp_current_ssthresh
+        self.tcb.ssthresh = self.tcb.ssthresh.max((self.tcb.cwnd >> 1) + (self.tcb.cwnd >> 2));
+        let mut cwnd = self.tcb.cwnd;
+        let mut delta = idle - rto;
+        while delta > rto && cwnd > restart {
+            cwnd >>= 1;
+            delta -= rto;
+        }
+        self.tcb.cwnd = cwnd.max(restart);
+        self.tcb.cwnd_cnt = 0;
+    }
+
+    // ---------------------------------------------------------------- persist
+
+    fn enter_persist(&mut self, now: Time) {
+        if self.persist_deadline == NEVER {
+            self.persist_deadline = now + self.rtt.backed_off_rto(self.persist_backoff);
+            self.rto_deadline = NEVER;
+        }
+    }
+
+    fn window_probe(&mut self, now: Time) -> Packet {
+        self.stats.window_probes += 1;
+        self.persist_backoff = (self.persist_backoff + 1).min(20);
+        self.persist_deadline = now + self.rtt.backed_off_rto(self.persist_backoff);
+        let mut p = Packet::new(PacketKind::WindowProbe);
+        p.id = self.next_id();
+        p.flow = self.flow;
+        p.subflow = self.subflow;
+        p.seq = self.snd_una;
+        p.ts_val = now;
+        p
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    /// Handles whatever timer is due at `now`; may return a window probe to send.
+    pub fn on_timer(&mut self, now: Time) -> Option<Packet> {
+        if now >= self.persist_deadline {
+            return Some(self.window_probe(now));
+        }
+        if now >= self.rto_deadline {
+            self.on_rto(now);
+        }
+        None
+    }
+
+    fn on_rto(&mut self, now: Time) {
+        self.rto_deadline = NEVER;
+        if self.board.is_empty() {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, now);
+        // Linux tcp_enter_loss: ssthresh is reduced unless this continues a loss episode
+        // (repeated expiry, or an RTO during fast recovery that already reduced it).
+        let reduce = match self.tcb.ca_state {
+            CaState::Open | CaState::Disorder => true,
+            CaState::Loss => self.backoff == 0,
+            CaState::Recovery => false,
+        };
+        self.cc.set_state(&mut self.tcb, CaState::Loss, now);
+        if reduce {
+            self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+        }
+        self.tcb.ca_state = CaState::Loss;
+        self.tcb.cwnd = 1;
+        self.tcb.cwnd_cnt = 0;
+        self.recovery_point = self.snd_nxt;
+        self.mark_all_lost();
+        self.backoff = (self.backoff + 1).min(20);
+        self.next_send_time = now;
+        // The retransmission that poll_transmit sends now re-arms the timer with the backed-off RTO.
+    }
+
+    /// Linux tcp_enter_loss / Tahoe go-back-N: every un-SACKed outstanding segment is lost
+    /// and its earlier retransmission no longer counts as in flight.
+    fn mark_all_lost(&mut self) {
+        for s in self.board.iter_mut() {
+            if !s.sacked {
+                if !s.lost {
+                    s.lost = true;
+                    self.lost_out += 1;
+                }
+                s.retrans = false;
+            }
+        }
+        self.retrans_out = 0;
+        self.lost_scan_from = self.snd_nxt;
+        if !self.cfg.sack {
+            // Duplicate-ACK "SACKs" no longer mean anything.
+            self.sacked_out = 0;
+            self.dupacks = 0;
+        }
+    }
+
+    // ---------------------------------------------------------------- ACK processing
+
+    /// Processes an ACK (or the ACK of a window probe).
+    pub fn on_ack(&mut self, now: Time, ack: &Packet) {
+        if ack.ack > self.snd_nxt {
+            return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
+        }
+        let prior_in_flight = self.pipe();
+        let prior_una = self.snd_una;
+        let window_update = ack.rwnd != self.peer_rwnd;
+        self.peer_rwnd = ack.rwnd;
+        if self.peer_rwnd > 0 && self.in_persist() {
+            self.persist_deadline = NEVER;
+            self.persist_backoff = 0;
+        }
+
+        let mut rs = RateSample { prior_in_flight, ..Default::default() };
+        let mut acc = RateAcc::default();
+        let mut delivered_segs = 0u32;
+
+        // Cumulative ACK.
+        let mut acked_segs = 0u32;
+        while let Some(s) = self.board.front() {
+            if s.seq + s.len as u64 > ack.ack {
+                break;
+            }
+            let s = self.board.pop_front().unwrap();
+            if s.sacked {
+                self.sacked_out -= 1;
+            } else {
+                delivered_segs += 1;
+                Self::rate_on_delivered(&s, &mut acc);
+            }
+            if s.lost {
+                self.lost_out -= 1;
+            }
+            if s.retrans {
+                self.retrans_out -= 1;
+            }
+            acked_segs += 1;
+        }
+        if ack.ack > self.snd_una {
+            self.stats.bytes_acked += ack.ack - self.snd_una;
+            self.snd_una = ack.ack;
+        }
+        let advanced = self.snd_una > prior_una;
+
+        // SACK blocks.
+        let mut newly_sacked = 0u32;
+        if self.cfg.sack && ack.n_sack > 0 {
+            newly_sacked = self.process_sacks(ack, &mut acc);
+            delivered_segs += newly_sacked;
+        }
+        if self.cfg.sack {
+            self.sack_cache = [(0, 0); 3];
+            self.sack_cache[..ack.n_sack as usize].copy_from_slice(ack.sacks());
+        }
+
+        // Non-SACK duplicate ACK counting.
+        let is_dupack = !advanced && ack.len == 0 && !self.board.is_empty() && !window_update;
+        if !self.cfg.sack {
+            if advanced {
+                // Linux tcp_remove_reno_sacks: the cumulative ACK covers "SACKed" segments.
+                let covered = acked_segs.saturating_sub(1);
+                self.dupacks -= covered.min(self.dupacks);
+                self.sacked_out = self.dupacks;
+            } else if is_dupack {
+                self.dupacks += 1;
+                if self.dupacks < self.board.len() as u32 {
+                    self.sacked_out = self.dupacks;
+                    delivered_segs += 1;
+                }
+            }
+        }
+
+        // RTT sample (Karn: only from never-retransmitted segments).
+        if let Some(n) = acc.newest {
+            if !n.ever_retrans {
+                let sample = now - n.sent;
+                self.rtt.on_sample(sample);
+                self.tcb.srtt = self.rtt.srtt;
+                self.tcb.min_rtt = self.rtt.min_rtt;
+                rs.rtt = sample;
+            }
+        }
+        if advanced {
+            self.backoff = 0;
+            // RFC 6298 §5.3: restart the timer when new data is acknowledged.
+            self.rto_deadline = if self.board.is_empty() { NEVER } else { now + self.rto() };
+        }
+
+        // Loss detection.
+        let lost_before = self.lost_out;
+        if self.cfg.sack {
+            self.mark_sack_losses();
+        }
+        self.update_state_on_ack(now, advanced, is_dupack);
+        rs.losses = self.lost_out.saturating_sub(lost_before);
+
+        // Rate sample and congestion control.
+        rs.acked_sacked = delivered_segs;
+        self.tcb.delivered += delivered_segs as u64;
+        if delivered_segs > 0 {
+            self.delivered_time = now;
+        }
+        self.finish_rate_sample(now, &acc, &mut rs);
+        if self.app_limited_until != 0 && self.tcb.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        self.tcb.in_flight = self.pipe();
+        self.tcb.cwnd_limited = if self.tcb.in_slow_start() {
+            self.tcb.cwnd < 2 * prior_in_flight.max(1) || self.blocked_by_cwnd
+        } else {
+            self.blocked_by_cwnd
+        };
+        let rtt_for_cc = rs.rtt;
+        self.cc.pkts_acked(&self.tcb, delivered_segs, rtt_for_cc, now);
+        let handled = self.cc.cong_control(&mut self.tcb, &rs, now);
+        self.model_based_cc = handled;
+        if !handled && delivered_segs > 0 {
+            match self.tcb.ca_state {
+                // Linux tcp_may_raise_cwnd: only an ACK that advances snd_una raises cwnd
+                // (SACK-only duplicate ACKs do not), by everything delivered (acked + sacked).
+                CaState::Open | CaState::Disorder | CaState::Loss => {
+                    if advanced {
+                        self.cc.cong_avoid(&mut self.tcb, delivered_segs, now)
+                    }
+                }
+                CaState::Recovery => self.prr_update(delivered_segs, newly_sacked),
+            }
+        }
+        if self.tcb.cwnd == 0 {
+            self.tcb.cwnd = 1;
+        }
+    }
+
+    /// tcp_rate_skb_delivered: the sample is taken from the most recently sent delivered segment.
+    fn rate_on_delivered(s: &Segment, acc: &mut RateAcc) {
+        if acc.newest.map_or(true, |n| s.sent >= n.sent) {
+            acc.newest = Some(NewestDelivered {
+                sent: s.sent,
+                ever_retrans: s.ever_retrans,
+                prior_delivered: s.delivered,
+                prior_time: s.delivered_time,
+                send_interval: s.sent.saturating_sub(s.first_tx_time),
+                app_limited: s.app_limited,
+            });
+        }
+    }
+
+    /// tcp_rate_gen: turn the newest delivered segment's snapshot into a rate sample.
+    fn finish_rate_sample(&mut self, now: Time, acc: &RateAcc, rs: &mut RateSample) {
+        let Some(n) = acc.newest else {
+            rs.delivered = 0;
+            rs.interval = 0;
+            return;
+        };
+        // The next sampling interval starts at this segment's send time.
+        self.first_tx_time = n.sent;
+        rs.prior_delivered = n.prior_delivered;
+        rs.is_app_limited = n.app_limited;
+        rs.delivered = self.tcb.delivered - n.prior_delivered;
+        rs.interval = n.send_interval.max(now.saturating_sub(n.prior_time));
+        if self.rtt.has_sample() && rs.interval < self.rtt.min_rtt {
+            // Linux discards samples shorter than min_rtt (ACK compression).
+            rs.interval = 0;
+        }
+    }
+
+    fn process_sacks(&mut self, ack: &Packet, acc: &mut RateAcc) -> u32 {
+        let mut newly = 0;
+        let blocks: Vec<(u64, u64)> = ack.sacks().to_vec();
+        for &(mut start, end) in &blocks {
+            if end <= self.snd_una || start >= end {
+                continue;
+            }
+            // Skip what the previous ACK already reported (Linux recv_sack_cache idea).
+            for &(cs, ce) in &self.sack_cache {
+                if ce > cs && cs <= start && ce >= end {
+                    start = end;
+                } else if ce > cs && cs <= start && ce > start {
+                    start = ce;
+                }
+            }
+            if start >= end {
+                continue;
+            }
+            let mut i = self.board.partition_point(|s| s.seq + s.len as u64 <= start);
+            while i < self.board.len() {
+                let (seq, len, sacked) = {
+                    let s = &self.board[i];
+                    (s.seq, s.len, s.sacked)
+                };
+                if seq >= end {
+                    break;
+                }
+                if !sacked && seq >= start && seq + len as u64 <= end {
+                    let s = self.board[i].clone();
+                    {
+                        let m = &mut self.board[i];
+                        m.sacked = true;
+                    }
+                    self.sacked_out += 1;
+                    if s.lost {
+                        self.lost_out -= 1;
+                        self.board[i].lost = false;
+                    }
+                    if s.retrans {
+                        self.retrans_out -= 1;
+                        self.board[i].retrans = false;
+                    }
+                    newly += 1;
+                    Self::rate_on_delivered(&s, acc);
+                    self.note_top_sacked(seq);
+                }
+                i += 1;
+            }
+        }
+        newly
+    }
+
+    fn note_top_sacked(&mut self, seq: u64) {
+        // Keep the three highest SACKed sequence numbers, highest first.
+        let t = &mut self.top_sacked;
+        if seq > t[0] {
+            *t = [seq, t[0], t[1]];
+        } else if seq > t[1] && seq != t[0] {
+            *t = [t[0], seq, t[1]];
+        } else if seq > t[2] && seq != t[0] && seq != t[1] {
+            t[2] = seq;
+        }
+    }
+
+    /// RFC 6675 IsLost: an un-SACKed segment with at least DupThresh SACKed segments above it.
+    fn mark_sack_losses(&mut self) {
+        if self.sacked_out < DUP_THRESH {
+            return;
+        }
+        let threshold = self.top_sacked[DUP_THRESH as usize - 1];
+        if threshold <= self.snd_una {
+            return;
+        }
+        let from = self.lost_scan_from.max(self.snd_una);
+        if from >= threshold {
+            return;
+        }
+        let mut i = self.board.partition_point(|s| s.seq < from);
+        while i < self.board.len() && self.board[i].seq < threshold {
+            let s = &mut self.board[i];
+            if !s.sacked && !s.lost && !s.retrans {
+                s.lost = true;
+                self.lost_out += 1;
+            }
+            i += 1;
+        }
+        self.lost_scan_from = threshold;
+    }
+
+    fn update_state_on_ack(&mut self, now: Time, advanced: bool, is_dupack: bool) {
+        let style = if self.cfg.sack && self.cc.recovery_style() != RecoveryStyle::Tahoe {
+            RecoveryStyle::NewReno
+        } else {
+            self.cc.recovery_style()
+        };
+        match self.tcb.ca_state {
+            CaState::Recovery => {
+                let done = match style {
+                    RecoveryStyle::Reno => advanced,
+                    _ => self.snd_una >= self.recovery_point,
+                };
+                if done {
+                    self.exit_recovery(now);
+                } else if advanced && !self.cfg.sack {
+                    // RFC 6582 §3.2 step 5: a partial ACK means the next segment is lost too.
+                    self.mark_head_lost();
+                }
+            }
+            CaState::Loss => {
+                if self.snd_una >= self.recovery_point {
+                    self.tcb.ca_state = CaState::Open;
+                    self.cc.set_state(&mut self.tcb, CaState::Open, now);
+                    self.lost_scan_from = self.snd_una;
+                }
+            }
+            CaState::Open | CaState::Disorder => {
+                // With SACK, RFC 6675's IsLost rule (mark_sack_losses) has already marked the
+                // head lost once DupThresh segments above it are SACKed.
+                let enter = if self.cfg.sack {
+                    self.lost_out > 0
+                } else {
+                    self.dupacks >= DUP_THRESH
+                };
+                if enter {
+                    self.enter_recovery(now, style);
+                } else if self.sacked_out > 0 || self.dupacks > 0 {
+                    self.tcb.ca_state = CaState::Disorder;
+                } else {
+                    self.tcb.ca_state = CaState::Open;
+                }
+            }
+        }
+    }
+
+    fn mark_head_lost(&mut self) {
+        if let Some(s) = self.board.front_mut() {
+            if !s.sacked && !s.lost {
+                s.lost = true;
+                s.retrans = false;
+                self.lost_out += 1;
+            } else if s.lost && s.retrans {
+                // A partial ACK after the head was retransmitted: retransmit it again (NewReno).
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time, style: RecoveryStyle) {
+        self.stats.fast_retransmits += 1;
+        self.recovery_point = self.snd_nxt;
+        self.cc.set_state(&mut self.tcb, CaState::Recovery, now);
+        self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+        if style == RecoveryStyle::Tahoe {
+            // Tahoe: fast retransmit, then slow start from one segment (go-back-N).
+            self.tcb.ca_state = CaState::Loss;
+            self.tcb.cwnd = 1;
+            self.tcb.cwnd_cnt = 0;
+            if !self.board.is_empty() {
+                self.mark_head_lost();
+            }
+            self.mark_all_lost();
+            return;
+        }
+        if !self.cfg.sack {
+            self.mark_head_lost();
+        }
+        self.tcb.ca_state = CaState::Recovery;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.recover_fs = self.pipe().max(1);
+    }
+
+    fn exit_recovery(&mut self, now: Time) {
+        self.tcb.ca_state = CaState::Open;
+        self.cc.set_state(&mut self.tcb, CaState::Open, now);
+        if !self.cc_is_model_based() {
+            self.tcb.cwnd = self.cc.cwnd_after_recovery(&self.tcb).max(1);
+        }
+        self.tcb.cwnd_cnt = 0;
+        self.cc.cwnd_event(&mut self.tcb, CwndEvent::CompleteCwr, now);
+        self.lost_scan_from = self.snd_una;
+        self.dupacks = 0;
+        if !self.cfg.sack {
+            self.sacked_out = 0;
+        }
+    }
+
+    /// Whether the algorithm sets cwnd itself (Linux: `icsk_ca_ops->cong_control` exists, which
+    /// skips `tcp_end_cwnd_reduction`); learnt from its `cong_control` answer.
+    fn cc_is_model_based(&self) -> bool {
+        self.model_based_cc
+    }
+
+    /// RFC 6937 PRR (Linux `tcp_cwnd_reduction`), conservative variant (PRR-SSRB).
+    fn prr_update(&mut self, delivered: u32, newly_sacked: u32) {
+        let _ = newly_sacked;
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.tcb.ssthresh;
+        let sndcnt: i64 = if pipe > ssthresh {
+            let dividend = ssthresh as u64 * self.prr_delivered as u64 + self.recover_fs as u64 - 1;
+            (dividend / self.recover_fs as u64) as i64 - self.prr_out as i64
+        } else {
+            let lim = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + 1;
+            lim.min(ssthresh as i64 - pipe as i64)
+        };
+        let sndcnt = sndcnt.max(if self.prr_out == 0 { 1 } else { 0 });
+        self.tcb.cwnd = (pipe as i64 + sndcnt).max(1) as u32;
+    }
+}
+
+#[derive(Clone, Copy)]
+struct NewestDelivered {
+    sent: Time,
+    ever_retrans: bool,
+    prior_delivered: u64,
+    prior_time: Time,
+    send_interval: Time,
+    app_limited: bool,
+}
+
+/// What one ACK delivered, gathered while walking the scoreboard.
+#[derive(Default)]
+struct RateAcc {
+    newest: Option<NewestDelivered>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::cc;
+
+    fn sender(name: &str, sack: bool) -> TcpSender {
+        let cfg = SenderConfig { sack, ..SenderConfig::default() };
+        let mut s = TcpSender::new(cfg, cc::by_name(name).unwrap(), 0, 0);
+        s.set_app_limit(u64::MAX);
+        s
+    }
+
+    fn drain(s: &mut TcpSender, now: Time) -> Vec<Packet> {
+        std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    fn ack(n: u64, sacks: &[(u64, u64)]) -> Packet {
+        let mut a = Packet::new(PacketKind::Ack);
+        a.ack = n;
+        a.rwnd = 1 << 30;
+        for (i, b) in sacks.iter().enumerate() {
+            a.sack[i] = *b;
+        }
+        a.n_sack = sacks.len() as u8;
+        a
+    }
+
+    #[test]
+    fn initial_window_is_ten_segments() {
+        let mut s = sender("reno", true);
+        assert_eq!(drain(&mut s, 0).len(), 10);
+    }
+
+    #[test]
+    fn rto_backs_off_exponentially_and_resets_on_new_ack() {
+        let mut s = sender("reno", true);
+        drain(&mut s, 0);
+        // Before any RTT sample the RTO is 1 s (RFC 6298 §2.1).
+        let mut expiries = vec![];
+        let mut now = 0;
+        for _ in 0..4 {
+            now = s.next_timeout();
+            s.on_timer(now);
+            expiries.push(now);
+            let re = drain(&mut s, now);
+            assert_eq!(re.len(), 1, "one retransmission per expiry (cwnd = 1)");
+            assert!(re[0].retransmit && re[0].seq == 0);
+        }
+        let gaps: Vec<Time> = expiries.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(gaps, vec![2 * NS_PER_S, 4 * NS_PER_S, 8 * NS_PER_S]);
+        assert_eq!(s.stats.timeouts, 4);
+        assert_eq!(s.tcb.cwnd, 1);
+        s.on_ack(now + 1, &ack(1448, &[]));
+        assert_eq!(s.backoff(), 0);
+    }
+
+    #[test]
+    fn three_sacked_segments_above_a_hole_trigger_fast_retransmit_and_prr() {
+        let mut s = sender("newreno", true);
+        drain(&mut s, 0);
+        let m = 1448u64;
+        // Segment 0 lost; 1..=3 SACKed.
+        s.on_ack(40 * NS_PER_MS, &ack(0, &[(m, 2 * m)]));
+        s.on_ack(40 * NS_PER_MS, &ack(0, &[(m, 3 * m)]));
+        assert_eq!(s.ca_state(), CaState::Disorder);
+        s.on_ack(40 * NS_PER_MS, &ack(0, &[(m, 4 * m)]));
+        assert_eq!(s.ca_state(), CaState::Recovery);
+        assert_eq!(s.stats.fast_retransmits, 1);
+        assert_eq!(s.tcb.ssthresh, 5);
+        let out = drain(&mut s, 40 * NS_PER_MS);
+        assert!(!out.is_empty() && out[0].retransmit && out[0].seq == 0, "the hole is retransmitted first");
+        // Full ACK of everything sent so far ends recovery with cwnd = ssthresh.
+        let high = s.snd_nxt();
+        s.on_ack(80 * NS_PER_MS, &ack(high, &[]));
+        assert_eq!(s.ca_state(), CaState::Open);
+        // cwnd = ssthresh on exit, then (as in Linux's tcp_ack, where tcp_cong_control runs
+        // after tcp_fastretrans_alert) congestion avoidance counts this ACK's 9 segments: +1.
+        assert_eq!(s.tcb.cwnd, 6);
+    }
+
+    #[test]
+    fn newreno_without_sack_retransmits_after_partial_ack() {
+        let mut s = sender("newreno", false);
+        drain(&mut s, 0);
+        let m = 1448u64;
+        // Segment 0 arrives, segment 1 is lost: one new ACK then three duplicates.
+        s.on_ack(40 * NS_PER_MS, &ack(m, &[]));
+        for _ in 0..2 {
+            s.on_ack(40 * NS_PER_MS, &ack(m, &[]));
+        }
+        assert_eq!(s.ca_state(), CaState::Disorder);
+        s.on_ack(40 * NS_PER_MS, &ack(m, &[]));
+        assert_eq!(s.ca_state(), CaState::Recovery);
+        let r1 = drain(&mut s, 40 * NS_PER_MS);
+        assert!(r1[0].retransmit && r1[0].seq == m);
+        // Partial ACK: segment 3 was lost too.
+        s.on_ack(80 * NS_PER_MS, &ack(3 * m, &[]));
+        assert_eq!(s.ca_state(), CaState::Recovery, "NewReno stays in recovery on a partial ACK");
+        let r2 = drain(&mut s, 80 * NS_PER_MS);
+        assert!(r2.iter().any(|p| p.retransmit && p.seq == 3 * m));
+    }
+
+    #[test]
+    fn reno_leaves_recovery_on_partial_ack() {
+        let mut s = sender("reno", false);
+        drain(&mut s, 0);
+        let m = 1448u64;
+        for _ in 0..4 {
+            s.on_ack(40 * NS_PER_MS, &ack(m, &[]));
+        }
+        assert_eq!(s.ca_state(), CaState::Recovery);
+        drain(&mut s, 40 * NS_PER_MS);
+        s.on_ack(80 * NS_PER_MS, &ack(3 * m, &[]));
+        assert_eq!(s.ca_state(), CaState::Open);
+    }
+
+    #[test]
+    fn zero_window_enters_persist_and_probes_with_backoff() {
+        let mut s = sender("cubic", true);
+        let first = drain(&mut s, 0);
+        let high = first.last().map(|p| p.seq + p.len as u64).unwrap();
+        let mut a = ack(high, &[]);
+        a.rwnd = 0;
+        s.on_ack(40 * NS_PER_MS, &a);
+        assert!(drain(&mut s, 40 * NS_PER_MS).is_empty());
+        assert!(s.in_persist());
+        let t1 = s.next_timeout();
+        let p1 = s.on_timer(t1).expect("probe");
+        assert_eq!(p1.kind, PacketKind::WindowProbe);
+        let t2 = s.next_timeout();
+        s.on_timer(t2).expect("probe");
+        let t3 = s.next_timeout();
+        assert_eq!(t3 - t2, 2 * (t2 - t1), "persist timer backs off");
+        assert_eq!(s.stats.timeouts, 0, "probes are not timeouts");
+        let mut open = ack(high, &[]);
+        open.rwnd = 1 << 20;
+        s.on_ack(t3, &open);
+        assert!(!s.in_persist());
+        assert!(!drain(&mut s, t3).is_empty());
+    }
+
+    #[test]
+    fn idle_longer_than_rto_restarts_the_window() {
+        let mut s = sender("reno", true);
+        s.set_app_limit(200 * 1448);
+        let mut now = 0;
+        // Grow cwnd in slow start by acknowledging everything each RTT.
+        for _ in 0..4 {
+            drain(&mut s, now);
+            now += 40 * NS_PER_MS;
+            let high = s.snd_nxt();
+            s.on_ack(now, &ack(high, &[]));
+        }
+        let grown = s.tcb.cwnd;
+        assert!(grown > 40, "cwnd {grown}");
+        s.set_app_limit(u64::MAX);
+        now += 5 * NS_PER_S;
+        let burst = drain(&mut s, now).len();
+        assert_eq!(burst, 10, "after idle the window restarts at the initial window");
+    }
+}

@@ -1,0 +1,140 @@
+//! Single-path TCP behaviour checked against theory, end to end through the simulator.
+mod common;
+use common::*;
+use proptest::prelude::*;
+
+#[test]
+fn same_seed_gives_identical_summary_and_different_seeds_differ() {
+    let sc = single(10.0, 20.0, 10.0, 100, "loss = { model = \"bernoulli\", p = 0.01 }", "cubic", "traffic = { kind = \"bulk\" }");
+    let a = serde_json::to_string(&run_seed(&sc, 3).summary).unwrap();
+    let b = serde_json::to_string(&run_seed(&sc, 3).summary).unwrap();
+    let c = serde_json::to_string(&run_seed(&sc, 4).summary).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c, "random loss should make different seeds differ");
+}
+
+/// 100 Mbit/s, 20 ms one-way, 1-BDP queue (333 × 1500 B): each algorithm delivers ≥ 90 % of the
+/// link's payload capacity (100 Mbit/s × 1448/1500) over 60 s, measured after the first 5 s.
+#[test]
+fn newreno_cubic_bbr_fill_a_clean_link() {
+    let payload_capacity = 100.0 * 1448.0 / 1500.0;
+    for cc in ["newreno", "cubic", "bbr"] {
+        let sc = with_output(&single(60.0, 100.0, 20.0, 333, "", cc, "traffic = { kind = \"bulk\" }"), "warmup_s = 5");
+        let o = run(&sc);
+        let g = f(&flow(&o, "f")["goodput_mbps"]);
+        assert!(g >= 0.9 * payload_capacity, "{cc}: goodput {g:.2} Mbit/s < 90 % of {payload_capacity:.2}");
+    }
+}
+
+/// Mathis et al. (1997): throughput ≈ MSS/RTT · sqrt(3/(2p)) for Reno with random loss p,
+/// delayed ACKs off, no queue loss. Within ±25 %, RTT taken as the mean measured RTT.
+#[test]
+fn reno_and_newreno_follow_the_mathis_estimate() {
+    for cc in ["reno", "newreno"] {
+        for p in [0.001f64, 0.01] {
+            let dur = if p < 0.005 { 300.0 } else { 120.0 };
+            let sc = single(
+                dur,
+                1000.0,
+                20.0,
+                100000,
+                &format!("loss = {{ model = \"bernoulli\", p = {p} }}"),
+                cc,
+                "traffic = { kind = \"bulk\" }\nreceiver = { delayed_ack = false }",
+            );
+            let o = run(&sc);
+            let fl = flow(&o, "f");
+            let rtt_s = f(&fl["mean_rtt_ms"]) / 1e3;
+            let expected_mbps = 1448.0 * 8.0 / rtt_s * (3.0 / (2.0 * p)).sqrt() / 1e6;
+            let g = f(&fl["goodput_mbps"]);
+            let ratio = g / expected_mbps;
+            assert!((0.75..=1.25).contains(&ratio), "{cc} p={p}: goodput {g:.3} vs Mathis {expected_mbps:.3} (ratio {ratio:.3})");
+        }
+    }
+}
+
+/// A 2-second outage: the sender times out repeatedly with exponential backoff, then recovers.
+#[test]
+fn outage_causes_timeouts_with_backoff_then_recovery() {
+    let sc = single(
+        20.0,
+        20.0,
+        10.0,
+        100,
+        "outages = [ { start_s = 5, duration_s = 2, queued = \"drop\" } ]",
+        "cubic",
+        "traffic = { kind = \"bulk\" }",
+    );
+    let o = run(&sc);
+    let fl = flow(&o, "f");
+    let timeouts = f(&fl["timeouts"]);
+    // RTO ≈ 230 ms: expiries at ~0.23, 0.69, 1.6 s into the outage — with backoff 3, without it ~8.
+    assert!((2.0..=4.0).contains(&timeouts), "timeouts = {timeouts}");
+    let gp = series(&o, "flow", "f", "goodput_mbps");
+    let during: f64 = gp.iter().filter(|(t, _)| (5.2..6.9).contains(t)).map(|x| x.1).sum();
+    assert_eq!(during, 0.0, "nothing can be delivered during the outage");
+    let late: Vec<f64> = gp.iter().filter(|(t, _)| (12.0..20.0).contains(t)).map(|x| x.1).collect();
+    let mean_late = late.iter().sum::<f64>() / late.len() as f64;
+    assert!(mean_late > 0.85 * 20.0 * 1448.0 / 1500.0, "no recovery after the outage: {mean_late:.2} Mbit/s");
+}
+
+/// Tahoe restarts from a window of one segment after the outage's timeout.
+#[test]
+fn tahoe_restarts_from_one_segment() {
+    let sc = single(
+        12.0,
+        20.0,
+        10.0,
+        100,
+        "outages = [ { start_s = 5, duration_s = 2, queued = \"drop\" } ]",
+        "tahoe",
+        "traffic = { kind = \"bulk\" }",
+    );
+    let sc = with_output(&sc, "bin_ms = 10");
+    let o = run(&sc);
+    let cwnd = series(&o, "flow", "f", "cwnd_segments");
+    let before = cwnd.iter().filter(|(t, _)| (4.0..5.0).contains(t)).map(|x| x.1).fold(0.0, f64::max);
+    assert!(before > 10.0, "window before the outage {before}");
+    let min_during = cwnd.iter().filter(|(t, _)| (5.0..7.5).contains(t)).map(|x| x.1).fold(f64::MAX, f64::min);
+    assert_eq!(min_during, 1.0, "Tahoe must fall back to cwnd = 1");
+    let after = cwnd.iter().filter(|(t, _)| (9.0..12.0).contains(t)).map(|x| x.1).fold(0.0, f64::max);
+    assert!(after > 10.0, "window must grow again, got {after}");
+}
+
+fn file_scenario(seed_loss: f64, reorder_p: f64, outage: bool, sack: bool, cc: &str, bytes: u64) -> String {
+    let mut link = format!("loss = {{ model = \"bernoulli\", p = {seed_loss} }}\nreorder = {{ p = {reorder_p}, extra_delay_ms = 7 }}\n");
+    if outage {
+        link.push_str("outages = [ { start_s = 1.5, duration_s = 1.2, queued = \"hold\" }, { start_s = 4, duration_s = 0.7, queued = \"drop\" } ]\n");
+    }
+    single(
+        120.0,
+        10.0,
+        15.0,
+        60,
+        &link,
+        cc,
+        &format!("traffic = {{ kind = \"file\", bytes = {bytes} }}\ntcp = {{ sack = {sack} }}"),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    /// Exactly-once, in-order delivery of a whole file under random loss, reordering and outages.
+    #[test]
+    fn file_arrives_exactly_once_in_order(
+        seed in 0u64..10_000,
+        loss in 0.0f64..0.05,
+        reorder in 0.0f64..0.1,
+        outage in any::<bool>(),
+        sack in any::<bool>(),
+        cc in prop::sample::select(vec!["tahoe", "reno", "newreno", "cubic", "bbr", "vegas"]),
+        bytes in 1u64..3_000_000,
+    ) {
+        let sc = file_scenario(loss, reorder, outage, sack, cc, bytes);
+        let o = run_seed(&sc, seed);
+        let fl = flow(&o, "f");
+        prop_assert_eq!(f(&fl["delivery_errors"]), 0.0);
+        prop_assert_eq!(f(&fl["bytes_delivered"]) as u64, bytes);
+        prop_assert!(fl["fct_s"].is_number(), "file did not complete: {}", fl);
+    }
+}
