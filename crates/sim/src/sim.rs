@@ -57,7 +57,6 @@ struct Flow {
     app_next: u64,
     delivery_errors: u64,
     fct: Option<Time>,
-    warm_delivered_at_warmup: Option<u64>,
 }
 
 impl Flow {
@@ -177,7 +176,6 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             app_next: 0,
             delivery_errors: 0,
             fct: None,
-            warm_delivered_at_warmup: None,
         });
     }
     let n_links = links.len();
@@ -495,7 +493,7 @@ impl Sim {
                     "drops_queue": st.drops_queue,
                     "drops_loss": st.drops_loss,
                     "drops_outage": st.drops_outage,
-                    "packets_delivered": st.departed_packets,
+                    "packets_delivered": st.delivered_packets,
                     "max_queue_packets": st.max_queue_packets,
                 }),
             );

@@ -30,7 +30,7 @@ fn newreno_cubic_bbr_fill_a_clean_link() {
 /// delayed ACKs off, no queue loss. Within ±25 %, RTT taken as the mean measured RTT.
 #[test]
 fn reno_and_newreno_follow_the_mathis_estimate() {
-    for cc in ["reno", "newreno"] {
+    for (cc, sack) in [("reno", true), ("newreno", true), ("reno", false), ("newreno", false)] {
         for p in [0.001f64, 0.01] {
             let dur = if p < 0.005 { 300.0 } else { 120.0 };
             let sc = single(
@@ -40,7 +40,7 @@ fn reno_and_newreno_follow_the_mathis_estimate() {
                 100000,
                 &format!("loss = {{ model = \"bernoulli\", p = {p} }}"),
                 cc,
-                "traffic = { kind = \"bulk\" }\nreceiver = { delayed_ack = false }",
+                &format!("traffic = {{ kind = \"bulk\" }}\nreceiver = {{ delayed_ack = false }}\ntcp = {{ sack = {sack} }}"),
             );
             let o = run(&sc);
             let fl = flow(&o, "f");
@@ -48,7 +48,7 @@ fn reno_and_newreno_follow_the_mathis_estimate() {
             let expected_mbps = 1448.0 * 8.0 / rtt_s * (3.0 / (2.0 * p)).sqrt() / 1e6;
             let g = f(&fl["goodput_mbps"]);
             let ratio = g / expected_mbps;
-            assert!((0.75..=1.25).contains(&ratio), "{cc} p={p}: goodput {g:.3} vs Mathis {expected_mbps:.3} (ratio {ratio:.3})");
+            assert!((0.75..=1.25).contains(&ratio), "{cc} sack={sack} p={p}: goodput {g:.3} vs Mathis {expected_mbps:.3} (ratio {ratio:.3})");
         }
     }
 }

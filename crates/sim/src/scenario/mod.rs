@@ -282,7 +282,9 @@ impl Scenario {
             paths,
             flows,
         };
-        validate(&sf, base_dir, duration_s.is_some(), &mut errs);
+        let n_flows_written = value.get("flows").and_then(|v| v.as_array()).map_or(0, |a| a.len());
+        let raw = RawNames { links: raw_names(&value, "links"), paths: raw_names(&value, "paths"), n_flows_written };
+        validate(&sf, &raw, base_dir, duration_s.is_some(), &mut errs);
         if !errs.is_empty() || !decoded_all {
             return Err(errs.0);
         }
@@ -295,19 +297,78 @@ fn decode_opt<T: serde::de::DeserializeOwned>(t: &toml::Table, key: &str, errs: 
     decode_value(v.clone(), key, errs)
 }
 
-fn decode_value<T: serde::de::DeserializeOwned>(v: toml::Value, field: &str, errs: &mut Errors) -> Option<T> {
-    let shown = short_value(&v);
-    match serde_path_to_error::deserialize::<_, T>(v) {
-        Ok(x) => Some(x),
-        Err(e) => {
-            let inner = e.path().to_string();
-            let path = if inner == "." || inner.is_empty() { field.to_string() } else { format!("{field}.{inner}") };
-            let msg = e.inner().to_string();
-            let value = if msg.contains("missing field") || msg.contains("unknown field") { String::new() } else { shown };
-            errs.push(ConfigError::new(path, value, msg));
-            None
+/// Decodes one entry, reporting its errors under `field`. An unknown key is reported and then
+/// removed so that decoding continues and the entry's other problems are reported too.
+fn decode_value<T: serde::de::DeserializeOwned>(mut v: toml::Value, field: &str, errs: &mut Errors) -> Option<T> {
+    for _ in 0..32 {
+        let shown = short_value(&v);
+        match serde_path_to_error::deserialize::<_, T>(v.clone()) {
+            Ok(x) => return Some(x),
+            Err(e) => {
+                let inner = e.path().to_string();
+                let path = if inner == "." || inner.is_empty() { field.to_string() } else { format!("{field}.{inner}") };
+                let full = e.inner().to_string();
+                let msg = full.lines().next().unwrap_or("").trim().to_string();
+                let unknown = msg.starts_with("unknown field");
+                let value = if unknown || msg.contains("missing field") { String::new() } else { value_at(&v, e.path()).unwrap_or(shown) };
+                errs.push(ConfigError::new(path, value, msg));
+                if !(unknown && remove_at(&mut v, e.path())) {
+                    return None;
+                }
+            }
         }
     }
+    None
+}
+
+fn segments(path: &serde_path_to_error::Path) -> Vec<serde_path_to_error::Segment> {
+    path.iter().cloned().collect()
+}
+
+fn value_at(v: &toml::Value, path: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut cur = v;
+    for seg in segments(path) {
+        cur = match seg {
+            Segment::Seq { index } => cur.as_array()?.get(index)?,
+            Segment::Map { key } => cur.as_table()?.get(&key)?,
+            _ => return None,
+        };
+    }
+    Some(short_value(cur))
+}
+
+fn remove_at(v: &mut toml::Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segs = segments(path);
+    let Some((last, parents)) = segs.split_last() else { return false };
+    let mut cur = v;
+    for seg in parents {
+        cur = match seg {
+            Segment::Seq { index } => match cur.as_array_mut().and_then(|a| a.get_mut(*index)) {
+                Some(x) => x,
+                None => return false,
+            },
+            Segment::Map { key } => match cur.as_table_mut().and_then(|t| t.get_mut(key)) {
+                Some(x) => x,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match (last, cur.as_table_mut()) {
+        (Segment::Map { key }, Some(t)) => t.remove(key).is_some(),
+        _ => false,
+    }
+}
+
+/// `name` of each entry of a top-level array, as written (even where the entry did not decode),
+/// so references to an entry with another error are not reported as missing.
+fn raw_names(t: &toml::Table, key: &str) -> Vec<String> {
+    t.get(key)
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|e| e.get("name")?.as_str().map(String::from)).collect())
+        .unwrap_or_default()
 }
 
 fn decode_list<T: serde::de::DeserializeOwned>(t: &toml::Table, key: &str, errs: &mut Errors) -> Vec<T> {
@@ -333,7 +394,13 @@ fn short_value(v: &toml::Value) -> String {
     }
 }
 
-fn validate(sf: &ScenarioFile, base_dir: &Path, has_duration: bool, errs: &mut Errors) {
+struct RawNames {
+    links: Vec<String>,
+    paths: Vec<String>,
+    n_flows_written: usize,
+}
+
+fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bool, errs: &mut Errors) {
     if has_duration {
         errs.check(sf.duration_s.is_finite() && sf.duration_s > 0.0 && sf.duration_s <= 86400.0, "duration_s", crate::error::fmt_num(sf.duration_s), "must be in (0, 86400]");
     }
@@ -365,8 +432,8 @@ fn validate(sf: &ScenarioFile, base_dir: &Path, has_duration: bool, errs: &mut E
             errs.push(ConfigError::new(format!("paths[{i}].links"), "[]", "must name at least one link"));
         }
         for (j, l) in p.links.iter().enumerate() {
-            if !link_names.contains(l.as_str()) {
-                errs.push(ConfigError::new(format!("paths[{i}].links[{j}]"), l, format!("no link with this name; defined: {}", list(sf.links.iter().map(|l| &l.name)))));
+            if !raw.links.contains(l) {
+                errs.push(ConfigError::new(format!("paths[{i}].links[{j}]"), l, format!("no link with this name; defined: {}", list(raw.links.iter()))));
             }
         }
         if !sf.nodes.is_empty() {
@@ -380,7 +447,7 @@ fn validate(sf: &ScenarioFile, base_dir: &Path, has_duration: bool, errs: &mut E
             errs.push(ConfigError::new(format!("paths[{i}].to"), &p.to, "must differ from `from`"));
         }
     }
-    if sf.flows.is_empty() && !sf.paths.is_empty() {
+    if raw.n_flows_written == 0 && !sf.paths.is_empty() {
         errs.push(ConfigError::new("flows", "[]", "at least one flow is required"));
     }
     let mut flow_names: HashSet<&str> = HashSet::new();
@@ -389,8 +456,8 @@ fn validate(sf: &ScenarioFile, base_dir: &Path, has_duration: bool, errs: &mut E
         if !flow_names.insert(&f.name) {
             errs.push(ConfigError::new(format!("{pre}.name"), &f.name, "duplicate flow name"));
         }
-        if !path_names.contains(f.path.as_str()) {
-            errs.push(ConfigError::new(format!("{pre}.path"), &f.path, format!("no path with this name; defined: {}", list(sf.paths.iter().map(|p| &p.name)))));
+        if !raw.paths.contains(&f.path) {
+            errs.push(ConfigError::new(format!("{pre}.path"), &f.path, format!("no path with this name; defined: {}", list(raw.paths.iter()))));
         }
         if cc::by_name(&f.cc).is_none() {
             errs.push(ConfigError::new(format!("{pre}.cc"), &f.cc, format!("unknown congestion control; allowed: {}", cc::NAMES.join(", "))));

@@ -568,7 +568,7 @@ impl TcpSender {
         if self.cfg.sack {
             self.mark_sack_losses();
         }
-        self.update_state_on_ack(now, advanced, is_dupack);
+        self.update_state_on_ack(now, advanced);
         rs.losses = self.lost_out.saturating_sub(lost_before);
 
         // Rate sample and congestion control.
@@ -730,7 +730,7 @@ impl TcpSender {
         self.lost_scan_from = threshold;
     }
 
-    fn update_state_on_ack(&mut self, now: Time, advanced: bool, is_dupack: bool) {
+    fn update_state_on_ack(&mut self, now: Time, advanced: bool) {
         let style = if self.cfg.sack && self.cc.recovery_style() != RecoveryStyle::Tahoe {
             RecoveryStyle::NewReno
         } else {

@@ -1,0 +1,104 @@
+//! Invalid scenarios: each yields its specific message naming field, value and allowed range.
+use mobipath_sim::api::validate_toml;
+use std::path::Path;
+
+const GOOD: &str = r#"
+duration_s = 10
+[[links]]
+name = "l"
+rate_mbps = 10
+delay_ms = 10
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+path = "p"
+cc = "cubic"
+traffic = { kind = "bulk" }
+"#;
+
+fn errors(text: &str) -> Vec<String> {
+    // One folder per call: tests run in parallel and must not see each other's half-written file.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("mobipath-scenario-errors-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.trace"), "0\n5\nabc\n").unwrap();
+    validate_toml(text, "t.toml", &dir).into_iter().map(|e| e.to_string()).collect()
+}
+
+#[test]
+fn the_reference_scenario_is_valid() {
+    assert!(errors(GOOD).is_empty(), "{:?}", errors(GOOD));
+}
+
+#[test]
+fn each_invalid_scenario_gets_its_specific_error() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("negative rate", "rate_mbps = 10", "links[0].rate_mbps = -5: must be > 0"),
+        ("unknown congestion control", "cc = \"cubic\"", "flows[0].cc = hybla: unknown congestion control; allowed: tahoe, reno, newreno, cubic, bbr, vegas"),
+        ("missing path", "path = \"p\"", "flows[0].path = nowhere: no path with this name; defined: p"),
+        ("malformed trace", "rate_mbps = 10", "links[0].trace.file = bad.trace: line 3: expected `<ms>` integer, found `abc`"),
+        ("unknown key", "delay_ms = 10", "links[0].colour: unknown field `colour`"),
+        ("unknown top-level key", "duration_s = 10", "durations: unknown key"),
+        ("bad loss probability", "delay_ms = 10", "links[0].loss.p = 1.5: must be in [0, 1]"),
+        ("zero duration", "duration_s = 10", "duration_s = 0: must be in (0, 86400]"),
+        ("wrong type", "delay_ms = 10", "links[0].delay_ms = \"ten\": invalid type"),
+        ("unknown traffic kind", "traffic = { kind = \"bulk\" }", "flows[0].traffic.kind = \"video\": unknown variant `video`, expected one of `bulk`, `file`, `cbr`"),
+    ];
+    let replacements: &[&str] = &[
+        "rate_mbps = -5",
+        "cc = \"hybla\"",
+        "path = \"nowhere\"",
+        "trace = { format = \"mahimahi\", file = \"bad.trace\" }",
+        "delay_ms = 10\ncolour = \"red\"",
+        "duration_s = 10\ndurations = 3",
+        "delay_ms = 10\nloss = { model = \"bernoulli\", p = 1.5 }",
+        "duration_s = 0",
+        "delay_ms = \"ten\"",
+        "traffic = { kind = \"video\" }",
+    ];
+    for ((what, from, expected), to) in cases.iter().zip(replacements) {
+        let text = GOOD.replacen(from, to, 1);
+        let errs = errors(&text);
+        assert!(errs.iter().any(|e| e.starts_with(expected)), "{what}: expected an error starting with {expected:?}, got {errs:?}");
+    }
+}
+
+#[test]
+fn every_error_is_reported_not_just_the_first() {
+    let text = GOOD
+        .replacen("rate_mbps = 10", "rate_mbps = -5\nbogus = 1", 1)
+        .replacen("cc = \"cubic\"", "cc = \"hybla\"", 1)
+        .replacen("links = [\"l\"]", "links = [\"l\", \"m\"]", 1);
+    let errs = errors(&text);
+    for expected in ["links[0].bogus", "links[0].rate_mbps = -5", "flows[0].cc = hybla", "paths[0].links[1] = m"] {
+        assert!(errs.iter().any(|e| e.starts_with(expected)), "missing {expected}: {errs:?}");
+    }
+}
+
+#[test]
+fn not_toml_at_all_is_one_clear_error() {
+    let errs = validate_toml("this is = = not toml", "x.toml", Path::new("."));
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].to_string().starts_with("x.toml: not valid TOML"), "{}", errs[0]);
+}
+
+#[test]
+fn example_scenarios_validate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut n = 0;
+    for sub in ["examples", "bench"] {
+        for entry in std::fs::read_dir(root.join(sub)).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "toml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let errs = validate_toml(&text, &p.display().to_string(), p.parent().unwrap());
+                assert!(errs.is_empty(), "{}: {:?}", p.display(), errs);
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 4);
+}
