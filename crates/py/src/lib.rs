@@ -12,6 +12,8 @@
 //!
 //! The GIL is released while the simulator runs. With a progress callback it is re-acquired
 //! only for each call of the callback.
+// pyo3 0.22's `#[pyfunction]` expansion trips this lint on every `PyResult` return type.
+#![allow(clippy::useless_conversion)]
 use mobipath_sim::api::{self, Column, RunOutput};
 use mobipath_sim::ConfigError;
 use pyo3::create_exception;

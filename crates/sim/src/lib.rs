@@ -9,6 +9,7 @@ pub mod core;
 pub mod error;
 pub mod link;
 pub mod metrics;
+pub mod mptcp;
 pub mod packet;
 pub mod scenario;
 pub mod sim;

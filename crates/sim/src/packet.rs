@@ -13,7 +13,14 @@ pub enum PacketKind {
     Ack,
     /// A zero-window probe (carries no data, elicits an ACK).
     WindowProbe,
+    /// MPTCP subflow join request (SYN with MP_JOIN).
+    Syn,
+    /// Answer to a join request (SYN/ACK with MP_JOIN).
+    SynAck,
 }
+
+/// No value in an optional `u64` packet field.
+pub const NONE_U64: u64 = u64::MAX;
 
 /// A SACK block: [start, end) in byte sequence space.
 pub type SackBlock = (u64, u64);
@@ -45,6 +52,20 @@ pub struct Packet {
     pub ts_ecr: Time,
     /// Whether this data segment is a retransmission.
     pub retransmit: bool,
+    // --- MPTCP (RFC 8684) options; unused by single-path TCP ---
+    /// DSS mapping: data sequence number of the payload's first byte.
+    pub dsn: u64,
+    /// DSS DATA_ACK: next data sequence number expected (on ACKs).
+    pub data_ack: u64,
+    /// MP_PRIO on this ACK: 0 = none, 1 = B=0 (regular), 2 = B=1 (backup).
+    pub mp_prio: u8,
+    /// Time this DSN was first transmitted (for the loss-recovery-time metric).
+    pub dsn_first_sent: Time,
+    /// P1 receiver-based recovery: the data sequence number the receiver asks to be resent
+    /// ([`NONE_U64`] = none).
+    pub retx_request: u64,
+    /// Length of the requested range.
+    pub retx_request_len: u32,
 }
 
 impl Packet {
@@ -65,6 +86,12 @@ impl Packet {
             ts_val: 0,
             ts_ecr: 0,
             retransmit: false,
+            dsn: 0,
+            data_ack: 0,
+            mp_prio: 0,
+            dsn_first_sent: 0,
+            retx_request: NONE_U64,
+            retx_request_len: 0,
         }
     }
 

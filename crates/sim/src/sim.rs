@@ -10,9 +10,12 @@ use crate::core::time::{from_ms_f64, from_secs_f64, to_secs_f64, Time, NEVER, NS
 use crate::core::{EventQueue, RngStreams};
 use crate::link::LinkDir;
 use crate::metrics::{round6, Bins, LongTable};
+use crate::mptcp::receiver::MptcpReceiver;
+use crate::mptcp::sched;
+use crate::mptcp::sender::MptcpSender;
 use crate::packet::{Packet, PacketKind};
-use crate::scenario::{Scenario, Traffic};
-use crate::tcp::cc;
+use crate::scenario::{FlowConfig, Scenario, Traffic};
+use crate::tcp::cc::{self, coupled};
 use crate::tcp::receiver::{ReceiverConfig, TcpReceiver};
 use crate::tcp::sender::{SenderConfig, TcpSender};
 use serde_json::{json, Map, Value};
@@ -25,6 +28,7 @@ enum Ev {
     SenderTimer(u32),
     ReceiverTimer(u32),
     FlowStart(u32),
+    MpPrio(u32, u32),
     Bin,
 }
 
@@ -34,12 +38,25 @@ struct LinkSlot {
     wake_at: Time,
 }
 
+/// The two ends of a connection.
+enum Conn {
+    Tcp { sender: TcpSender, receiver: TcpReceiver },
+    Mptcp { sender: MptcpSender, receiver: MptcpReceiver, mp_prio: Vec<(Time, usize, bool)> },
+}
+
+/// Per-subflow time series (MPTCP) — for TCP the single "subflow" is the flow itself.
+struct SubflowSeries {
+    goodput: Bins,
+    sent: Bins,
+    cwnd: Vec<f64>,
+    srtt_ms: Vec<f64>,
+}
+
 struct Flow {
     name: String,
-    sender: TcpSender,
-    receiver: TcpReceiver,
-    fwd_route: u16,
-    rev_route: u16,
+    conn: Conn,
+    /// (forward, reverse) route per subflow.
+    routes: Vec<(u16, u16)>,
     traffic: Traffic,
     start: Time,
     stop: Time,
@@ -54,12 +71,28 @@ struct Flow {
     srtt_ms: Vec<f64>,
     rto_ms: Vec<f64>,
     ofo_bytes: Vec<f64>,
+    rcvbuf_bytes: Vec<f64>,
+    sub: Vec<SubflowSeries>,
     app_next: u64,
     delivery_errors: u64,
     fct: Option<Time>,
 }
 
 impl Flow {
+    fn sent_so_far(&self) -> u64 {
+        match &self.conn {
+            Conn::Tcp { sender, .. } => sender.snd_nxt(),
+            Conn::Mptcp { sender, .. } => sender.next_dsn(),
+        }
+    }
+
+    fn app_limit(&self) -> u64 {
+        match &self.conn {
+            Conn::Tcp { sender, .. } => sender.app_limit(),
+            Conn::Mptcp { sender, .. } => sender.app_limit(),
+        }
+    }
+
     /// Bytes the application has written by `now` and when it writes more (NEVER if not).
     fn app_bytes(&self, now: Time) -> (u64, Time) {
         if !self.started {
@@ -67,7 +100,7 @@ impl Flow {
         }
         let until = now.min(self.stop);
         match &self.traffic {
-            Traffic::Bulk => (if now < self.stop { u64::MAX } else { self.sender.snd_nxt() }, NEVER),
+            Traffic::Bulk => (if now < self.stop { u64::MAX } else { self.sent_so_far() }, NEVER),
             Traffic::File { bytes } => (*bytes, NEVER),
             Traffic::Cbr { rate_mbps } => {
                 let elapsed = until.saturating_sub(self.start) as f64 / 1e9;
@@ -83,6 +116,19 @@ impl Flow {
             }
         }
     }
+
+    /// Exactly-once, in-order check of what the application receives, and the completion time.
+    fn note_delivery(&mut self, now: Time, start: u64, end: u64) {
+        if start != self.app_next || end <= start {
+            self.delivery_errors += 1;
+        }
+        self.app_next = end;
+        if let Traffic::File { bytes } = self.traffic {
+            if end >= bytes && self.fct.is_none() {
+                self.fct = Some(now - self.start);
+            }
+        }
+    }
 }
 
 struct Sim {
@@ -95,9 +141,78 @@ struct Sim {
     slab: Vec<Option<Packet>>,
     free: Vec<u32>,
     out: Vec<(Time, Packet)>,
+    pkts: Vec<(usize, Packet)>,
     bin: Time,
     n_bins: usize,
     link_queue: Vec<Vec<f64>>,
+}
+
+fn sender_config(fc: &FlowConfig) -> SenderConfig {
+    let t = &fc.tcp;
+    SenderConfig {
+        mss: t.mss_bytes,
+        initial_cwnd: t.initial_cwnd,
+        sack: t.sack,
+        rto_style: t.rto_style,
+        min_rto: from_ms_f64(t.min_rto_ms),
+        initial_rto: from_ms_f64(t.initial_rto_ms),
+        slow_start_after_idle: t.slow_start_after_idle,
+    }
+}
+
+fn receiver_config(fc: &FlowConfig, rcv_buf: u64) -> ReceiverConfig {
+    let r = &fc.receiver;
+    ReceiverConfig {
+        sack: fc.tcp.sack,
+        delayed_ack: r.delayed_ack,
+        delack_timeout: from_ms_f64(r.delack_ms),
+        rcv_buf,
+        read_pauses: r.read_pauses.iter().map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s))).collect(),
+    }
+}
+
+fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams) -> Conn {
+    let cc_seed = |k: usize| rngs.seed_for(&format!("flow/{}/cc/{k}", fc.name));
+    let Some(paths) = &fc.paths else {
+        let algo = cc::by_name_seeded(&fc.cc, rngs.seed_for(&format!("flow/{}/cc", fc.name))).expect("validated");
+        return Conn::Tcp {
+            sender: TcpSender::new(sender_config(fc), algo, i, 0),
+            receiver: TcpReceiver::new(receiver_config(fc, fc.receiver.rcv_buf_bytes), i, 0),
+        };
+    };
+    let n = paths.len();
+    let opts = fc.mptcp.clone().unwrap_or_default();
+    let mss = fc.tcp.mss_bytes;
+    let coupling = coupled::NAMES.contains(&fc.cc.as_str()).then(|| coupled::new_coupling(n));
+    let start = from_secs_f64(fc.start_s);
+    let join_at = start + from_ms_f64(opts.join_delay_ms);
+    let mut subs = Vec::with_capacity(n);
+    let mut rcvs = Vec::with_capacity(n);
+    for k in 0..n {
+        let algo = match &coupling {
+            Some(c) => crate::mptcp::pending::coupled_build(&fc.cc, c.clone(), k).expect("validated"),
+            None => cc::by_name_seeded(&fc.cc, cc_seed(k)).expect("validated"),
+        };
+        let mut tcp = TcpSender::new(sender_config(fc), algo, i, k as u16);
+        tcp.set_app_limit(0);
+        let backup = opts.backup.get(k).copied().unwrap_or(false);
+        subs.push(MptcpSender::new_subflow(tcp, k == 0, backup, if k == 0 { NEVER } else { join_at }));
+        // Subflow-level buffers are not the limit: the connection-level window is.
+        rcvs.push(TcpReceiver::new(receiver_config(fc, 1 << 40), i, k as u16));
+    }
+    let sched_cfg = fc.scheduler.as_ref().map(|s| s.config()).unwrap_or_else(|| crate::mptcp::pending::SchedulerSpec::Name("minrtt".into()).config());
+    let scheduler = crate::mptcp::pending::build(&sched_cfg, rngs.seed_for(&format!("flow/{}/scheduler", fc.name))).expect("validated");
+    let rcv_buf = match (opts.rcv_buf_bytes, opts.rcv_buf_packets) {
+        (Some(b), _) => b,
+        (None, Some(p)) => p * mss as u64,
+        _ => fc.receiver.rcv_buf_bytes,
+    };
+    let mp_prio = opts.mp_prio.iter().map(|e| (from_secs_f64(e.at_s), e.subflow, e.backup)).collect();
+    Conn::Mptcp {
+        sender: MptcpSender::new(i, subs, scheduler, coupling, mss),
+        receiver: MptcpReceiver::new(rcvs, rcv_buf, opts.receiver_recovery),
+        mp_prio,
+    }
 }
 
 /// Runs a checked scenario to completion.
@@ -130,40 +245,22 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     }
     let mut flows = Vec::new();
     for (i, fc) in f.flows.iter().enumerate() {
-        let t = &fc.tcp;
-        let scfg = SenderConfig {
-            mss: t.mss_bytes,
-            initial_cwnd: t.initial_cwnd,
-            sack: t.sack,
-            rto_style: t.rto_style,
-            min_rto: from_ms_f64(t.min_rto_ms),
-            initial_rto: from_ms_f64(t.initial_rto_ms),
-            slow_start_after_idle: t.slow_start_after_idle,
+        let names: Vec<&str> = match (&fc.path, &fc.paths) {
+            (Some(p), _) => vec![p.as_str()],
+            (None, Some(ps)) => ps.iter().map(|s| s.as_str()).collect(),
+            _ => unreachable!("validated"),
         };
-        let r = &fc.receiver;
-        let rcfg = ReceiverConfig {
-            sack: t.sack,
-            delayed_ack: r.delayed_ack,
-            delack_timeout: from_ms_f64(r.delack_ms),
-            rcv_buf: r.rcv_buf_bytes,
-            read_pauses: r
-                .read_pauses
-                .iter()
-                .map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s)))
-                .collect(),
-        };
-        let algo = cc::by_name_seeded(&fc.cc, rngs.seed_for(&format!("flow/{}/cc", fc.name))).expect("validated");
-        let (fwd_route, rev_route) = path_routes[fc.path.as_str()];
+        let flow_routes: Vec<(u16, u16)> = names.iter().map(|n| path_routes[n]).collect();
+        let n_sub = if fc.paths.is_some() { flow_routes.len() } else { 0 };
+        let series = || SubflowSeries { goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
         flows.push(Flow {
             name: fc.name.clone(),
-            sender: TcpSender::new(scfg, algo, i as u32, 0),
-            receiver: TcpReceiver::new(rcfg, i as u32, 0),
-            fwd_route,
-            rev_route,
+            conn: build_conn(fc, i as u32, &rngs),
+            routes: flow_routes,
             traffic: fc.traffic.clone(),
             start: from_secs_f64(fc.start_s),
             stop: fc.stop_s.map(from_secs_f64).unwrap_or(NEVER),
-            mss: t.mss_bytes as u64,
+            mss: fc.tcp.mss_bytes as u64,
             started: false,
             snd_timer_at: NEVER,
             rcv_timer_at: NEVER,
@@ -173,6 +270,8 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             srtt_ms: Vec::with_capacity(n_bins),
             rto_ms: Vec::with_capacity(n_bins),
             ofo_bytes: Vec::with_capacity(n_bins),
+            rcvbuf_bytes: Vec::with_capacity(n_bins),
+            sub: (0..n_sub).map(|_| series()).collect(),
             app_next: 0,
             delivery_errors: 0,
             fct: None,
@@ -189,16 +288,22 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         slab: Vec::with_capacity(4096),
         free: Vec::new(),
         out: Vec::with_capacity(64),
+        pkts: Vec::with_capacity(64),
         bin,
         n_bins,
         link_queue: vec![Vec::with_capacity(n_bins); n_links],
     };
     for (i, fl) in sim.flows.iter().enumerate() {
         sim.queue.push(fl.start, Ev::FlowStart(i as u32));
+        if let Conn::Mptcp { mp_prio, .. } = &fl.conn {
+            for (k, &(t, _, _)) in mp_prio.iter().enumerate() {
+                sim.queue.push(t, Ev::MpPrio(i as u32, k as u32));
+            }
+        }
     }
     sim.queue.push(bin.min(end), Ev::Bin);
     let warmup = from_secs_f64(f.output.warmup_s);
-    let mut warm_snapshot: Option<Vec<(u64, u64, u64)>> = if warmup == 0 { Some(sim.counters()) } else { None };
+    let mut warm_snapshot: Option<Vec<(u64, u64)>> = if warmup == 0 { Some(sim.counters()) } else { None };
     let mut bins_done = 0usize;
     let progress_every = (n_bins / 200).max(1);
 
@@ -207,7 +312,6 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             break;
         }
         if warm_snapshot.is_none() && t >= warmup {
-            sim.now = warmup;
             warm_snapshot = Some(sim.counters());
         }
         sim.now = t;
@@ -231,10 +335,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
                     continue;
                 }
                 fl.snd_timer_at = NEVER;
-                if let Some(probe) = fl.sender.on_timer(t) {
-                    sim.inject(fi, probe, true);
-                }
-                sim.pump(fi);
+                sim.sender_timer(fi);
             }
             Ev::ReceiverTimer(fi) => {
                 let fl = &mut sim.flows[fi as usize];
@@ -242,19 +343,13 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
                     continue;
                 }
                 fl.rcv_timer_at = NEVER;
-                let before = fl.receiver.stats.bytes_delivered;
-                let ack = fl.receiver.on_timer(t);
-                let read = fl.receiver.stats.bytes_delivered - before;
-                fl.goodput.add(t, read as f64);
-                if let Some(a) = ack {
-                    sim.inject(fi, a, false);
-                }
-                sim.arm_receiver(fi);
+                sim.receiver_timer(fi);
             }
             Ev::FlowStart(fi) => {
                 sim.flows[fi as usize].started = true;
                 sim.pump(fi);
             }
+            Ev::MpPrio(fi, k) => sim.send_mp_prio(fi, k as usize),
             Ev::Bin => {
                 sim.sample();
                 bins_done += 1;
@@ -306,45 +401,76 @@ impl Sim {
         }
         let fi = p.flow;
         match p.kind {
-            PacketKind::Data | PacketKind::WindowProbe => self.to_receiver(fi, p),
-            PacketKind::Ack => {
-                let now = self.now;
-                self.flows[fi as usize].sender.on_ack(now, &p);
-                self.pump(fi);
+            PacketKind::Data | PacketKind::WindowProbe | PacketKind::Syn => self.to_receiver(fi, p),
+            PacketKind::Ack | PacketKind::SynAck => self.to_sender(fi, p),
+        }
+    }
+
+    fn to_sender(&mut self, fi: u32, p: Packet) {
+        let now = self.now;
+        match &mut self.flows[fi as usize].conn {
+            Conn::Tcp { sender, .. } => sender.on_ack(now, &p),
+            Conn::Mptcp { sender, .. } => {
+                let i = p.subflow as usize;
+                if p.kind == PacketKind::SynAck {
+                    sender.on_syn_ack(i, &p);
+                } else {
+                    sender.on_ack(i, now, &p);
+                }
             }
         }
+        self.pump(fi);
     }
 
     fn to_receiver(&mut self, fi: u32, p: Packet) {
         let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[fi as usize];
-        let before = fl.receiver.stats.bytes_delivered;
-        let (range, ack) = fl.receiver.on_segment(now, &p);
-        if let Some((s, e)) = range {
-            // Exactly-once, in-order check against what the application has seen so far.
-            if s != fl.app_next || e <= s {
-                fl.delivery_errors += 1;
+        match &mut fl.conn {
+            Conn::Tcp { receiver, .. } => {
+                let before = receiver.stats.bytes_delivered;
+                let (range, ack) = receiver.on_segment(now, &p);
+                let read = receiver.stats.bytes_delivered - before;
+                if let Some(a) = ack {
+                    pkts.push((0, a));
+                }
+                fl.goodput.add(now, read as f64);
+                if let Some((s, e)) = range {
+                    fl.note_delivery(now, s, e);
+                }
             }
-            fl.app_next = e;
-            if let Traffic::File { bytes } = fl.traffic {
-                if e >= bytes && fl.fct.is_none() {
-                    fl.fct = Some(now - fl.start);
+            Conn::Mptcp { receiver, .. } => {
+                let i = p.subflow as usize;
+                let before = receiver.data_rcv_nxt();
+                let per_sub_before: Vec<u64> = receiver.stats.delivered_per_subflow.clone();
+                let read = receiver.on_packet(i, now, &p, &mut pkts);
+                let after = receiver.data_rcv_nxt();
+                fl.goodput.add(now, read as f64);
+                for (k, b) in receiver.stats.delivered_per_subflow.iter().enumerate() {
+                    if *b > per_sub_before[k] {
+                        fl.sub[k].goodput.add(now, (*b - per_sub_before[k]) as f64);
+                    }
+                }
+                if after > before {
+                    fl.note_delivery(now, before, after);
                 }
             }
         }
-        let read = fl.receiver.stats.bytes_delivered - before;
-        fl.goodput.add(now, read as f64);
-        if let Some(a) = ack {
-            self.inject(fi, a, false);
+        for (i, a) in pkts.drain(..) {
+            self.inject(fi, i, a, false);
         }
+        self.pkts = pkts;
         self.arm_receiver(fi);
     }
 
-    /// Puts a packet from an endpoint onto its route: data/probes forward, ACKs reverse.
-    fn inject(&mut self, fi: u32, mut p: Packet, from_sender: bool) {
+    /// Puts a packet from an endpoint onto its subflow's route: data forward, ACKs reverse.
+    fn inject(&mut self, fi: u32, subflow: usize, mut p: Packet, from_sender: bool) {
         let fl = &self.flows[fi as usize];
-        p.route = if from_sender { fl.fwd_route } else { fl.rev_route };
+        let (fwd, rev) = fl.routes[subflow.min(fl.routes.len() - 1)];
+        p.route = if from_sender { fwd } else { rev };
         p.hop = 0;
+        p.flow = fi;
+        p.subflow = subflow as u16;
         self.forward(p);
     }
 
@@ -371,25 +497,93 @@ impl Sim {
         }
     }
 
+    fn sender_timer(&mut self, fi: u32) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
+        match &mut self.flows[fi as usize].conn {
+            Conn::Tcp { sender, .. } => {
+                if let Some(probe) = sender.on_timer(now) {
+                    pkts.push((0, probe));
+                }
+            }
+            Conn::Mptcp { sender, .. } => sender.on_timer(now, &mut pkts),
+        }
+        for (i, p) in pkts.drain(..) {
+            self.inject(fi, i, p, true);
+        }
+        self.pkts = pkts;
+        self.pump(fi);
+    }
+
+    fn receiver_timer(&mut self, fi: u32) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
+        let fl = &mut self.flows[fi as usize];
+        match &mut fl.conn {
+            Conn::Tcp { receiver, .. } => {
+                let before = receiver.stats.bytes_delivered;
+                if let Some(a) = receiver.on_timer(now) {
+                    pkts.push((0, a));
+                }
+                let read = receiver.stats.bytes_delivered - before;
+                fl.goodput.add(now, read as f64);
+            }
+            Conn::Mptcp { receiver, .. } => receiver.on_timer(now, &mut pkts),
+        }
+        for (i, a) in pkts.drain(..) {
+            self.inject(fi, i, a, false);
+        }
+        self.pkts = pkts;
+        self.arm_receiver(fi);
+    }
+
+    fn send_mp_prio(&mut self, fi: u32, k: usize) {
+        let now = self.now;
+        let Conn::Mptcp { receiver, mp_prio, .. } = &mut self.flows[fi as usize].conn else { return };
+        let (_, sub, backup) = mp_prio[k];
+        if let Some(a) = receiver.request_mp_prio(sub, backup, now) {
+            self.inject(fi, sub, a, false);
+        }
+    }
+
     /// Lets the application write, sends what the sender allows and re-arms its timer.
     fn pump(&mut self, fi: u32) {
         let now = self.now;
         let (limit, app_next) = self.flows[fi as usize].app_bytes(now);
-        {
-            let fl = &mut self.flows[fi as usize];
-            if limit > fl.sender.app_limit() {
-                fl.sender.set_app_limit(limit);
+        let mut pkts = std::mem::take(&mut self.pkts);
+        let fl = &mut self.flows[fi as usize];
+        match &mut fl.conn {
+            Conn::Tcp { sender, .. } => {
+                if limit > sender.app_limit() {
+                    sender.set_app_limit(limit);
+                }
+                while let Some(p) = sender.poll_transmit(now) {
+                    pkts.push((0, p));
+                }
+            }
+            Conn::Mptcp { sender, .. } => {
+                sender.set_app_limit(limit);
+                sender.push_and_send(now, &mut pkts);
             }
         }
-        loop {
-            let fl = &mut self.flows[fi as usize];
-            let Some(p) = fl.sender.poll_transmit(now) else { break };
-            fl.sent.add(now, p.wire_bytes() as f64);
-            self.inject(fi, p, true);
+        for (i, p) in pkts.iter() {
+            if p.kind == PacketKind::Data {
+                fl.sent.add(now, p.wire_bytes() as f64);
+                if let Some(s) = fl.sub.get_mut(*i) {
+                    s.sent.add(now, p.wire_bytes() as f64);
+                }
+            }
         }
+        for (i, p) in pkts.drain(..) {
+            self.inject(fi, i, p, true);
+        }
+        self.pkts = pkts;
         let fl = &mut self.flows[fi as usize];
-        let mut t = fl.sender.next_timeout();
-        if fl.sender.snd_nxt() >= fl.sender.app_limit() {
+        let (mut t, waiting_for_app) = match &fl.conn {
+            Conn::Tcp { sender, .. } => (sender.next_timeout(), sender.snd_nxt() >= sender.app_limit()),
+            Conn::Mptcp { sender, .. } => (sender.next_timeout(), sender.next_dsn() >= sender.app_limit()),
+        };
+        if waiting_for_app || fl.app_limit() < limit {
             t = t.min(app_next);
         }
         if t < fl.snd_timer_at {
@@ -402,7 +596,10 @@ impl Sim {
     fn arm_receiver(&mut self, fi: u32) {
         let now = self.now;
         let fl = &mut self.flows[fi as usize];
-        let t = fl.receiver.next_timeout(now);
+        let t = match &fl.conn {
+            Conn::Tcp { receiver, .. } => receiver.next_timeout(now),
+            Conn::Mptcp { receiver, .. } => receiver.next_timeout(now),
+        };
         if t < fl.rcv_timer_at {
             let t = t.max(now);
             fl.rcv_timer_at = t;
@@ -415,10 +612,28 @@ impl Sim {
             if fl.cwnd.len() >= self.n_bins {
                 continue;
             }
-            fl.cwnd.push(fl.sender.tcb.cwnd as f64);
-            fl.srtt_ms.push(fl.sender.rtt.srtt as f64 / 1e6);
-            fl.rto_ms.push(fl.sender.rto() as f64 / 1e6);
-            fl.ofo_bytes.push(fl.receiver.ofo_bytes() as f64);
+            match &fl.conn {
+                Conn::Tcp { sender, receiver } => {
+                    fl.cwnd.push(sender.tcb.cwnd as f64);
+                    fl.srtt_ms.push(sender.rtt.srtt as f64 / 1e6);
+                    fl.rto_ms.push(sender.rto() as f64 / 1e6);
+                    fl.ofo_bytes.push(receiver.ofo_bytes() as f64);
+                    fl.rcvbuf_bytes.push(receiver.buffered() as f64);
+                }
+                Conn::Mptcp { sender, receiver, .. } => {
+                    let total: u32 = sender.subflows.iter().map(|s| s.tcp.tcb.cwnd).sum();
+                    fl.cwnd.push(total as f64);
+                    let srtt = sender.subflows.iter().map(|s| s.tcp.rtt.srtt).min().unwrap_or(0);
+                    fl.srtt_ms.push(srtt as f64 / 1e6);
+                    fl.rto_ms.push(sender.subflows.iter().map(|s| s.tcp.rto()).max().unwrap_or(0) as f64 / 1e6);
+                    fl.ofo_bytes.push(receiver.ofo_bytes() as f64);
+                    fl.rcvbuf_bytes.push(receiver.buffered() as f64);
+                    for (k, s) in sender.subflows.iter().enumerate() {
+                        fl.sub[k].cwnd.push(s.tcp.tcb.cwnd as f64);
+                        fl.sub[k].srtt_ms.push(s.tcp.rtt.srtt as f64 / 1e6);
+                    }
+                }
+            }
         }
         for (i, l) in self.links.iter().enumerate() {
             if self.link_queue[i].len() < self.n_bins {
@@ -427,61 +642,129 @@ impl Sim {
         }
     }
 
-    /// (bytes delivered, segments sent, bytes sent) per flow, for the warm-up cut.
-    fn counters(&self) -> Vec<(u64, u64, u64)> {
+    /// (bytes delivered, bytes sent) per flow, for the warm-up cut.
+    fn counters(&self) -> Vec<(u64, u64)> {
         self.flows
             .iter()
-            .map(|f| (f.receiver.stats.bytes_delivered, f.sender.stats.segments_sent, f.sender.stats.bytes_sent))
+            .map(|f| match &f.conn {
+                Conn::Tcp { sender, receiver } => (receiver.stats.bytes_delivered, sender.stats.bytes_sent),
+                Conn::Mptcp { sender, receiver, .. } => {
+                    (receiver.stats.bytes_delivered, sender.subflows.iter().map(|s| s.tcp.stats.bytes_sent).sum())
+                }
+            })
             .collect()
     }
 
-    fn finish(mut self, sc: &Scenario, warmup: Time, warm: &[(u64, u64, u64)]) -> RunOutput {
+    fn finish(mut self, sc: &Scenario, warmup: Time, warm: &[(u64, u64)]) -> RunOutput {
         let end = self.end;
         let bin_s = to_secs_f64(self.bin);
         let mut table = LongTable::default();
         let mut flows_json = Map::new();
+        let counters = self.counters();
         for (i, fl) in self.flows.iter_mut().enumerate() {
-            fl.receiver.finish(end);
-            let s = &fl.sender.stats;
-            let r = &fl.receiver.stats;
             let from = warmup.max(fl.start);
             let until = match fl.fct {
                 Some(fct) => fl.start + fct,
                 None => end,
             };
             let window_s = to_secs_f64(until.saturating_sub(from)).max(1e-9);
-            let delivered_in_window = r.bytes_delivered - warm[i].0.min(r.bytes_delivered);
-            let ratio = if s.segments_sent > 0 { s.segments_retransmitted as f64 / s.segments_sent as f64 } else { 0.0 };
-            let mean_rtt = fl.sender.rtt.mean_rtt().map(|x| round6(x / 1e6));
-            let active_s = to_secs_f64(end.saturating_sub(fl.start)).max(1e-9);
+            let (delivered, sent) = counters[i];
             let mut m = Map::new();
-            m.insert("cc".into(), json!(fl.sender.cc_name()));
-            m.insert("goodput_mbps".into(), json!(round6(delivered_in_window as f64 * 8.0 / window_s / 1e6)));
-            m.insert("throughput_mbps".into(), json!(round6((s.bytes_sent - warm[i].2.min(s.bytes_sent)) as f64 * 8.0 / window_s / 1e6)));
-            m.insert("bytes_delivered".into(), json!(r.bytes_delivered));
-            m.insert("bytes_sent".into(), json!(s.bytes_sent));
-            m.insert("segments_sent".into(), json!(s.segments_sent));
-            m.insert("segments_retransmitted".into(), json!(s.segments_retransmitted));
-            m.insert("retransmission_ratio".into(), json!(round6(ratio)));
-            m.insert("timeouts".into(), json!(s.timeouts));
-            m.insert("fast_retransmits".into(), json!(s.fast_retransmits));
-            m.insert("window_probes".into(), json!(s.window_probes));
-            m.insert("mean_rtt_ms".into(), json!(mean_rtt));
-            m.insert("min_rtt_ms".into(), json!(fl.sender.rtt.has_sample().then(|| round6(fl.sender.rtt.min_rtt as f64 / 1e6))));
+            m.insert("goodput_mbps".into(), json!(round6((delivered - warm[i].0.min(delivered)) as f64 * 8.0 / window_s / 1e6)));
+            m.insert("throughput_mbps".into(), json!(round6((sent - warm[i].1.min(sent)) as f64 * 8.0 / window_s / 1e6)));
+            m.insert("bytes_delivered".into(), json!(delivered));
+            m.insert("bytes_sent".into(), json!(sent));
             m.insert("fct_s".into(), json!(fl.fct.map(|t| round6(to_secs_f64(t)))));
-            m.insert("ofo_mean_bytes".into(), json!(round6(r.ofo_byte_ns / (active_s * 1e9))));
-            m.insert("ofo_max_bytes".into(), json!(r.max_ofo_bytes));
-            m.insert("duplicate_segments".into(), json!(r.duplicate_segments));
             m.insert("delivery_errors".into(), json!(fl.delivery_errors));
-            m.insert("final_cwnd_segments".into(), json!(fl.sender.tcb.cwnd));
+            match &mut fl.conn {
+                Conn::Tcp { sender, receiver } => {
+                    receiver.finish(end);
+                    let s = &sender.stats;
+                    let r = &receiver.stats;
+                    let ratio = if s.segments_sent > 0 { s.segments_retransmitted as f64 / s.segments_sent as f64 } else { 0.0 };
+                    let active_s = to_secs_f64(end.saturating_sub(fl.start)).max(1e-9);
+                    m.insert("protocol".into(), json!("tcp"));
+                    m.insert("cc".into(), json!(sender.cc_name()));
+                    m.insert("segments_sent".into(), json!(s.segments_sent));
+                    m.insert("segments_retransmitted".into(), json!(s.segments_retransmitted));
+                    m.insert("retransmission_ratio".into(), json!(round6(ratio)));
+                    m.insert("timeouts".into(), json!(s.timeouts));
+                    m.insert("fast_retransmits".into(), json!(s.fast_retransmits));
+                    m.insert("window_probes".into(), json!(s.window_probes));
+                    m.insert("mean_rtt_ms".into(), json!(sender.rtt.mean_rtt().map(|x| round6(x / 1e6))));
+                    m.insert("min_rtt_ms".into(), json!(sender.rtt.has_sample().then(|| round6(sender.rtt.min_rtt as f64 / 1e6))));
+                    m.insert("ofo_mean_bytes".into(), json!(round6(r.ofo_byte_ns / (active_s * 1e9))));
+                    m.insert("ofo_max_bytes".into(), json!(r.max_ofo_bytes));
+                    m.insert("duplicate_segments".into(), json!(r.duplicate_segments));
+                    m.insert("final_cwnd_segments".into(), json!(sender.tcb.cwnd));
+                }
+                Conn::Mptcp { sender, receiver, .. } => {
+                    let (ofo_mean, buf_mean) = receiver.finish(end, fl.start);
+                    let segs: u64 = sender.subflows.iter().map(|s| s.tcp.stats.segments_sent).sum();
+                    let retx: u64 = sender.subflows.iter().map(|s| s.tcp.stats.segments_retransmitted).sum();
+                    let reinj = sender.stats.reinjections + sender.stats.opportunistic_retransmissions + sender.stats.retx_requests_served;
+                    let ratio = if segs > 0 { (retx + reinj) as f64 / segs as f64 } else { 0.0 };
+                    m.insert("protocol".into(), json!("mptcp"));
+                    m.insert("cc".into(), json!(sc.file.flows[i].cc));
+                    m.insert("scheduler".into(), json!(sender.scheduler_name()));
+                    m.insert("segments_sent".into(), json!(segs));
+                    m.insert("segments_retransmitted".into(), json!(retx + reinj));
+                    m.insert("retransmission_ratio".into(), json!(round6(ratio)));
+                    m.insert("reinjections".into(), json!(sender.stats.reinjections));
+                    m.insert("opportunistic_retransmissions".into(), json!(sender.stats.opportunistic_retransmissions));
+                    m.insert("penalisations".into(), json!(sender.stats.penalisations));
+                    m.insert("scheduler_waits".into(), json!(sender.stats.waits));
+                    m.insert("retransmission_requests".into(), json!(receiver.stats.retx_requests));
+                    m.insert("timeouts".into(), json!(sender.subflows.iter().map(|s| s.tcp.stats.timeouts).sum::<u64>()));
+                    m.insert("fast_retransmits".into(), json!(sender.subflows.iter().map(|s| s.tcp.stats.fast_retransmits).sum::<u64>()));
+                    m.insert("ofo_mean_bytes".into(), json!(round6(ofo_mean)));
+                    m.insert("ofo_p95_bytes".into(), json!(round6(receiver.ofo_hist.quantile(0.95))));
+                    m.insert("rcvbuf_mean_bytes".into(), json!(round6(buf_mean)));
+                    m.insert("rcvbuf_p95_bytes".into(), json!(round6(receiver.buf_hist.quantile(0.95))));
+                    m.insert("hol_delay_mean_ms".into(), json!(round6(receiver.hol.mean() * 1e3)));
+                    m.insert("hol_delay_p95_ms".into(), json!(round6(receiver.hol.quantile(0.95) * 1e3)));
+                    m.insert("hol_delay_p99_ms".into(), json!(round6(receiver.hol.quantile(0.99) * 1e3)));
+                    m.insert("loss_recovery_count".into(), json!(receiver.recovery_hist.total_weight() as u64));
+                    m.insert("loss_recovery_mean_ms".into(), json!(round6(receiver.recovery_hist.mean() * 1e3)));
+                    m.insert("loss_recovery_p95_ms".into(), json!(round6(receiver.recovery_hist.quantile(0.95) * 1e3)));
+                    m.insert("duplicate_bytes".into(), json!(receiver.stats.duplicate_bytes));
+                    m.insert("mp_prio_sent".into(), json!(receiver.stats.mp_prio_sent));
+                    m.insert("mp_prio_received".into(), json!(sender.stats.mp_prio_received));
+                    let mut subs = Vec::new();
+                    for (k, s) in sender.subflows.iter().enumerate() {
+                        let st = &s.tcp.stats;
+                        let g = receiver.stats.delivered_per_subflow[k];
+                        subs.push(json!({
+                            "goodput_mbps": round6(g as f64 * 8.0 / window_s / 1e6),
+                            "throughput_mbps": round6(st.bytes_sent as f64 * 8.0 / window_s / 1e6),
+                            "bytes_delivered": g,
+                            "segments_sent": st.segments_sent,
+                            "segments_retransmitted": st.segments_retransmitted,
+                            "timeouts": st.timeouts,
+                            "fast_retransmits": st.fast_retransmits,
+                            "reinjected_from": s.reinjected_segments,
+                            "scheduler_decisions": s.decisions,
+                            "mean_rtt_ms": s.tcp.rtt.mean_rtt().map(|x| round6(x / 1e6)),
+                            "established": s.established,
+                            "backup_at_end": s.local_backup || s.peer_backup,
+                        }));
+                        let name = format!("{}/{}", fl.name, k);
+                        table.push_series(bin_s, "subflow", &name, "goodput_mbps", &fl.sub[k].goodput.as_mbps());
+                        table.push_series(bin_s, "subflow", &name, "throughput_mbps", &fl.sub[k].sent.as_mbps());
+                        table.push_series(bin_s, "subflow", &name, "cwnd_segments", &fl.sub[k].cwnd);
+                        table.push_series(bin_s, "subflow", &name, "srtt_ms", &fl.sub[k].srtt_ms);
+                    }
+                    m.insert("subflows".into(), Value::Array(subs));
+                }
+            }
             flows_json.insert(fl.name.clone(), Value::Object(m));
-
             table.push_series(bin_s, "flow", &fl.name, "goodput_mbps", &fl.goodput.as_mbps());
             table.push_series(bin_s, "flow", &fl.name, "throughput_mbps", &fl.sent.as_mbps());
             table.push_series(bin_s, "flow", &fl.name, "cwnd_segments", &fl.cwnd);
             table.push_series(bin_s, "flow", &fl.name, "srtt_ms", &fl.srtt_ms);
             table.push_series(bin_s, "flow", &fl.name, "rto_ms", &fl.rto_ms);
             table.push_series(bin_s, "flow", &fl.name, "ofo_bytes", &fl.ofo_bytes);
+            table.push_series(bin_s, "flow", &fl.name, "rcvbuf_bytes", &fl.rcvbuf_bytes);
         }
         let mut links_json = Map::new();
         for (i, l) in self.links.iter().enumerate() {

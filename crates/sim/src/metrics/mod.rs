@@ -2,6 +2,9 @@
 //!
 //! [`Bins`] accumulates per-bin counters (bytes delivered, bytes sent) aligned to t = 0;
 //! [`LongTable`] builds the time series in long form (`time_s, kind, name, metric, value`).
+pub mod hist;
+pub use hist::WeightedHist;
+
 use crate::api::{Column, Table};
 use crate::core::time::Time;
 

@@ -6,6 +6,7 @@
 //! references between entries, trace files) run over everything that decoded.
 use crate::error::{ConfigError, Errors};
 use crate::link::config::LinkConfig;
+use crate::mptcp::pending::SchedulerSpec;
 use crate::tcp::cc;
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;
@@ -100,10 +101,23 @@ fn default_to() -> String {
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     pub name: String,
-    /// The path the data travels (the sender sits at the path's `from` node).
-    pub path: String,
-    /// Congestion control: tahoe, reno, newreno, cubic, bbr, vegas.
+    /// Single-path TCP: the path the data travels (the sender sits at the path's `from` node).
+    /// Give exactly one of `path` and `paths`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Multipath TCP: one subflow per path, in this order (subflow 0 is the initial subflow).
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// Congestion control: tahoe, reno, newreno, cubic, bbr, vegas; for MPTCP also the coupled
+    /// lia, olia, balia, wvegas (a single-path name means uncoupled, one instance per subflow).
     pub cc: String,
+    /// MPTCP packet scheduler: a name (`"minrtt"`) or a table with parameters
+    /// (`{ name = "roundrobin", num_segments = 3 }`). Default `minrtt`.
+    #[serde(default)]
+    pub scheduler: Option<SchedulerSpec>,
+    /// MPTCP connection options.
+    #[serde(default)]
+    pub mptcp: Option<MptcpOptions>,
     /// When the sender starts, in seconds.
     #[serde(default)]
     pub start_s: f64,
@@ -115,6 +129,40 @@ pub struct FlowConfig {
     pub tcp: TcpOptions,
     #[serde(default)]
     pub receiver: ReceiverOptions,
+}
+
+/// Connection-level options of an MPTCP flow.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MptcpOptions {
+    /// Connection-level receive buffer shared by all subflows, in bytes (default 6 MiB).
+    #[serde(default)]
+    pub rcv_buf_bytes: Option<u64>,
+    /// The same in packets of one MSS each (P1 uses 500). Give at most one of the two.
+    #[serde(default)]
+    pub rcv_buf_packets: Option<u64>,
+    /// P1's receiver-based loss recovery (retransmission requests on the fastest path).
+    #[serde(default)]
+    pub receiver_recovery: bool,
+    /// MP_JOIN B flag per subflow (true = backup), in `paths` order; missing entries are false.
+    #[serde(default)]
+    pub backup: Vec<bool>,
+    /// Delay before the join handshakes of the additional subflows start, in ms (default 0).
+    #[serde(default)]
+    pub join_delay_ms: f64,
+    /// MP_PRIO sent by the data receiver at chosen times (once, on a pure ACK; may be lost).
+    #[serde(default)]
+    pub mp_prio: Vec<MpPrioEvent>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MpPrioEvent {
+    pub at_s: f64,
+    /// Subflow index (position in `paths`).
+    pub subflow: usize,
+    /// B flag: true = backup, false = regular.
+    pub backup: bool,
 }
 
 /// What the sending application does.
@@ -456,11 +504,68 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         if !flow_names.insert(&f.name) {
             errs.push(ConfigError::new(format!("{pre}.name"), &f.name, "duplicate flow name"));
         }
-        if !raw.paths.contains(&f.path) {
-            errs.push(ConfigError::new(format!("{pre}.path"), &f.path, format!("no path with this name; defined: {}", list(raw.paths.iter()))));
+        let mut check_path = |field: String, p: &String| {
+            if !raw.paths.contains(p) {
+                errs.push(ConfigError::new(field, p, format!("no path with this name; defined: {}", list(raw.paths.iter()))));
+            }
+        };
+        match (&f.path, &f.paths) {
+            (Some(p), None) => check_path(format!("{pre}.path"), p),
+            (None, Some(ps)) => {
+                for (j, p) in ps.iter().enumerate() {
+                    check_path(format!("{pre}.paths[{j}]"), p);
+                }
+                if ps.is_empty() || ps.len() > 32 {
+                    errs.push(ConfigError::new(format!("{pre}.paths"), ps.len(), "must list between 1 and 32 paths"));
+                }
+            }
+            (Some(_), Some(_)) => errs.push(ConfigError::new(format!("{pre}.paths"), "", "give either `path` (TCP) or `paths` (MPTCP), not both")),
+            (None, None) => errs.push(ConfigError::new(format!("{pre}.path"), "", "missing: give `path` (TCP) or `paths` (MPTCP)")),
         }
-        if cc::by_name(&f.cc).is_none() {
-            errs.push(ConfigError::new(format!("{pre}.cc"), &f.cc, format!("unknown congestion control; allowed: {}", cc::NAMES.join(", "))));
+        let multipath = f.paths.is_some();
+        let coupled = cc::coupled::NAMES.contains(&f.cc.as_str());
+        if cc::by_name(&f.cc).is_none() && !(multipath && coupled) {
+            let allowed = if multipath {
+                format!("{}, {}", cc::NAMES.join(", "), cc::coupled::NAMES.join(", "))
+            } else {
+                cc::NAMES.join(", ")
+            };
+            let hint = if coupled { " (coupled algorithms need an MPTCP flow: `paths = [...]`)" } else { "" };
+            errs.push(ConfigError::new(format!("{pre}.cc"), &f.cc, format!("unknown congestion control; allowed: {allowed}{hint}")));
+        }
+        if !multipath {
+            if f.scheduler.is_some() {
+                errs.push(ConfigError::new(format!("{pre}.scheduler"), "", "only MPTCP flows (`paths = [...]`) have a scheduler"));
+            }
+            if f.mptcp.is_some() {
+                errs.push(ConfigError::new(format!("{pre}.mptcp"), "", "only MPTCP flows (`paths = [...]`) take mptcp options"));
+            }
+        }
+        if let Some(spec) = &f.scheduler {
+            spec.config().validate(&format!("{pre}.scheduler"), errs);
+        }
+        if let Some(m) = &f.mptcp {
+            let n = f.paths.as_ref().map_or(0, |p| p.len());
+            if m.rcv_buf_bytes.is_some() && m.rcv_buf_packets.is_some() {
+                errs.push(ConfigError::new(format!("{pre}.mptcp.rcv_buf_packets"), "", "give at most one of rcv_buf_bytes and rcv_buf_packets"));
+            }
+            if let Some(b) = m.rcv_buf_bytes {
+                let min = 2 * f.tcp.mss_bytes as u64;
+                errs.check(b >= min && b <= 1 << 30, format!("{pre}.mptcp.rcv_buf_bytes"), b, &format!("must be in [{min}, 1073741824]"));
+            }
+            if let Some(p) = m.rcv_buf_packets {
+                errs.check((2..=1_000_000).contains(&p), format!("{pre}.mptcp.rcv_buf_packets"), p, "must be in [2, 1000000]");
+            }
+            if m.backup.len() > n {
+                errs.push(ConfigError::new(format!("{pre}.mptcp.backup"), m.backup.len(), format!("has more entries than paths ({n})")));
+            }
+            errs.range(format!("{pre}.mptcp.join_delay_ms"), m.join_delay_ms, 0.0, 3_600_000.0);
+            for (j, e) in m.mp_prio.iter().enumerate() {
+                errs.range(format!("{pre}.mptcp.mp_prio[{j}].at_s"), e.at_s, 0.0, dur);
+                if e.subflow >= n {
+                    errs.push(ConfigError::new(format!("{pre}.mptcp.mp_prio[{j}].subflow"), e.subflow, format!("must be in [0, {}]", n.saturating_sub(1))));
+                }
+            }
         }
         if !(f.start_s >= 0.0 && f.start_s < dur) {
             errs.push(ConfigError::new(format!("{pre}.start_s"), crate::error::fmt_num(f.start_s), "must be in [0, duration_s)"));

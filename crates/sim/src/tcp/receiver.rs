@@ -254,6 +254,11 @@ impl TcpReceiver {
         self.unread
     }
 
+    /// An ACK right now (MP_PRIO and P1 retransmission requests ride on a pure ACK).
+    pub fn force_ack(&mut self, now: Time) -> Packet {
+        self.make_ack(now)
+    }
+
     fn make_ack(&mut self, now: Time) -> Packet {
         let _ = now;
         self.pending = 0;

@@ -103,6 +103,8 @@ pub struct TcpSender {
     peer_rwnd: u64,
 
     board: VecDeque<Segment>,
+    /// Ends of pushed segments not yet sent (MPTCP mapping boundaries).
+    seg_bounds: VecDeque<u64>,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
@@ -155,6 +157,7 @@ impl TcpSender {
             app_limit: 0,
             peer_rwnd: u64::MAX,
             board: VecDeque::with_capacity(256),
+            seg_bounds: VecDeque::new(),
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -212,6 +215,27 @@ impl TcpSender {
         self.backoff
     }
 
+    /// Queues one segment of `len` bytes that must go out as a segment of its own (MPTCP pushes
+    /// DSS-mapped segments this way). Returns the subflow sequence number it will carry.
+    pub fn push_segment(&mut self, len: u32) -> u64 {
+        let seq = self.app_limit;
+        self.app_limit += len as u64;
+        self.seg_bounds.push_back(self.app_limit);
+        seq
+    }
+    /// Bytes handed to this sender but not yet transmitted.
+    pub fn queued_bytes(&self) -> u64 {
+        self.app_limit.saturating_sub(self.snd_nxt)
+    }
+    /// Bytes transmitted and not yet acknowledged.
+    pub fn unacked_bytes(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+    /// Subflow sequence ranges `[seq, seq+len)` sent and not yet cumulatively acknowledged.
+    pub fn outstanding(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.board.iter().map(|s| (s.seq, s.len))
+    }
+
     /// Raises the amount of data the application has written (bytes since the start).
     pub fn set_app_limit(&mut self, total_bytes: u64) {
         debug_assert!(total_bytes >= self.app_limit.min(total_bytes));
@@ -265,7 +289,11 @@ impl TcpSender {
             self.note_app_limited();
             return None;
         }
-        let len = (self.app_limit - self.snd_nxt).min(self.cfg.mss as u64) as u32;
+        let mut len = (self.app_limit - self.snd_nxt).min(self.cfg.mss as u64) as u32;
+        if let Some(&bound) = self.seg_bounds.front() {
+            // MPTCP: a segment never spans two DSS mappings.
+            len = len.min((bound - self.snd_nxt) as u32);
+        }
         let wnd_end = self.snd_una.saturating_add(self.peer_rwnd);
         if self.snd_nxt + len as u64 > wnd_end {
             self.blocked_by_cwnd = false;
@@ -298,6 +326,9 @@ impl TcpSender {
             app_limited: false,
         });
         self.snd_nxt += len as u64;
+        if self.seg_bounds.front() == Some(&self.snd_nxt) {
+            self.seg_bounds.pop_front();
+        }
         let i = self.board.len() - 1;
         Some(self.transmit(now, i, false))
     }

@@ -160,7 +160,7 @@ pub enum CwndEvent {
 }
 
 /// A congestion-control algorithm (one instance per connection or subflow).
-pub trait CongestionControl: Send {
+pub trait CongestionControl {
     /// Name as used in scenario files.
     fn name(&self) -> &'static str;
 
@@ -224,3 +224,4 @@ pub fn by_name(name: &str) -> Option<Box<dyn CongestionControl>> {
         _ => return None,
     })
 }
+pub mod coupled;

@@ -1,0 +1,535 @@
+//! The MPTCP data sender: connection-level state over TCP subflows (RFC 8684 semantics).
+//!
+//! - Data sequence numbers (DSN) are mapped onto subflow sequence numbers when the scheduler
+//!   pushes a segment into a subflow; a mapping is fixed once made (RFC 8684 §3.3.1) and the
+//!   same DSN range may later be re-sent on another subflow (reinjection).
+//! - Data stays at connection level until DATA_ACKed (cumulative, §3.3.2), not merely
+//!   subflow-ACKed. The peer's window is connection-level, relative to DATA_ACK (§3.3.5).
+//! - Pushed data sits in the subflow's send queue until its cwnd lets it out (Linux: the
+//!   subflow's write queue); a backup mark stops *new* pushes, not what is queued.
+//! - The reinjection queue is served before new data. A subflow RTO re-injects that subflow's
+//!   un-DATA_ACKed data and sets `pf` (out-of-tree `mptcp_reinject_data`,
+//!   `mptcp_sub_retransmit_timer`); `pf` clears on any valid incoming packet on the subflow.
+//! - The out-of-tree receive-buffer optimisation (`mptcp_rcv_buf_optimization`): when the
+//!   connection-level window blocks, at most once per RTT of the fastest subflow, penalise every
+//!   slower subflow holding the oldest unacknowledged data and opportunistically retransmit
+//!   that data on the fast subflow.
+//! - Backup: MP_JOIN B flag (scenario) or MP_PRIO from the peer (§3.3.8), which is carried on an
+//!   ACK and can be lost.
+//!
+//! Deviations: no DATA_FIN, no connection-level RTO of its own (subflow RTOs drive
+//! reinjection), no fallback to TCP, no ADD_ADDR/path manager (subflows come from the scenario).
+use super::sched::{ConnView, Decision, SchedEvent, Scheduler, SegmentInfo, SubflowView};
+use crate::core::time::{Time, NEVER, NS_PER_S};
+use crate::packet::{Packet, PacketKind};
+use crate::tcp::cc::coupled::{Coupling, SubflowCc};
+use crate::tcp::cc::CaState;
+use crate::tcp::sender::TcpSender;
+use std::collections::VecDeque;
+
+/// One subflow on the sending side.
+pub struct SubflowTx {
+    pub tcp: TcpSender,
+    /// (subflow seq, dsn, len) of pushed segments not yet acknowledged at subflow level.
+    map: VecDeque<(u64, u64, u32)>,
+    pub established: bool,
+    /// Backup requested by this host (MP_JOIN B bit from the scenario).
+    pub local_backup: bool,
+    /// Backup requested by the peer (latest MP_PRIO received).
+    pub peer_backup: bool,
+    pub pf: bool,
+    seen_timeouts: u64,
+    min_srtt: Time,
+    max_srtt: Time,
+    /// Handshake: when the next join request goes out, and its backoff.
+    pub join_at: Time,
+    join_backoff: u32,
+    // metrics
+    pub decisions: u64,
+    pub reinjected_segments: u64,
+    pub lost_estimate: (u64, u64),
+}
+
+impl SubflowTx {
+    fn backup(&self) -> bool {
+        self.local_backup || self.peer_backup
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct DsnMeta {
+    dsn: u64,
+    len: u32,
+    first_sent: Time,
+    sent_on: u64,
+}
+
+/// Counters for the summary.
+#[derive(Clone, Debug, Default)]
+pub struct MptcpSenderStats {
+    pub reinjections: u64,
+    pub penalisations: u64,
+    pub opportunistic_retransmissions: u64,
+    pub waits: u64,
+    pub retx_requests_served: u64,
+    pub mp_prio_received: u64,
+}
+
+pub struct MptcpSender {
+    pub subflows: Vec<SubflowTx>,
+    sched: Box<dyn Scheduler>,
+    coupling: Option<Coupling>,
+    mss: u32,
+    data_ack: u64,
+    next_dsn: u64,
+    app_limit: u64,
+    peer_window: u64,
+    /// Segments to re-send (dsn, len), served before new data.
+    reinject: VecDeque<(u64, u32)>,
+    /// Retransmissions the receiver asked for, to go on the subflow the request came from.
+    requested: VecDeque<(u64, u32, usize)>,
+    meta: VecDeque<DsnMeta>,
+    last_penalise: Time,
+    pub stats: MptcpSenderStats,
+    flow: u32,
+}
+
+impl MptcpSender {
+    pub fn new(flow: u32, subflows: Vec<SubflowTx>, sched: Box<dyn Scheduler>, coupling: Option<Coupling>, mss: u32) -> Self {
+        MptcpSender {
+            subflows,
+            sched,
+            coupling,
+            mss,
+            data_ack: 0,
+            next_dsn: 0,
+            app_limit: 0,
+            peer_window: u64::MAX,
+            reinject: VecDeque::new(),
+            requested: VecDeque::new(),
+            meta: VecDeque::new(),
+            last_penalise: 0,
+            stats: MptcpSenderStats::default(),
+            flow,
+        }
+    }
+
+    pub fn new_subflow(tcp: TcpSender, established: bool, backup: bool, join_at: Time) -> SubflowTx {
+        SubflowTx {
+            tcp,
+            map: VecDeque::new(),
+            established,
+            local_backup: backup,
+            peer_backup: false,
+            pf: false,
+            seen_timeouts: 0,
+            min_srtt: Time::MAX,
+            max_srtt: 0,
+            join_at,
+            join_backoff: 0,
+            decisions: 0,
+            reinjected_segments: 0,
+            lost_estimate: (0, 0),
+        }
+    }
+
+    pub fn scheduler_name(&self) -> String {
+        self.sched.name()
+    }
+    pub fn data_ack(&self) -> u64 {
+        self.data_ack
+    }
+    pub fn next_dsn(&self) -> u64 {
+        self.next_dsn
+    }
+    pub fn app_limit(&self) -> u64 {
+        self.app_limit
+    }
+    pub fn set_app_limit(&mut self, bytes: u64) {
+        self.app_limit = self.app_limit.max(bytes);
+    }
+    pub fn all_acked(&self) -> bool {
+        self.data_ack >= self.app_limit
+    }
+
+    /// Earliest timer of any subflow (RTO, persist, pacing) or pending join retry.
+    pub fn next_timeout(&self) -> Time {
+        self.subflows
+            .iter()
+            .map(|s| if s.established { s.tcp.next_timeout() } else { s.join_at })
+            .min()
+            .unwrap_or(NEVER)
+    }
+
+    /// Fires due timers; returns control packets (join requests, probes) as (subflow, packet).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+        for i in 0..self.subflows.len() {
+            let sf = &mut self.subflows[i];
+            if !sf.established {
+                if now >= sf.join_at {
+                    let mut p = Packet::new(PacketKind::Syn);
+                    p.flow = self.flow;
+                    p.subflow = i as u16;
+                    p.ts_val = now;
+                    out.push((i, p));
+                    // SYN retransmission: 1 s initial RTO, doubling (RFC 6298 §2.1, Linux).
+                    sf.join_backoff = (sf.join_backoff + 1).min(6);
+                    sf.join_at = now + NS_PER_S * (1 << (sf.join_backoff - 1));
+                }
+                continue;
+            }
+            if now >= sf.tcp.next_timeout() {
+                if let Some(mut probe) = sf.tcp.on_timer(now) {
+                    probe.data_ack = 0;
+                    out.push((i, probe));
+                }
+                self.check_rto(i, now);
+            }
+        }
+    }
+
+    /// A subflow RTO re-injects its un-DATA_ACKed data and marks it potentially failed.
+    fn check_rto(&mut self, i: usize, now: Time) {
+        let sf = &mut self.subflows[i];
+        if sf.tcp.stats.timeouts == sf.seen_timeouts {
+            return;
+        }
+        sf.seen_timeouts = sf.tcp.stats.timeouts;
+        sf.pf = true;
+        let data_ack = self.data_ack;
+        let mut added = 0;
+        for &(_, dsn, len) in sf.map.iter() {
+            if dsn + len as u64 > data_ack && !self.reinject.iter().any(|&(d, _)| d == dsn) {
+                self.reinject.push_back((dsn, len));
+                added += 1;
+            }
+        }
+        sf.reinjected_segments += added;
+        let _ = now;
+    }
+
+    /// Handles a join answer on subflow `i`.
+    pub fn on_syn_ack(&mut self, i: usize, p: &Packet) {
+        let sf = &mut self.subflows[i];
+        if !sf.established {
+            sf.established = true;
+            sf.join_at = NEVER;
+            if p.mp_prio == 2 {
+                sf.peer_backup = true;
+            }
+        }
+    }
+
+    /// Processes an ACK that arrived on subflow `i`.
+    pub fn on_ack(&mut self, i: usize, now: Time, p: &Packet) {
+        self.refresh_coupling();
+        {
+            let sf = &mut self.subflows[i];
+            sf.pf = false; // any valid incoming packet clears "potentially failed"
+            sf.tcp.on_ack(now, p);
+            let srtt = sf.tcp.rtt.srtt;
+            if srtt > 0 {
+                sf.min_srtt = sf.min_srtt.min(srtt);
+                sf.max_srtt = sf.max_srtt.max(srtt);
+            }
+            let una = sf.tcp.snd_una();
+            while let Some(&(seq, _, len)) = sf.map.front() {
+                if seq + len as u64 <= una {
+                    sf.map.pop_front();
+                } else {
+                    break;
+                }
+            }
+            match p.mp_prio {
+                1 => {
+                    sf.peer_backup = false;
+                    self.stats.mp_prio_received += 1;
+                }
+                2 => {
+                    sf.peer_backup = true;
+                    self.stats.mp_prio_received += 1;
+                }
+                _ => {}
+            }
+        }
+        if p.data_ack > self.data_ack {
+            let acked = p.data_ack - self.data_ack;
+            self.data_ack = p.data_ack;
+            while let Some(m) = self.meta.front() {
+                if m.dsn + m.len as u64 <= self.data_ack {
+                    self.meta.pop_front();
+                } else {
+                    break;
+                }
+            }
+            let da = self.data_ack;
+            self.reinject.retain(|&(d, l)| d + l as u64 > da);
+            self.requested.retain(|&(d, l, _)| d + l as u64 > da);
+            let views = self.views();
+            self.sched.on_event(&SchedEvent::DataAcked { now, bytes: acked }, &views);
+        }
+        if p.data_ack >= self.data_ack {
+            self.peer_window = p.rwnd;
+        }
+        if p.retx_request != crate::packet::NONE_U64 && p.retx_request >= self.data_ack {
+            self.requested.push_back((p.retx_request, p.retx_request_len.max(1), i));
+        }
+        self.check_rto(i, now);
+    }
+
+    fn refresh_coupling(&mut self) {
+        if let Some(c) = &self.coupling {
+            let mut t = c.borrow_mut();
+            for (k, sf) in self.subflows.iter().enumerate() {
+                t[k] = SubflowCc {
+                    active: sf.established,
+                    cwnd: sf.tcp.tcb.cwnd,
+                    ssthresh: sf.tcp.tcb.ssthresh,
+                    srtt: sf.tcp.rtt.srtt,
+                    min_rtt: sf.tcp.rtt.min_rtt,
+                    mss: sf.tcp.cfg.mss,
+                    bytes_acked: sf.tcp.stats.bytes_acked,
+                    backup: sf.backup(),
+                };
+            }
+        }
+    }
+
+    /// Snapshot of every subflow for the scheduler.
+    pub fn views(&self) -> Vec<SubflowView> {
+        self.subflows
+            .iter()
+            .enumerate()
+            .map(|(id, sf)| {
+                let t = &sf.tcp;
+                let tcb = &t.tcb;
+                let mss = t.cfg.mss;
+                let srtt = t.rtt.srtt;
+                let packets_out = t.packets_out();
+                let pacing = if srtt > 0 {
+                    let factor = if tcb.cwnd < tcb.ssthresh / 2 { 2.0 } else { 1.2 };
+                    mss as f64 * tcb.cwnd.max(packets_out) as f64 / (srtt as f64 / 1e9) * factor
+                } else {
+                    // Before an RTT sample Linux paces at ~ initial window per 1 ms-ish; use IW/100 µs.
+                    mss as f64 * tcb.cwnd as f64 / 1e-4
+                };
+                let queued_bytes = t.queued_bytes();
+                SubflowView {
+                    id,
+                    established: sf.established,
+                    pf: sf.pf,
+                    stale: false,
+                    backup: sf.backup(),
+                    in_loss: tcb.ca_state == CaState::Loss,
+                    cwnd: tcb.cwnd,
+                    ssthresh: tcb.ssthresh,
+                    in_flight: t.pipe(),
+                    queued: queued_bytes.div_ceil(mss as u64) as u32,
+                    queued_bytes,
+                    unacked_bytes: t.unacked_bytes(),
+                    srtt,
+                    rttvar: t.rtt.rttvar,
+                    min_srtt: if sf.min_srtt == Time::MAX { 0 } else { sf.min_srtt },
+                    max_srtt: sf.max_srtt,
+                    mss,
+                    pacing_rate_bytes_per_s: pacing,
+                    delivered_bytes: t.stats.bytes_acked,
+                    loss_rate: if t.stats.segments_sent > 0 {
+                        t.stats.segments_retransmitted as f64 / t.stats.segments_sent as f64
+                    } else {
+                        0.0
+                    },
+                    tx_time_per_segment: if srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
+                }
+            })
+            .collect()
+    }
+
+    fn window_end(&self) -> u64 {
+        self.data_ack.saturating_add(self.peer_window)
+    }
+
+    /// Places data on subflows (requests, reinjections, then new data) and returns the packets
+    /// the subflows can send now, as (subflow, packet).
+    pub fn push_and_send(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+        // 1. P1 retransmission requests: resent on the subflow the request came from.
+        while let Some((dsn, len, i)) = self.requested.pop_front() {
+            if dsn + len as u64 <= self.data_ack || !self.subflows[i].established {
+                continue;
+            }
+            let len = len.min(self.mss);
+            self.assign(i, dsn, len, now);
+            self.stats.retx_requests_served += 1;
+        }
+        // 2. Reinjections, then new data.
+        loop {
+            let (seg, from_reinject) = if let Some(&(dsn, len)) = self.reinject.front() {
+                (SegmentInfo { dsn, len, reinjection: true, sent_on: self.sent_on(dsn) }, true)
+            } else if self.next_dsn < self.app_limit {
+                let len = (self.app_limit - self.next_dsn).min(self.mss as u64) as u32;
+                if self.next_dsn + len as u64 > self.window_end() {
+                    if self.sched.rcvbuf_optimisation() {
+                        self.rcvbuf_optimisation(now);
+                    }
+                    break;
+                }
+                (SegmentInfo { dsn: self.next_dsn, len, reinjection: false, sent_on: 0 }, false)
+            } else {
+                break;
+            };
+            let views = self.views();
+            let conn = ConnView {
+                now,
+                send_window_left: self.window_end().saturating_sub(self.next_dsn),
+                send_window: self.peer_window,
+                unsent_bytes: self.app_limit.saturating_sub(self.next_dsn).min(1 << 40),
+                segment: seg.clone(),
+            };
+            let decision = self.sched.schedule(&conn, &views);
+            let targets: Vec<usize> = match decision {
+                Decision::Send(i) => vec![i],
+                Decision::SendMany(v) => v,
+                Decision::Wait => {
+                    self.stats.waits += 1;
+                    break;
+                }
+            };
+            let targets: Vec<usize> = targets.into_iter().filter(|&i| i < self.subflows.len() && self.subflows[i].established).collect();
+            if targets.is_empty() {
+                self.stats.waits += 1;
+                break;
+            }
+            if from_reinject {
+                self.reinject.pop_front();
+                self.stats.reinjections += targets.len() as u64;
+            } else {
+                self.next_dsn += seg.len as u64;
+            }
+            for &i in &targets {
+                self.subflows[i].decisions += 1;
+                self.assign(i, seg.dsn, seg.len, now);
+            }
+            // Upstream-style bursts: keep filling the chosen subflow with new data.
+            let burst = self.sched.burst_bytes();
+            if !from_reinject && burst > 0 && targets.len() == 1 {
+                let i = targets[0];
+                let mut pushed = seg.len as u64;
+                while pushed < burst && self.reinject.is_empty() && self.next_dsn < self.app_limit {
+                    let len = (self.app_limit - self.next_dsn).min(self.mss as u64) as u32;
+                    if self.next_dsn + len as u64 > self.window_end() {
+                        break;
+                    }
+                    let dsn = self.next_dsn;
+                    self.next_dsn += len as u64;
+                    self.assign(i, dsn, len, now);
+                    pushed += len as u64;
+                }
+            }
+            if self.subflows.iter().all(|s| !s.established) {
+                break;
+            }
+        }
+        self.transmit(now, out);
+    }
+
+    fn sent_on(&self, dsn: u64) -> u64 {
+        self.meta_index(dsn).map_or(0, |k| self.meta[k].sent_on)
+    }
+
+    fn meta_index(&self, dsn: u64) -> Option<usize> {
+        let k = self.meta.partition_point(|m| m.dsn < dsn);
+        (k < self.meta.len() && self.meta[k].dsn == dsn).then_some(k)
+    }
+
+    /// Maps `[dsn, dsn+len)` onto subflow `i` (fixed from now on) and queues it there.
+    fn assign(&mut self, i: usize, dsn: u64, len: u32, _now: Time) {
+        let seq = self.subflows[i].tcp.push_segment(len);
+        self.subflows[i].map.push_back((seq, dsn, len));
+        match self.meta_index(dsn) {
+            Some(k) => self.meta[k].sent_on |= 1 << i.min(63),
+            None => {
+                // New DSNs are assigned in increasing order, so push_back keeps `meta` sorted.
+                if self.meta.back().map_or(true, |m| m.dsn < dsn) {
+                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, sent_on: 1 << i.min(63) });
+                }
+            }
+        }
+    }
+
+    fn transmit(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+        for i in 0..self.subflows.len() {
+            if !self.subflows[i].established {
+                continue;
+            }
+            while let Some(mut p) = self.subflows[i].tcp.poll_transmit(now) {
+                let sf = &self.subflows[i];
+                let k = sf.map.partition_point(|&(s, _, l)| s + l as u64 <= p.seq);
+                if let Some(&(s, dsn, _)) = sf.map.get(k) {
+                    p.dsn = dsn + (p.seq - s);
+                }
+                if let Some(mk) = self.meta_index(p.dsn) {
+                    let m = &mut self.meta[mk];
+                    if m.first_sent == NEVER {
+                        m.first_sent = now;
+                    }
+                    p.dsn_first_sent = m.first_sent;
+                } else {
+                    p.dsn_first_sent = now;
+                }
+                p.data_ack = 0;
+                out.push((i, p));
+            }
+        }
+    }
+
+    /// Out-of-tree `mptcp_rcv_buf_optimization` (see the module doc), at most once per RTT of
+    /// the fastest subflow.
+    fn rcvbuf_optimisation(&mut self, now: Time) {
+        let Some(fast) = (0..self.subflows.len())
+            .filter(|&i| self.subflows[i].established && !self.subflows[i].pf && self.subflows[i].tcp.rtt.srtt > 0)
+            .min_by_key(|&i| self.subflows[i].tcp.rtt.srtt)
+        else {
+            return;
+        };
+        let srtt_fast = self.subflows[fast].tcp.rtt.srtt;
+        if now < self.last_penalise + srtt_fast {
+            return;
+        }
+        let Some(oldest) = self.meta.front().copied() else { return };
+        let mut penalised = false;
+        // Retransmit unless some holder is not much slower than the fast subflow
+        // (4·srtt_fast >= srtt_holder) while its window is above 4 segments.
+        let mut worth_retransmitting = true;
+        for i in 0..self.subflows.len() {
+            if i == fast || oldest.sent_on & (1 << i.min(63)) == 0 {
+                continue;
+            }
+            let sf = &mut self.subflows[i];
+            let holds = sf.map.iter().any(|&(_, d, _)| d == oldest.dsn);
+            if !holds {
+                continue;
+            }
+            let tcb = &mut sf.tcp.tcb;
+            let was_ca = tcb.cwnd >= tcb.ssthresh;
+            tcb.cwnd = (tcb.cwnd / 2).max(1);
+            if was_ca {
+                tcb.ssthresh = (tcb.ssthresh / 2).max(2);
+            }
+            penalised = true;
+            let srtt_holder = sf.tcp.rtt.srtt;
+            if tcb.cwnd > 4 && 4 * srtt_fast >= srtt_holder {
+                worth_retransmitting = false;
+            }
+        }
+        if penalised {
+            self.last_penalise = now;
+            self.stats.penalisations += 1;
+            let views = self.views();
+            self.sched.on_event(&SchedEvent::Penalised { now }, &views);
+        }
+        if penalised && worth_retransmitting && oldest.sent_on & (1 << fast.min(63)) == 0 {
+            self.assign(fast, oldest.dsn, oldest.len, now);
+            self.stats.opportunistic_retransmissions += 1;
+        }
+    }
+}

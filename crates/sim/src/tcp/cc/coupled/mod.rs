@@ -1,0 +1,145 @@
+//! Coupled congestion control for MPTCP subflows (LIA, OLIA, Balia, wVegas).
+//!
+//! Each subflow has its own [`CongestionControl`](super::CongestionControl) instance; the
+//! instances of one connection share a [`Coupling`] through which they read every subflow's
+//! window and RTT (the narrow interface of design.md: Linux's coupled algorithms walk
+//! `mptcp_for_each_sk` the same way). The connection core refreshes the shared table before it
+//! hands an ACK to a subflow, so values are current at each decision.
+use crate::core::Time;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// One subflow's entry in the shared table.
+#[derive(Clone, Debug, Default)]
+pub struct SubflowCc {
+    /// Established and able to send (backup subflows included, as Linux includes them).
+    pub active: bool,
+    /// Congestion window in segments.
+    pub cwnd: u32,
+    /// Slow-start threshold in segments.
+    pub ssthresh: u32,
+    /// Smoothed RTT in ns (0 = no sample yet).
+    pub srtt: Time,
+    /// Minimum RTT in ns (Time::MAX = none).
+    pub min_rtt: Time,
+    pub mss: u32,
+    /// Bytes acknowledged on this subflow so far (OLIA's loss intervals; rates for wVegas).
+    pub bytes_acked: u64,
+    pub backup: bool,
+}
+
+/// Shared by the subflow controllers of one connection.
+pub type Coupling = Rc<RefCell<Vec<SubflowCc>>>;
+
+pub fn new_coupling(n_subflows: usize) -> Coupling {
+    Rc::new(RefCell::new(vec![SubflowCc::default(); n_subflows]))
+}
+
+/// Names of the coupled algorithms.
+pub const NAMES: &[&str] = &["lia", "olia", "balia", "wvegas"];
+
+pub mod balia;
+pub mod lia;
+pub mod olia;
+pub mod wvegas;
+
+#[cfg(test)]
+mod fluid;
+
+use super::{CongestionControl, Tcb};
+
+/// Creates the coupled algorithm `name` (one of [`NAMES`]) for subflow `index` of the
+/// connection that owns `coupling`.
+pub fn build(name: &str, coupling: Coupling, index: usize) -> Option<Box<dyn CongestionControl>> {
+    Some(match name {
+        "lia" => Box::new(lia::Lia::new(coupling, index)),
+        "olia" => Box::new(olia::Olia::new(coupling, index)),
+        "balia" => Box::new(balia::Balia::new(coupling, index)),
+        "wvegas" => Box::new(wvegas::WVegas::new(coupling, index)),
+        _ => return None,
+    })
+}
+
+/// One subflow as the coupled algorithms see it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Path {
+    /// Subflow index in the [`Coupling`] table.
+    pub index: usize,
+    /// Congestion window in segments.
+    pub cwnd: u32,
+    /// Smoothed RTT in ns (> 0).
+    pub rtt: Time,
+    pub mss: u32,
+}
+
+impl Path {
+    /// Window in segments per ns (OLIA's and Balia's `w/rtt`).
+    pub fn rate(&self) -> f64 {
+        self.cwnd as f64 / self.rtt as f64
+    }
+}
+
+/// The subflows that take part in the coupling, in table order: active entries with an RTT
+/// sample (Linux `mptcp_sk_can_send(sk) && tp->srtt_us`; backup subflows count like any other).
+/// Subflow `me` is described by its own `tcb`, which may be newer than its table entry; it is
+/// left out while it has no RTT sample. Returns the list and the position of `me` in it.
+pub fn paths(coupling: &Coupling, me: usize, tcb: &Tcb) -> (Vec<Path>, Option<usize>) {
+    let table = coupling.borrow();
+    let mut out = Vec::with_capacity(table.len().max(me + 1));
+    let mut pos = None;
+    for i in 0..table.len().max(me + 1) {
+        let p = if i == me {
+            Path { index: i, cwnd: tcb.cwnd, rtt: tcb.srtt, mss: tcb.mss }
+        } else {
+            let e = &table[i];
+            if !e.active {
+                continue;
+            }
+            Path { index: i, cwnd: e.cwnd, rtt: e.srtt, mss: if e.mss == 0 { tcb.mss } else { e.mss } }
+        };
+        if p.rtt == 0 {
+            continue;
+        }
+        if i == me {
+            pos = Some(out.len());
+        }
+        out.push(p);
+    }
+    (out, pos)
+}
+
+/// Writes subflow `me`'s window back into the table, so that siblings handling an ACK in the
+/// same instant see it.
+pub fn publish(coupling: &Coupling, me: usize, tcb: &Tcb) {
+    if let Some(e) = coupling.borrow_mut().get_mut(me) {
+        e.cwnd = tcb.cwnd;
+        e.ssthresh = tcb.ssthresh;
+    }
+}
+
+/// `x` rounded down to an ACK count for [`Tcb::cong_avoid_ai`]; the small slack keeps values
+/// that are integers in exact arithmetic (e.g. 4·cwnd for two equal subflows) from dropping
+/// by one through rounding error.
+fn ack_count(x: f64) -> u32 {
+    if x.is_finite() {
+        (x + 1e-9).floor().clamp(1.0, u32::MAX as f64) as u32
+    } else {
+        u32::MAX
+    }
+}
+
+/// Reno's loss response, shared by LIA, OLIA and wVegas: ssthresh = max(cwnd/2, 2).
+fn reno_ssthresh(tcb: &Tcb) -> u32 {
+    (tcb.cwnd / 2).max(2)
+}
+
+/// Reno window growth (Linux `tcp_reno_cong_avoid`): the behaviour of every coupled algorithm
+/// with a single subflow. Returns the ACKed segments left for congestion avoidance after slow
+/// start, or `None` if the window may not grow (not cwnd-limited) or nothing is left.
+fn slow_start_part(tcb: &mut Tcb, acked: u32) -> Option<u32> {
+    if !tcb.cwnd_limited {
+        return None;
+    }
+    let left = if tcb.in_slow_start() { tcb.slow_start(acked) } else { acked };
+    (left > 0).then_some(left)
+}
