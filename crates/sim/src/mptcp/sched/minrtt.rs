@@ -69,7 +69,7 @@ fn pass(subflows: &[SubflowView], backup: bool, mask: u64) -> Pass {
             found_unused = true;
             best = None;
         }
-        if best.map_or(true, |(rtt, _)| s.srtt < rtt) {
+        if best.is_none_or(|(rtt, _)| s.srtt < rtt) {
             best = Some((s.srtt, k));
         }
     }
@@ -103,7 +103,7 @@ pub fn select(subflows: &[SubflowView], mask: u64) -> Option<usize> {
 pub fn fastest(subflows: &[SubflowView]) -> Option<usize> {
     let mut best: Option<(Time, usize)> = None;
     for (k, s) in subflows.iter().enumerate() {
-        if s.established && best.map_or(true, |(rtt, _)| s.srtt < rtt) {
+        if s.established && best.is_none_or(|(rtt, _)| s.srtt < rtt) {
             best = Some((s.srtt, k));
         }
     }
@@ -208,9 +208,13 @@ mod tests {
         let sfs = [sf(0, 10, 10, 0), sf(1, 50, 10, 0)];
         // Sent on 0 already: go to the slower, unused 1.
         assert_eq!(run(&reinject(0, 0b01), &sfs), Decision::Send(1));
-        // Unused subflow only cwnd-limited: wait for it rather than resend on 0.
+        // Unused subflow only cwnd-limited while the used one has room: Linux's regular pass
+        // does not decide (its best is a used subflow), the mask is cleared, 0 takes it again.
         let sfs_full = [sf(0, 10, 10, 0), sf(1, 50, 10, 10)];
-        assert_eq!(run(&reinject(0, 0b01), &sfs_full), Decision::Wait);
+        assert_eq!(run(&reinject(0, 0b01), &sfs_full), Decision::Send(0));
+        // Both full: the unused one is only temporarily unavailable → wait.
+        let both_full = [sf(0, 10, 10, 10), sf(1, 50, 10, 10)];
+        assert_eq!(run(&reinject(0, 0b01), &both_full), Decision::Wait);
         // Unused subflow never usable: resend on a used one.
         let mut dead = sf(1, 50, 10, 0);
         dead.pf = true;

@@ -138,10 +138,12 @@ mod tests {
         // c_total/(α·mss) = 30000/(0.96·1000) = 31.25: both subflows +1 per 31 ACKed segments.
         assert_eq!(ack_threshold(&ps, 0), 31);
         assert_eq!(ack_threshold(&ps, 1), 31);
-        // A larger window on subflow 0 makes the Reno term the smaller one.
-        c.borrow_mut()[0].cwnd = 40;
+        // Subflow 0 with the larger window but the smaller cwnd/rtt²: c_total/(α·mss) =
+        // (1e6 + 5e5)²/5e7/1000 = 45 < 100, so the Reno term binds there.
+        *c.borrow_mut() = vec![entry(100, 100, 1000), entry(5, 10, 1000)];
         let (ps, _) = paths(&c, 0, &tcb_for(&c.borrow()[0]));
-        assert_eq!(ack_threshold(&ps, 0), 40);
+        assert_eq!(ack_threshold(&ps, 0), 100);
+        assert_eq!(ack_threshold(&ps, 1), 45);
     }
 
     #[test]

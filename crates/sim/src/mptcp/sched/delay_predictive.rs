@@ -1,0 +1,190 @@
+//! Delay-predictive scheduling (P1: "Delay-predictive packet scheduling and receiver-based loss
+//! recovery for MPTCP on heterogeneous paths", J-KICS 2012, §3.1, eq. (1)–(2), Fig. 5;
+//! papers.md §P1).
+//!
+//! The paper predicts the arrival of the n-th packet queued on path i as
+//! `T_{i,n} = (n − 1)·D_t + RTT_i/2` (D_t: transmission delay of one packet on that path), merges
+//! all paths' predictions in ascending order and assigns the next packets, in connection order, to
+//! the paths in that order; each path's send buffer is FIFO. It may leave cwnd unused on purpose.
+//!
+//! Incremental form (the core asks for one segment at a time, with the queues as they are now):
+//! the next segment goes to the path where it is predicted to arrive first,
+//! `T_i = (n_i − 1)·D_i + srtt_i/2`, where `n_i − 1` counts the packets that must leave path i
+//! before it: `queued_i + max(0, in_flight_i + 1 − cwnd_i)` — everything already in its send
+//! queue, plus, if the window is full, the acknowledgements it must wait for (one per packet the
+//! window is over; with the ACK clock running at the delivery rate each costs about one `D_i`).
+//! Packets in flight within the window are on the wire and do not delay it. Assigning segments one
+//! by one this way produces exactly the paper's merged order (Fig. 5).
+//!
+//! Exact rule:
+//! - candidates: not never-usable, not in Loss (no meaningful prediction), and regular subflows —
+//!   backups only when every regular subflow is never-usable (as minRTT);
+//! - for a reinjected segment (`sent_on != 0`), candidates it was not sent on yet are preferred;
+//! - `D_i` = [`SubflowView::tx_time_per_segment`], or `srtt_i / cwnd_i` when that is 0; a path with
+//!   no RTT sample yet predicts `T_i = n_i − 1` times its D (0), so it is tried first;
+//! - pick the lowest `T_i` (ties: lower srtt, then lower position);
+//! - if the pick's cwnd is full ([`SubflowView::temp_unavailable`]) → **wait**: the segment stays
+//!   at connection level until that path can take it, even if a slower path has room.
+//!
+//! Deviations: one-way delay = srtt/2 (the paper's assumption); the paper's `D_t` is not defined
+//! further, so it is the view's delivery-rate serialisation time. The receiver-based recovery of
+//! P1 §3.2 is not a scheduler concern (the core turns its requests into reinjections).
+//! [`Scheduler::rcvbuf_optimisation`] = false: opportunistic retransmission would undo the
+//! ordering this scheduler aims for.
+use super::{sent_on, ConnView, Decision, Scheduler, SubflowView};
+use crate::core::Time;
+
+#[derive(Clone, Debug, Default)]
+pub struct DelayPredictive;
+
+impl DelayPredictive {
+    pub fn new() -> Self {
+        DelayPredictive
+    }
+}
+
+/// Per-packet transmission delay `D_i` (ns).
+pub fn d_t(s: &SubflowView) -> Time {
+    if s.tx_time_per_segment > 0 {
+        s.tx_time_per_segment
+    } else {
+        s.srtt / s.cwnd.max(1) as Time
+    }
+}
+
+/// Packets that must leave the path before a new one (`n − 1`).
+pub fn backlog(s: &SubflowView) -> u64 {
+    s.queued as u64 + (s.in_flight as u64 + 1).saturating_sub(s.cwnd as u64)
+}
+
+/// Predicted arrival time (ns from now) of a segment queued on `s` now.
+pub fn predicted_arrival(s: &SubflowView) -> Time {
+    backlog(s).saturating_mul(d_t(s)).saturating_add(s.srtt / 2)
+}
+
+impl Scheduler for DelayPredictive {
+    fn name(&self) -> String {
+        "delay-predictive".into()
+    }
+
+    fn schedule(&mut self, conn: &ConnView, subflows: &[SubflowView]) -> Decision {
+        let regular_usable = subflows.iter().any(|s| !s.backup && !s.never_usable());
+        let eligible = |s: &&SubflowView| !s.never_usable() && !s.in_loss && s.backup != regular_usable;
+        let mask = conn.segment.sent_on;
+        let prefer_unused = subflows.iter().filter(eligible).any(|s| !sent_on(mask, s.id));
+        let pick = subflows
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| eligible(s) && !(prefer_unused && sent_on(mask, s.id)))
+            .min_by_key(|(k, s)| (predicted_arrival(s), s.srtt, *k))
+            .map(|(_, s)| s);
+        match pick {
+            Some(s) if !s.temp_unavailable() => Decision::Send(s.id),
+            _ => Decision::Wait,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::*;
+
+    const US: Time = 1_000;
+
+    /// Path 1 (id 0): RTT 6 ms, D_t 1 ms; path 2 (id 1): RTT 11 ms, D_t 2 ms; big windows.
+    /// T_1 = 3, 4, 5, 6, 7 … ms; T_2 = 5.5, 7.5 … ms.
+    fn fig5_paths() -> [SubflowView; 2] {
+        let mut p1 = sf(0, 6, 100, 0);
+        p1.tx_time_per_segment = MS;
+        let mut p2 = sf(1, 11, 100, 0);
+        p2.tx_time_per_segment = 2 * MS;
+        [p1, p2]
+    }
+
+    fn assign(sfs: &mut [SubflowView], n: usize) -> Vec<usize> {
+        let mut sched = DelayPredictive::new();
+        (0..n)
+            .map(|_| match sched.schedule(&conn(0), sfs) {
+                Decision::Send(i) => {
+                    sfs[i].queued += 1;
+                    i + 1 // paths are numbered from 1 in the paper
+                }
+                d => panic!("unexpected {d:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reproduces_fig5_packets_1_to_3_on_path_1_then_4_on_path_2_then_5_on_path_1() {
+        let mut sfs = fig5_paths();
+        assert_eq!(assign(&mut sfs, 5), vec![1, 1, 1, 2, 1]);
+        // And continues in merged order: T_1 = 7 (6th), T_2 = 7.5 vs T_1 = 8 → 7th on path 2.
+        assert_eq!(assign(&mut sfs, 2), vec![1, 2]);
+    }
+
+    #[test]
+    fn leaves_cwnd_unused_on_the_slower_path() {
+        // Path 2 has plenty of room, but path 1's queue is short enough to win.
+        let mut sfs = fig5_paths();
+        sfs[0].queued = 2; // T_1 = 5 ms < T_2 = 5.5 ms
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &sfs), Decision::Send(0));
+    }
+
+    #[test]
+    fn waits_when_the_earliest_path_has_a_full_window() {
+        // Path 1 full (in_flight = cwnd): backlog 1 → T_1 = 0.1 + 1 ms; path 2 T = 10 ms.
+        let mut p1 = sf(0, 2, 10, 10);
+        p1.tx_time_per_segment = 100 * US;
+        let mut p2 = sf(1, 20, 10, 0);
+        p2.tx_time_per_segment = 100 * US;
+        assert_eq!(predicted_arrival(&p1), 1_100 * US);
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
+        // When the full window costs more than the slower path, the slower path takes it.
+        p1.in_flight = 12; // after a window reduction: 3 ACKs to wait for → 1.3 ms: still wait
+        assert_eq!(predicted_arrival(&p1), 1_300 * US);
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
+        p1.tx_time_per_segment = 5 * MS; // 3·5 + 1 = 16 ms > 10 ms
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1, p2]), Decision::Send(1));
+    }
+
+    #[test]
+    fn falls_back_to_srtt_over_cwnd() {
+        // D = 20 ms / 10 = 2 ms; 3 queued → T = 6 + 10 = 16 ms.
+        let mut p = sf(0, 20, 10, 0);
+        p.queued = 3;
+        assert_eq!(d_t(&p), 2 * MS);
+        assert_eq!(predicted_arrival(&p), 16 * MS);
+        // vs a 30 ms path with D 1 ms: 15 ms → it wins.
+        let mut q = sf(1, 30, 10, 0);
+        q.tx_time_per_segment = MS;
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p, q]), Decision::Send(1));
+    }
+
+    #[test]
+    fn respects_never_usable_loss_and_backup() {
+        let [mut p1, p2] = fig5_paths();
+        let mut b = sf(2, 1, 100, 0);
+        b.backup = true;
+        // The backup is fastest but a regular subflow is usable.
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(0));
+        // Path 1 in Loss: skip it (path 2), not the backup.
+        p1.in_loss = true;
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(1));
+        // Regulars never usable: the backup.
+        let mut p2_dead = p2.clone();
+        p2_dead.pf = true;
+        p1.in_loss = false;
+        p1.established = false;
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2_dead.clone(), b]), Decision::Send(2));
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1, p2_dead]), Decision::Wait);
+    }
+
+    #[test]
+    fn reinjection_prefers_paths_not_used_yet() {
+        let sfs = fig5_paths();
+        assert_eq!(DelayPredictive::new().schedule(&reinject(0, 0b01), &sfs), Decision::Send(1));
+        assert_eq!(DelayPredictive::new().schedule(&reinject(0, 0b11), &sfs), Decision::Send(0));
+        assert!(!DelayPredictive::new().rcvbuf_optimisation());
+    }
+}

@@ -1,0 +1,201 @@
+//! MPTCP behaviour end to end: delivery guarantees, aggregation, coupled fairness, P1's shape
+//! and MP_PRIO.
+mod common;
+use common::*;
+use proptest::prelude::*;
+
+/// Two paths ("a", "b") with their own links, one MPTCP flow over both.
+fn two_paths(dur: f64, a: &str, b: &str, flow: &str) -> String {
+    format!(
+        r#"
+seed = 1
+duration_s = {dur}
+[[links]]
+name = "la"
+{a}
+[[links]]
+name = "lb"
+{b}
+[[paths]]
+name = "a"
+links = ["la"]
+[[paths]]
+name = "b"
+links = ["lb"]
+[[flows]]
+name = "mp"
+paths = ["a", "b"]
+{flow}
+"#
+    )
+}
+
+fn sub(o: &mobipath_sim::api::RunOutput, k: usize) -> &serde_json::Value {
+    &flow(o, "mp")["subflows"][k]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    /// Exactly-once, in-order delivery at connection level under loss, reordering, outages and a
+    /// path that dies for good mid-transfer.
+    #[test]
+    fn connection_delivers_exactly_once_in_order(
+        seed in 0u64..10_000,
+        loss in 0.0f64..0.04,
+        reorder in 0.0f64..0.08,
+        dies in any::<bool>(),
+        sched in prop::sample::select(vec!["minrtt", "linux-default", "roundrobin", "redundant", "blest", "ecf", "peekaboo", "delay-predictive"]),
+        cc in prop::sample::select(vec!["lia", "olia", "cubic", "reno"]),
+        recovery in any::<bool>(),
+        bytes in 1u64..4_000_000,
+    ) {
+        let a = format!("rate_mbps = 8\ndelay_ms = 10\nqueue_packets = 50\nloss = {{ model = \"bernoulli\", p = {loss} }}\nreorder = {{ p = {reorder}, extra_delay_ms = 6 }}");
+        let mut b = "rate_mbps = 4\ndelay_ms = 30\nqueue_packets = 40\noutages = [ { start_s = 1, duration_s = 0.8, queued = \"hold\" } ]".to_string();
+        if dies {
+            b = "rate_mbps = 4\ndelay_ms = 30\nqueue_packets = 40\noutages = [ { start_s = 1.5, duration_s = 500, queued = \"drop\" } ]".to_string();
+        }
+        let f = format!("cc = \"{cc}\"\nscheduler = \"{sched}\"\ntraffic = {{ kind = \"file\", bytes = {bytes} }}\nmptcp = {{ receiver_recovery = {recovery} }}");
+        let o = run_seed(&two_paths(120.0, &a, &b, &f), seed);
+        let fl = flow(&o, "mp");
+        prop_assert_eq!(f(&fl["delivery_errors"]), 0.0);
+        prop_assert_eq!(f(&fl["bytes_delivered"]) as u64, bytes, "{}", fl);
+        prop_assert!(fl["fct_s"].is_number(), "file did not complete: {}", fl);
+    }
+}
+
+/// Two equal disjoint 25 Mbit/s paths with uncoupled CUBIC: aggregate ≥ 1.8× one path's TCP.
+#[test]
+fn two_equal_paths_aggregate() {
+    let link = "rate_mbps = 25\ndelay_ms = 20\nqueue_packets = 100";
+    let mp = run(&with_output(&two_paths(30.0, link, link, "cc = \"cubic\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"bulk\" }"), "warmup_s = 5"));
+    let tcp = run(&with_output(&single(30.0, 25.0, 20.0, 100, "", "cubic", "traffic = { kind = \"bulk\" }"), "warmup_s = 5"));
+    let g_mp = f(&flow(&mp, "mp")["goodput_mbps"]);
+    let g_tcp = f(&flow(&tcp, "f")["goodput_mbps"]);
+    assert!(g_mp >= 1.8 * g_tcp, "MPTCP {g_mp:.2} vs one path {g_tcp:.2}");
+    for k in 0..2 {
+        assert!(f(&sub(&mp, k)["goodput_mbps"]) > 0.8 * g_tcp, "subflow {k} underused");
+    }
+}
+
+/// Two subflows sharing one bottleneck with one single-path TCP: coupled CC takes about one
+/// TCP's share (±30 %), uncoupled Reno takes about two.
+#[test]
+fn coupled_congestion_control_is_fair_at_a_shared_bottleneck() {
+    let scenario = |cc: &str| {
+        format!(
+            r#"
+seed = 2
+duration_s = 120
+[output]
+warmup_s = 20
+[[links]]
+name = "bottleneck"
+rate_mbps = 30
+delay_ms = 10
+queue_packets = 100
+[[links]]
+name = "a1"
+rate_mbps = 1000
+delay_ms = 5
+[[links]]
+name = "a2"
+rate_mbps = 1000
+delay_ms = 5
+[[links]]
+name = "a3"
+rate_mbps = 1000
+delay_ms = 5
+[[paths]]
+name = "m1"
+links = ["a1", "bottleneck"]
+[[paths]]
+name = "m2"
+links = ["a2", "bottleneck"]
+[[paths]]
+name = "t"
+links = ["a3", "bottleneck"]
+[[flows]]
+name = "mp"
+paths = ["m1", "m2"]
+cc = "{cc}"
+traffic = {{ kind = "bulk" }}
+[[flows]]
+name = "tcp"
+path = "t"
+cc = "reno"
+traffic = {{ kind = "bulk" }}
+"#
+        )
+    };
+    let ratio = |cc: &str| {
+        let o = run(&scenario(cc));
+        f(&flow(&o, "mp")["goodput_mbps"]) / f(&flow(&o, "tcp")["goodput_mbps"])
+    };
+    for cc in ["lia", "olia"] {
+        let r = ratio(cc);
+        assert!((0.7..=1.3).contains(&r), "{cc}: MPTCP/TCP = {r:.2}");
+    }
+    let r = ratio("reno");
+    assert!(r >= 1.5, "uncoupled reno should take about two shares, got {r:.2}");
+}
+
+fn p1(path2_mbps: f64, path2_delay_ms: f64, path1_mbps: f64, flow: &str) -> String {
+    two_paths(
+        30.0,
+        &format!("rate_mbps = {path1_mbps}\ndelay_ms = 3\nqueue_packets = 200"),
+        &format!("rate_mbps = {path2_mbps}\ndelay_ms = {path2_delay_ms}\nqueue_packets = 100\nloss = {{ model = \"bernoulli\", p = 0.01 }}"),
+        flow,
+    )
+}
+
+/// P1, scenario 1: with a slow path 2, minRTT MPTCP falls below single-path TCP on path 1;
+/// delay-predictive narrows the gap and keeps fewer bytes in the receive buffer.
+#[test]
+fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
+    let flow_cfg = |s: &str| format!("cc = \"reno\"\nscheduler = \"{s}\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500 }}");
+    let tcp = run(&single(30.0, 100.0, 3.0, 200, "", "reno", "traffic = { kind = \"bulk\" }\nreceiver = { rcv_buf_bytes = 724000 }"));
+    let g_tcp = f(&flow(&tcp, "f")["goodput_mbps"]);
+    let minrtt = run(&p1(2.0, 15.0, 100.0, &flow_cfg("minrtt")));
+    let dp = run(&p1(2.0, 15.0, 100.0, &flow_cfg("delay-predictive")));
+    let g_min = f(&flow(&minrtt, "mp")["goodput_mbps"]);
+    let g_dp = f(&flow(&dp, "mp")["goodput_mbps"]);
+    assert!(g_min < g_tcp, "minRTT MPTCP {g_min:.2} should fall below TCP on path 1 {g_tcp:.2}");
+    assert!(g_dp > g_min, "delay-predictive {g_dp:.2} should beat minRTT {g_min:.2}");
+    let buf_min = f(&flow(&minrtt, "mp")["rcvbuf_mean_bytes"]);
+    let buf_dp = f(&flow(&dp, "mp")["rcvbuf_mean_bytes"]);
+    assert!(buf_dp < buf_min, "delay-predictive should hold less in the buffer: {buf_dp:.0} vs {buf_min:.0}");
+}
+
+/// P1, scenario 2: receiver-based recovery keeps loss-recovery time roughly flat as path-2
+/// delay grows, while the default's grows with it.
+#[test]
+fn p1_receiver_recovery_keeps_recovery_time_flat() {
+    let flow_cfg = |rr: bool| format!("cc = \"reno\"\nscheduler = \"delay-predictive\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500, receiver_recovery = {rr} }}");
+    let rec = |delay: f64, rr: bool| {
+        let o = run(&p1(50.0, delay, 50.0, &flow_cfg(rr)));
+        f(&flow(&o, "mp")["loss_recovery_mean_ms"])
+    };
+    let (d_short, d_long) = (5.0, 150.0);
+    let default_growth = rec(d_long, false) - rec(d_short, false);
+    let rr_growth = rec(d_long, true) - rec(d_short, true);
+    assert!(default_growth > 100.0, "default recovery should grow with path-2 delay: +{default_growth:.1} ms");
+    assert!(rr_growth < 0.5 * default_growth, "receiver-based recovery grows {rr_growth:.1} ms vs default {default_growth:.1} ms");
+}
+
+/// MP_PRIO B=1 mid-transfer: within a few RTTs the subflow carries no new data while the other
+/// is usable; B=0 brings it back.
+#[test]
+fn mp_prio_backup_moves_traffic_off_and_back() {
+    let link = "rate_mbps = 20\ndelay_ms = 20\nqueue_packets = 100";
+    let f_cfg = "cc = \"cubic\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"bulk\" }\nmptcp = { mp_prio = [ { at_s = 10, subflow = 1, backup = true }, { at_s = 20, subflow = 1, backup = false } ] }";
+    let o = run(&two_paths(30.0, link, link, f_cfg));
+    let tput = series(&o, "subflow", "mp/1", "throughput_mbps");
+    let mean = |lo: f64, hi: f64| {
+        let v: Vec<f64> = tput.iter().filter(|(t, _)| *t >= lo && *t < hi).map(|x| x.1).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    assert!(mean(5.0, 10.0) > 10.0, "subflow 1 carries data before MP_PRIO");
+    assert!(mean(11.0, 20.0) < 0.5, "backup subflow still carries data: {:.2} Mbit/s", mean(11.0, 20.0));
+    assert!(mean(22.0, 30.0) > 10.0, "B=0 should bring it back: {:.2}", mean(22.0, 30.0));
+    assert_eq!(f(&flow(&o, "mp")["mp_prio_received"]), 2.0);
+}

@@ -1,0 +1,230 @@
+"""Benchmarks: run fixed scenarios and report speed and memory.
+
+Each benchmark runs in a fresh Python subprocess (``python -m mobipath.bench --child FILE``) so
+its peak memory (``ru_maxrss``) is its own; the child imports only the extension module, times
+the simulator call alone and prints one JSON line. Reported per scenario: simulated seconds,
+wall seconds, events, events per wall second, simulated seconds per wall second, peak RSS and
+the RSS before the run (interpreter baseline).
+
+`--quick` caps each scenario's simulated duration at `QUICK_DURATION_S` past its warm-up (by
+rewriting its top-level ``duration_s``) so the whole set runs in seconds, e.g. as a CI smoke
+test; the numbers are then only indicative.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import provenance
+
+__all__ = ["BenchError", "find_scenarios", "cap_duration", "run_one", "run_all", "QUICK_DURATION_S"]
+
+#: Simulated-duration cap used by ``mobipath bench --quick``.
+QUICK_DURATION_S = 2.0
+
+BENCH_DIR = Path("scenarios") / "bench"
+
+
+class BenchError(Exception):
+    """A benchmark could not be set up (no scenarios found, ...)."""
+
+
+def find_scenarios(files: Optional[Sequence[Path]] = None) -> List[Path]:
+    """The benchmark scenarios: `files` if given, else ``scenarios/bench/*.toml`` found in the
+    current directory or the mobipath source tree."""
+    if files:
+        return [Path(f) for f in files]
+    candidates = [Path.cwd() / BENCH_DIR]
+    root = provenance.source_tree()
+    if root is not None:
+        candidates.append(root / BENCH_DIR)
+    for d in dict.fromkeys(c.resolve() for c in candidates):
+        found = sorted(d.glob("*.toml"))
+        if found:
+            return [_relative(p) for p in found]
+    where = " or ".join(dict.fromkeys(str(c.resolve()) for c in candidates))
+    raise BenchError(f"no benchmark scenarios in {where}: pass scenario files or run from the repository root")
+
+
+def _relative(p: Path) -> Path:
+    """`p` relative to the current directory when it lies below it (shorter to read)."""
+    try:
+        return p.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return p
+
+
+_TABLE_HEADER = re.compile(r"^[ \t]*\[", re.M)
+_DURATION = re.compile(r"^([ \t]*duration_s[ \t]*=[ \t]*)([0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][+-]?[0-9]+)?)", re.M)
+
+
+def quick_cap(text: str) -> float:
+    """The simulated-duration cap for a quick run of `text`: `QUICK_DURATION_S` past its
+    warm-up (``output.warmup_s``), so the capped scenario stays valid and measures something."""
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        warmup = tomllib.loads(text).get("output", {}).get("warmup_s", 0)
+    except (tomllib.TOMLDecodeError, AttributeError):
+        warmup = 0
+    warmup = float(warmup) if isinstance(warmup, (int, float)) and not isinstance(warmup, bool) else 0.0
+    return warmup + QUICK_DURATION_S
+
+
+def cap_duration(text: str, max_s: float) -> Tuple[str, bool]:
+    """Lowers the top-level ``duration_s`` of TOML `text` to at most `max_s`.
+
+    Returns the (possibly) new text and whether it was changed. Only a ``duration_s`` before the
+    first table header is touched (that is the top-level key).
+    """
+    header = _TABLE_HEADER.search(text)
+    end = header.start() if header else len(text)
+    m = _DURATION.search(text, 0, end)
+    if m is None:
+        return text, False
+    value = float(m.group(2).replace("_", ""))
+    if value <= max_s:
+        return text, False
+    new = str(int(max_s)) if float(max_s).is_integer() else repr(float(max_s))
+    return text[: m.start(2)] + new + text[m.end(2) :], True
+
+
+def _rss_mib() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+def child_main(path: str, quick: bool) -> Dict[str, Any]:
+    """Runs one benchmark in this process and returns its measurements."""
+    from . import _core
+
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    capped = False
+    if quick:
+        text, capped = cap_duration(text, quick_cap(text))
+    baseline = _rss_mib()
+    t0 = time.perf_counter()
+    raw = _core.run(text, str(p), str(p.resolve().parent), None, None)
+    wall = time.perf_counter() - t0
+    peak = _rss_mib()
+    resolved = json.loads(raw["resolved_scenario"])
+    summary = json.loads(raw["summary"])
+    sim_s = None
+    for src in (resolved, summary):
+        if isinstance(src, dict) and isinstance(src.get("duration_s"), (int, float)):
+            sim_s = float(src["duration_s"])
+            break
+    events = int(raw["events"])
+    return {
+        "scenario": str(p),
+        "sim_seconds": sim_s,
+        "wall_seconds": wall,
+        "events": events,
+        "events_per_second": events / wall if wall > 0 else None,
+        "sim_seconds_per_wall_second": (sim_s / wall) if (sim_s is not None and wall > 0) else None,
+        "peak_rss_mib": peak,
+        "baseline_rss_mib": baseline,
+        "duration_capped": capped,
+        "build_profile": str(getattr(_core, "BUILD_PROFILE", "unknown")),
+    }
+
+
+@dataclass
+class BenchResult:
+    scenario: str
+    measurements: Optional[Dict[str, Any]] = None
+    error: Optional[str] = None
+
+
+def run_one(path: Path, quick: bool = False, timeout_s: Optional[float] = None) -> BenchResult:
+    """Runs one benchmark in a fresh subprocess."""
+    cmd = [sys.executable, "-m", "mobipath.bench", "--child", str(path)]
+    if quick:
+        cmd.append("--quick")
+    try:
+        proc = subprocess.run(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return BenchResult(str(path), error=f"timed out after {timeout_s} s")
+    out = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    data: Optional[Dict[str, Any]] = None
+    if out:
+        try:
+            data = json.loads(out[-1])
+        except ValueError:
+            data = None
+    if isinstance(data, dict) and "error" in data:
+        return BenchResult(str(path), error=str(data["error"]))
+    if proc.returncode != 0 or not isinstance(data, dict):
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        lines = [line for line in err.splitlines() if line.strip()]
+        return BenchResult(str(path), error=lines[-1] if lines else f"exit code {proc.returncode}")
+    return BenchResult(str(path), measurements=data)
+
+
+def run_all(
+    files: Sequence[Path], quick: bool = False, repeat: int = 1, on_start: Any = None
+) -> List[BenchResult]:
+    """Runs every benchmark `repeat` times; keeps the fastest wall time and the largest peak RSS."""
+    results = []
+    for path in files:
+        if on_start is not None:
+            on_start(path)
+        best: Optional[BenchResult] = None
+        for _ in range(max(1, repeat)):
+            r = run_one(path, quick)
+            if r.error is not None:
+                best = r
+                break
+            if best is None or best.measurements is None:
+                best = r
+            else:
+                assert r.measurements is not None
+                peak = max(best.measurements["peak_rss_mib"], r.measurements["peak_rss_mib"])
+                if r.measurements["wall_seconds"] < best.measurements["wall_seconds"]:
+                    best = r
+                best.measurements["peak_rss_mib"] = peak  # type: ignore[index]
+        assert best is not None
+        results.append(best)
+    return results
+
+
+def _child_cli(argv: Sequence[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m mobipath.bench", description="Run one benchmark (internal).")
+    parser.add_argument("--child", required=True, metavar="FILE")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        data = child_main(args.child, args.quick)
+    except Exception as e:  # reported by the parent as this benchmark's error
+        from . import _core
+        from .errors import ConfigError
+
+        if isinstance(e, _core.ScenarioError):
+            msg = "; ".join(str(ConfigError.from_dict(d)) for d in getattr(e, "errors", [])) or str(e)
+        elif isinstance(e, OSError):
+            msg = e.strerror or str(e)
+        else:
+            msg = f"{type(e).__name__}: {e}"
+        data = {"error": msg.strip().replace("\n", "; ")}
+    sys.stdout.write(json.dumps(data) + "\n")
+    return 0 if "error" not in data else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_child_cli(sys.argv[1:]))

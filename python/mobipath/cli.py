@@ -1,0 +1,216 @@
+"""The `mobipath` command line (typer + rich). Thin: the work is done in the library modules.
+
+Exit codes: 0 success; 1 an invalid scenario, an unreadable file or a failed run; 2 a bad
+command-line flag (reported by typer); 130 interrupted. Errors are one clear line per problem,
+never a traceback (set ``MOBIPATH_DEBUG=1`` to see one).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, List, Optional, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from . import api, bench as bench_mod, jsonfmt, provenance
+from .display import RunProgress, fmt_value, print_summary
+from .errors import InternalError, ScenarioError
+
+app = typer.Typer(
+    name="mobipath",
+    help="Simulate multipath/mobile TCP scenarios and report their metrics.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _stdout() -> Console:
+    return Console(highlight=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(message: str, code: int = 1) -> "typer.Exit":
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _guarded(fn: F) -> F:
+    """Turns every error of a command into a clear message and an exit code, never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except ScenarioError as e:
+            for err in e.errors:
+                typer.echo(err.with_file(), err=True)
+            raise typer.Exit(1)
+        except OSError as e:
+            name = f"{e.filename}: " if e.filename else ""
+            raise _fail(f"{name}{e.strerror or e}")
+        except KeyboardInterrupt:
+            raise _fail("interrupted", 130)
+        except InternalError as e:
+            if os.environ.get("MOBIPATH_DEBUG"):
+                raise
+            raise _fail(str(e))
+        except Exception as e:
+            if os.environ.get("MOBIPATH_DEBUG"):
+                raise
+            raise _fail(f"{type(e).__name__}: {e} (set MOBIPATH_DEBUG=1 for a traceback)")
+
+    return wrapper  # type: ignore[return-value]
+
+
+@app.command()
+@_guarded
+def run(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, max=api.MAX_SEED, help="Override the scenario's seed."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Result directory [default: results/<scenario>-seed<N>].", show_default=False
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or messages on stderr."),
+) -> None:
+    """Run a scenario, write its results and print a summary."""
+    err = _stderr()
+    show_progress = not quiet and sys.stderr.isatty()
+    t0 = time.perf_counter()
+    with RunProgress(f"simulating {scenario.name}", err) as bar:
+        result = api.run(scenario, seed=seed, progress=bar if show_progress else None, command=provenance.command_line())
+    wall = time.perf_counter() - t0
+    out_dir = out if out is not None else Path("results") / f"{scenario.stem}-seed{result.seed if result.seed is not None else 'default'}"
+    try:
+        result.write(out_dir)
+    except OSError as e:
+        raise _fail(f"cannot write results to {out_dir}: {e.strerror or e}")
+    if as_json:
+        sys.stdout.write(result.summary_json())
+        sys.stdout.flush()
+        if not quiet:
+            err.print(f"results written to {escape(str(out_dir))}")
+        return
+    header = f"[bold]{escape(str(scenario))}[/bold]  seed {result.seed}  ·  {result.events} events in {wall:.2f} s"
+    print_summary(_stdout(), result.summary, header=header)
+    if not quiet:
+        err.print(f"results written to {escape(str(out_dir))}")
+
+
+@app.command()
+@_guarded
+def validate(files: List[Path] = typer.Argument(..., help="Scenario files to check.", show_default=False)) -> None:
+    """Check scenario files and report every error ("file: field = value: message")."""
+    bad = 0
+    for f in files:
+        try:
+            errors = api.validate(f)
+        except OSError as e:
+            typer.echo(f"{f}: cannot read: {e.strerror or e}")
+            bad += 1
+            continue
+        if errors:
+            bad += 1
+            for e in errors:
+                typer.echo(e.with_file())
+        else:
+            typer.echo(f"{f}: ok")
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command()
+@_guarded
+def schema() -> None:
+    """Print the JSON Schema of the scenario format."""
+    sys.stdout.write(json.dumps(api.schema(), indent=2, ensure_ascii=False) + "\n")
+
+
+@app.command()
+@_guarded
+def bench(
+    files: Optional[List[Path]] = typer.Argument(
+        None, help="Benchmark scenarios [default: scenarios/bench/*.toml].", show_default=False
+    ),
+    quick: bool = typer.Option(False, "--quick", help=f"Cap each scenario at {bench_mod.QUICK_DURATION_S:g} simulated seconds past its warm-up."),
+    repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported."),
+    as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
+) -> None:
+    """Run the benchmark scenarios, each in a fresh process; report speed and peak memory."""
+    try:
+        paths = bench_mod.find_scenarios(files)
+    except bench_mod.BenchError as e:
+        raise _fail(str(e))
+    err = _stderr()
+    from . import _core
+
+    if getattr(_core, "BUILD_PROFILE", "release") != "release":
+        err.print(f"warning: the simulator is a {_core.BUILD_PROFILE} build; numbers are not representative")
+    show = not as_json and sys.stderr.isatty()
+    results = bench_mod.run_all(
+        paths, quick=quick, repeat=repeat, on_start=(lambda p: err.print(f"running {escape(str(p))} …")) if show else None
+    )
+    failed = [r for r in results if r.error is not None]
+    if as_json:
+        rows = [r.measurements if r.error is None else {"scenario": r.scenario, "error": r.error} for r in results]
+        sys.stdout.write(jsonfmt.dumps({"quick": quick, "repeat": repeat, "version": provenance.version(),
+                                        "git_revision": provenance.git_revision(), "results": rows}))
+    else:
+        table = Table(title="mobipath bench" + (" (quick)" if quick else ""), title_justify="left", show_edge=False)
+        # "sim/wall": simulated seconds per wall-clock second.
+        for col in ("scenario", "sim s", "wall s", "events", "Mevents/s", "sim/wall", "peak MiB"):
+            if col == "scenario":
+                table.add_column(col, overflow="fold")
+            else:
+                table.add_column(col, justify="right", no_wrap=True)
+        for r in results:
+            if r.error is not None or r.measurements is None:
+                table.add_row(escape(Path(r.scenario).stem), "[red]failed[/red]", "", "", "", "", "")
+                continue
+            m = r.measurements
+            table.add_row(
+                escape(Path(r.scenario).stem),
+                fmt_value(m["sim_seconds"]),
+                f"{m['wall_seconds']:.3f}",
+                str(m["events"]),
+                f"{m['events_per_second'] / 1e6:.2f}" if m.get("events_per_second") else "—",
+                f"{m['sim_seconds_per_wall_second']:.1f}" if m.get("sim_seconds_per_wall_second") else "—",
+                f"{m['peak_rss_mib']:.1f}",
+            )
+        _stdout().print(table)
+    for r in failed:
+        typer.echo(f"{r.scenario}: {r.error}", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+@_guarded
+def version() -> None:
+    """Print mobipath's version and git revision."""
+    from . import _core
+
+    typer.echo(
+        f"mobipath {provenance.version()} (git {provenance.git_revision()}, "
+        f"core {getattr(_core, 'BUILD_PROFILE', 'unknown')} build)"
+    )
+
+
+def main() -> None:
+    """Entry point for `python -m mobipath` (the console script calls `app` directly)."""
+    app()

@@ -1,0 +1,55 @@
+"""Errors raised by mobipath's Python API.
+
+`ConfigError` is one problem in a scenario (the field, the value found, what is allowed);
+`ScenarioError` carries every `ConfigError` of an invalid scenario; `InternalError` means the
+simulator itself failed (a bug to report, never the user's fault).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, List, Mapping, Optional
+
+from . import _core
+
+__all__ = ["ConfigError", "ScenarioError", "InternalError"]
+
+
+@dataclass(frozen=True)
+class ConfigError:
+    """One problem in a scenario file.
+
+    `field` is a dotted path such as ``links[0].rate_mbps`` (or a file name for trace errors),
+    `value` the value as written (empty when the field is missing), `message` what is wrong and
+    what is allowed, and `file` the scenario it was found in.
+    """
+
+    field: str
+    value: str
+    message: str
+    file: Optional[str] = None
+
+    def __str__(self) -> str:
+        # Same format as the Rust `Display` of `ConfigError`.
+        if self.value:
+            return f"{self.field} = {self.value}: {self.message}"
+        return f"{self.field}: {self.message}"
+
+    def with_file(self) -> str:
+        """The error prefixed with its file, as the CLI prints it."""
+        return f"{self.file}: {self}" if self.file else str(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, str], file: Optional[str] = None) -> "ConfigError":
+        return cls(str(d.get("field", "")).strip(), str(d.get("value", "")), str(d.get("message", "")).strip(), file)
+
+
+class ScenarioError(_core.ScenarioError):
+    """A scenario is invalid; `errors` lists every problem found, `file` names the scenario."""
+
+    def __init__(self, errors: Iterable[ConfigError], file: Optional[str] = None):
+        self.errors: List[ConfigError] = list(errors)
+        self.file = file
+        super().__init__("\n".join(e.with_file() for e in self.errors) or "invalid scenario")
+
+
+InternalError = _core.InternalError

@@ -1,0 +1,36 @@
+"""Deterministic JSON: the same data always gives the same bytes.
+
+Keys are sorted, indentation is fixed, floats use Python's shortest round-trip representation
+(`repr`, exact and platform independent), integral values stay integers, and non-finite floats
+(which JSON cannot hold) become ``null``. Every file mobipath writes goes through `dumps`.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def normalize(obj: Any) -> Any:
+    """Converts `obj` into plain JSON types (dict with str keys, list, str, int, float, bool, None)."""
+    if isinstance(obj, dict):
+        return {str(k): normalize(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [normalize(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    # numpy scalars and similar
+    if hasattr(obj, "item"):
+        return normalize(obj.item())
+    if hasattr(obj, "__fspath__"):
+        return str(obj)
+    raise TypeError(f"cannot write {type(obj).__name__} as JSON")
+
+
+def dumps(obj: Any) -> str:
+    """Canonical, human-readable JSON text ending in a newline."""
+    return json.dumps(normalize(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

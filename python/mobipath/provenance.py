@@ -1,0 +1,145 @@
+"""Provenance: what produced a result, so anyone can reproduce it.
+
+`version()` and `git_revision()` name the code; `collect()` builds the ``provenance.json``
+record (resolved scenario, seed, versions, git revision, platform, the command line and a
+command that reproduces the run).
+
+The git revision is looked up, in order: the ``MOBIPATH_GIT_REVISION`` environment variable;
+the source tree this package is imported from, when that is a git checkout of mobipath (an
+editable install — this sees uncommitted edits as "-dirty"); the revision recorded when the
+extension module was built; otherwise ``"unknown"``.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence
+
+from . import _core
+
+__all__ = ["version", "git_revision", "command_line", "collect"]
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> str:
+    """mobipath's version (from the installed metadata, else the extension module)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+
+        try:
+            return dist_version("mobipath")
+        except PackageNotFoundError:
+            pass
+    except ImportError:  # pragma: no cover
+        pass
+    return str(getattr(_core, "__version__", "unknown"))
+
+
+def _git(root: Path, *args: str) -> Optional[str]:
+    try:
+        out = subprocess.run(
+            ["git", "--no-optional-locks", "-C", str(root), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.decode("utf-8", "replace").strip()
+
+
+def source_tree() -> Optional[Path]:
+    """The mobipath checkout this package is imported from, if any (editable installs)."""
+    root = Path(__file__).resolve().parent.parent.parent
+    if (root / "crates" / "py" / "Cargo.toml").is_file() and (root / ".git").exists():
+        return root
+    return None
+
+
+def revision_of(root: Path) -> Optional[str]:
+    """HEAD of the git work tree at `root`, with "-dirty" if tracked files were modified."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != root.resolve():
+        return None
+    rev = _git(root, "rev-parse", "HEAD")
+    if not rev:
+        return None
+    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    return f"{rev}-dirty" if status else rev
+
+
+@functools.lru_cache(maxsize=None)
+def git_revision() -> str:
+    """The git revision of the code that runs (see the module docs for where it comes from)."""
+    env = os.environ.get("MOBIPATH_GIT_REVISION")
+    if env:
+        return env
+    root = source_tree()
+    if root is not None:
+        rev = revision_of(root)
+        if rev:
+            return rev
+    built = str(getattr(_core, "GIT_REVISION", "") or "")
+    return built or "unknown"
+
+
+def command_line(argv: Optional[Sequence[str]] = None) -> str:
+    """The command line as a shell would need it; the CLI's own name replaces its full path."""
+    args = list(sys.argv if argv is None else argv)
+    if args and Path(args[0]).name == "mobipath":
+        args[0] = "mobipath"
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def collect(
+    *,
+    resolved_scenario: Any,
+    seed: Optional[int],
+    scenario_file: Optional[str],
+    scenario_text: str,
+    events: Optional[int] = None,
+    command: Optional[str] = None,
+) -> Dict[str, Any]:
+    """The provenance record of one run (written as ``provenance.json``)."""
+    reproduce = None
+    if scenario_file is not None:
+        reproduce = f"mobipath run {shlex.quote(scenario_file)}"
+        if seed is not None:
+            reproduce += f" --seed {seed}"
+    return {
+        "mobipath_version": version(),
+        "git_revision": git_revision(),
+        "core_build": {
+            "version": str(getattr(_core, "__version__", "unknown")),
+            "git_revision": str(getattr(_core, "GIT_REVISION", "unknown")),
+            "profile": str(getattr(_core, "BUILD_PROFILE", "unknown")),
+        },
+        "seed": seed,
+        "scenario_file": scenario_file,
+        "scenario_sha256": hashlib.sha256(scenario_text.encode("utf-8")).hexdigest(),
+        "resolved_scenario": resolved_scenario,
+        "events": events,
+        "command": command if command is not None else command_line(),
+        "reproduce": reproduce,
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+        },
+        "platform": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "machine": platform.machine(),
+            "platform": platform.platform(),
+        },
+    }

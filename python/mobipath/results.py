@@ -1,0 +1,119 @@
+"""The result of one run and how it is written to disk.
+
+A `Result` holds the summary (dict), the time series (a polars DataFrame in long form: one row
+per time bin, entity and metric), the resolved scenario, the event count and the provenance
+record. `Result.write(out_dir)` writes ``summary.json`` (canonical JSON: the same scenario and
+seed give byte-identical files), ``timeseries.parquet`` and ``provenance.json``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
+
+from . import jsonfmt, provenance
+from .source import ScenarioSource
+
+if TYPE_CHECKING:  # pragma: no cover
+    import polars as pl
+
+__all__ = ["Result", "TIMESERIES_COLUMNS", "timeseries_frame", "effective_seed"]
+
+#: Columns of the long-form time series, in this order (extra columns follow).
+TIMESERIES_COLUMNS = ("time_s", "kind", "name", "metric", "value")
+
+SUMMARY_FILE = "summary.json"
+TIMESERIES_FILE = "timeseries.parquet"
+PROVENANCE_FILE = "provenance.json"
+
+
+def timeseries_frame(columns: Mapping[str, Sequence[Any]]) -> "pl.DataFrame":
+    """Builds the long-form DataFrame from a column-name → values mapping."""
+    import polars as pl
+
+    dtypes = {"time_s": pl.Float64, "kind": pl.Utf8, "name": pl.Utf8, "metric": pl.Utf8, "value": pl.Float64}
+    if not columns:
+        return pl.DataFrame(schema=dtypes)
+    order = [c for c in TIMESERIES_COLUMNS if c in columns] + sorted(c for c in columns if c not in dtypes)
+    return pl.DataFrame([pl.Series(name, list(columns[name]), dtype=dtypes.get(name), strict=False) for name in order])
+
+
+def effective_seed(seed: Optional[int], summary: Mapping[str, Any], resolved: Any) -> Optional[int]:
+    """The seed a run used: the override if given, else what the summary or scenario says."""
+    if seed is not None:
+        return int(seed)
+    for source in (summary, resolved):
+        if isinstance(source, Mapping) and isinstance(source.get("seed"), int):
+            return int(source["seed"])
+    return None
+
+
+@dataclass
+class Result:
+    """Everything one simulation run produced."""
+
+    summary: Dict[str, Any]
+    timeseries: "pl.DataFrame"
+    resolved_scenario: Any
+    events: int
+    provenance: Dict[str, Any]
+    seed: Optional[int] = None
+    scenario_file: Optional[str] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_raw(
+        cls,
+        raw: Mapping[str, Any],
+        source: ScenarioSource,
+        seed: Optional[int] = None,
+        command: Optional[str] = None,
+    ) -> "Result":
+        """Builds a Result from the dict returned by `mobipath._core.run`."""
+        summary = _json_value(raw.get("summary", {}))
+        resolved = _json_value(raw.get("resolved_scenario", {}))
+        events = int(raw.get("events", 0))
+        used_seed = effective_seed(seed, summary, resolved)
+        scenario_file = str(source.path) if source.path is not None else None
+        prov = provenance.collect(
+            resolved_scenario=resolved,
+            seed=used_seed,
+            scenario_file=scenario_file,
+            scenario_text=source.text,
+            events=events,
+            command=command,
+        )
+        return cls(
+            summary=summary,
+            timeseries=timeseries_frame(raw.get("timeseries") or {}),
+            resolved_scenario=resolved,
+            events=events,
+            provenance=prov,
+            seed=used_seed,
+            scenario_file=scenario_file,
+        )
+
+    def summary_json(self) -> str:
+        """The summary as canonical JSON text (exactly what ``summary.json`` holds)."""
+        return jsonfmt.dumps(self.summary)
+
+    def write(self, out_dir: Union[str, Path]) -> Path:
+        """Writes summary.json, timeseries.parquet and provenance.json into `out_dir`."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        _write_text(out / SUMMARY_FILE, self.summary_json())
+        self.timeseries.write_parquet(out / TIMESERIES_FILE)
+        _write_text(out / PROVENANCE_FILE, jsonfmt.dumps(self.provenance))
+        return out
+
+
+def _json_value(v: Any) -> Any:
+    return json.loads(v) if isinstance(v, (str, bytes)) else v
+
+
+def _write_text(path: Path, text: str) -> None:
+    # Write then rename, so a reader never sees a half-written file.
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    tmp.replace(path)
