@@ -190,7 +190,7 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams) -> Conn {
     let mut rcvs = Vec::with_capacity(n);
     for k in 0..n {
         let algo = match &coupling {
-            Some(c) => crate::mptcp::pending::coupled_build(&fc.cc, c.clone(), k).expect("validated"),
+            Some(c) => coupled::build(&fc.cc, c.clone(), k).expect("validated"),
             None => cc::by_name_seeded(&fc.cc, cc_seed(k)).expect("validated"),
         };
         let mut tcp = TcpSender::new(sender_config(fc), algo, i, k as u16);
@@ -200,8 +200,8 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams) -> Conn {
         // Subflow-level buffers are not the limit: the connection-level window is.
         rcvs.push(TcpReceiver::new(receiver_config(fc, 1 << 40), i, k as u16));
     }
-    let sched_cfg = fc.scheduler.as_ref().map(|s| s.config()).unwrap_or_else(|| crate::mptcp::pending::SchedulerSpec::Name("minrtt".into()).config());
-    let scheduler = crate::mptcp::pending::build(&sched_cfg, rngs.seed_for(&format!("flow/{}/scheduler", fc.name))).expect("validated");
+    let sched_cfg = fc.scheduler.as_ref().map(|s| s.config()).unwrap_or_else(|| sched::SchedulerSpec::Name("minrtt".into()).config());
+    let scheduler = sched::build(&sched_cfg, rngs.seed_for(&format!("flow/{}/scheduler", fc.name))).expect("validated");
     let rcv_buf = match (opts.rcv_buf_bytes, opts.rcv_buf_packets) {
         (Some(b), _) => b,
         (None, Some(p)) => p * mss as u64,
@@ -209,7 +209,7 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams) -> Conn {
     };
     let mp_prio = opts.mp_prio.iter().map(|e| (from_secs_f64(e.at_s), e.subflow, e.backup)).collect();
     Conn::Mptcp {
-        sender: MptcpSender::new(i, subs, scheduler, coupling, mss),
+        sender: MptcpSender::new(i, subs, scheduler, coupling, mss, rcv_buf),
         receiver: MptcpReceiver::new(rcvs, rcv_buf, opts.receiver_recovery),
         mp_prio,
     }

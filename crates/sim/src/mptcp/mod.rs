@@ -2,4 +2,3 @@
 pub mod sched;
 pub mod receiver;
 pub mod sender;
-pub mod pending;

@@ -95,7 +95,9 @@ pub struct MptcpSender {
 }
 
 impl MptcpSender {
-    pub fn new(flow: u32, subflows: Vec<SubflowTx>, sched: Box<dyn Scheduler>, coupling: Option<Coupling>, mss: u32) -> Self {
+    /// `initial_window`: the peer's connection-level window as learned in the handshake (the
+    /// receiver's buffer), used until the first DATA_ACK arrives.
+    pub fn new(flow: u32, subflows: Vec<SubflowTx>, sched: Box<dyn Scheduler>, coupling: Option<Coupling>, mss: u32, initial_window: u64) -> Self {
         MptcpSender {
             subflows,
             sched,
@@ -104,7 +106,7 @@ impl MptcpSender {
             data_ack: 0,
             next_dsn: 0,
             app_limit: 0,
-            peer_window: u64::MAX,
+            peer_window: initial_window,
             reinject: VecDeque::new(),
             requested: VecDeque::new(),
             meta: VecDeque::new(),
@@ -430,6 +432,15 @@ impl MptcpSender {
             }
         }
         self.transmit(now, out);
+        // Data still waits at connection level within the peer's window: subflows whose window
+        // is full are cwnd-limited (they may grow).
+        let waiting = !self.reinject.is_empty()
+            || (self.next_dsn < self.app_limit && self.next_dsn + (self.mss as u64).min(self.app_limit - self.next_dsn) <= self.window_end());
+        if waiting {
+            for sf in self.subflows.iter_mut().filter(|s| s.established) {
+                sf.tcp.note_cwnd_limited();
+            }
+        }
     }
 
     fn sent_on(&self, dsn: u64) -> u64 {

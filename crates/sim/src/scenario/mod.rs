@@ -6,7 +6,7 @@
 //! references between entries, trace files) run over everything that decoded.
 use crate::error::{ConfigError, Errors};
 use crate::link::config::LinkConfig;
-use crate::mptcp::pending::SchedulerSpec;
+use crate::mptcp::sched::SchedulerSpec;
 use crate::tcp::cc;
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;

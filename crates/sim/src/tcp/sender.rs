@@ -236,6 +236,16 @@ impl TcpSender {
         self.board.iter().map(|s| (s.seq, s.len))
     }
 
+    /// Tells the sender that more data was waiting for it but its window was full (MPTCP: the
+    /// scheduler could not place connection-level data here). Linux grows cwnd only when the
+    /// sender is cwnd-limited (`tcp_is_cwnd_limited`); an MPTCP subflow's own queue is often
+    /// empty because the scheduler only pushes into free window, so the connection says so.
+    pub fn note_cwnd_limited(&mut self) {
+        if self.pipe() + (self.queued_bytes().div_ceil(self.cfg.mss as u64) as u32) >= self.tcb.cwnd {
+            self.blocked_by_cwnd = true;
+        }
+    }
+
     /// Raises the amount of data the application has written (bytes since the start).
     pub fn set_app_limit(&mut self, total_bytes: u64) {
         debug_assert!(total_bytes >= self.app_limit.min(total_bytes));

@@ -206,7 +206,7 @@ mod tests {
         let mut f = sf(0, 10, 8, 0);
         f.min_srtt = 8 * MS;
         f.max_srtt = 12 * MS; // mean 10 ms
-        // Slow start: n = 45/10 + 1 = 5 → 8·(2^5 − 1) = 248.
+                              // Slow start: n = 45/10 + 1 = 5 → 8·(2^5 − 1) = 248.
         assert_eq!(fast_packets(&f, 45 * MS), 248);
         // Capped at 16 rounds.
         assert_eq!(fast_packets(&f, 10_000 * MS), 8 * ((1 << 16) - 1));

@@ -321,7 +321,11 @@ mod tests {
     fn parameters_reach_the_schedulers() {
         use super::super::{testutil::*, Decision};
         // roundrobin with num_segments = 2 and cwnd_limited = false.
-        let cfg = SchedulerConfig { num_segments: Some(2), cwnd_limited: Some(false), ..SchedulerConfig::named("roundrobin") };
+        let cfg = SchedulerConfig {
+            num_segments: Some(2),
+            cwnd_limited: Some(false),
+            ..SchedulerConfig::named("roundrobin")
+        };
         let mut s = build(&cfg, 0).unwrap();
         let mut sfs = [sf(0, 10, 100, 0), sf(1, 10, 1, 1)];
         // Subflow 1's turn first, but its window is full: waits (cwnd_limited = false).

@@ -81,7 +81,7 @@ pub fn verdict(f: &SubflowView, s: &SubflowView, sndbuf: u64, waiting: bool, del
     let rhs = cwnd_f * mss * (srtt_s + delta);
     if 4 * lhs < 4 * rhs + u128::from(waiting) * rhs {
         let x_s = sndbuf.max(cwnd_s * mss);
-        if srtt_s * x_s > cwnd_s * mss * (2 * srtt_f + delta) {
+        if srtt_s * x_s >= cwnd_s * mss * (2 * srtt_f + delta) {
             EcfVerdict::Wait
         } else {
             EcfVerdict::UseSlowKeepFlag

@@ -61,15 +61,11 @@ mod tests {
     fn excluded_subflow_is_not_used_and_the_original_view_is_untouched() {
         let sfs = [sf(0, 10, 10, 0), sf(1, 50, 10, 0)];
         // Block subflow 0 between 100 and 200 ms (a "handover range").
-        let mut s = Filtered::new(
-            "pha",
-            Box::new(MinRtt::new()),
-            |c: &ConnView, v: &mut [SubflowView]| {
-                if (100 * MS..200 * MS).contains(&c.now) {
-                    v[0].established = false;
-                }
-            },
-        );
+        let mut s = Filtered::new("pha", Box::new(MinRtt::new()), |c: &ConnView, v: &mut [SubflowView]| {
+            if (100 * MS..200 * MS).contains(&c.now) {
+                v[0].established = false;
+            }
+        });
         assert_eq!(s.name(), "pha(minrtt)");
         assert_eq!(s.schedule(&conn(50), &sfs), Decision::Send(0));
         assert_eq!(s.schedule(&conn(150), &sfs), Decision::Send(1));

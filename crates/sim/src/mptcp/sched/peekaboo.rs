@@ -119,13 +119,7 @@ impl Peekaboo {
     /// `alpha` ≥ 0 weights the ECF prior; `epsilon` in [0, 1] is the random-exploration
     /// probability; `seed` seeds the learner's own random stream.
     pub fn new(alpha: f64, epsilon: f64, seed: u64) -> Self {
-        Peekaboo {
-            arms: [Arm::new(), Arm::new()],
-            alpha,
-            epsilon,
-            rng: Rng::seed_from_u64(seed),
-            episode: None,
-        }
+        Peekaboo { arms: [Arm::new(), Arm::new()], alpha, epsilon, rng: Rng::seed_from_u64(seed), episode: None }
     }
 
     /// Episodes completed per arm ([wait, send-slow]).
@@ -331,7 +325,7 @@ mod tests {
         let sfs = views();
         let mut p = Peekaboo::new(1.0, 0.0, 3);
         assert_eq!(p.schedule(&conn(0), &sfs), Decision::Send(1)); // interval 22 ms
-        // Within the interval the arm holds even for a context where ECF would wait.
+                                                                   // Within the interval the arm holds even for a context where ECF would wait.
         let mut slow = sfs.clone();
         slow[1].srtt = 100 * MS;
         assert_eq!(p.schedule(&conn(10), &slow), Decision::Send(1));

@@ -94,7 +94,12 @@ mod tests {
     use crate::tcp::cc::RecoveryStyle;
 
     fn path(index: usize, cwnd: u32, rtt_ms: u64) -> Path {
-        Path { index, cwnd, rtt: rtt_ms * NS_PER_MS, mss: 1448 }
+        Path {
+            index,
+            cwnd,
+            rtt: rtt_ms * NS_PER_MS,
+            mss: 1448,
+        }
     }
 
     #[test]
@@ -176,6 +181,9 @@ mod tests {
         let rtt = 100 * NS_PER_MS;
         let reno = fluid::single_reno(p, rtt);
         let balia = Fluid::lossy("balia", &[(rtt, p), (rtt, p)]).run_avg_total();
-        assert!((0.7..=1.3).contains(&(balia / reno)), "balia {balia:.1} reno {reno:.1}");
+        assert!(
+            (0.7..=1.3).contains(&(balia / reno)),
+            "balia {balia:.1} reno {reno:.1}"
+        );
     }
 }

@@ -54,7 +54,12 @@ impl Fluid {
                 bytes_acked: 0,
             })
             .collect();
-        Fluid { coupling, subs, now: 0, capacity: None }
+        Fluid {
+            coupling,
+            subs,
+            now: 0,
+            capacity: None,
+        }
     }
 
     /// Coupled algorithm `name` on the given paths.
@@ -71,6 +76,11 @@ impl Fluid {
     pub fn with_bottleneck(mut self, capacity: f64) -> Self {
         self.capacity = Some(capacity);
         self
+    }
+
+    /// Changes path `k`'s loss probability from now on.
+    pub fn set_loss(&mut self, k: usize, p: f64) {
+        self.subs[k].loss_p = p;
     }
 
     fn rtt(&self, k: usize) -> Time {
@@ -109,7 +119,8 @@ impl Fluid {
         tcb.srtt = rtt;
         tcb.min_rtt = tcb.min_rtt.min(rtt);
         s.cc.pkts_acked(tcb, 1, rtt, now);
-        if !s.cc.cong_control(tcb, &RateSample::default(), now) && tcb.ca_state != CaState::Recovery {
+        if !s.cc.cong_control(tcb, &RateSample::default(), now) && tcb.ca_state != CaState::Recovery
+        {
             s.cc.cong_avoid(tcb, 1, now);
         }
         if tcb.ca_state == CaState::Loss {
@@ -146,10 +157,10 @@ impl Fluid {
         // ACKs of the subflows interleaved, one at a time.
         loop {
             let mut any = false;
-            for k in 0..self.subs.len() {
+            for (k, &rtt) in rtts.iter().enumerate() {
                 if self.subs[k].ack_credit >= 1.0 {
                     self.subs[k].ack_credit -= 1.0;
-                    self.ack(k, rtts[k]);
+                    self.ack(k, rtt);
                     any = true;
                 }
             }
@@ -160,7 +171,8 @@ impl Fluid {
         self.now += DT;
     }
 
-    /// Time-averaged cwnd of each subflow over [warmup, warmup + measure) seconds.
+    /// Runs until `warmup_s` (simulated time since the start), then returns the time-averaged
+    /// cwnd of each subflow over the next `measure_s` seconds.
     pub fn run_avg(&mut self, warmup_s: u64, measure_s: u64) -> Vec<f64> {
         while self.now < warmup_s * NS_PER_S {
             self.step();

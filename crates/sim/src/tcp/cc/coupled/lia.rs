@@ -26,7 +26,7 @@
 //! - ACKed segments are counted per segment as Linux's current `tcp_cong_avoid_ai` does (the
 //!   out-of-tree code counts one per ACK), and slow-start leftovers go to congestion avoidance
 //!   as in `tcp_reno_cong_avoid`.
-use super::{paths, publish, reno_ssthresh, slow_start_part, ack_count, Coupling, Path};
+use super::{ack_count, paths, publish, reno_ssthresh, slow_start_part, Coupling, Path};
 use crate::core::Time;
 use crate::tcp::cc::{CongestionControl, Tcb};
 
@@ -149,7 +149,11 @@ mod tests {
     #[test]
     fn inactive_and_unsampled_subflows_are_left_out_backups_are_not() {
         let c = new_coupling(3);
-        *c.borrow_mut() = vec![entry(10, 100, 1000), entry(20, 50, 1000), entry(30, 10, 1000)];
+        *c.borrow_mut() = vec![
+            entry(10, 100, 1000),
+            entry(20, 50, 1000),
+            entry(30, 10, 1000),
+        ];
         c.borrow_mut()[2].active = false;
         let t = tcb_for(&c.borrow()[0]);
         assert_eq!(paths(&c, 0, &t).0.len(), 2);
@@ -211,7 +215,10 @@ mod tests {
             }
         }
         let grown = (tcbs[0].cwnd + tcbs[1].cwnd - 2 * w) as f64;
-        assert!((grown / rtts as f64 - 0.5).abs() < 0.1, "total +{grown} in {rtts} RTTs");
+        assert!(
+            (grown / rtts as f64 - 0.5).abs() < 0.1,
+            "total +{grown} in {rtts} RTTs"
+        );
         assert_eq!(c.borrow()[1].cwnd, tcbs[1].cwnd);
     }
 
@@ -259,6 +266,9 @@ mod tests {
         let ratio = lia / reno;
         assert!((0.7..=1.3).contains(&ratio), "lia {lia:.1} reno {reno:.1}");
         let uncoupled = Fluid::uncoupled("reno", &[(rtt, p), (rtt, p)]).run_avg_total();
-        assert!(uncoupled / reno > 1.8, "uncoupled {uncoupled:.1} reno {reno:.1}");
+        assert!(
+            uncoupled / reno > 1.8,
+            "uncoupled {uncoupled:.1} reno {reno:.1}"
+        );
     }
 }

@@ -46,11 +46,11 @@ pub mod wvegas;
 #[cfg(test)]
 mod fluid;
 
-use super::{CongestionControl, Tcb};
+use super::{CongestionControl as Cc, Tcb};
 
 /// Creates the coupled algorithm `name` (one of [`NAMES`]) for subflow `index` of the
 /// connection that owns `coupling`.
-pub fn build(name: &str, coupling: Coupling, index: usize) -> Option<Box<dyn CongestionControl>> {
+pub fn build(name: &str, coupling: Coupling, index: usize) -> Option<Box<dyn Cc>> {
     Some(match name {
         "lia" => Box::new(lia::Lia::new(coupling, index)),
         "olia" => Box::new(olia::Olia::new(coupling, index)),
@@ -89,13 +89,22 @@ pub fn paths(coupling: &Coupling, me: usize, tcb: &Tcb) -> (Vec<Path>, Option<us
     let mut pos = None;
     for i in 0..table.len().max(me + 1) {
         let p = if i == me {
-            Path { index: i, cwnd: tcb.cwnd, rtt: tcb.srtt, mss: tcb.mss }
-        } else {
-            let e = &table[i];
-            if !e.active {
-                continue;
+            Path {
+                index: i,
+                cwnd: tcb.cwnd,
+                rtt: tcb.srtt,
+                mss: tcb.mss,
             }
-            Path { index: i, cwnd: e.cwnd, rtt: e.srtt, mss: if e.mss == 0 { tcb.mss } else { e.mss } }
+        } else {
+            let Some(e) = table.get(i).filter(|e| e.active) else {
+                continue;
+            };
+            Path {
+                index: i,
+                cwnd: e.cwnd,
+                rtt: e.srtt,
+                mss: if e.mss == 0 { tcb.mss } else { e.mss },
+            }
         };
         if p.rtt == 0 {
             continue;
@@ -133,13 +142,78 @@ fn reno_ssthresh(tcb: &Tcb) -> u32 {
     (tcb.cwnd / 2).max(2)
 }
 
-/// Reno window growth (Linux `tcp_reno_cong_avoid`): the behaviour of every coupled algorithm
-/// with a single subflow. Returns the ACKed segments left for congestion avoidance after slow
-/// start, or `None` if the window may not grow (not cwnd-limited) or nothing is left.
+/// The first half of Linux `tcp_reno_cong_avoid`, shared by LIA, OLIA and Balia: no growth
+/// unless cwnd-limited, then Reno slow start. Returns the ACKed segments left for congestion
+/// avoidance, or `None` if there are none.
 fn slow_start_part(tcb: &mut Tcb, acked: u32) -> Option<u32> {
     if !tcb.cwnd_limited {
         return None;
     }
-    let left = if tcb.in_slow_start() { tcb.slow_start(acked) } else { acked };
+    let left = if tcb.in_slow_start() {
+        tcb.slow_start(acked)
+    } else {
+        acked
+    };
     (left > 0).then_some(left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_by_name() {
+        for &name in NAMES {
+            let c = new_coupling(2);
+            assert_eq!(build(name, c.clone(), 1).unwrap().name(), name);
+        }
+        assert!(build("reno", new_coupling(1), 0).is_none());
+    }
+
+    #[test]
+    fn paths_take_own_entry_from_tcb_and_publish_writes_it_back() {
+        let c = new_coupling(3);
+        c.borrow_mut()[0] = SubflowCc {
+            active: true,
+            cwnd: 7,
+            srtt: 5,
+            mss: 1000,
+            ..Default::default()
+        };
+        c.borrow_mut()[2] = SubflowCc {
+            active: true,
+            cwnd: 9,
+            srtt: 0,
+            ..Default::default()
+        };
+        let mut tcb = Tcb::new(1448, 12);
+        tcb.srtt = 40;
+        // Entry 1 is stale (inactive) in the table but is "me"; entry 2 has no RTT sample.
+        let (ps, me) = paths(&c, 1, &tcb);
+        assert_eq!(me, Some(1));
+        assert_eq!(
+            ps,
+            vec![
+                Path {
+                    index: 0,
+                    cwnd: 7,
+                    rtt: 5,
+                    mss: 1000
+                },
+                Path {
+                    index: 1,
+                    cwnd: 12,
+                    rtt: 40,
+                    mss: 1448
+                },
+            ]
+        );
+        tcb.ssthresh = 6;
+        publish(&c, 1, &tcb);
+        assert_eq!((c.borrow()[1].cwnd, c.borrow()[1].ssthresh), (12, 6));
+        // A subflow beyond the table (not yet added) still sees itself.
+        let (ps, me) = paths(&c, 4, &tcb);
+        assert_eq!((ps.len(), me), (2, Some(1)));
+        publish(&c, 4, &tcb);
+    }
 }

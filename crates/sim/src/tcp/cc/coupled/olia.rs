@@ -48,7 +48,9 @@ struct LossHistory {
 impl LossHistory {
     /// `l = max(bytes between the last two losses, bytes since the last loss)`.
     fn interval(&self, bytes_now: u64) -> u64 {
-        bytes_now.saturating_sub(self.loss2).max(self.loss2 - self.loss1)
+        bytes_now
+            .saturating_sub(self.loss2)
+            .max(self.loss2 - self.loss1)
     }
     /// A loss with `bytes` ACKed so far; ignored if nothing was ACKed since the last one.
     fn on_loss(&mut self, bytes: u64) {
@@ -74,8 +76,7 @@ impl Peer {
     fn observe(&mut self, e: &SubflowCc, now: Time) {
         if self.seen {
             let ss_down = e.ssthresh < self.ssthresh;
-            let cwnd_down =
-                e.cwnd + 2 <= self.cwnd || (e.cwnd < self.cwnd && e.cwnd <= e.ssthresh);
+            let cwnd_down = e.cwnd + 2 <= self.cwnd || (e.cwnd < self.cwnd && e.cwnd <= e.ssthresh);
             let quiet = self.last_loss.is_none_or(|t| now >= t + e.srtt);
             if (ss_down || cwnd_down) && quiet {
                 self.loss.on_loss(e.bytes_acked);
@@ -152,7 +153,14 @@ pub struct Olia {
 
 impl Olia {
     pub fn new(coupling: Coupling, index: usize) -> Self {
-        Olia { coupling, index, own: LossHistory::default(), loss3: 0, peers: vec![], cnt: 0.0 }
+        Olia {
+            coupling,
+            index,
+            own: LossHistory::default(),
+            loss3: 0,
+            peers: vec![],
+            cnt: 0.0,
+        }
     }
 
     /// Loss interval l_r of subflow `index` as this instance knows it.
@@ -187,7 +195,11 @@ impl Olia {
         };
         let ps: Vec<OliaPath> = paths
             .iter()
-            .map(|p| OliaPath { cwnd: p.cwnd, rtt: p.rtt, interval: self.interval(p.index) })
+            .map(|p| OliaPath {
+                cwnd: p.cwnd,
+                rtt: p.rtt,
+                interval: self.interval(p.index),
+            })
             .collect();
         let eps = epsilons(&ps)[me];
         self.cnt += acked as f64 * increase(&ps, me, eps);
@@ -239,7 +251,11 @@ mod tests {
     use crate::tcp::cc::RecoveryStyle;
 
     fn op(cwnd: u32, rtt_ms: u64, interval: u64) -> OliaPath {
-        OliaPath { cwnd, rtt: rtt_ms * NS_PER_MS, interval }
+        OliaPath {
+            cwnd,
+            rtt: rtt_ms * NS_PER_MS,
+            interval,
+        }
     }
 
     #[test]
@@ -285,7 +301,14 @@ mod tests {
     fn loss_intervals_follow_own_losses_and_siblings_windows() {
         let c = new_coupling(2);
         for e in c.borrow_mut().iter_mut() {
-            *e = SubflowCc { active: true, cwnd: 40, ssthresh: 20, srtt: 100 * NS_PER_MS, mss: 1000, ..Default::default() };
+            *e = SubflowCc {
+                active: true,
+                cwnd: 40,
+                ssthresh: 20,
+                srtt: 100 * NS_PER_MS,
+                mss: 1000,
+                ..Default::default()
+            };
         }
         let mut o = Olia::new(c.clone(), 0);
         let mut tcb = Tcb::new(1000, 40);
@@ -355,10 +378,34 @@ mod tests {
         let lia = Fluid::lossy("lia", &[(rtt, p1), (rtt, p2)]).run_avg(100, 400);
         let share = |w: &[f64]| w[1] / (w[0] + w[1]);
         assert!(share(&olia) < 0.1, "olia {olia:?}");
-        assert!(share(&olia) < 0.6 * share(&lia), "olia {olia:?} lia {lia:?}");
+        assert!(
+            share(&olia) < 0.6 * share(&lia),
+            "olia {olia:?} lia {lia:?}"
+        );
         let reno = fluid::single_reno(p1, rtt);
         let total = olia[0] + olia[1];
-        assert!((0.7..=1.3).contains(&(total / reno)), "olia {olia:?} reno {reno:.1}");
+        assert!(
+            (0.7..=1.3).contains(&(total / reno)),
+            "olia {olia:?} reno {reno:.1}"
+        );
+    }
+
+    /// The paths swap roles. ε (+1/(n·|B\\M|) per RTT for the now-better path with the small
+    /// window, −1/(n·|M|) for the large one) moves the window over in about 50 RTTs; with the
+    /// fully coupled increase alone (ε = 0) the small window grows by only ~(w_r/Σw)² per RTT
+    /// and the move takes about 200 RTTs (path 0 still holds twice path 1's window here).
+    #[test]
+    fn follows_the_better_path_when_paths_swap() {
+        let rtt = 100 * NS_PER_MS;
+        let (good, bad) = (1e-3, 4e-3);
+        let mut f = Fluid::lossy("olia", &[(rtt, good), (rtt, bad)]);
+        let before = f.run_avg(100, 20);
+        assert!(before[1] < 0.1 * before[0], "{before:?}");
+        // Swap at 120 s; measure from 125 s to 135 s.
+        f.set_loss(0, bad);
+        f.set_loss(1, good);
+        let after = f.run_avg(125, 10);
+        assert!(after[0] < 0.33 * after[1], "{after:?}");
     }
 
     #[test]
@@ -367,6 +414,9 @@ mod tests {
         let rtt = 100 * NS_PER_MS;
         let reno = fluid::single_reno(p, rtt);
         let olia = Fluid::lossy("olia", &[(rtt, p), (rtt, p)]).run_avg_total();
-        assert!((0.7..=1.3).contains(&(olia / reno)), "olia {olia:.1} reno {reno:.1}");
+        assert!(
+            (0.7..=1.3).contains(&(olia / reno)),
+            "olia {olia:.1} reno {reno:.1}"
+        );
     }
 }

@@ -243,8 +243,13 @@ mod tests {
     fn in_ca(cwnd: u32, sibling: Option<(u32, Time)>, rtt: Time) -> (WVegas, Tcb, Time) {
         let c = new_coupling(2);
         if let Some((w, srtt)) = sibling {
-            c.borrow_mut()[1] =
-                SubflowCc { active: true, cwnd: w, srtt, mss: MSS, ..Default::default() };
+            c.borrow_mut()[1] = SubflowCc {
+                active: true,
+                cwnd: w,
+                srtt,
+                mss: MSS,
+                ..Default::default()
+            };
         }
         let mut v = WVegas::new(c, 0);
         let mut tcb = Tcb::new(MSS, cwnd);
@@ -350,7 +355,8 @@ mod tests {
     }
 
     /// Two subflows through one bottleneck (BDP 100 segments): the total window is about a
-    /// single Vegas flow's on the same bottleneck.
+    /// single Vegas flow's on the same bottleneck, and together the subflows keep about
+    /// total_α = 10 segments queued (α = 5 each; two uncoupled Vegas flows keep 2–4 each).
     #[test]
     fn shared_bottleneck_total_is_one_vegas() {
         let rtt = 100 * MS;
@@ -360,6 +366,12 @@ mod tests {
         let single = vegas.run_avg_total();
         let mut wv = Fluid::lossy("wvegas", &[(rtt, 0.0), (rtt, 0.0)]).with_bottleneck(cap);
         let total = wv.run_avg_total();
-        assert!((0.7..=1.3).contains(&(total / single)), "wvegas {total:.1} vegas {single:.1}");
+        assert!(
+            (0.7..=1.3).contains(&(total / single)),
+            "wvegas {total:.1} vegas {single:.1}"
+        );
+        // Queued = total − BDP; diff is rounded down, so up to one more per subflow.
+        let queued = total - 100.0;
+        assert!((10.0..=12.5).contains(&queued), "wvegas {total:.1}");
     }
 }
