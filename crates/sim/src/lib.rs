@@ -11,6 +11,7 @@ pub mod link;
 pub mod metrics;
 pub mod mptcp;
 pub mod packet;
+pub mod radio;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

@@ -46,6 +46,8 @@ enum Conn {
 
 /// Per-subflow time series (MPTCP) — for TCP the single "subflow" is the flow itself.
 struct SubflowSeries {
+    /// Bytes this subflow had delivered at the last look (for per-bin attribution).
+    delivered_seen: u64,
     goodput: Bins,
     sent: Bins,
     cwnd: Vec<f64>,
@@ -252,7 +254,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         };
         let flow_routes: Vec<(u16, u16)> = names.iter().map(|n| path_routes[n]).collect();
         let n_sub = if fc.paths.is_some() { flow_routes.len() } else { 0 };
-        let series = || SubflowSeries { goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
+        let series = || SubflowSeries { delivered_seen: 0, goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
         flows.push(Flow {
             name: fc.name.clone(),
             conn: build_conn(fc, i as u32, &rngs),
@@ -442,13 +444,16 @@ impl Sim {
             Conn::Mptcp { receiver, .. } => {
                 let i = p.subflow as usize;
                 let before = receiver.data_rcv_nxt();
-                let per_sub_before: Vec<u64> = receiver.stats.delivered_per_subflow.clone();
                 let read = receiver.on_packet(i, now, &p, &mut pkts);
                 let after = receiver.data_rcv_nxt();
                 fl.goodput.add(now, read as f64);
-                for (k, b) in receiver.stats.delivered_per_subflow.iter().enumerate() {
-                    if *b > per_sub_before[k] {
-                        fl.sub[k].goodput.add(now, (*b - per_sub_before[k]) as f64);
+                if read > 0 {
+                    for (k, s) in fl.sub.iter_mut().enumerate() {
+                        let b = receiver.stats.delivered_per_subflow[k];
+                        if b > s.delivered_seen {
+                            s.goodput.add(now, (b - s.delivered_seen) as f64);
+                            s.delivered_seen = b;
+                        }
                     }
                 }
                 if after > before {

@@ -89,6 +89,8 @@ pub struct MptcpSender {
     /// Retransmissions the receiver asked for, to go on the subflow the request came from.
     requested: VecDeque<(u64, u32, usize)>,
     meta: VecDeque<DsnMeta>,
+    /// Reused buffer for the scheduler's subflow snapshots.
+    view_buf: Vec<SubflowView>,
     last_penalise: Time,
     pub stats: MptcpSenderStats,
     flow: u32,
@@ -110,6 +112,7 @@ impl MptcpSender {
             reinject: VecDeque::new(),
             requested: VecDeque::new(),
             meta: VecDeque::new(),
+            view_buf: Vec::new(),
             last_penalise: 0,
             stats: MptcpSenderStats::default(),
             flow,
@@ -299,10 +302,15 @@ impl MptcpSender {
 
     /// Snapshot of every subflow for the scheduler.
     pub fn views(&self) -> Vec<SubflowView> {
-        self.subflows
-            .iter()
-            .enumerate()
-            .map(|(id, sf)| {
+        let mut v = Vec::with_capacity(self.subflows.len());
+        self.fill_views(&mut v);
+        v
+    }
+
+    /// Fills `out` with the subflow snapshots (reusing its allocation: this runs per decision).
+    fn fill_views(&self, out: &mut Vec<SubflowView>) {
+        out.clear();
+        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| {
                 let t = &sf.tcp;
                 let tcb = &t.tcb;
                 let mss = t.cfg.mss;
@@ -343,8 +351,7 @@ impl MptcpSender {
                     },
                     tx_time_per_segment: if srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
                 }
-            })
-            .collect()
+        }));
     }
 
     fn window_end(&self) -> u64 {
@@ -379,7 +386,8 @@ impl MptcpSender {
             } else {
                 break;
             };
-            let views = self.views();
+            let mut views = std::mem::take(&mut self.view_buf);
+            self.fill_views(&mut views);
             let conn = ConnView {
                 now,
                 send_window_left: self.window_end().saturating_sub(self.next_dsn),
@@ -388,26 +396,27 @@ impl MptcpSender {
                 segment: seg.clone(),
             };
             let decision = self.sched.schedule(&conn, &views);
-            let targets: Vec<usize> = match decision {
-                Decision::Send(i) => vec![i],
-                Decision::SendMany(v) => v,
-                Decision::Wait => {
+            self.view_buf = views;
+            let usable = |s: &Self, i: usize| i < s.subflows.len() && s.subflows[i].established;
+            let mut one = [0usize; 1];
+            let targets: &[usize] = match &decision {
+                Decision::Send(i) if usable(self, *i) => {
+                    one[0] = *i;
+                    &one
+                }
+                Decision::SendMany(v) if !v.is_empty() && v.iter().all(|&i| usable(self, i)) => v,
+                _ => {
                     self.stats.waits += 1;
                     break;
                 }
             };
-            let targets: Vec<usize> = targets.into_iter().filter(|&i| i < self.subflows.len() && self.subflows[i].established).collect();
-            if targets.is_empty() {
-                self.stats.waits += 1;
-                break;
-            }
             if from_reinject {
                 self.reinject.pop_front();
                 self.stats.reinjections += targets.len() as u64;
             } else {
                 self.next_dsn += seg.len as u64;
             }
-            for &i in &targets {
+            for &i in targets {
                 self.subflows[i].decisions += 1;
                 self.assign(i, seg.dsn, seg.len, now);
             }

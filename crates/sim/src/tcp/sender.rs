@@ -684,8 +684,8 @@ impl TcpSender {
 
     fn process_sacks(&mut self, ack: &Packet, acc: &mut RateAcc) -> u32 {
         let mut newly = 0;
-        let blocks: Vec<(u64, u64)> = ack.sacks().to_vec();
-        for &(mut start, end) in &blocks {
+        let (blocks, n) = (ack.sack, ack.n_sack as usize);
+        for &(mut start, end) in &blocks[..n] {
             if end <= self.snd_una || start >= end {
                 continue;
             }

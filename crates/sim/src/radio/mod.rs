@@ -1,0 +1,1 @@
+//! High-speed-train mobility, radio and handover model (being written).
