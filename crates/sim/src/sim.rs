@@ -716,6 +716,7 @@ impl Sim {
                     m.insert("segments_retransmitted".into(), json!(retx + reinj));
                     m.insert("retransmission_ratio".into(), json!(round6(ratio)));
                     m.insert("reinjections".into(), json!(sender.stats.reinjections));
+                    m.insert("connection_timeouts".into(), json!(sender.stats.conn_timeouts));
                     m.insert("opportunistic_retransmissions".into(), json!(sender.stats.opportunistic_retransmissions));
                     m.insert("penalisations".into(), json!(sender.stats.penalisations));
                     m.insert("scheduler_waits".into(), json!(sender.stats.waits));
@@ -751,6 +752,7 @@ impl Sim {
                             "scheduler_decisions": s.decisions,
                             "mean_rtt_ms": s.tcp.rtt.mean_rtt().map(|x| round6(x / 1e6)),
                             "established": s.established,
+                            "stale_at_end": s.stale,
                             "backup_at_end": s.local_backup || s.peer_backup,
                         }));
                         let name = format!("{}/{}", fl.name, k);

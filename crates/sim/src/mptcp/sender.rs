@@ -27,6 +27,9 @@ use crate::tcp::cc::CaState;
 use crate::tcp::sender::TcpSender;
 use std::collections::VecDeque;
 
+/// Upstream `net.mptcp.stale_loss_cnt` default.
+const STALE_LOSS_CNT: u32 = 4;
+
 /// One subflow on the sending side.
 pub struct SubflowTx {
     pub tcp: TcpSender,
@@ -38,6 +41,12 @@ pub struct SubflowTx {
     /// Backup requested by the peer (latest MP_PRIO received).
     pub peer_backup: bool,
     pub pf: bool,
+    /// Upstream's stale mark (see `on_conn_rto`).
+    pub stale: bool,
+    stale_count: u32,
+    /// Packets received on this subflow (ACKs), and the count at the last stale check.
+    rx_count: u64,
+    rx_at_last_check: u64,
     seen_timeouts: u64,
     min_srtt: Time,
     max_srtt: Time,
@@ -68,6 +77,8 @@ struct DsnMeta {
 #[derive(Clone, Debug, Default)]
 pub struct MptcpSenderStats {
     pub reinjections: u64,
+    /// Connection-level RTO expiries.
+    pub conn_timeouts: u64,
     pub penalisations: u64,
     pub opportunistic_retransmissions: u64,
     pub waits: u64,
@@ -92,6 +103,8 @@ pub struct MptcpSender {
     /// Reused buffer for the scheduler's subflow snapshots.
     view_buf: Vec<SubflowView>,
     last_penalise: Time,
+    conn_rto_deadline: Time,
+    conn_backoff: u32,
     pub stats: MptcpSenderStats,
     flow: u32,
 }
@@ -114,6 +127,8 @@ impl MptcpSender {
             meta: VecDeque::new(),
             view_buf: Vec::new(),
             last_penalise: 0,
+            conn_rto_deadline: NEVER,
+            conn_backoff: 0,
             stats: MptcpSenderStats::default(),
             flow,
         }
@@ -127,6 +142,10 @@ impl MptcpSender {
             local_backup: backup,
             peer_backup: false,
             pf: false,
+            stale: false,
+            stale_count: 0,
+            rx_count: 0,
+            rx_at_last_check: 0,
             seen_timeouts: 0,
             min_srtt: Time::MAX,
             max_srtt: 0,
@@ -164,6 +183,64 @@ impl MptcpSender {
             .map(|s| if s.established { s.tcp.next_timeout() } else { s.join_at })
             .min()
             .unwrap_or(NEVER)
+            .min(self.conn_rto_deadline)
+    }
+
+    /// Connection-level RTO: 2 × the largest subflow RTO (out-of-tree `mptcp_set_rto`), with
+    /// exponential backoff while DATA_ACK does not move.
+    fn conn_rto(&self) -> Time {
+        let max_sub = self.subflows.iter().filter(|s| s.established).map(|s| s.tcp.rto()).max().unwrap_or(NS_PER_S);
+        (2 * max_sub).saturating_mul(1 << self.conn_backoff.min(10)).min(120 * NS_PER_S)
+    }
+
+    /// (Re)arms the connection-level timer when data is outstanding beyond DATA_ACK.
+    fn arm_conn_rto(&mut self, now: Time, restart: bool) {
+        let outstanding = self.meta.front().is_some_and(|m| m.first_sent != NEVER);
+        if !outstanding {
+            self.conn_rto_deadline = NEVER;
+        } else if restart || self.conn_rto_deadline == NEVER {
+            self.conn_rto_deadline = now + self.conn_rto();
+        }
+    }
+
+    /// Connection-level RTO expiry (out-of-tree `mptcp_meta_retransmit_timer`): the oldest
+    /// un-DATA_ACKed segment is re-injected. The expiry also drives upstream's stale detection
+    /// (`mptcp_pm_subflows_chk_stale`): a subflow with data outstanding that received nothing
+    /// for `STALE_LOSS_CNT` consecutive expiries while another subflow is healthy is marked
+    /// stale and its data re-injected; anything arriving on it clears the mark.
+    fn on_conn_rto(&mut self, now: Time) {
+        self.conn_rto_deadline = NEVER;
+        if let Some(m) = self.meta.front().copied() {
+            if !self.reinject.iter().any(|&(d, _)| d == m.dsn) {
+                self.reinject.push_front((m.dsn, m.len));
+            }
+            self.stats.conn_timeouts += 1;
+        }
+        let healthy = self.subflows.iter().filter(|s| s.established && !s.pf && !s.stale).count();
+        let data_ack = self.data_ack;
+        for i in 0..self.subflows.len() {
+            let sf = &mut self.subflows[i];
+            if !sf.established || sf.tcp.unacked_bytes() == 0 {
+                sf.stale_count = 0;
+                continue;
+            }
+            if sf.rx_count == sf.rx_at_last_check {
+                sf.stale_count += 1;
+            } else {
+                sf.stale_count = 0;
+            }
+            sf.rx_at_last_check = sf.rx_count;
+            if sf.stale_count >= STALE_LOSS_CNT && !sf.stale && healthy > 1 {
+                sf.stale = true;
+                for &(_, dsn, len) in sf.map.iter() {
+                    if dsn + len as u64 > data_ack && !self.reinject.iter().any(|&(d, _)| d == dsn) {
+                        self.reinject.push_back((dsn, len));
+                    }
+                }
+            }
+        }
+        self.conn_backoff += 1;
+        self.arm_conn_rto(now, true);
     }
 
     /// Fires due timers; returns control packets (join requests, probes) as (subflow, packet).
@@ -190,6 +267,9 @@ impl MptcpSender {
                 }
                 self.check_rto(i, now);
             }
+        }
+        if now >= self.conn_rto_deadline {
+            self.on_conn_rto(now);
         }
     }
 
@@ -231,6 +311,8 @@ impl MptcpSender {
         {
             let sf = &mut self.subflows[i];
             sf.pf = false; // any valid incoming packet clears "potentially failed"
+            sf.stale = false; // ... and upstream's "stale"
+            sf.rx_count += 1;
             sf.tcp.on_ack(now, p);
             let srtt = sf.tcp.rtt.srtt;
             if srtt > 0 {
@@ -260,6 +342,8 @@ impl MptcpSender {
         if p.data_ack > self.data_ack {
             let acked = p.data_ack - self.data_ack;
             self.data_ack = p.data_ack;
+            self.conn_backoff = 0;
+            self.conn_rto_deadline = NEVER; // re-armed below from the new oldest segment
             while let Some(m) = self.meta.front() {
                 if m.dsn + m.len as u64 <= self.data_ack {
                     self.meta.pop_front();
@@ -280,6 +364,7 @@ impl MptcpSender {
             self.requested.push_back((p.retx_request, p.retx_request_len.max(1), i));
         }
         self.check_rto(i, now);
+        self.arm_conn_rto(now, false);
     }
 
     fn refresh_coupling(&mut self) {
@@ -328,7 +413,7 @@ impl MptcpSender {
                     id,
                     established: sf.established,
                     pf: sf.pf,
-                    stale: false,
+                    stale: sf.stale,
                     backup: sf.backup(),
                     in_loss: tcb.ca_state == CaState::Loss,
                     cwnd: tcb.cwnd,
@@ -441,6 +526,7 @@ impl MptcpSender {
             }
         }
         self.transmit(now, out);
+        self.arm_conn_rto(now, false);
         // Data still waits at connection level within the peer's window: subflows whose window
         // is full are cwnd-limited (they may grow).
         let waiting = !self.reinject.is_empty()
