@@ -7,6 +7,7 @@
 pub mod api;
 pub mod core;
 pub mod error;
+pub mod hst;
 pub mod link;
 pub mod metrics;
 pub mod mptcp;

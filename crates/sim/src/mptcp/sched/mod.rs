@@ -83,6 +83,8 @@ pub struct ConnView {
     pub unsent_bytes: u64,
     /// The segment to place.
     pub segment: SegmentInfo,
+    /// The train's GPS position along the track (metres), when the scenario has a train.
+    pub position_m: Option<f64>,
 }
 
 /// The segment the scheduler is asked to place.
@@ -197,6 +199,7 @@ pub(crate) mod testutil {
             send_window: 1 << 30,
             unsent_bytes: 0,
             segment: SegmentInfo { dsn: 0, len: MSS, reinjection: false, sent_on: 0 },
+            position_m: None,
         }
     }
 

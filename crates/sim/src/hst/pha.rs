@@ -1,0 +1,83 @@
+//! PHA — proactive handover-aware scheduling (P0, Algorithm 1).
+//!
+//! On every scheduling decision, a subflow whose operator has a handover range (from the
+//! [`HandoverTable`]) containing the train's current GPS position is excluded — shown to the
+//! wrapped scheduler as not established — until the train leaves the range; otherwise the wrapped
+//! scheduler (minRTT, ECF, BLEST, Peekaboo, ...) decides. Location-based, not time-based, because
+//! trains run late (P0 §3).
+//!
+//! Choices: when no GPS position is known (no train in the scenario, or before the first fix)
+//! nothing is excluded. If every subflow is excluded, the inner scheduler sees none usable and
+//! waits — P0 assumes the two operators never hand over at the same place.
+use super::table::HandoverTable;
+use crate::mptcp::sched::{ConnView, Filtered, Scheduler, SubflowView};
+use std::rc::Rc;
+
+/// The filter PHA applies to the subflow views. `operators[i]` is subflow i's operator
+/// (`None`: never excluded).
+pub fn exclude_in_handover_ranges(table: &HandoverTable, operators: &[Option<String>], conn: &ConnView, views: &mut [SubflowView]) {
+    let Some(pos) = conn.position_m else { return };
+    for v in views.iter_mut() {
+        if let Some(Some(op)) = operators.get(v.id) {
+            if table.contains(op, pos) {
+                v.established = false;
+            }
+        }
+    }
+}
+
+/// Wraps `inner` as `pha(inner)`.
+pub fn pha(inner: Box<dyn Scheduler>, table: Rc<HandoverTable>, operators: Vec<Option<String>>) -> Box<dyn Scheduler> {
+    Box::new(Filtered::new("pha", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
+        exclude_in_handover_ranges(&table, &operators, conn, views)
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hst::table::ObservedHandover;
+    use crate::mptcp::sched::{build, Decision, SchedulerConfig, SegmentInfo};
+
+    fn view(id: usize, srtt_ms: u64) -> SubflowView {
+        SubflowView { id, established: true, cwnd: 10, srtt: srtt_ms * 1_000_000, mss: 1448, ..Default::default() }
+    }
+
+    fn conn(pos: Option<f64>) -> ConnView {
+        ConnView {
+            now: 0,
+            send_window_left: 1 << 30,
+            send_window: 1 << 30,
+            unsent_bytes: 0,
+            segment: SegmentInfo { dsn: 0, len: 1448, reinjection: false, sent_on: 0 },
+            position_m: pos,
+        }
+    }
+
+    #[test]
+    fn never_schedules_on_a_subflow_inside_its_operators_handover_range() {
+        let mut table = HandoverTable::new();
+        table.learn(&[ObservedHandover { operator: "A".into(), gps_start_m: 1000.0, gps_end_m: 1010.0 }], 15.0);
+        let table = Rc::new(table);
+        let ops = vec![Some("A".to_string()), Some("B".to_string())];
+        for name in ["minrtt", "ecf", "blest", "peekaboo", "roundrobin", "linux-default", "delay-predictive", "redundant"] {
+            let inner = build(&SchedulerConfig::named(name), 1).unwrap();
+            let mut s = pha(inner, table.clone(), ops.clone());
+            assert_eq!(s.name(), format!("pha({name})"));
+            // Subflow 0 (operator A) is the faster one; at 1000 m it must never be chosen.
+            for pos in [985.0, 1000.0, 1024.9] {
+                let d = s.schedule(&conn(Some(pos)), &[view(0, 10), view(1, 30)]);
+                let uses0 = match &d {
+                    Decision::Send(i) => *i == 0,
+                    Decision::SendMany(v) => v.contains(&0),
+                    Decision::Wait => false,
+                };
+                assert!(!uses0, "{name} at {pos} m chose subflow 0: {d:?}");
+            }
+        }
+        // Outside the range minRTT uses the faster subflow again.
+        let mut s = pha(build(&SchedulerConfig::named("minrtt"), 1).unwrap(), table.clone(), ops.clone());
+        assert_eq!(s.schedule(&conn(Some(1100.0)), &[view(0, 10), view(1, 30)]), Decision::Send(0));
+        assert_eq!(s.schedule(&conn(None), &[view(0, 10), view(1, 30)]), Decision::Send(0));
+    }
+}
