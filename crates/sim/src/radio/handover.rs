@@ -2,8 +2,9 @@
 //!
 //! Sources and choices:
 //! - **Measurement**: the UE measures every site's RSRP every `measurement_period_ms` (default
-//!   40 ms; TS 36.133 leaves the L1 sampling to the UE, one sample per 40 ms is the usual
-//!   implementation) and applies the L3 filter of TS 36.331 §5.5.3.2,
+//!   200 ms, the TS 36.133 §8.1.2.2 intra-frequency measurement period, also ns-3's; no L1
+//!   averaging inside the period since fast fading is not modelled) and applies the L3 filter
+//!   of TS 36.331 §5.5.3.2,
 //!   `F_n = (1 − a)·F_{n−1} + a·M_n`, `a = 1/2^(k/4)`, k = 4 (the RRC default `fc4`).
 //! - **A3 entering condition** (TS 36.331 §5.5.4.4, with the cell-specific offsets at 0):
 //!   `Mn − Hys > Mp + Off`. Each neighbour keeps its own timer (the `cellsTriggeredList`); the
@@ -93,7 +94,7 @@ impl A3 {
             let since = &mut self.since[i];
             *since = if entering { Some(since.unwrap_or(now)) } else { None };
             let ready = since.is_some_and(|t0| now - t0 >= self.ttt);
-            if ready && best.map_or(true, |b| m > rsrp[b]) {
+            if ready && best.is_none_or(|b| m > rsrp[b]) {
                 best = Some(i);
             }
         }

@@ -86,7 +86,7 @@ impl Grid {
     /// Linear interpolation; `None` outside the grid.
     fn at(&self, s: f64) -> Option<f64> {
         let u = (s - self.s0) / self.step;
-        if !(u >= 0.0) || u > (self.vals.len() - 1) as f64 {
+        if u.is_nan() || u < 0.0 || u > (self.vals.len() - 1) as f64 {
             return None;
         }
         let i = (u as usize).min(self.vals.len().saturating_sub(2));

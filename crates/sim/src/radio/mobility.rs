@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn constant_speed_covers_300_kmh() {
-        let m = Mobility::new(&TrainConfig::default());
+        let m = Mobility::new(&TrainConfig { start_m: 0.0, ..Default::default() });
         assert!((m.position_at(36 * NS_PER_S) - 3000.0).abs() < 1e-6);
         assert_eq!(m.xy_at(36 * NS_PER_S), [3000.0, 0.0]);
     }
