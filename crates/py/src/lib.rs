@@ -176,12 +176,40 @@ fn run(
     }
 }
 
+/// Learns a handover table from `runs` preliminary runs of the scenario's train and returns it
+/// as CSV; `existing` (CSV text) is accumulated into when given. Raises `ScenarioError`.
+#[pyfunction]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), runs = 50, first_seed = 1, margin_m = None, existing = None))]
+#[allow(clippy::too_many_arguments)]
+fn learn_handover_table(
+    py: Python<'_>,
+    text: String,
+    file: String,
+    base_dir: PathBuf,
+    runs: u64,
+    first_seed: u64,
+    margin_m: Option<f64>,
+    existing: Option<String>,
+) -> PyResult<String> {
+    let result = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            api::learn_handover_table(&text, &file, &base_dir, runs, first_seed, margin_m, existing.as_deref())
+        }))
+    });
+    match result {
+        Ok(Ok(csv)) => Ok(csv),
+        Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
+        Err(payload) => Err(panic_error("learning the handover table", payload)),
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("InternalError", py.get_type_bound::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -59,3 +59,35 @@ pub fn run_toml(
     }
     Ok(crate::sim::run(&sc, progress))
 }
+
+/// Learns a handover table (CSV) from `runs` preliminary runs of the scenario's train (seeds
+/// `first_seed..`), each handover widened by `margin_m` (default 3 σ of the GPS error), and
+/// accumulated into `existing` (CSV text of an earlier table) when given.
+pub fn learn_handover_table(
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+    runs: u64,
+    first_seed: u64,
+    margin_m: Option<f64>,
+    existing: Option<&str>,
+) -> Result<String, Vec<ConfigError>> {
+    let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
+    let Some(h) = &sc.file.hst else {
+        return Err(vec![ConfigError::new(file, "", "the scenario has no [hst] section (no train to learn from)")]);
+    };
+    if runs == 0 {
+        return Err(vec![ConfigError::new("--runs", 0, "must be at least 1")]);
+    }
+    if let Some(m) = margin_m {
+        if !(m.is_finite() && m >= 0.0) {
+            return Err(vec![ConfigError::new("--margin-m", m, "must be a finite number >= 0")]);
+        }
+    }
+    let mut table = match existing {
+        Some(csv) => crate::hst::table::HandoverTable::from_csv(csv, "existing table")?,
+        None => crate::hst::table::HandoverTable::new(),
+    };
+    crate::hst::scenario::learn_table(h, sc.file.duration_s, first_seed, runs, margin_m, &mut table);
+    Ok(table.to_csv())
+}

@@ -8,7 +8,11 @@
 use crate::api::RunOutput;
 use crate::core::time::{from_ms_f64, from_secs_f64, to_secs_f64, Time, NEVER, NS_PER_MS};
 use crate::core::{EventQueue, RngStreams};
-use crate::link::LinkDir;
+use crate::hst::pha::pha;
+use crate::hst::scenario::TrainRun;
+use crate::link::config::OutageConfig;
+use crate::link::{LinkDir, OutageQueued};
+use crate::radio::effect::outages_and_spikes;
 use crate::metrics::{round6, Bins, LongTable};
 use crate::mptcp::receiver::MptcpReceiver;
 use crate::mptcp::sched;
@@ -147,6 +151,7 @@ struct Sim {
     bin: Time,
     n_bins: usize,
     link_queue: Vec<Vec<f64>>,
+    train: Option<TrainRun>,
 }
 
 fn sender_config(fc: &FlowConfig) -> SenderConfig {
@@ -173,7 +178,14 @@ fn receiver_config(fc: &FlowConfig, rcv_buf: u64) -> ReceiverConfig {
     }
 }
 
-fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams) -> Conn {
+/// What a PHA scheduler needs from the scenario: the table and each subflow's operator.
+struct PhaContext {
+    table: std::rc::Rc<crate::hst::table::HandoverTable>,
+    /// Operator name per path name (paths containing a link that follows an operator).
+    path_operator: HashMap<String, String>,
+}
+
+fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaContext>) -> Conn {
     let cc_seed = |k: usize| rngs.seed_for(&format!("flow/{}/cc/{k}", fc.name));
     let Some(paths) = &fc.paths else {
         let algo = cc::by_name_seeded(&fc.cc, rngs.seed_for(&format!("flow/{}/cc", fc.name))).expect("validated");
@@ -203,7 +215,13 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams) -> Conn {
         rcvs.push(TcpReceiver::new(receiver_config(fc, 1 << 40), i, k as u16));
     }
     let sched_cfg = fc.scheduler.as_ref().map(|s| s.config()).unwrap_or_else(|| sched::SchedulerSpec::Name("minrtt".into()).config());
-    let scheduler = sched::build(&sched_cfg, rngs.seed_for(&format!("flow/{}/scheduler", fc.name))).expect("validated");
+    let (is_pha, inner_cfg) = crate::scenario::split_pha(&sched_cfg);
+    let mut scheduler = sched::build(&inner_cfg, rngs.seed_for(&format!("flow/{}/scheduler", fc.name))).expect("validated");
+    if is_pha {
+        let ctx = pha_ctx.expect("validated: PHA has a table");
+        let ops = paths.iter().map(|p| ctx.path_operator.get(p).cloned()).collect();
+        scheduler = pha(scheduler, ctx.table.clone(), ops);
+    }
     let rcv_buf = match (opts.rcv_buf_bytes, opts.rcv_buf_packets) {
         (Some(b), _) => b,
         (None, Some(p)) => p * mss as u64,
@@ -225,14 +243,34 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     let bin = from_ms_f64(f.output.bin_ms).max(NS_PER_MS / 1000);
     let n_bins = end.div_ceil(bin) as usize;
 
+    // The train (P0): its handovers become outages of the links that follow each operator.
+    let train = f.hst.as_ref().map(|h| TrainRun::new(h, sc.seed, end));
+    let handover_outages = |link: &str| -> Vec<OutageConfig> {
+        let (Some(h), Some(run)) = (&f.hst, &train) else { return vec![] };
+        let Some(op) = h.links.iter().position(|l| l == link) else { return vec![] };
+        let (outs, _spikes) = outages_and_spikes(&run.handovers, op, &h.handover);
+        outs.iter()
+            .filter(|o| o.end > o.start)
+            .map(|o| OutageConfig { start_s: to_secs_f64(o.start), duration_s: to_secs_f64(o.end - o.start), queued: OutageQueued::Hold })
+            .collect()
+    };
+
     // Links: index 2i = forward direction, 2i+1 = reverse.
     let mut links = Vec::with_capacity(f.links.len() * 2);
     let mut link_index: HashMap<&str, u32> = HashMap::new();
-    for l in &f.links {
+    for orig in &f.links {
+        let extra = handover_outages(&orig.name);
+        let with_handovers;
+        let l = if extra.is_empty() {
+            orig
+        } else {
+            with_handovers = crate::link::config::LinkConfig { outages: extra, ..orig.clone() };
+            &with_handovers
+        };
         let (fwd, rev) = l
             .build(&sc.base_dir, rngs.stream(&format!("link/{}/forward", l.name)), rngs.stream(&format!("link/{}/reverse", l.name)))
             .expect("scenario was validated");
-        link_index.insert(&l.name, links.len() as u32);
+        link_index.insert(&orig.name, links.len() as u32);
         links.push(LinkSlot { dir: fwd, name: format!("{}.forward", l.name), wake_at: NEVER });
         links.push(LinkSlot { dir: rev, name: format!("{}.reverse", l.name), wake_at: NEVER });
     }
@@ -245,6 +283,16 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         routes.push(rev);
         path_routes.insert(&p.name, ((routes.len() - 2) as u16, (routes.len() - 1) as u16));
     }
+    let pha_ctx = f.hst.as_ref().and_then(|h| {
+        let table = h.load_table(&sc.base_dir).expect("validated")?;
+        let mut path_operator = HashMap::new();
+        for p in &f.paths {
+            if let Some(op) = h.links.iter().position(|l| p.links.contains(l)) {
+                path_operator.insert(p.name.clone(), h.operator_name(op));
+            }
+        }
+        Some(PhaContext { table: std::rc::Rc::new(table), path_operator })
+    });
     let mut flows = Vec::new();
     for (i, fc) in f.flows.iter().enumerate() {
         let names: Vec<&str> = match (&fc.path, &fc.paths) {
@@ -257,7 +305,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         let series = || SubflowSeries { delivered_seen: 0, goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
         flows.push(Flow {
             name: fc.name.clone(),
-            conn: build_conn(fc, i as u32, &rngs),
+            conn: build_conn(fc, i as u32, &rngs, pha_ctx.as_ref()),
             routes: flow_routes,
             traffic: fc.traffic.clone(),
             start: from_secs_f64(fc.start_s),
@@ -294,6 +342,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         bin,
         n_bins,
         link_queue: vec![Vec::with_capacity(n_bins); n_links],
+        train,
     };
     for (i, fl) in sim.flows.iter().enumerate() {
         sim.queue.push(fl.start, Ev::FlowStart(i as u32));
@@ -568,6 +617,7 @@ impl Sim {
             }
             Conn::Mptcp { sender, .. } => {
                 sender.set_app_limit(limit);
+                sender.position_m = self.train.as_ref().and_then(|t| t.gps_at(now));
                 sender.push_and_send(now, &mut pkts);
             }
         }
@@ -789,7 +839,25 @@ impl Sim {
             );
             table.push_series(bin_s, "link", &l.name, "queue_packets", &self.link_queue[i]);
         }
+        let handovers: Vec<Value> = match (&self.train, &sc.file.hst) {
+            (Some(t), Some(h)) => t
+                .handovers
+                .iter()
+                .map(|e| {
+                    json!({
+                        "operator": h.operator_name(e.operator),
+                        "start_s": round6(to_secs_f64(e.start)),
+                        "end_s": round6(to_secs_f64(e.end)),
+                        "position_m": round6(e.position_m),
+                        "from_cell": e.from_cell,
+                        "to_cell": e.to_cell,
+                    })
+                })
+                .collect(),
+            _ => vec![],
+        };
         let summary = json!({
+            "handovers": handovers,
             "scenario": sc.file.name.clone().unwrap_or_else(|| sc.source_name.clone()),
             "seed": sc.seed,
             "duration_s": sc.file.duration_s,

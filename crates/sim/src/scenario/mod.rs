@@ -6,7 +6,8 @@
 //! references between entries, trace files) run over everything that decoded.
 use crate::error::{ConfigError, Errors};
 use crate::link::config::LinkConfig;
-use crate::mptcp::sched::SchedulerSpec;
+use crate::hst::scenario::HstScenario;
+use crate::mptcp::sched::{SchedulerConfig, SchedulerSpec};
 use crate::tcp::cc;
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;
@@ -42,6 +43,9 @@ pub struct ScenarioFile {
     pub paths: Vec<PathConfig>,
     /// Flows (connections) and their traffic.
     pub flows: Vec<FlowConfig>,
+    /// A high-speed train whose handovers drive links (P0).
+    #[serde(default)]
+    pub hst: Option<HstScenario>,
 }
 
 fn default_seed() -> u64 {
@@ -284,7 +288,7 @@ pub struct Scenario {
     pub source_name: String,
 }
 
-const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows"];
+const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows", "hst"];
 
 impl Scenario {
     /// Parses and checks scenario text. `file` names the source in errors; relative trace
@@ -318,6 +322,7 @@ impl Scenario {
         let links = decode_list::<LinkConfig>(&value, "links", &mut errs);
         let paths = decode_list::<PathConfig>(&value, "paths", &mut errs);
         let flows = decode_list::<FlowConfig>(&value, "flows", &mut errs);
+        let hst = decode_opt::<HstScenario>(&value, "hst", &mut errs);
         let decoded_all = errs.is_empty();
         let sf = ScenarioFile {
             name,
@@ -329,6 +334,7 @@ impl Scenario {
             links,
             paths,
             flows,
+            hst,
         };
         let n_flows_written = value.get("flows").and_then(|v| v.as_array()).map_or(0, |a| a.len());
         let raw = RawNames { links: raw_names(&value, "links"), paths: raw_names(&value, "paths"), n_flows_written };
@@ -495,6 +501,14 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             errs.push(ConfigError::new(format!("paths[{i}].to"), &p.to, "must differ from `from`"));
         }
     }
+    if let Some(h) = &sf.hst {
+        h.validate(&raw.links, base_dir, errs);
+        for l in &h.links {
+            if sf.links.iter().any(|c| &c.name == l && !c.outages.is_empty()) {
+                errs.push(ConfigError::new("hst.links", l, "this link has its own `outages`; a link driven by the train's handovers cannot have both"));
+            }
+        }
+    }
     if raw.n_flows_written == 0 && !sf.paths.is_empty() {
         errs.push(ConfigError::new("flows", "[]", "at least one flow is required"));
     }
@@ -542,7 +556,11 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             }
         }
         if let Some(spec) = &f.scheduler {
-            spec.config().validate(&format!("{pre}.scheduler"), errs);
+            let (pha, inner) = split_pha(&spec.config());
+            inner.validate(&format!("{pre}.scheduler"), errs);
+            if pha && sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() {
+                errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("pha({})", inner.name), "PHA needs a train with a handover table: set [hst] table = \"FILE.csv\""));
+            }
         }
         if let Some(m) = &f.mptcp {
             let n = f.paths.as_ref().map_or(0, |p| p.len());
@@ -601,6 +619,18 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                 errs.push(ConfigError::new(format!("{pre}.receiver.read_pauses[{j}].duration_s"), crate::error::fmt_num(p.duration_s), "must be > 0"));
             }
         }
+    }
+}
+
+/// `pha(NAME)` → (true, NAME's config with the same parameters); anything else → (false, itself).
+pub fn split_pha(cfg: &SchedulerConfig) -> (bool, SchedulerConfig) {
+    match cfg.name.strip_prefix("pha(").and_then(|r| r.strip_suffix(')')) {
+        Some(inner) => {
+            let mut c = cfg.clone();
+            c.name = inner.trim().to_string();
+            (true, c)
+        }
+        None => (false, cfg.clone()),
     }
 }
 
