@@ -211,6 +211,11 @@ def version() -> None:
     )
 
 
+from . import hotable as _hotable  # noqa: E402  (sub-commands register after the app exists)
+
+app.add_typer(_hotable.app, name="hotable")
+
+
 def main() -> None:
     """Entry point for `python -m mobipath` (the console script calls `app` directly)."""
     app()
