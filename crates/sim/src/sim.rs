@@ -6,7 +6,7 @@
 //! (`*_at` fields); stale events are recognised by their time and skipped, and early wake-ups
 //! are harmless because every handler re-checks its own deadlines.
 use crate::api::RunOutput;
-use crate::core::time::{from_ms_f64, from_secs_f64, to_secs_f64, Time, NEVER, NS_PER_MS};
+use crate::core::time::{from_ms_f64, from_secs_f64, to_secs_f64, Time, NEVER, NS_PER_MS, NS_PER_S};
 use crate::core::{EventQueue, RngStreams};
 use crate::hst::pha::pha;
 use crate::hst::scenario::TrainRun;
@@ -152,6 +152,7 @@ struct Sim {
     n_bins: usize,
     link_queue: Vec<Vec<f64>>,
     train: Option<TrainRun>,
+    handover_windows: Vec<(Time, Time)>,
 }
 
 fn sender_config(fc: &FlowConfig) -> SenderConfig {
@@ -327,6 +328,22 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             fct: None,
         });
     }
+    // Handover windows (metrics.md): the 1 s windows, aligned to whole seconds, that contain a
+    // handover start.
+    let handover_windows: Vec<(Time, Time)> = match &train {
+        Some(t) => {
+            let mut w: Vec<(Time, Time)> = t.handovers.iter().map(|e| (e.start / NS_PER_S * NS_PER_S, e.start / NS_PER_S * NS_PER_S + NS_PER_S)).collect();
+            w.sort_unstable();
+            w.dedup();
+            w
+        }
+        None => vec![],
+    };
+    for fl in flows.iter_mut() {
+        if let Conn::Mptcp { receiver, .. } = &mut fl.conn {
+            receiver.set_handover_windows(handover_windows.clone());
+        }
+    }
     let n_links = links.len();
     let mut sim = Sim {
         now: 0,
@@ -343,6 +360,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         n_bins,
         link_queue: vec![Vec::with_capacity(n_bins); n_links],
         train,
+        handover_windows,
     };
     for (i, fl) in sim.flows.iter().enumerate() {
         sim.queue.push(fl.start, Ev::FlowStart(i as u32));
@@ -784,6 +802,16 @@ impl Sim {
                     m.insert("loss_recovery_mean_ms".into(), json!(round6(receiver.recovery_hist.mean() * 1e3)));
                     m.insert("loss_recovery_p95_ms".into(), json!(round6(receiver.recovery_hist.quantile(0.95) * 1e3)));
                     m.insert("duplicate_bytes".into(), json!(receiver.stats.duplicate_bytes));
+                    if !self.handover_windows.is_empty() {
+                        let (inside, outside) = window_goodput(&fl.goodput, self.bin, &self.handover_windows, fl.start, end);
+                        m.insert("handover_goodput_mbps".into(), json!(round6(inside)));
+                        m.insert("non_handover_goodput_mbps".into(), json!(round6(outside)));
+                        for (k, tag) in [(1usize, "in_handover"), (0usize, "outside_handover")] {
+                            m.insert(format!("hol_delay_{tag}_mean_ms"), json!(round6(receiver.hol_split[k].mean() * 1e3)));
+                            m.insert(format!("hol_delay_{tag}_p99_ms"), json!(round6(receiver.hol_split[k].quantile(0.99) * 1e3)));
+                            m.insert(format!("ofo_{tag}_mean_bytes"), json!(round6(receiver.ofo_split[k].mean())));
+                        }
+                    }
                     m.insert("mp_prio_sent".into(), json!(receiver.stats.mp_prio_sent));
                     m.insert("mp_prio_received".into(), json!(sender.stats.mp_prio_received));
                     let mut subs = Vec::new();
@@ -871,4 +899,32 @@ impl Sim {
         resolved["seed"] = json!(sc.seed);
         RunOutput { summary, resolved_scenario: resolved, timeseries: table.finish(), events: self.queue.popped() }
     }
+}
+
+/// Instantaneous throughput during handovers (metrics.md): the mean over handover windows of the
+/// goodput in each window, and the same over the other whole-second windows after `start`.
+/// Windows are 1 s, aligned to whole seconds; bins are attributed by their start time.
+fn window_goodput(goodput: &Bins, bin: Time, windows: &[(Time, Time)], start: Time, end: Time) -> (f64, f64) {
+    let secs = (end / NS_PER_S) as usize;
+    let mut per_second = vec![0.0; secs];
+    for (i, b) in goodput.values.iter().enumerate() {
+        let s = (i as u64 * bin / NS_PER_S) as usize;
+        if s < secs {
+            per_second[s] += b;
+        }
+    }
+    let first = start.div_ceil(NS_PER_S) as usize;
+    let (mut inside, mut n_in, mut outside, mut n_out) = (0.0, 0usize, 0.0, 0usize);
+    for (s, bytes) in per_second.iter().enumerate().skip(first) {
+        let t = s as u64 * NS_PER_S;
+        let mbps = bytes * 8.0 / 1e6;
+        if windows.iter().any(|&(ws, _)| ws == t) {
+            inside += mbps;
+            n_in += 1;
+        } else {
+            outside += mbps;
+            n_out += 1;
+        }
+    }
+    (if n_in > 0 { inside / n_in as f64 } else { 0.0 }, if n_out > 0 { outside / n_out as f64 } else { 0.0 })
 }
