@@ -201,6 +201,35 @@ def bench(
 
 @app.command()
 @_guarded
+def emulate(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML): one single-path TCP bulk flow.", show_default=False),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Result directory [default: results/<scenario>-emulated].", show_default=False
+    ),
+    substitute: bool = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded)."),
+    max_duration: float = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."),
+    as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
+) -> None:
+    """Run a scenario on the real Linux TCP stack through the emulated link (root; real time)."""
+    from . import emulate as emu
+
+    try:
+        result = emu.run(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line())
+    except emu.EmulateError as e:
+        raise _fail(str(e))
+    out_dir = out if out is not None else Path("results") / f"{scenario.stem}-emulated"
+    result.write(out_dir)
+    if as_json:
+        sys.stdout.write(result.summary_json())
+    else:
+        shown = {k: v for k, v in result.summary.items() if k != "emulation"}
+        print_summary(_stdout(), shown, header=f"[bold]{escape(str(scenario))}[/bold]  emulated on Linux {escape(os.uname().release)}")
+        _stderr().print(emu.describe_emulation(result.summary["emulation"]))
+    _stderr().print(f"results written to {escape(str(out_dir))}")
+
+
+@app.command()
+@_guarded
 def version() -> None:
     """Print mobipath's version and git revision."""
     from . import _core
@@ -214,6 +243,8 @@ def version() -> None:
 from . import hotable as _hotable  # noqa: E402  (sub-commands register after the app exists)
 
 app.add_typer(_hotable.app, name="hotable")
+from . import reproduce as _reproduce  # noqa: E402
+app.add_typer(_reproduce.app, name="reproduce")
 
 
 def main() -> None:

@@ -1,0 +1,141 @@
+//! Machinery benchmark: the forwarding loop between two `AF_UNIX` datagram socketpairs (no
+//! namespaces, no root), fed by a paced generator and drained by a sink. It measures what the
+//! emulator itself sustains (packets/s, Mbit/s) and its release-time error distribution; the
+//! kernel's TUN path adds its own cost on top (measured end to end by the Python tests).
+use crate::forward::{self, DirReport};
+use crate::line::Line;
+use mobipath_sim::link::LinkDir;
+use serde::Serialize;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Serialize)]
+pub struct BenchReport {
+    pub offered_mbps: f64,
+    pub link_rate_mbps: f64,
+    pub delay_ms: f64,
+    pub seconds: f64,
+    pub frame_bytes: usize,
+    pub sent_packets: u64,
+    pub received_packets: u64,
+    pub received_mbps: f64,
+    pub received_pps: f64,
+    pub emulator: DirReport,
+}
+
+fn socketpair() -> (RawFd, RawFd) {
+    let mut fds = [0; 2];
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    assert_eq!(r, 0, "socketpair: {}", std::io::Error::last_os_error());
+    for fd in fds {
+        let big: libc::c_int = 8 << 20;
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                (&big as *const libc::c_int).cast(),
+                4,
+            );
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&big as *const libc::c_int).cast(),
+                4,
+            );
+        }
+    }
+    (fds[0], fds[1])
+}
+
+/// Offers `offered_mbps` of 1500-byte frames for `seconds` to a link of `link_rate_mbps` and
+/// `delay_ms`, and reports what came out.
+pub fn run(
+    offered_mbps: f64,
+    link_rate_mbps: f64,
+    delay_ms: f64,
+    seconds: f64,
+    spin_us: u64,
+    realtime: bool,
+) -> BenchReport {
+    const FRAME: usize = 1500;
+    let (gen_w, emu_r) = socketpair();
+    let (emu_w, sink_r) = socketpair();
+    unsafe { libc::fcntl(emu_r, libc::F_SETFL, libc::O_NONBLOCK) };
+    let t0 = Instant::now();
+    let run_ns = (seconds * 1e9) as u64;
+    let end_ns = run_ns + (delay_ms * 1e6) as u64 + 200_000_000;
+    let line = Line::new(LinkDir::constant(link_rate_mbps, delay_ms, 100_000));
+    let emu = std::thread::spawn(move || {
+        forward::run(line, emu_r, emu_w, t0, end_ns, spin_us * 1000, realtime)
+    });
+    let sink = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 65536];
+        let mut n = 0u64;
+        let tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 200_000,
+        };
+        unsafe {
+            libc::setsockopt(
+                sink_r,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                16,
+            )
+        };
+        loop {
+            let r = unsafe { libc::read(sink_r, buf.as_mut_ptr().cast(), buf.len()) };
+            if r > 0 {
+                n += 1;
+            } else if forward::now_ns(t0) > end_ns {
+                return n;
+            }
+        }
+    });
+    // Paced generator: every 100 µs, send what the offered rate allows so far.
+    let frame = vec![0x45u8; FRAME];
+    let per_ns = offered_mbps * 1e6 / 8.0 / FRAME as f64 / 1e9;
+    let mut sent = 0u64;
+    loop {
+        let now = forward::now_ns(t0);
+        if now >= run_ns {
+            break;
+        }
+        let due = (now as f64 * per_ns) as u64;
+        while sent < due {
+            let r = unsafe { libc::write(gen_w, frame.as_ptr().cast(), FRAME) };
+            if r < 0 {
+                break;
+            }
+            sent += 1;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let report = emu.join().expect("emulator thread");
+    let received = sink.join().expect("sink thread");
+    for fd in [gen_w, emu_r, emu_w, sink_r] {
+        unsafe { libc::close(fd) };
+    }
+    BenchReport {
+        offered_mbps,
+        link_rate_mbps,
+        delay_ms,
+        seconds,
+        frame_bytes: FRAME,
+        sent_packets: sent,
+        received_packets: received,
+        received_mbps: received as f64 * FRAME as f64 * 8.0 / seconds / 1e6,
+        received_pps: received as f64 / seconds,
+        emulator: report,
+    }
+}

@@ -1,0 +1,222 @@
+//! One direction's real-time loop: read frames from the input fd, run them through the
+//! [`Line`], write each to the output fd at its model arrival time, and measure how late it was.
+//!
+//! Timing: `now` = ns since the shared start instant (monotonic clock). The thread sleeps in
+//! `ppoll` on the input fd until `spin` before the next due event (timer slack is set to 1 ns),
+//! then busy-waits while still draining input, so a release is not delayed by the wake-up
+//! latency of the scheduler. Model times never depend on when the loop ran (a late release does
+//! not shift later ones): only the release itself can be late, and that lateness is recorded.
+use crate::line::Line;
+use crate::STOP;
+use mobipath_sim::core::Time;
+use serde::Serialize;
+use std::os::fd::RawFd;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Largest frame read (TUN MTU is 1500; headroom for bigger MTUs).
+pub const MAX_FRAME: usize = 65536;
+/// Longest single sleep, so STOP and the end of the run are noticed promptly.
+const MAX_SLEEP_NS: u64 = 20_000_000;
+
+/// Release-time errors (actual − intended), in ns. Keeps every sample up to a cap, then a
+/// uniform reservoir, so p50/p99 stay exact for short runs and unbiased for long ones.
+#[derive(Debug, Default)]
+pub struct TimingErrors {
+    samples: Vec<u64>,
+    seen: u64,
+    max: u64,
+    sum: u128,
+    rng: u64,
+}
+
+const RESERVOIR: usize = 1 << 20;
+
+impl TimingErrors {
+    pub fn record(&mut self, late_ns: u64) {
+        self.seen += 1;
+        self.max = self.max.max(late_ns);
+        self.sum += late_ns as u128;
+        if self.samples.len() < RESERVOIR {
+            self.samples.push(late_ns);
+        } else {
+            // xorshift64: a cheap stream for reservoir sampling.
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let j = (self.rng % self.seen) as usize;
+            if j < RESERVOIR {
+                self.samples[j] = late_ns;
+            }
+        }
+    }
+
+    pub fn summary(&self) -> TimingSummary {
+        let mut s = self.samples.clone();
+        s.sort_unstable();
+        let q = |p: f64| -> f64 {
+            if s.is_empty() {
+                return 0.0;
+            }
+            let i = ((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+            s[i] as f64 / 1e3
+        };
+        TimingSummary {
+            packets: self.seen,
+            p50_us: q(0.50),
+            p90_us: q(0.90),
+            p99_us: q(0.99),
+            p999_us: q(0.999),
+            max_us: self.max as f64 / 1e3,
+            mean_us: if self.seen > 0 {
+                self.sum as f64 / self.seen as f64 / 1e3
+            } else {
+                0.0
+            },
+        }
+    }
+
+    pub fn new(seed: u64) -> TimingErrors {
+        TimingErrors {
+            rng: seed | 1,
+            ..Default::default()
+        }
+    }
+}
+
+/// Distribution of release lateness (actual − intended), in µs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TimingSummary {
+    pub packets: u64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    pub mean_us: f64,
+}
+
+/// What one direction did.
+#[derive(Clone, Debug, Serialize)]
+pub struct DirReport {
+    pub link: mobipath_sim::link::LinkStats,
+    pub timing: TimingSummary,
+    /// Frames the output refused (EAGAIN/ENOBUFS), i.e. lost outside the model.
+    pub write_errors: u64,
+    pub frames_in: u64,
+    pub frames_out: u64,
+    pub bytes_out: u64,
+    /// Whether the thread ran with `SCHED_FIFO`.
+    pub realtime: bool,
+}
+
+/// Puts the calling thread in the `SCHED_FIFO` class (priority 10) so the forwarding loop is not
+/// queued behind ordinary processes on a busy machine; false if not permitted. The busy-wait is
+/// bounded (`spin_us` before each event) and the kernel's RT throttling still applies.
+pub fn try_realtime() -> bool {
+    let p = libc::sched_param { sched_priority: 10 };
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+}
+
+pub fn now_ns(t0: Instant) -> Time {
+    t0.elapsed().as_nanos() as Time
+}
+
+/// Runs one direction until `end_ns` (ns since `t0`) or [`STOP`]. `input` must be non-blocking.
+pub fn run(
+    mut line: Line,
+    input: RawFd,
+    output: RawFd,
+    t0: Instant,
+    end_ns: Time,
+    spin_ns: u64,
+    realtime: bool,
+) -> DirReport {
+    let realtime = realtime && try_realtime();
+    let mut buf = vec![0u8; MAX_FRAME];
+    let mut timing = TimingErrors::new(input as u64 * 7919 + 1);
+    let (mut write_errors, mut frames_in, mut frames_out, mut bytes_out) = (0u64, 0u64, 0u64, 0u64);
+    loop {
+        let now = now_ns(t0);
+        if now >= end_ns || STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        // 1. Releases due by now.
+        line.advance(now);
+        while let Some((at, frame)) = line.pop_due(now) {
+            let n = unsafe { libc::write(output, frame.as_ptr().cast(), frame.len()) };
+            let done = now_ns(t0);
+            if n < 0 {
+                write_errors += 1;
+            } else {
+                frames_out += 1;
+                bytes_out += frame.len() as u64;
+                timing.record(done.saturating_sub(at));
+            }
+        }
+        // 2. Wait for input or the next event (sleep, then spin).
+        let next = line.next_event().unwrap_or(Time::MAX).min(end_ns);
+        let now = now_ns(t0);
+        let wait = next.saturating_sub(now);
+        let sleep = if wait > spin_ns {
+            (wait - spin_ns).min(MAX_SLEEP_NS)
+        } else {
+            0
+        };
+        if sleep > 0 {
+            let ts = libc::timespec {
+                tv_sec: (sleep / 1_000_000_000) as _,
+                tv_nsec: (sleep % 1_000_000_000) as _,
+            };
+            let mut pfd = libc::pollfd {
+                fd: input,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        }
+        // 3. Drain the input (non-blocking).
+        loop {
+            let n = unsafe { libc::read(input, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            frames_in += 1;
+            let t = now_ns(t0);
+            line.offer(t, buf[..n as usize].to_vec());
+            // Keep releases on time under a flood of input.
+            if line.next_event().is_some_and(|e| e <= t) {
+                break;
+            }
+        }
+    }
+    DirReport {
+        link: line.link.stats().clone(),
+        timing: timing.summary(),
+        write_errors,
+        frames_in,
+        frames_out,
+        bytes_out,
+        realtime,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let mut t = TimingErrors::new(1);
+        for i in 1..=100u64 {
+            t.record(i * 1000);
+        }
+        let s = t.summary();
+        assert_eq!(s.packets, 100);
+        assert_eq!(s.p50_us, 50.0);
+        assert_eq!(s.p99_us, 99.0);
+        assert_eq!(s.max_us, 100.0);
+        assert!((s.mean_us - 50.5).abs() < 1e-9);
+        assert_eq!(TimingErrors::new(1).summary().p99_us, 0.0);
+    }
+}

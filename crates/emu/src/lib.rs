@@ -1,0 +1,43 @@
+//! The userspace link emulator: the simulator's link model (`mobipath_sim::link`) applied in
+//! real time to IP packets read from and written to TUN devices (see `README.md`).
+//!
+//! - [`config`]: the JSON run description (one link, the two sides, the time bound);
+//! - [`line`]: the bookkeeping around a [`LinkDir`](mobipath_sim::link::LinkDir) — raw frames
+//!   kept beside the model's `Packet`s, and the delay line ordered by arrival time;
+//! - [`forward`]: one direction's real-time loop (`ppoll` + a short busy-wait) and its timing
+//!   statistics;
+//! - [`tun`]: TUN devices created inside named network namespaces;
+//! - [`bench`]: the machinery benchmark over socketpairs.
+pub mod bench;
+pub mod config;
+pub mod forward;
+pub mod line;
+pub mod tun;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by SIGTERM/SIGINT (or by the caller): every direction loop stops soon after.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Installs the SIGTERM/SIGINT handlers, asks the kernel to send SIGTERM when the parent dies,
+/// and sets the timer slack to 1 ns so `ppoll` wakes up when asked.
+pub fn install_process_guards() {
+    unsafe {
+        let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::signal(libc::SIGTERM, h);
+        libc::signal(libc::SIGINT, h);
+        libc::signal(libc::SIGHUP, h);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGTERM as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}

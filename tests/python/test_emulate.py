@@ -1,0 +1,367 @@
+"""The link emulator and `mobipath emulate` on the real kernel.
+
+The emulation tests need root, `ip netns`, /dev/net/tun and the `mobipath-emu` binary (built by
+`cargo build --release -p mobipath-emu`); they skip otherwise. Each takes a few seconds of real
+time; run them one at a time, never beside other heavy tests (the emulator's timing is what they
+measure). The `plan` tests (what emulate refuses) need none of that.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from mobipath import emulate as emu
+
+from conftest import ROOT, run_cli
+
+
+def _emulation_possible() -> str:
+    if sys.platform != "linux":
+        return "not Linux"
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("ip") is None or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        return "`ip netns` unavailable"
+    if not Path("/dev/net/tun").exists():
+        return "no /dev/net/tun"
+    try:
+        emu.emulator_binary()
+    except emu.EmulateError as e:
+        return str(e)
+    return ""
+
+
+_why = _emulation_possible()
+needs_emulation = pytest.mark.skipif(bool(_why), reason=_why or "ok")
+
+
+def _scenario(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(body))
+    return p
+
+
+SINGLE = """
+name = "emu-test"
+seed = 1
+duration_s = {duration}
+[output]
+bin_ms = 100
+warmup_s = 1
+[[links]]
+name = "l"
+rate_mbps = 10
+delay_ms = 20
+queue_packets = 50
+[[paths]]
+name = "p1"
+links = ["l"]
+[[flows]]
+name = "f"
+path = "p1"
+cc = "{cc}"
+traffic = {{ kind = "bulk" }}
+"""
+
+
+def _children(pid: int) -> List[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# --------------------------------------------------------------------------- plan (no root)
+
+
+def test_plan_refuses_mptcp_several_links_and_missing_cc(tmp_path: Path) -> None:
+    mp = ROOT / "scenarios" / "examples" / "mptcp-two-paths.toml"
+    with pytest.raises(emu.EmulateError, match="MPTCP"):
+        emu.plan(mp)
+    vegas = _scenario(tmp_path, SINGLE.format(duration=5, cc="vegas"))
+    with pytest.raises(emu.EmulateError, match="vegas.*not available in the Linux kernel"):
+        emu.plan(vegas)
+    with pytest.raises(emu.EmulateError, match="vegas"):
+        emu.plan(vegas, substitute=True)
+    two = _scenario(tmp_path, SINGLE.format(duration=5, cc="cubic").replace(
+        'links = ["l"]', 'links = ["l", "m"]').replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 5\ndelay_ms = 1\n[[paths]]'), "two.toml")
+    with pytest.raises(emu.EmulateError, match="one-link paths"):
+        emu.plan(two)
+    long = _scenario(tmp_path, SINGLE.format(duration=1000, cc="cubic"), "long.toml")
+    with pytest.raises(emu.EmulateError, match="max-duration"):
+        emu.plan(long)
+
+
+def test_plan_substitutes_only_when_asked_and_records_it(tmp_path: Path) -> None:
+    s = _scenario(tmp_path, SINGLE.format(duration=5, cc="newreno"))
+    with pytest.raises(emu.EmulateError, match="--substitute"):
+        emu.plan(s)
+    p = emu.plan(s, substitute=True)
+    assert p.cc == "reno" and p.cc_requested == "newreno"
+    assert p.substitutions == ["flows[0].cc: newreno -> kernel reno"]
+    p = emu.plan(_scenario(tmp_path, SINGLE.format(duration=5, cc="bbr"), "bbr.toml"))
+    assert (p.cc, p.substitutions, p.link["rate_mbps"]) == ("bbr", [], 10)
+
+
+def test_cli_refuses_without_root_or_with_bad_scenario(tmp_path: Path) -> None:
+    bad = _scenario(tmp_path, SINGLE.format(duration=5, cc="vegas"))
+    r = run_cli(["emulate", bad, "--out", tmp_path / "o"], timeout=60)
+    assert r.returncode == 1
+    if os.geteuid() != 0:
+        assert "needs root" in r.stderr
+    else:
+        assert "vegas" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------------- emulator accuracy
+
+
+def _topology(link: Dict, duration_s: float) -> emu.Topology:
+    return emu.Topology(link=link, seed=7, duration_s=duration_s, base_dir=Path("."))
+
+
+def _udp_pair(topo: emu.Topology):
+    with topo.netns("b"):
+        rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx.bind((topo.addr_b, 6000))
+    rx.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    rx.settimeout(0.5)
+    with topo.netns("a"):
+        tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    tx.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+    return tx, rx
+
+
+def _paced_send(tx: socket.socket, dst, payload: int, pps: float, seconds: float, stamp: bool = False) -> int:
+    """Sends `pps` datagrams per second for `seconds` in 5 ms batches; returns how many."""
+    t0 = time.monotonic()
+    sent = 0
+    body = bytearray(payload)
+    while True:
+        el = time.monotonic() - t0
+        if el >= seconds:
+            return sent
+        due = int(el * pps) + 1
+        while sent < due:
+            struct.pack_into("!QQ", body, 0, sent, time.monotonic_ns())
+            try:
+                tx.sendto(body, dst)
+            except BlockingIOError:
+                pass
+            sent += 1
+        time.sleep(0.005)
+
+
+def _receive(rx: socket.socket, out: List, stop: threading.Event) -> None:
+    while True:
+        try:
+            data = rx.recv(65536)
+        except socket.timeout:
+            if stop.is_set():
+                return
+            continue
+        seq, sent_ns = struct.unpack_from("!QQ", data, 0)
+        out.append((time.monotonic_ns(), seq, sent_ns, len(data)))
+
+
+@needs_emulation
+def test_delivered_rate_is_the_configured_rate() -> None:
+    """UDP offered at 15 Mbit/s into a 10 Mbit/s link: IP bytes out at 10 Mbit/s ± 5 %."""
+    link = {"name": "l", "rate_mbps": 10, "delay_ms": 5, "queue_packets": 100}
+    with _topology(link, 6) as topo:
+        tx, rx = _udp_pair(topo)
+        topo.start_clock()
+        got: List = []
+        stop = threading.Event()
+        t = threading.Thread(target=_receive, args=(rx, got, stop), daemon=True)
+        t.start()
+        _paced_send(tx, (topo.addr_b, 6000), 1472, 15e6 / 8 / 1500, 3.0)
+        stop.set()
+        t.join(3)
+        stats = topo.stop_emulator()
+    # Steady state: from 0.5 s until the last arrival of the saturated period.
+    times = [g[0] for g in got]
+    lo = times[0] + 500_000_000
+    window = [g for g in got if lo <= g[0] <= times[-1]]
+    span_s = (window[-1][0] - window[0][0]) / 1e9
+    ip_bits = sum(g[3] + 28 for g in window[1:]) * 8
+    rate = ip_bits / span_s / 1e6
+    print(f"delivered {rate:.3f} Mbit/s over {span_s:.2f} s; emulator timing {stats['forward']['timing']}")
+    assert abs(rate - 10.0) <= 0.5, rate
+    assert stats["forward"]["link"]["drops_queue"] > 0  # it was saturated
+
+
+@needs_emulation
+def test_added_delay_matches_the_configured_delay() -> None:
+    """Small datagrams, far below the rate: one-way delay = 20 ms ± 1 ms at the median."""
+    link = {"name": "l", "rate_mbps": 10, "delay_ms": 20, "queue_packets": 100}
+    with _topology(link, 5) as topo:
+        tx, rx = _udp_pair(topo)
+        topo.start_clock()
+        got: List = []
+        stop = threading.Event()
+        t = threading.Thread(target=_receive, args=(rx, got, stop), daemon=True)
+        t.start()
+        _paced_send(tx, (topo.addr_b, 6000), 100, 200, 2.0)
+        time.sleep(0.1)
+        stop.set()
+        t.join(3)
+        stats = topo.stop_emulator()
+    # One-way: the same monotonic clock on both sides. Serialization of 128 B at 10 Mbit/s ≈ 0.1 ms.
+    delays = sorted((g[0] - g[2]) / 1e6 for g in got)
+    med = delays[len(delays) // 2]
+    print(f"one-way median {med:.3f} ms, p90 {delays[int(0.9 * len(delays))]:.3f} ms over {len(delays)}; {stats['forward']['timing']}")
+    assert len(delays) >= 350
+    assert abs(med - 20.0) <= 1.0, med
+
+
+def _binom_interval(n: int, p: float, conf: float = 0.99):
+    """Central interval [lo, hi] of Binomial(n, p) holding at least `conf` (exact CDF)."""
+    def logpmf(k: int) -> float:
+        return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p)
+
+    pmf = [math.exp(logpmf(k)) for k in range(n + 1)]
+    tail = (1 - conf) / 2
+    acc, lo = 0.0, 0
+    for k in range(n + 1):
+        if acc + pmf[k] > tail:
+            lo = k
+            break
+        acc += pmf[k]
+    acc, hi = 0.0, n
+    for k in range(n, -1, -1):
+        if acc + pmf[k] > tail:
+            hi = k
+            break
+        acc += pmf[k]
+    return lo, hi
+
+
+@needs_emulation
+def test_bernoulli_loss_is_within_the_binomial_interval() -> None:
+    link = {"name": "l", "rate_mbps": 20, "delay_ms": 2, "queue_packets": 1000, "loss": {"model": "bernoulli", "p": 0.02}}
+    n = 4000
+    with _topology(link, 5) as topo:
+        tx, rx = _udp_pair(topo)
+        topo.start_clock()
+        got: List = []
+        stop = threading.Event()
+        t = threading.Thread(target=_receive, args=(rx, got, stop), daemon=True)
+        t.start()
+        sent = _paced_send(tx, (topo.addr_b, 6000), 200, n / 2.0, 2.0)
+        time.sleep(0.2)
+        stop.set()
+        t.join(3)
+        stats = topo.stop_emulator()
+    fwd = stats["forward"]["link"]
+    lost = sent - len(got)
+    lo, hi = _binom_interval(sent, 0.02)
+    print(f"sent {sent}, lost {lost} (99 % interval [{lo}, {hi}]); emulator {fwd}")
+    assert fwd["drops_queue"] == 0 and fwd["arrived_packets"] == sent
+    assert lost == fwd["drops_loss"]
+    assert lo <= lost <= hi
+
+
+# --------------------------------------------------------------------------- emulate + cleanup
+
+
+@needs_emulation
+def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
+    import polars as pl
+
+    s = _scenario(tmp_path, SINGLE.format(duration=4, cc="reno"))
+    out = tmp_path / "out"
+    r = run_cli(["emulate", s, "--out", out, "--json"], timeout=60)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    summary = json.loads((out / "summary.json").read_text())
+    f = summary["flows"]["f"]
+    assert f["cc"] == "reno" and summary["emulation"]["cc_kernel"] == "reno"
+    # Bulk TCP fills the link: payload rate of a 10 Mbit/s link with 1500-byte packets ≈ 9.65.
+    assert 0.85 * 9.65 <= f["goodput_mbps"] <= 1.03 * 9.65, f
+    assert 40.0 <= f["min_rtt_ms"] <= 42.0, f
+    ts = pl.read_parquet(out / "timeseries.parquet")
+    assert set(ts["metric"].unique()) >= {"goodput_mbps", "cwnd_segments", "srtt_ms"}
+    assert ts.filter(pl.col("metric") == "goodput_mbps").height == 40
+    assert (out / "provenance.json").exists()
+    assert not [n for n in emu.list_namespaces() if n.startswith("mp-")], "namespaces left behind"
+
+
+_RUNNER = """
+import sys
+from mobipath import emulate
+emulate.run(sys.argv[1])
+"""
+
+
+def _start_runner(s: Path):
+    p = subprocess.Popen([sys.executable, "-c", _RUNNER, str(s)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    prefix = f"mp-{p.pid}-"
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        ours = [n for n in emu.list_namespaces() if n.startswith(prefix)]
+        kids = _children(p.pid)
+        if len(ours) == 2 and kids:
+            time.sleep(0.5)  # traffic running
+            return p, prefix, kids
+        if p.poll() is not None:
+            break
+        time.sleep(0.1)
+    p.kill()
+    raise AssertionError(f"runner did not start: {p.communicate()[1]}")
+
+
+@needs_emulation
+def test_sigterm_mid_run_removes_everything(tmp_path: Path) -> None:
+    s = _scenario(tmp_path, SINGLE.format(duration=20, cc="cubic"))
+    p, prefix, kids = _start_runner(s)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=15)
+    assert not [n for n in emu.list_namespaces() if n.startswith(prefix)]
+    assert not [k for k in kids if _alive(k)], "emulator still running"
+
+
+@needs_emulation
+def test_sigkill_mid_run_then_sweep_removes_everything(tmp_path: Path) -> None:
+    s = _scenario(tmp_path, SINGLE.format(duration=20, cc="cubic"))
+    p, prefix, kids = _start_runner(s)
+    p.kill()
+    p.communicate(timeout=15)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and [k for k in kids if _alive(k)]:
+        time.sleep(0.1)
+    assert not [k for k in kids if _alive(k)], "emulator survived its parent"
+    left = [n for n in emu.list_namespaces() if n.startswith(prefix)]
+    assert len(left) == 2  # SIGKILL cannot be caught: the namespaces stay until a sweep
+    removed = emu.sweep_stale()
+    assert set(left) <= set(removed)
+    assert not [n for n in emu.list_namespaces() if n.startswith(prefix)]
