@@ -243,6 +243,8 @@ def version() -> None:
 from . import hotable as _hotable  # noqa: E402  (sub-commands register after the app exists)
 
 app.add_typer(_hotable.app, name="hotable")
+from . import reproduce as _reproduce  # noqa: E402
+app.add_typer(_reproduce.app, name="reproduce")
 
 
 def main() -> None:

@@ -1,0 +1,2 @@
+"""Paper reproductions (`mobipath reproduce ...`): one module per paper, each with a `reproduce()`
+that runs the experiment and writes a report directory."""

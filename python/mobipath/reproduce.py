@@ -1,0 +1,64 @@
+"""`mobipath reproduce`: re-run a paper's experiments and write a report (Markdown + PNG + CSV)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+app = typer.Typer(help="Reproduce a paper's experiments and write a report.", no_args_is_help=True)
+
+
+class _Bar:
+    def __init__(self, progress: Any, task: Any) -> None:
+        self.progress, self.task = progress, task
+
+    def advance(self) -> None:
+        self.progress.advance(self.task)
+
+
+def p0(
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Evaluation seeds 1..N per scheduler and variant [default: 10, 3 with --quick]."),
+    table_runs: Optional[int] = typer.Option(None, "--table-runs", min=1, max=100000, help="Preliminary runs the handover table is learned from [default: 50, 10 with --quick]."),
+    out: Path = typer.Option(Path("reports/p0"), "--out", "-o", help="Report directory."),
+    profile: str = typer.Option("both", "--profile", help="paper (minRTT/ECF/BLEST/Peekaboo, LIA), modern (linux-default, CUBIC) or both."),
+    schedulers: Optional[str] = typer.Option(None, "--schedulers", help="Comma list restricting the schedulers, e.g. minrtt,ecf."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    quick: bool = typer.Option(False, "--quick", help="20 s runs and fewer seeds (for tests and smoke checks)."),
+) -> None:
+    """P0 (high-speed train, PHA): learn the handover table, run every scheduler plain and with PHA
+    over the seeds in parallel, and write report.md, figures, results.csv and summary.json."""
+    from .cli import _guarded  # late import: cli imports this module
+
+    def go() -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        from .experiments import p0 as exp
+
+        if profile not in ("paper", "modern", "both"):
+            raise typer.BadParameter(f"--profile must be paper, modern or both (got {profile!r})")
+        profiles = ("paper", "modern") if profile == "both" else (profile,)
+        sched = [s.strip() for s in schedulers.split(",") if s.strip()] if schedulers else None
+        n_seeds = seeds if seeds is not None else (3 if quick else 10)
+        n_table = table_runs if table_runs is not None else (10 if quick else 50)
+        err = Console(stderr=True)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=err, transient=False) as prog:
+
+            def bar(desc: str, total: int) -> _Bar:
+                return _Bar(prog, prog.add_task(desc, total=total))
+
+            try:
+                summary = exp.reproduce(out, seeds=n_seeds, table_runs=n_table, profiles=profiles, schedulers=sched,
+                                        jobs=jobs, quick=quick, progress=bar)
+            except ValueError as e:
+                raise typer.BadParameter(str(e))
+        prov = summary["provenance"]
+        err.print(f"{prov['runs']} runs in {prov['wall_time_s']:.1f} s; report written to {out / 'report.md'}")
+
+    _guarded(go)()
+
+
+app.command("p0")(p0)
+app.command("hst", help="Alias of `p0`.")(p0)
