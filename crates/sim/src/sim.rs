@@ -9,6 +9,7 @@ use crate::api::RunOutput;
 use crate::core::time::{from_ms_f64, from_secs_f64, to_secs_f64, Time, NEVER, NS_PER_MS, NS_PER_S};
 use crate::core::{EventQueue, RngStreams};
 use crate::hst::pha::pha;
+use crate::hst::phad::PhaD;
 use crate::hst::scenario::TrainRun;
 use crate::link::config::OutageConfig;
 use crate::link::{LinkDir, OutageQueued};
@@ -33,6 +34,8 @@ enum Ev {
     ReceiverTimer(u32),
     FlowStart(u32),
     MpPrio(u32, u32),
+    /// A GPS fix for flow's PHA-D controller: (flow, index into the train's fixes).
+    Gps(u32, u32),
     Bin,
 }
 
@@ -45,7 +48,7 @@ struct LinkSlot {
 /// The two ends of a connection.
 enum Conn {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
-    Mptcp { sender: MptcpSender, receiver: MptcpReceiver, mp_prio: Vec<(Time, usize, bool)> },
+    Mptcp { sender: MptcpSender, receiver: MptcpReceiver, mp_prio: Vec<(Time, usize, bool)>, pha_d: Option<PhaD> },
 }
 
 /// Per-subflow time series (MPTCP) — for TCP the single "subflow" is the flow itself.
@@ -182,6 +185,7 @@ fn receiver_config(fc: &FlowConfig, rcv_buf: u64) -> ReceiverConfig {
 /// What a PHA scheduler needs from the scenario: the table and each subflow's operator.
 struct PhaContext {
     table: std::rc::Rc<crate::hst::table::HandoverTable>,
+    gps_period: Time,
     /// Operator name per path name (paths containing a link that follows an operator).
     path_operator: HashMap<String, String>,
 }
@@ -229,10 +233,16 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaCo
         _ => fc.receiver.rcv_buf_bytes,
     };
     let mp_prio = opts.mp_prio.iter().map(|e| (from_secs_f64(e.at_s), e.subflow, e.backup)).collect();
+    let pha_d = opts.pha_d.as_ref().map(|cfg| {
+        let ctx = pha_ctx.expect("validated: PHA-D has a table");
+        let ops = paths.iter().map(|p| ctx.path_operator.get(p).cloned()).collect();
+        PhaD::new(cfg.clone(), ctx.table.clone(), ops, ctx.gps_period)
+    });
     Conn::Mptcp {
         sender: MptcpSender::new(i, subs, scheduler, coupling, mss, rcv_buf),
         receiver: MptcpReceiver::new(rcvs, rcv_buf, opts.receiver_recovery),
         mp_prio,
+        pha_d,
     }
 }
 
@@ -292,7 +302,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
                 path_operator.insert(p.name.clone(), h.operator_name(op));
             }
         }
-        Some(PhaContext { table: std::rc::Rc::new(table), path_operator })
+        Some(PhaContext { table: std::rc::Rc::new(table), gps_period: from_ms_f64(h.train.gps.period_ms), path_operator })
     });
     let mut flows = Vec::new();
     for (i, fc) in f.flows.iter().enumerate() {
@@ -364,9 +374,14 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     };
     for (i, fl) in sim.flows.iter().enumerate() {
         sim.queue.push(fl.start, Ev::FlowStart(i as u32));
-        if let Conn::Mptcp { mp_prio, .. } = &fl.conn {
+        if let Conn::Mptcp { mp_prio, pha_d, .. } = &fl.conn {
             for (k, &(t, _, _)) in mp_prio.iter().enumerate() {
                 sim.queue.push(t, Ev::MpPrio(i as u32, k as u32));
+            }
+            if let (Some(_), Some(train)) = (pha_d, &sim.train) {
+                if let Some(&(t, _)) = train.gps.first() {
+                    sim.queue.push(t, Ev::Gps(i as u32, 0));
+                }
             }
         }
     }
@@ -419,6 +434,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
                 sim.pump(fi);
             }
             Ev::MpPrio(fi, k) => sim.send_mp_prio(fi, k as usize),
+            Ev::Gps(fi, k) => sim.pha_d_fix(fi, k as usize),
             Ev::Bin => {
                 sim.sample();
                 bins_done += 1;
@@ -609,6 +625,30 @@ impl Sim {
         self.arm_receiver(fi);
     }
 
+    /// Feeds GPS fix `k` to the flow's PHA-D controller and sends what it asks for.
+    fn pha_d_fix(&mut self, fi: u32, k: usize) {
+        let now = self.now;
+        let Some(train) = &self.train else { return };
+        let Some(&(_, pos)) = train.gps.get(k) else { return };
+        let next = train.gps.get(k + 1).map(|&(t, _)| t);
+        let Conn::Mptcp { receiver, pha_d: Some(ctl), .. } = &mut self.flows[fi as usize].conn else { return };
+        let n = receiver.subflows.len();
+        let rtt: Vec<Time> = (0..n).map(|i| receiver.rtt_estimate(i)).collect();
+        let rx: Vec<u64> = receiver.subflows.iter().map(|s| s.stats.segments_received).collect();
+        let mut acks = Vec::new();
+        for (sub, backup) in ctl.on_fix(now, pos, &rtt, &rx) {
+            if let Some(a) = receiver.request_mp_prio(sub, backup, now) {
+                acks.push((sub, a));
+            }
+        }
+        for (sub, a) in acks {
+            self.inject(fi, sub, a, false);
+        }
+        if let Some(t) = next {
+            self.queue.push(t, Ev::Gps(fi, (k + 1) as u32));
+        }
+    }
+
     fn send_mp_prio(&mut self, fi: u32, k: usize) {
         let now = self.now;
         let Conn::Mptcp { receiver, mp_prio, .. } = &mut self.flows[fi as usize].conn else { return };
@@ -771,7 +811,7 @@ impl Sim {
                     m.insert("duplicate_segments".into(), json!(r.duplicate_segments));
                     m.insert("final_cwnd_segments".into(), json!(sender.tcb.cwnd));
                 }
-                Conn::Mptcp { sender, receiver, .. } => {
+                Conn::Mptcp { sender, receiver, pha_d, .. } => {
                     let (ofo_mean, buf_mean) = receiver.finish(end, fl.start);
                     let segs: u64 = sender.subflows.iter().map(|s| s.tcp.stats.segments_sent).sum();
                     let retx: u64 = sender.subflows.iter().map(|s| s.tcp.stats.segments_retransmitted).sum();
@@ -814,6 +854,14 @@ impl Sim {
                     }
                     m.insert("mp_prio_sent".into(), json!(receiver.stats.mp_prio_sent));
                     m.insert("mp_prio_received".into(), json!(sender.stats.mp_prio_received));
+                    if let Some(ctl) = pha_d {
+                        let log: Vec<Value> = ctl
+                            .log
+                            .iter()
+                            .map(|p| json!({"t_s": round6(to_secs_f64(p.at)), "subflow": p.subflow, "backup": p.backup, "predicted_lead_ms": round6(p.predicted_lead_ns as f64 / 1e6), "rtt_ms": round6(p.rtt as f64 / 1e6)}))
+                            .collect();
+                        m.insert("pha_d_mp_prio".into(), Value::Array(log));
+                    }
                     let mut subs = Vec::new();
                     for (k, s) in sender.subflows.iter().enumerate() {
                         let st = &s.tcp.stats;

@@ -70,3 +70,28 @@ fn pha_keeps_new_data_off_the_subflow_in_a_handover_range() {
     assert_eq!(f(&fl["delivery_errors"]), 0.0);
     assert!(f(&fl["goodput_mbps"]) > 40.0, "{}", fl["goodput_mbps"]);
 }
+
+/// PHA-D end to end: every B=1 goes out at least one RTT before the predicted range start, every
+/// B=0 at most one RTT before the predicted end; the sender receives them and stops assigning.
+#[test]
+fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
+    let dir = std::env::temp_dir().join(format!("mobipath-phad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = p0("minrtt", None);
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None).unwrap()).unwrap();
+    let sc = p0("minrtt", Some("table.csv")).replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }");
+    let o = run_toml(&sc, "p0.toml", &dir, None, None).expect("valid");
+    let fl = &o.summary["flows"]["mptcp"];
+    let log = fl["pha_d_mp_prio"].as_array().unwrap();
+    assert!(log.len() >= 8, "{log:?}");
+    for p in log {
+        let (lead, rtt) = (f(&p["predicted_lead_ms"]), f(&p["rtt_ms"]));
+        if p["backup"].as_bool().unwrap() {
+            assert!(lead >= rtt, "B=1 only {lead} ms before the predicted start (RTT {rtt}): {log:?}");
+        } else {
+            assert!(lead <= rtt, "B=0 {lead} ms before the predicted end (RTT {rtt})");
+        }
+    }
+    assert_eq!(f(&fl["mp_prio_received"]), f(&fl["mp_prio_sent"]), "no ACK is lost on these links");
+    assert_eq!(f(&fl["delivery_errors"]), 0.0);
+}

@@ -121,6 +121,12 @@ impl MptcpReceiver {
     fn subflow_held(&self) -> u64 {
         self.held_bytes
     }
+    /// The receiver's RTT estimate for subflow `i`: twice the smoothed one-way delay of arriving
+    /// data (0 before any data).
+    pub fn rtt_estimate(&self, i: usize) -> Time {
+        2 * self.owd.get(i).copied().unwrap_or(0)
+    }
+
     pub fn window(&self) -> u64 {
         self.rcv_buf
     }

@@ -6,6 +6,7 @@
 //! references between entries, trace files) run over everything that decoded.
 use crate::error::{ConfigError, Errors};
 use crate::link::config::LinkConfig;
+use crate::hst::phad::PhaDConfig;
 use crate::hst::scenario::HstScenario;
 use crate::mptcp::sched::{SchedulerConfig, SchedulerSpec};
 use crate::tcp::cc;
@@ -157,6 +158,10 @@ pub struct MptcpOptions {
     /// MP_PRIO sent by the data receiver at chosen times (once, on a pure ACK; may be lost).
     #[serde(default)]
     pub mp_prio: Vec<MpPrioEvent>,
+    /// PHA-D: the receiver marks subflows backup around predicted handovers (needs `[hst]`
+    /// with a `table`).
+    #[serde(default)]
+    pub pha_d: Option<PhaDConfig>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -578,6 +583,12 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                 errs.push(ConfigError::new(format!("{pre}.mptcp.backup"), m.backup.len(), format!("has more entries than paths ({n})")));
             }
             errs.range(format!("{pre}.mptcp.join_delay_ms"), m.join_delay_ms, 0.0, 3_600_000.0);
+            if let Some(p) = &m.pha_d {
+                errs.range(format!("{pre}.mptcp.pha_d.lead_ms"), p.lead_ms, 0.0, 10_000.0);
+                if sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() {
+                    errs.push(ConfigError::new(format!("{pre}.mptcp.pha_d"), "", "PHA-D needs a train with a handover table: set [hst] table = \"FILE.csv\""));
+                }
+            }
             for (j, e) in m.mp_prio.iter().enumerate() {
                 errs.range(format!("{pre}.mptcp.mp_prio[{j}].at_s"), e.at_s, 0.0, dur);
                 if e.subflow >= n {
