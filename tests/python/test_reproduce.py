@@ -45,7 +45,8 @@ def test_outputs_exist(two_runs):
 def test_one_row_per_scheduler_variant_seed(two_runs):
     rs = rows(two_runs[0])
     keys = [(r["profile"], r["scheduler"], r["variant"], r["seed"]) for r in rs]
-    assert sorted(keys) == sorted({("paper", "minrtt", v, str(s)) for v in ("plain", "pha") for s in (1, 2)})
+    variants = ("plain", "pha", "pha-d-paper", "pha-d-queue-aware", "pha-d-resend")
+    assert sorted(keys) == sorted({("paper", "minrtt", v, str(s)) for v in variants for s in (1, 2)})
     assert all(float(r["duration_s"]) == 20 for r in rs)
 
 

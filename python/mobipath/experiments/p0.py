@@ -29,7 +29,12 @@ PROFILES: Dict[str, Dict[str, Any]] = {
     "paper": {"schedulers": ["minrtt", "ecf", "blest", "peekaboo"], "cc": "lia"},
     "modern": {"schedulers": ["linux-default"], "cc": "cubic"},
 }
-VARIANTS = ("plain", "pha")
+VARIANTS = ("plain", "pha", "pha-d-paper", "pha-d-queue-aware", "pha-d-resend")
+VARIANT_LABEL = {"plain": "existing (plain)", "pha": "PHA", "pha-d-paper": "PHA-D (1-RTT rule)",
+                 "pha-d-queue-aware": "PHA-D (queue-aware lead)", "pha-d-resend": "PHA-D (re-send B=0)"}
+# Extra B=1 lead of the queue-aware policy: twice the drain time of the 100-packet link queue at
+# 25 Mbit/s (48 ms) — what the sender has already pushed still goes out after MP_PRIO.
+QUEUE_AWARE_LEAD_MS = 100
 TABLE_FIRST_SEED = 100000
 QUICK_DURATION_S = 20
 
@@ -41,7 +46,8 @@ PAPER_T2_CHANGE = {"minrtt": 1.95, "ecf": 2.20, "blest": 1.87, "peekaboo": 1.64}
 PAPER_T3_CHANGE = {"minrtt": 20.8, "ecf": 22.5, "blest": 19.1, "peekaboo": 17.9}
 PAPER_T3_AVG = (2.37, 2.84)
 PAPER_T4 = {"minrtt": (0.301, 0.243), "ecf": (0.267, 0.223), "blest": (0.269, 0.239), "peekaboo": (0.279, 0.243)}
-NOT_IMPLEMENTED = ("PHA-D", "subflow blocking (Park et al.)", "oracle")
+NOT_IMPLEMENTED = ("subflow blocking (Park et al.)", "oracle")
+PHA_D_VARIANTS = [v for v in VARIANTS if v.startswith("pha-d")]
 
 # Two-sided 95 % Student-t quantiles t(0.975, df) for df = 1..30; 1.96 beyond.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -95,7 +101,14 @@ def make_scenario(base: str, scheduler: str, variant: str, cc: str, duration_s: 
         if n != 1:
             raise ValueError("the base scenario must have a top-level `duration_s = ...` line")
     text = re.sub(r"(?m)^\s*table\s*=.*\n?", "", text)
-    if variant == "pha":
+    if variant.startswith("pha-d-"):
+        policy = variant[len("pha-d-"):]
+        lead = QUEUE_AWARE_LEAD_MS if policy == "queue-aware" else 0
+        text, n = re.subn(r'(?m)^(\s*traffic\s*=.*)$',
+                          lambda m: f'{m.group(1)}\nmptcp = {{ pha_d = {{ policy = "{policy}", lead_ms = {lead} }} }}', text)
+        if n != 1:
+            raise ValueError("the base scenario must have exactly one `traffic = ...` line")
+    if variant != "plain":
         if table is None:
             raise ValueError("PHA needs a handover table")
         text, n = re.subn(r"(?m)^\[hst\]\s*$", lambda m: f'[hst]\ntable = "{table}"', text)
@@ -355,7 +368,7 @@ def write_figures(out_dir: Path, agg: Agg, series: Dict[str, Dict[str, Any]], fi
             for h in data["handovers"]:
                 ax.axvline(h["start_s"], color="C0" if h["operator"] == "A" else "C1", ls="--", lw=0.8, alpha=0.7)
             name = LABEL.get(fig6_sched or "", fig6_sched)
-            ax.set_title(f"{'PHA-' if v == 'pha' else ''}{name}, seed 1 (dashed: handover starts, colour = operator)")
+            ax.set_title(f"{name}, {VARIANT_LABEL[v]}, seed 1 (dashed: handover starts, colour = operator)")
             ax.set_ylabel("goodput (Mbit/s)")
             ax.legend(loc="lower right", fontsize=8)
         axes[-1, 0].set_xlabel("time (s)")
@@ -368,17 +381,17 @@ def write_figures(out_dir: Path, agg: Agg, series: Dict[str, Dict[str, Any]], fi
 
     def bars(metric: str, ylabel: str, title: str, fname: str) -> None:
         fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(scheds) + 2), 3.8))
-        w = 0.38
+        w = 0.8 / len(VARIANTS)
         for j, v in enumerate(VARIANTS):
             xs, ys, es = [], [], []
             for i, (p, s) in enumerate(scheds):
                 m, ci, _ = agg.get((p, s, v), {}).get(metric, (None, None, 0))
                 if m is None:
                     continue
-                xs.append(i + (j - 0.5) * w)
+                xs.append(i + (j - (len(VARIANTS) - 1) / 2) * w)
                 ys.append(m)
                 es.append(ci or 0.0)
-            ax.bar(xs, ys, w, yerr=es, capsize=3, label="PHA" if v == "pha" else "existing (plain)")
+            ax.bar(xs, ys, w, yerr=es, capsize=3, label=VARIANT_LABEL[v])
         ax.set_xticks(range(len(scheds)))
         ax.set_xticklabels([f"{LABEL.get(s, s)}\n({p})" for p, s in scheds], fontsize=8)
         ax.set_ylabel(ylabel)
@@ -459,6 +472,21 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
           "and HoL delay inside/outside handovers is unavailable (n/a). Rebuild the extension "
           "(`.venv/bin/pip install -e .` / `maturin develop --release`) to get them from the simulator.\n")
 
+    def pha_d_rows(metric: str, columns: int, scale: float = 1.0) -> None:
+        """Rows comparing each PHA-D timing policy with the plain scheduler (the paper has no
+        PHA-D numbers, so the paper columns stay empty)."""
+        for v in PHA_D_VARIANTS:
+            for p, s in groups:
+                m0, _, _ = get(p, s, "plain", metric)
+                m1, c1, n1 = get(p, s, v, metric)
+                if not n1:
+                    continue
+                sm0 = None if m0 is None else m0 * scale
+                sm1 = None if m1 is None else m1 * scale
+                sc1 = None if c1 is None else c1 * scale
+                empty = " — |" * (columns - 5)
+                a(f"| {LABEL.get(s, s)} + {VARIANT_LABEL[v]} | {p} | {f3(sm0)} | {_ci(sm1, sc1)} | {f2p(pct(m1, m0))} |{empty}")
+
     # Table 2
     a("## Table 2 — average throughput (goodput, Mbit/s)\n")
     a("| scheduler | profile | existing | PHA | change by PHA | paper change | difference (pp) |")
@@ -474,6 +502,7 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
         diff = None if ch is None or paper is None else ch - paper
         a(f"| {LABEL.get(s, s)} | {p} | {_ci(m0, c0)} | {_ci(m1, c1)} | {f2p(ch)} | "
           f"{f2p(paper) if paper is not None else '—'} | {f3(diff, True) if diff is not None else '—'} |")
+    pha_d_rows("goodput_mbps", 7)
     for name in NOT_IMPLEMENTED:
         a(f"| {name} | — | not implemented yet | not implemented yet | — | — | — |")
     a("")
@@ -504,6 +533,7 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
         pc = pct(PAPER_T3_AVG[1], PAPER_T3_AVG[0])
         a(f"| average (paper profile) | paper | {f3(m0)} | {f3(m1)} | {f2p(pct(m1, m0))} | "
           f"{f2p(pc)} (2.37 → 2.84) | {f3(None if pct(m1, m0) is None else pct(m1, m0) - pc, True)} |")
+    pha_d_rows("handover_goodput_mbps", 7)
     for name in NOT_IMPLEMENTED:
         a(f"| {name} | — | not implemented yet | not implemented yet | — | — | — |")
     a("")
@@ -531,6 +561,7 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
         a(f"| {LABEL.get(s, s)} | {p} | {f3(m0p)} | {f3(m1p)} | {f2p(ch)} | "
           f"{f'{pp[0]:.3f} → {pp[1]:.3f}' if pp else '—'} | {f2p(pc) if pc is not None else '—'} | "
           f"{f3(diff, True) if diff is not None else '—'} |")
+    pha_d_rows("retransmission_ratio", 8, scale=100.0)
     for name in NOT_IMPLEMENTED:
         a(f"| {name} | — | not implemented yet | not implemented yet | — | — | — | — |")
     a("")
