@@ -19,7 +19,7 @@ use crate::mptcp::receiver::MptcpReceiver;
 use crate::mptcp::sched;
 use crate::mptcp::sender::MptcpSender;
 use crate::packet::{Packet, PacketKind};
-use crate::scenario::{FlowConfig, Scenario, Traffic};
+use crate::scenario::{split_wrapper, FlowConfig, Scenario, Traffic, Wrapper};
 use crate::tcp::cc::{self, coupled};
 use crate::tcp::receiver::{ReceiverConfig, TcpReceiver};
 use crate::tcp::sender::{SenderConfig, TcpSender};
@@ -36,6 +36,8 @@ enum Ev {
     MpPrio(u32, u32),
     /// A GPS fix for flow's PHA-D controller: (flow, index into the train's fixes).
     Gps(u32, u32),
+    /// Subflow blocking: a handover starts on (flow, subflow).
+    Block(u32, u32),
     Bin,
 }
 
@@ -48,7 +50,15 @@ struct LinkSlot {
 /// The two ends of a connection.
 enum Conn {
     Tcp { sender: TcpSender, receiver: TcpReceiver },
-    Mptcp { sender: MptcpSender, receiver: MptcpReceiver, mp_prio: Vec<(Time, usize, bool)>, pha_d: Option<PhaD> },
+    Mptcp {
+        sender: MptcpSender,
+        receiver: MptcpReceiver,
+        mp_prio: Vec<(Time, usize, bool)>,
+        pha_d: Option<PhaD>,
+        /// Subflow blocking (Park et al.): per subflow, the handover intervals at whose start its
+        /// cwnd collapses.
+        blocking: Vec<Vec<(Time, Time)>>,
+    },
 }
 
 /// Per-subflow time series (MPTCP) — for TCP the single "subflow" is the flow itself.
@@ -184,7 +194,9 @@ fn receiver_config(fc: &FlowConfig, rcv_buf: u64) -> ReceiverConfig {
 
 /// What a PHA scheduler needs from the scenario: the table and each subflow's operator.
 struct PhaContext {
-    table: std::rc::Rc<crate::hst::table::HandoverTable>,
+    table: Option<std::rc::Rc<crate::hst::table::HandoverTable>>,
+    /// True handover intervals per operator name.
+    handovers: HashMap<String, Vec<(Time, Time)>>,
     gps_period: Time,
     /// Operator name per path name (paths containing a link that follows an operator).
     path_operator: HashMap<String, String>,
@@ -220,12 +232,36 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaCo
         rcvs.push(TcpReceiver::new(receiver_config(fc, 1 << 40), i, k as u16));
     }
     let sched_cfg = fc.scheduler.as_ref().map(|s| s.config()).unwrap_or_else(|| sched::SchedulerSpec::Name("minrtt".into()).config());
-    let (is_pha, inner_cfg) = crate::scenario::split_pha(&sched_cfg);
+    let (wrapper, inner_cfg) = split_wrapper(&sched_cfg);
     let mut scheduler = sched::build(&inner_cfg, rngs.seed_for(&format!("flow/{}/scheduler", fc.name))).expect("validated");
-    if is_pha {
-        let ctx = pha_ctx.expect("validated: PHA has a table");
-        let ops = paths.iter().map(|p| ctx.path_operator.get(p).cloned()).collect();
-        scheduler = pha(scheduler, ctx.table.clone(), ops);
+    let mut blocking = Vec::new();
+    if let Some(w) = wrapper {
+        let ctx = pha_ctx.expect("validated: the wrapper has a train");
+        let ops: Vec<Option<String>> = paths.iter().map(|p| ctx.path_operator.get(p).cloned()).collect();
+        // True handover intervals per subflow (for the oracle and for blocking).
+        let windows: Vec<Vec<(Time, Time)>> =
+            ops.iter().map(|op| op.as_ref().and_then(|o| ctx.handovers.get(o)).cloned().unwrap_or_default()).collect();
+        scheduler = match w {
+            Wrapper::Pha => pha(scheduler, ctx.table.clone().expect("validated: PHA has a table"), ops),
+            Wrapper::Oracle => Box::new(sched::Filtered::new("oracle", scheduler, move |conn: &sched::ConnView, views: &mut [sched::SubflowView]| {
+                for v in views.iter_mut() {
+                    let lead = v.srtt.max(NS_PER_MS);
+                    if windows[v.id].iter().any(|&(s, e)| conn.now + lead >= s && conn.now < e) {
+                        v.established = false;
+                    }
+                }
+            })),
+            Wrapper::Block => {
+                blocking = windows.clone();
+                Box::new(sched::Filtered::new("block", scheduler, move |conn: &sched::ConnView, views: &mut [sched::SubflowView]| {
+                    for v in views.iter_mut() {
+                        if windows[v.id].iter().any(|&(s, e)| conn.now >= s && conn.now < e) {
+                            v.established = false;
+                        }
+                    }
+                }))
+            }
+        };
     }
     let rcv_buf = match (opts.rcv_buf_bytes, opts.rcv_buf_packets) {
         (Some(b), _) => b,
@@ -236,13 +272,14 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaCo
     let pha_d = opts.pha_d.as_ref().map(|cfg| {
         let ctx = pha_ctx.expect("validated: PHA-D has a table");
         let ops = paths.iter().map(|p| ctx.path_operator.get(p).cloned()).collect();
-        PhaD::new(cfg.clone(), ctx.table.clone(), ops, ctx.gps_period)
+        PhaD::new(cfg.clone(), ctx.table.clone().expect("validated: PHA-D has a table"), ops, ctx.gps_period)
     });
     Conn::Mptcp {
         sender: MptcpSender::new(i, subs, scheduler, coupling, mss, rcv_buf),
         receiver: MptcpReceiver::new(rcvs, rcv_buf, opts.receiver_recovery),
         mp_prio,
         pha_d,
+        blocking,
     }
 }
 
@@ -294,15 +331,19 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         routes.push(rev);
         path_routes.insert(&p.name, ((routes.len() - 2) as u16, (routes.len() - 1) as u16));
     }
-    let pha_ctx = f.hst.as_ref().and_then(|h| {
-        let table = h.load_table(&sc.base_dir).expect("validated")?;
+    let pha_ctx = f.hst.as_ref().map(|h| {
+        let table = h.load_table(&sc.base_dir).expect("validated").map(std::rc::Rc::new);
         let mut path_operator = HashMap::new();
         for p in &f.paths {
             if let Some(op) = h.links.iter().position(|l| p.links.contains(l)) {
                 path_operator.insert(p.name.clone(), h.operator_name(op));
             }
         }
-        Some(PhaContext { table: std::rc::Rc::new(table), gps_period: from_ms_f64(h.train.gps.period_ms), path_operator })
+        let mut handovers: HashMap<String, Vec<(Time, Time)>> = HashMap::new();
+        for e in train.as_ref().map(|t| t.handovers.as_slice()).unwrap_or(&[]) {
+            handovers.entry(h.operator_name(e.operator)).or_default().push((e.start, e.end));
+        }
+        PhaContext { table, handovers, gps_period: from_ms_f64(h.train.gps.period_ms), path_operator }
     });
     let mut flows = Vec::new();
     for (i, fc) in f.flows.iter().enumerate() {
@@ -378,6 +419,13 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             for (k, &(t, _, _)) in mp_prio.iter().enumerate() {
                 sim.queue.push(t, Ev::MpPrio(i as u32, k as u32));
             }
+            if let Conn::Mptcp { blocking, .. } = &fl.conn {
+                for (k, ws) in blocking.iter().enumerate() {
+                    for &(s, _) in ws {
+                        sim.queue.push(s, Ev::Block(i as u32, k as u32));
+                    }
+                }
+            }
             if let (Some(_), Some(train)) = (pha_d, &sim.train) {
                 if let Some(&(t, _)) = train.gps.first() {
                     sim.queue.push(t, Ev::Gps(i as u32, 0));
@@ -435,6 +483,16 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             }
             Ev::MpPrio(fi, k) => sim.send_mp_prio(fi, k as usize),
             Ev::Gps(fi, k) => sim.pha_d_fix(fi, k as usize),
+            Ev::Block(fi, k) => {
+                // Park et al.: cwnd to (almost) zero when the handover is detected; one segment
+                // keeps the subflow's ACK clock alive so it recovers by slow start afterwards.
+                if let Conn::Mptcp { sender, .. } = &mut sim.flows[fi as usize].conn {
+                    if let Some(sf) = sender.subflows.get_mut(k as usize) {
+                        sf.tcp.tcb.cwnd = 1;
+                        sf.tcp.tcb.cwnd_cnt = 0;
+                    }
+                }
+            }
             Ev::Bin => {
                 sim.sample();
                 bins_done += 1;

@@ -561,10 +561,16 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             }
         }
         if let Some(spec) = &f.scheduler {
-            let (pha, inner) = split_pha(&spec.config());
+            let (wrapper, inner) = split_wrapper(&spec.config());
             inner.validate(&format!("{pre}.scheduler"), errs);
-            if pha && sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() {
-                errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("pha({})", inner.name), "PHA needs a train with a handover table: set [hst] table = \"FILE.csv\""));
+            match wrapper {
+                Some(Wrapper::Pha) if sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() => {
+                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("pha({})", inner.name), "PHA needs a train with a handover table: set [hst] table = \"FILE.csv\""));
+                }
+                Some(w @ (Wrapper::Oracle | Wrapper::Block)) if sf.hst.is_none() => {
+                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("{w:?}({})", inner.name).to_lowercase(), "needs a train: add an [hst] section"));
+                }
+                _ => {}
             }
         }
         if let Some(m) = &f.mptcp {
@@ -633,16 +639,30 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
     }
 }
 
-/// `pha(NAME)` → (true, NAME's config with the same parameters); anything else → (false, itself).
-pub fn split_pha(cfg: &SchedulerConfig) -> (bool, SchedulerConfig) {
-    match cfg.name.strip_prefix("pha(").and_then(|r| r.strip_suffix(')')) {
-        Some(inner) => {
+/// A handover-aware wrapper around a scheduler, written `NAME(INNER)` in scenarios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrapper {
+    /// P0's PHA: exclusion while the GPS position is in a learned handover range (needs a table).
+    Pha,
+    /// Knows the true handover intervals: excludes a subflow from one RTT before each start to
+    /// the end (an upper bound for prediction).
+    Oracle,
+    /// Park et al. 2022 "subflow blocking": at a detected handover start the subflow's cwnd
+    /// collapses and it gets no new data until the handover ends; normal recovery after.
+    Block,
+}
+
+/// `pha(NAME)` / `oracle(NAME)` / `block(NAME)` → (wrapper, NAME's config with the same
+/// parameters); anything else → (None, itself).
+pub fn split_wrapper(cfg: &SchedulerConfig) -> (Option<Wrapper>, SchedulerConfig) {
+    for (prefix, w) in [("pha(", Wrapper::Pha), ("oracle(", Wrapper::Oracle), ("block(", Wrapper::Block)] {
+        if let Some(inner) = cfg.name.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')) {
             let mut c = cfg.clone();
             c.name = inner.trim().to_string();
-            (true, c)
+            return (Some(w), c);
         }
-        None => (false, cfg.clone()),
     }
+    (None, cfg.clone())
 }
 
 fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
