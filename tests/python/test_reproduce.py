@@ -38,14 +38,15 @@ def test_outputs_exist(two_runs):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["table_runs"] == 3 and summary["provenance"]["evaluation_seeds"] == [1, 2]
     report = (out / "report.md").read_text()
-    for needle in ["Table 2", "Table 3", "Table 4", "not implemented yet", "git revision", "handovers measured"]:
+    for needle in ["Table 2", "Table 3", "Table 4", "PHA-D (1-RTT rule)", "oracle (true handover times)",
+                   "subflow blocking (Park et al.)", "git revision", "handovers measured"]:
         assert needle in report, needle
 
 
 def test_one_row_per_scheduler_variant_seed(two_runs):
     rs = rows(two_runs[0])
     keys = [(r["profile"], r["scheduler"], r["variant"], r["seed"]) for r in rs]
-    variants = ("plain", "pha", "pha-d-paper", "pha-d-queue-aware", "pha-d-resend")
+    variants = ("plain", "pha", "pha-d-paper", "pha-d-queue-aware", "pha-d-resend", "oracle", "blocking")
     assert sorted(keys) == sorted({("paper", "minrtt", v, str(s)) for v in variants for s in (1, 2)})
     assert all(float(r["duration_s"]) == 20 for r in rs)
 

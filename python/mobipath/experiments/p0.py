@@ -29,9 +29,10 @@ PROFILES: Dict[str, Dict[str, Any]] = {
     "paper": {"schedulers": ["minrtt", "ecf", "blest", "peekaboo"], "cc": "lia"},
     "modern": {"schedulers": ["linux-default"], "cc": "cubic"},
 }
-VARIANTS = ("plain", "pha", "pha-d-paper", "pha-d-queue-aware", "pha-d-resend")
+VARIANTS = ("plain", "pha", "pha-d-paper", "pha-d-queue-aware", "pha-d-resend", "oracle", "blocking")
 VARIANT_LABEL = {"plain": "existing (plain)", "pha": "PHA", "pha-d-paper": "PHA-D (1-RTT rule)",
-                 "pha-d-queue-aware": "PHA-D (queue-aware lead)", "pha-d-resend": "PHA-D (re-send B=0)"}
+                 "pha-d-queue-aware": "PHA-D (queue-aware lead)", "pha-d-resend": "PHA-D (re-send B=0)",
+                 "oracle": "oracle (true handover times)", "blocking": "subflow blocking (Park et al.)"}
 # Extra B=1 lead of the queue-aware policy: twice the drain time of the 100-packet link queue at
 # 25 Mbit/s (48 ms) — what the sender has already pushed still goes out after MP_PRIO.
 QUEUE_AWARE_LEAD_MS = 100
@@ -46,8 +47,9 @@ PAPER_T2_CHANGE = {"minrtt": 1.95, "ecf": 2.20, "blest": 1.87, "peekaboo": 1.64}
 PAPER_T3_CHANGE = {"minrtt": 20.8, "ecf": 22.5, "blest": 19.1, "peekaboo": 17.9}
 PAPER_T3_AVG = (2.37, 2.84)
 PAPER_T4 = {"minrtt": (0.301, 0.243), "ecf": (0.267, 0.223), "blest": (0.269, 0.239), "peekaboo": (0.279, 0.243)}
-NOT_IMPLEMENTED = ("subflow blocking (Park et al.)", "oracle")
-PHA_D_VARIANTS = [v for v in VARIANTS if v.startswith("pha-d")]
+NOT_IMPLEMENTED: Tuple[str, ...] = ()
+# Variants compared row by row with the plain scheduler (the paper has no numbers for them).
+PHA_D_VARIANTS = [v for v in VARIANTS if v not in ("plain", "pha")]
 
 # Two-sided 95 % Student-t quantiles t(0.975, df) for df = 1..30; 1.96 beyond.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -89,7 +91,7 @@ def make_scenario(base: str, scheduler: str, variant: str, cc: str, duration_s: 
                   table: Optional[str]) -> str:
     """The base scenario text with the flow's scheduler and cc replaced, the duration optionally
     shortened, and (for PHA) the `[hst]` table set."""
-    sched = f"pha({scheduler})" if variant == "pha" else scheduler
+    sched = {"pha": f"pha({scheduler})", "oracle": f"oracle({scheduler})", "blocking": f"block({scheduler})"}.get(variant, scheduler)
     text, n = re.subn(r'(?m)^(\s*scheduler\s*=\s*)"[^"]*"', lambda m: f'{m.group(1)}"{sched}"', base)
     if n != 1:
         raise ValueError(f"the base scenario must have exactly one `scheduler = ...` line (found {n})")
