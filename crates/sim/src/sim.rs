@@ -283,6 +283,16 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaCo
     }
 }
 
+/// Lazy timers: an event is current only if it fires at the time its owner last asked for; a
+/// current one is consumed (the owner re-arms), a stale one is skipped.
+fn take_if_current(scheduled_at: &mut Time, t: Time) -> bool {
+    if *scheduled_at != t {
+        return false;
+    }
+    *scheduled_at = NEVER;
+    true
+}
+
 /// Runs a checked scenario to completion.
 pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutput {
     let f = &sc.file;
@@ -454,28 +464,19 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
                 sim.forward(p);
             }
             Ev::LinkWake(l) => {
-                let slot = &mut sim.links[l as usize];
-                if slot.wake_at != t {
-                    continue;
+                if take_if_current(&mut sim.links[l as usize].wake_at, t) {
+                    sim.wake_link(l);
                 }
-                slot.wake_at = NEVER;
-                sim.wake_link(l);
             }
             Ev::SenderTimer(fi) => {
-                let fl = &mut sim.flows[fi as usize];
-                if fl.snd_timer_at != t {
-                    continue;
+                if take_if_current(&mut sim.flows[fi as usize].snd_timer_at, t) {
+                    sim.sender_timer(fi);
                 }
-                fl.snd_timer_at = NEVER;
-                sim.sender_timer(fi);
             }
             Ev::ReceiverTimer(fi) => {
-                let fl = &mut sim.flows[fi as usize];
-                if fl.rcv_timer_at != t {
-                    continue;
+                if take_if_current(&mut sim.flows[fi as usize].rcv_timer_at, t) {
+                    sim.receiver_timer(fi);
                 }
-                fl.rcv_timer_at = NEVER;
-                sim.receiver_timer(fi);
             }
             Ev::FlowStart(fi) => {
                 sim.flows[fi as usize].started = true;
