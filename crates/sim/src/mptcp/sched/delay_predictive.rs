@@ -59,7 +59,18 @@ pub fn backlog(s: &SubflowView) -> u64 {
 
 /// Predicted arrival time (ns from now) of a segment queued on `s` now.
 pub fn predicted_arrival(s: &SubflowView) -> Time {
-    backlog(s).saturating_mul(d_t(s)).saturating_add(s.srtt / 2)
+    backlog(s).saturating_mul(d_t(s)).saturating_add(one_way_delay(s))
+}
+
+/// `RTT_i / 2`. A path with nothing in flight or queued has drained the queue its last smoothed
+/// RTT measured; that stale estimate would never be refreshed while it kept the path unused, so an
+/// idle path uses its minimum smoothed RTT (a choice: the paper does not say how RTT is measured).
+fn one_way_delay(s: &SubflowView) -> Time {
+    if s.in_flight == 0 && s.queued == 0 && s.min_srtt > 0 {
+        s.min_srtt / 2
+    } else {
+        s.srtt / 2
+    }
 }
 
 impl Scheduler for DelayPredictive {
@@ -186,5 +197,22 @@ mod tests {
         assert_eq!(DelayPredictive::new().schedule(&reinject(0, 0b01), &sfs), Decision::Send(1));
         assert_eq!(DelayPredictive::new().schedule(&reinject(0, 0b11), &sfs), Decision::Send(0));
         assert!(!DelayPredictive::new().rcvbuf_optimisation());
+    }
+
+    #[test]
+    fn an_idle_path_is_judged_by_its_minimum_rtt_not_a_stale_srtt() {
+        // Path 0 last measured 160 ms (its queue has drained since: nothing in flight or queued),
+        // path 1 is busy at 10 ms srtt with 40 segments queued at 1 ms each → T_1 = 45 ms.
+        let mut p0 = sf(0, 160, 10, 0);
+        p0.min_srtt = 8 * MS;
+        let mut p1 = sf(1, 10, 100, 50);
+        p1.queued = 40;
+        p1.tx_time_per_segment = MS;
+        assert_eq!(predicted_arrival(&p0), 4 * MS);
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p0.clone(), p1.clone()]), Decision::Send(0));
+        // Busy, the same path is judged by its current srtt.
+        p0.in_flight = 1;
+        assert_eq!(predicted_arrival(&p0), 80 * MS);
+        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p0, p1]), Decision::Send(1));
     }
 }
