@@ -364,16 +364,7 @@ impl CongestionControl for Cubic {
     }
 
     fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, now: Time) {
-        if !tcb.cwnd_limited {
-            return;
-        }
-        let mut acked = acked;
-        if tcb.in_slow_start() {
-            acked = tcb.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = tcb.slow_start_leftover(acked) else { return };
         self.update(tcb.cwnd, acked, now);
         tcb.cong_avoid_ai(self.cnt, acked);
     }

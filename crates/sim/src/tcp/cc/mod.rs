@@ -99,6 +99,17 @@ impl Tcb {
         left
     }
 
+    /// The shared prologue of Linux's `tcp_reno_cong_avoid` and `bictcp_cong_avoid`: nothing
+    /// grows unless cwnd-limited; slow start takes what it can; returns the ACKed segments left
+    /// for congestion avoidance, or `None` when there are none.
+    pub fn slow_start_leftover(&mut self, acked: u32) -> Option<u32> {
+        if !self.cwnd_limited {
+            return None;
+        }
+        let left = if self.in_slow_start() { self.slow_start(acked) } else { acked };
+        (left > 0).then_some(left)
+    }
+
     /// Linux `tcp_cong_avoid_ai`: +1 segment every `w` ACKed segments.
     pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
         let w = w.max(1);

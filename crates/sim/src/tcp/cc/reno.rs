@@ -23,16 +23,7 @@ impl CongestionControl for Reno {
         self.style
     }
     fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, _now: Time) {
-        if !tcb.cwnd_limited {
-            return;
-        }
-        let mut acked = acked;
-        if tcb.in_slow_start() {
-            acked = tcb.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = tcb.slow_start_leftover(acked) else { return };
         let w = tcb.cwnd;
         tcb.cong_avoid_ai(w, acked);
     }
