@@ -202,7 +202,7 @@ def bench(
 @app.command()
 @_guarded
 def emulate(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML): one single-path TCP bulk flow.", show_default=False),
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML): one TCP or MPTCP bulk flow.", show_default=False),
     out: Optional[Path] = typer.Option(
         None, "--out", help="Result directory [default: results/<scenario>-emulated].", show_default=False
     ),
@@ -210,7 +210,7 @@ def emulate(
     max_duration: float = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
 ) -> None:
-    """Run a scenario on the real Linux TCP stack through the emulated link (root; real time)."""
+    """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
     from . import emulate as emu
 
     try:
@@ -226,6 +226,43 @@ def emulate(
         print_summary(_stdout(), shown, header=f"[bold]{escape(str(scenario))}[/bold]  emulated on Linux {escape(os.uname().release)}")
         _stderr().print(emu.describe_emulation(result.summary["emulation"]))
     _stderr().print(f"results written to {escape(str(out_dir))}")
+
+
+@app.command()
+@_guarded
+def compare(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML): one TCP or MPTCP bulk flow.", show_default=False),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Result directory [default: results/<scenario>-compare].", show_default=False
+    ),
+    substitute: bool = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded; the simulator runs the same)."),
+    max_duration: float = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."),
+    as_json: bool = typer.Option(False, "--json", help="Print only the comparison as JSON on stdout."),
+) -> None:
+    """Simulate and emulate a scenario (same seed), print both side by side and plot the goodput overlaid."""
+    from . import emulate as emu
+    from .emulate import compare as cmp
+
+    try:
+        c = cmp.compare(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line())
+    except emu.EmulateError as e:
+        raise _fail(str(e))
+    out_dir = out if out is not None else Path("results") / f"{scenario.stem}-compare"
+    c.write(out_dir)
+    if as_json:
+        sys.stdout.write(jsonfmt.dumps(c.to_json()))
+    else:
+        table = Table(title=f"{escape(str(scenario))}: simulation vs Linux {escape(os.uname().release)} (seed {c.plan.seed})")
+        for col, just in (("metric", "left"), ("simulation", "right"), ("emulation", "right"), ("difference", "right")):
+            table.add_column(col, justify=just)  # type: ignore[arg-type]
+        fmt = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))  # noqa: E731
+        for m, a, b, d in c.rows:
+            table.add_row(m, fmt(a), fmt(b), "-" if d is None else f"{d * 100:+.1f} %")
+        _stdout().print(table)
+        if c.plan.substitutions:
+            _stderr().print("substituted (both runs): " + "; ".join(c.plan.substitutions))
+        _stderr().print(emu.describe_emulation(c.emulation.summary["emulation"]))
+    _stderr().print(f"results and compare.png written to {escape(str(out_dir))}")
 
 
 @app.command()

@@ -1,9 +1,9 @@
-//! Machinery benchmark: the forwarding loop between two `AF_UNIX` datagram socketpairs (no
+//! Machinery benchmark: the forwarding loop between `AF_UNIX` datagram socketpairs (one pair per path) (no
 //! namespaces, no root), fed by a paced generator and drained by a sink. It measures what the
 //! emulator itself sustains (packets/s, Mbit/s) and its release-time error distribution; the
 //! kernel's TUN path adds its own cost on top (measured end to end by the Python tests).
 use crate::forward::{self, DirReport};
-use crate::line::Line;
+use crate::chain::Chain;
 use mobipath_sim::link::LinkDir;
 use serde::Serialize;
 use std::os::fd::RawFd;
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Serialize)]
 pub struct BenchReport {
+    pub paths: usize,
     pub offered_mbps: f64,
     pub link_rate_mbps: f64,
     pub delay_ms: f64,
@@ -56,9 +57,11 @@ fn socketpair() -> (RawFd, RawFd) {
     (fds[0], fds[1])
 }
 
-/// Offers `offered_mbps` of 1500-byte frames for `seconds` to a link of `link_rate_mbps` and
-/// `delay_ms`, and reports what came out.
+/// Offers `offered_mbps` in total, spread evenly over `paths` paths, of 1500-byte frames for
+/// `seconds`; each path is a link of `link_rate_mbps` and `delay_ms`, all served by one
+/// forwarding thread as in a real run. Reports what came out.
 pub fn run(
+    paths: usize,
     offered_mbps: f64,
     link_rate_mbps: f64,
     delay_ms: f64,
@@ -67,42 +70,31 @@ pub fn run(
     realtime: bool,
 ) -> BenchReport {
     const FRAME: usize = 1500;
-    let (gen_w, emu_r) = socketpair();
-    let (emu_w, sink_r) = socketpair();
-    unsafe { libc::fcntl(emu_r, libc::F_SETFL, libc::O_NONBLOCK) };
     let t0 = Instant::now();
     let run_ns = (seconds * 1e9) as u64;
     let end_ns = run_ns + (delay_ms * 1e6) as u64 + 200_000_000;
-    let line = Line::new(LinkDir::constant(link_rate_mbps, delay_ms, 100_000));
-    let emu = std::thread::spawn(move || {
-        forward::run(line, emu_r, emu_w, t0, end_ns, spin_us * 1000, realtime)
-    });
-    let sink = std::thread::spawn(move || {
-        let mut buf = vec![0u8; 65536];
-        let mut n = 0u64;
-        let tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 200_000,
-        };
-        unsafe {
-            libc::setsockopt(
-                sink_r,
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&tv as *const libc::timeval).cast(),
-                16,
-            )
-        };
-        loop {
-            let r = unsafe { libc::read(sink_r, buf.as_mut_ptr().cast(), buf.len()) };
-            if r > 0 {
-                n += 1;
-            } else if forward::now_ns(t0) > end_ns {
-                return n;
-            }
-        }
-    });
-    // Paced generator: every 100 µs, send what the offered rate allows so far.
+    let mut ports = Vec::new();
+    let mut gens = Vec::new();
+    let mut sinks = Vec::new();
+    let mut fds = Vec::new();
+    for i in 0..paths.max(1) {
+        let (gen_w, emu_r) = socketpair();
+        let (emu_w, sink_r) = socketpair();
+        unsafe { libc::fcntl(emu_r, libc::F_SETFL, libc::O_NONBLOCK) };
+        ports.push(forward::Port {
+            name: format!("bench-{i}"),
+            link_names: vec![format!("bench-{i}")],
+            chain: Chain::new(vec![LinkDir::constant(link_rate_mbps, delay_ms, 100_000)]),
+            input: emu_r,
+            output: emu_w,
+        });
+        gens.push(gen_w);
+        fds.extend([gen_w, emu_r, emu_w, sink_r]);
+        sinks.push(std::thread::spawn(move || sink(sink_r, t0, end_ns)));
+    }
+    let timing = forward::Timing { t0, end_ns, spin_ns: spin_us * 1000, bin_ns: 1_000_000_000, realtime };
+    let emu = std::thread::spawn(move || forward::run(ports, timing));
+    // Paced generator: every 100 µs, send what the offered rate allows so far, round robin.
     let frame = vec![0x45u8; FRAME];
     let per_ns = offered_mbps * 1e6 / 8.0 / FRAME as f64 / 1e9;
     let mut sent = 0u64;
@@ -113,7 +105,8 @@ pub fn run(
         }
         let due = (now as f64 * per_ns) as u64;
         while sent < due {
-            let r = unsafe { libc::write(gen_w, frame.as_ptr().cast(), FRAME) };
+            let fd = gens[(sent % gens.len() as u64) as usize];
+            let r = unsafe { libc::write(fd, frame.as_ptr().cast(), FRAME) };
             if r < 0 {
                 break;
             }
@@ -122,11 +115,12 @@ pub fn run(
         std::thread::sleep(Duration::from_micros(100));
     }
     let report = emu.join().expect("emulator thread");
-    let received = sink.join().expect("sink thread");
-    for fd in [gen_w, emu_r, emu_w, sink_r] {
+    let received: u64 = sinks.into_iter().map(|s| s.join().expect("sink thread")).sum();
+    for fd in fds {
         unsafe { libc::close(fd) };
     }
     BenchReport {
+        paths: paths.max(1),
         offered_mbps,
         link_rate_mbps,
         delay_ms,
@@ -137,5 +131,28 @@ pub fn run(
         received_mbps: received as f64 * FRAME as f64 * 8.0 / seconds / 1e6,
         received_pps: received as f64 / seconds,
         emulator: report,
+    }
+}
+
+fn sink(fd: RawFd, t0: Instant, end_ns: u64) -> u64 {
+    let mut buf = vec![0u8; 65536];
+    let mut n = 0u64;
+    let tv = libc::timeval { tv_sec: 0, tv_usec: 200_000 };
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            16,
+        )
+    };
+    loop {
+        let r = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if r > 0 {
+            n += 1;
+        } else if forward::now_ns(t0) > end_ns {
+            return n;
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Longest run accepted, in seconds (the emulator must always end by itself).
 pub const MAX_DURATION_S: f64 = 24.0 * 3600.0;
 
-/// One side of the emulated path: the TUN device `ifname` inside the namespace `netns`
+/// One side of an emulated path: the TUN device `ifname` inside the namespace `netns`
 /// (`ip netns` name, i.e. `/run/netns/<netns>`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,12 +18,26 @@ pub struct Side {
     pub ifname: String,
 }
 
+/// One emulated path: links in series from side `a` to side `b`, each exactly as a scenario's
+/// `[[links]]` table. Forward (a → b) crosses them in order, reverse (b → a) in the opposite
+/// order, as in the simulator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathSpec {
+    pub name: String,
+    pub links: Vec<LinkConfig>,
+    /// Sender side (data leaves here on the forward direction).
+    pub a: Side,
+    /// Receiver side.
+    pub b: Side,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmuConfig {
-    /// The link, exactly as a scenario's `[[links]]` table. Forward = a → b.
-    pub link: LinkConfig,
-    /// Scenario seed: the link's RNG streams are `link/<name>/forward|reverse`, as in the simulator.
+    /// The emulated paths (at least one); each gets its own pair of TUN devices.
+    pub paths: Vec<PathSpec>,
+    /// Scenario seed: a link's RNG streams are `link/<name>/forward|reverse`, as in the simulator.
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Folder that relative trace paths resolve against.
@@ -31,10 +45,6 @@ pub struct EmuConfig {
     pub base_dir: Option<PathBuf>,
     /// Hard bound on the run, in seconds, in (0, 86400].
     pub duration_s: f64,
-    /// Sender side (data leaves here on the forward direction).
-    pub a: Side,
-    /// Receiver side.
-    pub b: Side,
     /// Busy-wait this long before a release instead of sleeping (µs, 0..=2000).
     #[serde(default = "default_spin_us")]
     pub spin_us: u64,
@@ -48,6 +58,9 @@ pub struct EmuConfig {
     /// Run the forwarding threads as `SCHED_FIFO` when permitted (default true).
     #[serde(default = "default_true")]
     pub realtime: bool,
+    /// Width of the per-path delivered-bytes bins in the stats, ms, in [1, 60000] (default 100).
+    #[serde(default = "default_bin_ms")]
+    pub bin_ms: f64,
 }
 
 fn default_true() -> bool {
@@ -60,6 +73,18 @@ fn default_seed() -> u64 {
 fn default_spin_us() -> u64 {
     100
 }
+fn default_bin_ms() -> f64 {
+    100.0
+}
+
+/// One path's link models, built: forward links in order, reverse links in reverse order.
+pub struct BuiltPath {
+    pub forward: Vec<LinkDir>,
+    pub reverse: Vec<LinkDir>,
+}
+
+/// Most bins kept per path and direction (memory bound: duration_s / bin_ms).
+pub const MAX_BINS: f64 = 1_000_000.0;
 
 impl EmuConfig {
     /// Parses and checks the JSON text; every problem is one line naming the field.
@@ -78,28 +103,57 @@ impl EmuConfig {
                 c.spin_us
             ));
         }
-        for (n, s) in [("a", &c.a), ("b", &c.b)] {
-            if s.ifname.is_empty()
-                || s.ifname.len() >= libc::IFNAMSIZ
-                || s.ifname.contains(['/', ' '])
-            {
-                errs.push(format!(
-                    "{file}: {n}.ifname = {:?}: must be 1..15 characters, no '/' or space",
-                    s.ifname
-                ));
+        if !(c.bin_ms >= 1.0 && c.bin_ms <= 60_000.0) {
+            errs.push(format!("{file}: bin_ms = {}: must be in [1, 60000]", c.bin_ms));
+        } else if c.duration_s / (c.bin_ms / 1000.0) > MAX_BINS {
+            errs.push(format!(
+                "{file}: bin_ms = {}: too fine for duration_s = {} (at most {MAX_BINS} bins)",
+                c.bin_ms, c.duration_s
+            ));
+        }
+        if c.paths.is_empty() {
+            errs.push(format!("{file}: paths: must name at least one path"));
+        }
+        let mut devices = std::collections::HashSet::new();
+        let mut link_names = std::collections::HashSet::new();
+        for (i, p) in c.paths.iter().enumerate() {
+            if p.links.is_empty() {
+                errs.push(format!("{file}: paths[{i}].links: must hold at least one link"));
             }
-            if s.netns.is_empty() || s.netns.contains('/') {
-                errs.push(format!(
-                    "{file}: {n}.netns = {:?}: must be a non-empty name without '/'",
-                    s.netns
-                ));
+            for l in &p.links {
+                if !link_names.insert(l.name.clone()) {
+                    errs.push(format!(
+                        "{file}: paths[{i}].links: link {:?} appears twice; a link shared by several paths (or repeated) cannot be emulated",
+                        l.name
+                    ));
+                }
+            }
+            for (n, s) in [("a", &p.a), ("b", &p.b)] {
+                if s.ifname.is_empty()
+                    || s.ifname.len() >= libc::IFNAMSIZ
+                    || s.ifname.contains(['/', ' '])
+                {
+                    errs.push(format!(
+                        "{file}: paths[{i}].{n}.ifname = {:?}: must be 1..15 characters, no '/' or space",
+                        s.ifname
+                    ));
+                }
+                if s.netns.is_empty() || s.netns.contains('/') {
+                    errs.push(format!(
+                        "{file}: paths[{i}].{n}.netns = {:?}: must be a non-empty name without '/'",
+                        s.netns
+                    ));
+                }
+                if !devices.insert((s.netns.clone(), s.ifname.clone())) {
+                    errs.push(format!(
+                        "{file}: paths[{i}].{n}: device {} in namespace {} is used twice",
+                        s.ifname, s.netns
+                    ));
+                }
             }
         }
-        if c.a.netns == c.b.netns && c.a.ifname == c.b.ifname {
-            errs.push(format!("{file}: a and b name the same device"));
-        }
-        // Let the simulator check the link (field paths like `link.rate_mbps`).
-        if let Err(e) = c.build_link() {
+        // Let the simulator check the links (field paths like `paths[0].links[1].rate_mbps`).
+        if let Err(e) = c.build_paths() {
             errs.extend(e.into_iter().map(|m| format!("{file}: {m}")));
         }
         if errs.is_empty() {
@@ -113,17 +167,35 @@ impl EmuConfig {
         self.base_dir.as_deref().unwrap_or(Path::new("."))
     }
 
-    /// The two directions (forward a → b, reverse b → a) with the simulator's RNG stream names.
-    pub fn build_link(&self) -> Result<(LinkDir, LinkDir), Vec<String>> {
+    /// Every path's link directions with the simulator's RNG stream names.
+    pub fn build_paths(&self) -> Result<Vec<BuiltPath>, Vec<String>> {
         let rngs = RngStreams::new(self.seed);
-        let name = &self.link.name;
-        self.link
-            .build(
-                self.base_dir(),
-                rngs.stream(&format!("link/{name}/forward")),
-                rngs.stream(&format!("link/{name}/reverse")),
-            )
-            .map_err(|es| es.into_iter().map(|e| format!("link.{e}")).collect())
+        let mut errs = Vec::new();
+        let mut out = Vec::new();
+        for (i, p) in self.paths.iter().enumerate() {
+            let mut built = BuiltPath { forward: Vec::new(), reverse: Vec::new() };
+            for l in &p.links {
+                let name = &l.name;
+                match l.build(
+                    self.base_dir(),
+                    rngs.stream(&format!("link/{name}/forward")),
+                    rngs.stream(&format!("link/{name}/reverse")),
+                ) {
+                    Ok((f, r)) => {
+                        built.forward.push(f);
+                        built.reverse.push(r);
+                    }
+                    Err(es) => errs.extend(es.into_iter().map(|e| format!("paths[{i}].{e}"))),
+                }
+            }
+            built.reverse.reverse();
+            out.push(built);
+        }
+        if errs.is_empty() {
+            Ok(out)
+        } else {
+            Err(errs)
+        }
     }
 }
 
@@ -133,8 +205,8 @@ mod tests {
 
     fn json(link: &str, extra: &str) -> String {
         format!(
-            r#"{{"link": {link}, "duration_s": 5, "a": {{"netns": "mp-1-c", "ifname": "mpa0"}},
-               "b": {{"netns": "mp-1-s", "ifname": "mpb0"}} {extra}}}"#
+            r#"{{"paths": [{{"name": "p", "links": [{link}], "a": {{"netns": "mp-1-c", "ifname": "mpa0"}},
+               "b": {{"netns": "mp-1-s", "ifname": "mpb0"}}}}], "duration_s": 5 {extra}}}"#
         )
     }
 
@@ -147,10 +219,12 @@ mod tests {
         .unwrap();
         assert_eq!(c.seed, 1);
         assert_eq!(c.spin_us, 100);
-        assert_eq!(c.link.rate_mbps, Some(10.0));
-        let (f, r) = c.build_link().unwrap();
-        assert_eq!(f.stats().arrived_packets, 0);
-        assert_eq!(r.stats().arrived_packets, 0);
+        assert_eq!(c.bin_ms, 100.0);
+        assert_eq!(c.paths[0].links[0].rate_mbps, Some(10.0));
+        let b = c.build_paths().unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].forward[0].stats().arrived_packets, 0);
+        assert_eq!(b[0].reverse.len(), 1);
     }
 
     #[test]
@@ -161,7 +235,21 @@ mod tests {
         let c =
             EmuConfig::from_json(&json(link, r#", "seed": 7, "spin_us": 0"#), "t.json").unwrap();
         assert_eq!(c.seed, 7);
-        assert_eq!(c.link.outages.len(), 1);
+        assert_eq!(c.paths[0].links[0].outages.len(), 1);
+    }
+
+    #[test]
+    fn reverse_crosses_the_links_backwards() {
+        let links = r#"{"name": "first", "delay_ms": 1, "rate_mbps": 10}, {"name": "second", "delay_ms": 1, "rate_mbps": 10, "reverse": {"rate_mbps": 1}}"#;
+        let c = EmuConfig::from_json(&json(links, ""), "t.json").unwrap();
+        let b = c.build_paths().unwrap();
+        assert_eq!(b[0].forward.len(), 2);
+        // The reverse of `second` (1 Mbit/s) comes first on the way back: a 1500-B frame takes 12 ms there.
+        let mut r0 = b.into_iter().next().unwrap().reverse.remove(0);
+        let mut p = mobipath_sim::packet::Packet::new(mobipath_sim::packet::PacketKind::Ack);
+        p.len = 1448;
+        r0.enqueue(0, p).unwrap();
+        assert_eq!(r0.next_wakeup(), Some(12_000_000));
     }
 
     #[test]
@@ -171,19 +259,16 @@ mod tests {
             "t.json",
         )
         .unwrap_err();
-        assert!(e.iter().any(|m| m.contains("delay_ms")), "{e:?}");
+        assert!(e.iter().any(|m| m.contains("paths[0].links[\"l\"].delay_ms")), "{e:?}");
         let e = EmuConfig::from_json(&json(r#"{"name": "l", "delay_ms": 1}"#, ""), "t.json")
             .unwrap_err();
         assert!(e.iter().any(|m| m.contains("rate")), "{e:?}");
     }
 
     #[test]
-    fn rejects_unknown_fields_bad_duration_and_names() {
+    fn rejects_unknown_fields_bad_duration_names_and_shared_links() {
         let e = EmuConfig::from_json(
-            &json(
-                r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}"#,
-                r#", "speed": 3"#,
-            ),
+            &json(r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}"#, r#", "speed": 3"#),
             "t.json",
         )
         .unwrap_err();
@@ -195,6 +280,15 @@ mod tests {
         let t = json(r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}"#, "")
             .replace("mpa0", "a-very-long-interface-name");
         let e = EmuConfig::from_json(&t, "t.json").unwrap_err();
-        assert!(e[0].contains("a.ifname"), "{e:?}");
+        assert!(e[0].contains("paths[0].a.ifname"), "{e:?}");
+        let twice = r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}, {"name": "l", "delay_ms": 1, "rate_mbps": 1}"#;
+        let e = EmuConfig::from_json(&json(twice, ""), "t.json").unwrap_err();
+        assert!(e.iter().any(|m| m.contains("appears twice")), "{e:?}");
+        let e = EmuConfig::from_json(
+            &json(r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}"#, r#", "bin_ms": 0.5"#),
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(e[0].contains("bin_ms"), "{e:?}");
     }
 }

@@ -6,7 +6,7 @@
 //! then busy-waits while still draining input, so a release is not delayed by the wake-up
 //! latency of the scheduler. Model times never depend on when the loop ran (a late release does
 //! not shift later ones): only the release itself can be late, and that lateness is recorded.
-use crate::line::Line;
+use crate::chain::Chain;
 use crate::STOP;
 use mobipath_sim::core::Time;
 use serde::Serialize;
@@ -96,18 +96,45 @@ pub struct TimingSummary {
     pub mean_us: f64,
 }
 
-/// What one direction did.
+/// What one path did in one direction.
 #[derive(Clone, Debug, Serialize)]
-pub struct DirReport {
-    pub link: mobipath_sim::link::LinkStats,
-    pub timing: TimingSummary,
+pub struct PathReport {
+    pub path: String,
+    /// Each link's counters, in the order this direction crosses them.
+    pub links: Vec<LinkReport>,
     /// Frames the output refused (EAGAIN/ENOBUFS), i.e. lost outside the model.
     pub write_errors: u64,
     pub frames_in: u64,
     pub frames_out: u64,
     pub bytes_out: u64,
+    /// IP bytes released per bin of `bin_ms`, by intended arrival time.
+    pub bin_bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkReport {
+    pub name: String,
+    pub stats: mobipath_sim::link::LinkStats,
+}
+
+/// What one direction (one thread, every path) did.
+#[derive(Clone, Debug, Serialize)]
+pub struct DirReport {
+    pub paths: Vec<PathReport>,
+    /// Release lateness over every path of this direction.
+    pub timing: TimingSummary,
     /// Whether the thread ran with `SCHED_FIFO`.
     pub realtime: bool,
+}
+
+/// One path's direction inside a forwarding thread: frames read from `input` cross `chain`
+/// and are written to `output`.
+pub struct Port {
+    pub name: String,
+    pub link_names: Vec<String>,
+    pub chain: Chain,
+    pub input: RawFd,
+    pub output: RawFd,
 }
 
 /// Puts the calling thread in the `SCHED_FIFO` class (priority 10) so the forwarding loop is not
@@ -122,44 +149,67 @@ pub fn now_ns(t0: Instant) -> Time {
     t0.elapsed().as_nanos() as Time
 }
 
-/// Runs one direction until `end_ns` (ns since `t0`) or [`STOP`]. `input` must be non-blocking.
-pub fn run(
-    mut line: Line,
-    input: RawFd,
-    output: RawFd,
-    t0: Instant,
-    end_ns: Time,
-    spin_ns: u64,
-    realtime: bool,
-) -> DirReport {
-    let realtime = realtime && try_realtime();
+#[derive(Default)]
+struct Counters {
+    write_errors: u64,
+    frames_in: u64,
+    frames_out: u64,
+    bytes_out: u64,
+    bins: Vec<u64>,
+}
+
+/// Runs one direction of every path until `end_ns` (ns since `t0`) or [`STOP`]. One thread
+/// serves all paths so that N paths cost no more spinning cores than one. Inputs must be
+/// non-blocking.
+pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
+    let realtime = t.realtime && try_realtime();
     let mut buf = vec![0u8; MAX_FRAME];
-    let mut timing = TimingErrors::new(input as u64 * 7919 + 1);
-    let (mut write_errors, mut frames_in, mut frames_out, mut bytes_out) = (0u64, 0u64, 0u64, 0u64);
+    let seed = ports.first().map_or(1, |p| p.input as u64);
+    let mut timing = TimingErrors::new(seed * 7919 + 1);
+    let mut c: Vec<Counters> = ports.iter().map(|_| Counters::default()).collect();
+    let max_bins = (t.end_ns / t.bin_ns.max(1) + 1) as usize;
+    let mut pfds: Vec<libc::pollfd> = ports
+        .iter()
+        .map(|p| libc::pollfd { fd: p.input, events: libc::POLLIN, revents: 0 })
+        .collect();
     loop {
-        let now = now_ns(t0);
-        if now >= end_ns || STOP.load(Ordering::Relaxed) {
+        let now = now_ns(t.t0);
+        if now >= t.end_ns || STOP.load(Ordering::Relaxed) {
             break;
         }
         // 1. Releases due by now.
-        line.advance(now);
-        while let Some((at, frame)) = line.pop_due(now) {
-            let n = unsafe { libc::write(output, frame.as_ptr().cast(), frame.len()) };
-            let done = now_ns(t0);
-            if n < 0 {
-                write_errors += 1;
-            } else {
-                frames_out += 1;
-                bytes_out += frame.len() as u64;
-                timing.record(done.saturating_sub(at));
+        for (port, c) in ports.iter_mut().zip(c.iter_mut()) {
+            port.chain.advance(now);
+            while let Some((at, frame)) = port.chain.pop_due(now) {
+                let n = unsafe { libc::write(port.output, frame.as_ptr().cast(), frame.len()) };
+                let done = now_ns(t.t0);
+                if n < 0 {
+                    c.write_errors += 1;
+                } else {
+                    c.frames_out += 1;
+                    c.bytes_out += frame.len() as u64;
+                    let k = (at / t.bin_ns.max(1)) as usize;
+                    if k < max_bins {
+                        if c.bins.len() <= k {
+                            c.bins.resize(k + 1, 0);
+                        }
+                        c.bins[k] += frame.len() as u64;
+                    }
+                    timing.record(done.saturating_sub(at));
+                }
             }
         }
         // 2. Wait for input or the next event (sleep, then spin).
-        let next = line.next_event().unwrap_or(Time::MAX).min(end_ns);
-        let now = now_ns(t0);
+        let next = ports
+            .iter()
+            .filter_map(|p| p.chain.next_event())
+            .min()
+            .unwrap_or(Time::MAX)
+            .min(t.end_ns);
+        let now = now_ns(t.t0);
         let wait = next.saturating_sub(now);
-        let sleep = if wait > spin_ns {
-            (wait - spin_ns).min(MAX_SLEEP_NS)
+        let sleep = if wait > t.spin_ns {
+            (wait - t.spin_ns).min(MAX_SLEEP_NS)
         } else {
             0
         };
@@ -168,37 +218,62 @@ pub fn run(
                 tv_sec: (sleep / 1_000_000_000) as _,
                 tv_nsec: (sleep % 1_000_000_000) as _,
             };
-            let mut pfd = libc::pollfd {
-                fd: input,
-                events: libc::POLLIN,
-                revents: 0,
+            unsafe {
+                libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, std::ptr::null())
             };
-            unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
         }
-        // 3. Drain the input (non-blocking).
-        loop {
-            let n = unsafe { libc::read(input, buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                break;
+        // 3. Drain the inputs (non-blocking).
+        'ports: for (port, c) in ports.iter_mut().zip(c.iter_mut()) {
+            loop {
+                let n = unsafe { libc::read(port.input, buf.as_mut_ptr().cast(), buf.len()) };
+                if n <= 0 {
+                    break;
+                }
+                c.frames_in += 1;
+                let now = now_ns(t.t0);
+                port.chain.offer(now, buf[..n as usize].to_vec());
+                // Keep releases on time under a flood of input.
+                if port.chain.next_event().is_some_and(|e| e <= now) {
+                    break 'ports;
+                }
             }
-            frames_in += 1;
-            let t = now_ns(t0);
-            line.offer(t, buf[..n as usize].to_vec());
-            // Keep releases on time under a flood of input.
-            if line.next_event().is_some_and(|e| e <= t) {
-                break;
-            }
+        }
+        for p in pfds.iter_mut() {
+            p.revents = 0;
         }
     }
     DirReport {
-        link: line.link.stats().clone(),
+        paths: ports
+            .iter()
+            .zip(c)
+            .map(|(p, c)| PathReport {
+                path: p.name.clone(),
+                links: p
+                    .link_names
+                    .iter()
+                    .zip(p.chain.stages())
+                    .map(|(n, l)| LinkReport { name: n.clone(), stats: l.link.stats().clone() })
+                    .collect(),
+                write_errors: c.write_errors,
+                frames_in: c.frames_in,
+                frames_out: c.frames_out,
+                bytes_out: c.bytes_out,
+                bin_bytes: c.bins,
+            })
+            .collect(),
         timing: timing.summary(),
-        write_errors,
-        frames_in,
-        frames_out,
-        bytes_out,
         realtime,
     }
+}
+
+/// The clock and pacing shared by the direction threads.
+#[derive(Clone, Copy)]
+pub struct Timing {
+    pub t0: Instant,
+    pub end_ns: Time,
+    pub spin_ns: u64,
+    pub bin_ns: u64,
+    pub realtime: bool,
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
 //! The userspace link emulator: the simulator's link model (`mobipath_sim::link`) applied in
 //! real time to IP packets read from and written to TUN devices (see `README.md`).
 //!
-//! - [`config`]: the JSON run description (one link, the two sides, the time bound);
+//! - [`config`]: the JSON run description (the paths with their links and sides, the time bound);
 //! - [`line`]: the bookkeeping around a [`LinkDir`](mobipath_sim::link::LinkDir) — raw frames
 //!   kept beside the model's `Packet`s, and the delay line ordered by arrival time;
-//! - [`forward`]: one direction's real-time loop (`ppoll` + a short busy-wait) and its timing
+//! - [`chain`]: several links in series (a path), hand-overs in model-time order;
+//! - [`forward`]: one direction's real-time loop over every path (`ppoll` + a short busy-wait) and its timing
 //!   statistics;
 //! - [`tun`]: TUN devices created inside named network namespaces;
 //! - [`bench`]: the machinery benchmark over socketpairs.
 pub mod bench;
+pub mod chain;
 pub mod config;
 pub mod forward;
 pub mod line;

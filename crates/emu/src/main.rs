@@ -1,13 +1,13 @@
 //! `mobipath-emu`: see the crate README. Exit codes: 0 done, 1 runtime failure (e.g. cannot
 //! create a TUN device), 2 bad arguments or configuration.
 use mobipath_emu::config::EmuConfig;
-use mobipath_emu::{bench, forward, line::Line, tun, STOP};
+use mobipath_emu::{bench, chain::Chain, forward, tun, STOP};
 use std::io::{BufRead, Write};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-const USAGE: &str = "usage: mobipath-emu CONFIG.json\n       mobipath-emu --bench [--offered-mbps R] [--rate-mbps R] [--delay-ms D] [--seconds S] [--spin-us U] [--no-realtime]";
+const USAGE: &str = "usage: mobipath-emu CONFIG.json\n       mobipath-emu --bench [--paths N] [--offered-mbps R] [--rate-mbps R] [--delay-ms D] [--seconds S] [--spin-us U] [--no-realtime]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,8 +26,8 @@ fn main() {
 }
 
 fn bench_main(args: &[String]) {
-    let (mut offered, mut rate, mut delay, mut secs, mut spin, mut rt) =
-        (200.0, 1000.0, 10.0, 3.0, 100u64, true);
+    let (mut offered, mut rate, mut delay, mut secs, mut spin, mut rt, mut paths) =
+        (200.0, 1000.0, 10.0, 3.0, 100u64, true, 1usize);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--no-realtime" {
@@ -45,6 +45,7 @@ fn bench_main(args: &[String]) {
             "--delay-ms" => delay = v,
             "--seconds" if v > 0.0 && v <= 600.0 => secs = v,
             "--spin-us" if v <= 2000.0 => spin = v as u64,
+            "--paths" if (1.0..=64.0).contains(&v) && v.fract() == 0.0 => paths = v as usize,
             _ => {
                 eprintln!("mobipath-emu: bad flag or value: {flag} {v}\n{USAGE}");
                 std::process::exit(2);
@@ -52,7 +53,7 @@ fn bench_main(args: &[String]) {
         }
     }
     mobipath_emu::install_process_guards();
-    let r = bench::run(offered, rate, delay, secs, spin, rt);
+    let r = bench::run(paths, offered, rate, delay, secs, spin, rt);
     println!("{}", serde_json::to_string_pretty(&r).unwrap());
 }
 
@@ -74,7 +75,7 @@ fn run_main(path: &str) {
         }
     };
     mobipath_emu::install_process_guards();
-    let (fwd, rev) = cfg.build_link().expect("checked");
+    let built = cfg.build_paths().expect("checked");
     let make = |s: &mobipath_emu::config::Side| {
         tun::create_in_netns(&s.netns, &s.ifname).unwrap_or_else(|e| {
             eprintln!(
@@ -84,8 +85,30 @@ fn run_main(path: &str) {
             std::process::exit(1);
         })
     };
-    let fa = make(&cfg.a);
-    let fb = make(&cfg.b);
+    let mut fds = Vec::new();
+    let (mut fwd, mut rev) = (Vec::new(), Vec::new());
+    for (spec, b) in cfg.paths.iter().zip(built) {
+        let fa = make(&spec.a);
+        let fb = make(&spec.b);
+        let names: Vec<String> = spec.links.iter().map(|l| l.name.clone()).collect();
+        let mut rnames = names.clone();
+        rnames.reverse();
+        fwd.push(forward::Port {
+            name: spec.name.clone(),
+            link_names: names,
+            chain: Chain::new(b.forward),
+            input: fa.as_raw_fd(),
+            output: fb.as_raw_fd(),
+        });
+        rev.push(forward::Port {
+            name: spec.name.clone(),
+            link_names: rnames,
+            chain: Chain::new(b.reverse),
+            input: fb.as_raw_fd(),
+            output: fa.as_raw_fd(),
+        });
+        fds.push((fa, fb));
+    }
     println!("ready");
     std::io::stdout().flush().ok();
     if cfg.wait_for_start {
@@ -97,19 +120,22 @@ fn run_main(path: &str) {
             std::process::exit(0);
         }
     }
-    let t0 = Instant::now();
-    let end_ns = (cfg.duration_s * 1e9) as u64;
-    let spin = cfg.spin_us * 1000;
-    let rt = cfg.realtime;
-    let (a, b) = (fa.as_raw_fd(), fb.as_raw_fd());
-    let tf = std::thread::spawn(move || forward::run(Line::new(fwd), a, b, t0, end_ns, spin, rt));
-    let tr = std::thread::spawn(move || forward::run(Line::new(rev), b, a, t0, end_ns, spin, rt));
+    let timing = forward::Timing {
+        t0: Instant::now(),
+        end_ns: (cfg.duration_s * 1e9) as u64,
+        spin_ns: cfg.spin_us * 1000,
+        bin_ns: (cfg.bin_ms * 1e6) as u64,
+        realtime: cfg.realtime,
+    };
+    let tf = std::thread::spawn(move || forward::run(fwd, timing));
+    let tr = std::thread::spawn(move || forward::run(rev, timing));
     let rf = tf.join().expect("forward thread");
     let rr = tr.join().expect("reverse thread");
-    let elapsed = t0.elapsed().as_secs_f64();
-    drop((fa, fb));
+    let elapsed = timing.t0.elapsed().as_secs_f64();
+    drop(fds);
     let stats = serde_json::json!({
-        "link": cfg.link.name,
+        "paths": cfg.paths.iter().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        "bin_ms": cfg.bin_ms,
         "elapsed_s": elapsed,
         "stopped_by_signal": STOP.load(Ordering::SeqCst),
         "forward": rf,

@@ -20,7 +20,13 @@
 //!   skipped (it still counts as active, as in Linux).
 //! - `pf` subflows are excluded as the brief asks; upstream has no `pf` and only drops a
 //!   subflow after it is marked stale.
-//! - The subflow send-buffer test (`sk_stream_memory_free`) is not modelled.
+//! - The send-buffer test on the pick (`!sk_stream_memory_free(ssk)` → no subflow this round):
+//!   the subflow's send buffer is what `tcp_sndbuf_expand` (net/ipv4/tcp_input.c) grows it to,
+//!   `2 · max(cwnd, 10) · per_mss`, capped by `tcp_wmem[2]` = 4 MiB. We count payload bytes
+//!   (`wmem` below) against `2 · max(cwnd, 10) · mss`: Linux counts skb truesize on both sides,
+//!   so the per-segment overhead roughly cancels. Without this bound every byte the
+//!   connection-level window allows would be queued on the first subflow before the others
+//!   join (seconds of head-of-line blocking that the kernel does not show).
 //! - Reinjected segments are placed by the same rule: upstream re-sends a stale or closed
 //!   subflow's pending data through `mptcp_subflow_get_send`; the MPTCP-level retransmission
 //!   timer's `mptcp_subflow_get_retrans` (idle subflows only) is not modelled.
@@ -56,6 +62,14 @@ fn wmem(s: &SubflowView) -> u64 {
     s.queued_bytes + s.unacked_bytes
 }
 
+/// `tcp_wmem[2]`, the send buffer's upper bound (Linux default 4 MiB).
+pub const SNDBUF_MAX_BYTES: u64 = 4 << 20;
+
+/// The subflow's send buffer as `tcp_sndbuf_expand` sizes it, in payload bytes.
+fn sndbuf(s: &SubflowView) -> u64 {
+    (2 * u64::from(s.cwnd.max(10)) * u64::from(s.mss)).min(SNDBUF_MAX_BYTES)
+}
+
 impl Scheduler for LinuxDefault {
     fn name(&self) -> String {
         "linux-default".into()
@@ -87,6 +101,9 @@ impl Scheduler for LinuxDefault {
         let pick = if nr_active == 0 { best[1] } else { best[0] };
         let Some((_, k)) = pick else { return Decision::Wait };
         let s = &subflows[k];
+        if wmem(s) >= sndbuf(s) {
+            return Decision::Wait;
+        }
         let burst = BURST_BYTES.min(conn.send_window_left);
         if burst > 0 {
             let w = wmem(s) as f64;
@@ -106,8 +123,9 @@ mod tests {
     use super::super::testutil::*;
     use super::*;
 
+    /// A subflow whose send buffer (2·cwnd·mss) never limits these tests.
     fn with(id: usize, queued: u64, unacked: u64, rate: f64) -> SubflowView {
-        let mut s = sf(id, 20, 10, 0);
+        let mut s = sf(id, 20, 10_000, 0);
         s.queued_bytes = queued;
         s.unacked_bytes = unacked;
         s.pacing_rate_bytes_per_s = rate;
@@ -125,6 +143,24 @@ mod tests {
         assert_eq!(LinuxDefault::new().schedule(&conn(0), &sfs), Decision::Send(2));
         // Without it, the 30 ms one (unacked bytes count as well as queued ones).
         assert_eq!(LinuxDefault::new().schedule(&conn(0), &sfs[..2]), Decision::Send(1));
+    }
+
+    #[test]
+    fn a_full_send_buffer_on_the_pick_means_wait() {
+        // cwnd 20 segments of 1448 B: the buffer holds 2·20·1448 = 57 920 payload bytes.
+        let mut s0 = with(0, 0, 0, 1e6);
+        s0.cwnd = 20;
+        s0.mss = 1448;
+        s0.queued_bytes = 57_920 - 1448 * 20;
+        s0.unacked_bytes = 1448 * 20 - 1;
+        assert_eq!(LinuxDefault::new().schedule(&conn(0), &[s0.clone()]), Decision::Send(0));
+        s0.unacked_bytes += 1;
+        assert_eq!(LinuxDefault::new().schedule(&conn(0), &[s0.clone()]), Decision::Wait);
+        // The other subflow has room but a longer linger: upstream still waits (it only tests
+        // the pick), until the pick drains.
+        let mut s1 = with(1, 0, 50_000, 0.1e6);
+        s1.cwnd = 100;
+        assert_eq!(LinuxDefault::new().schedule(&conn(0), &[s0, s1]), Decision::Wait);
     }
 
     #[test]

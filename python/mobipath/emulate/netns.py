@@ -1,0 +1,159 @@
+"""Network namespaces: creating, entering from one thread, and removing them (also after a crash).
+
+Every namespace mobipath creates is named ``mp-<pid>-<role>``; ``sweep_stale()`` removes those whose
+``<pid>`` is gone (a run that was SIGKILLed), and every run calls it first.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, List
+
+from .. import provenance
+
+CLONE_NEWNET = 0x40000000
+
+NS_RE = re.compile(r"^mp-(\d+)-[a-z0-9]+$")
+
+class EmulateError(Exception):
+    """A run cannot happen (environment, unsupported scenario feature) or failed."""
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def check_environment() -> None:
+    """Refuses clearly unless this process can build namespaces and the kernel has MPTCP."""
+    if sys.platform != "linux":
+        raise EmulateError("emulation needs Linux (network namespaces, TUN)")
+    if os.geteuid() != 0:
+        raise EmulateError("emulation needs root (it creates network namespaces and TUN devices); run it with sudo")
+    if not Path("/proc/sys/net/mptcp/enabled").exists():
+        raise EmulateError("this kernel has no MPTCP (/proc/sys/net/mptcp/enabled is absent); emulation needs it")
+    if shutil.which("ip") is None:
+        raise EmulateError("the `ip` command (iproute2) is not installed")
+    if not Path("/dev/net/tun").exists():
+        raise EmulateError("/dev/net/tun is absent (load the tun module)")
+
+
+def emulator_binary() -> str:
+    """``$MOBIPATH_EMU``, else the workspace build (release, then debug), else ``mobipath-emu`` on PATH."""
+    env = os.environ.get("MOBIPATH_EMU")
+    if env:
+        return env
+    root = provenance.source_tree() or Path(__file__).resolve().parents[2]
+    for profile in ("release", "debug"):
+        p = Path(root) / "target" / profile / "mobipath-emu"
+        if p.exists():
+            return str(p)
+    found = shutil.which("mobipath-emu")
+    if found:
+        return found
+    raise EmulateError("mobipath-emu not found: build it with `cargo build --release -p mobipath-emu` or set MOBIPATH_EMU")
+
+
+def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run(["ip", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if check and r.returncode != 0:
+        raise EmulateError(f"`ip {' '.join(args)}` failed: {r.stderr.strip()}")
+    return r
+
+
+def list_namespaces(prefix: str = "mp-") -> List[str]:
+    """Names of network namespaces starting with ``prefix``."""
+    r = ip("netns", "list", check=False)
+    return [line.split()[0] for line in r.stdout.splitlines() if line.split() and line.split()[0].startswith(prefix)]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def delete_namespace(name: str) -> None:
+    # Processes still inside (should be none: the emulator lives in the root namespace).
+    r = ip("netns", "pids", name, check=False)
+    for tok in r.stdout.split():
+        if tok.isdigit() and int(tok) != os.getpid():
+            try:
+                os.kill(int(tok), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    ip("netns", "del", name, check=False)
+
+
+def sweep_stale() -> List[str]:
+    """Deletes ``mp-<pid>-*`` namespaces whose owning process is gone; returns their names."""
+    removed = []
+    for name in list_namespaces():
+        m = NS_RE.match(name)
+        if m and not _pid_alive(int(m.group(1))):
+            delete_namespace(name)
+            removed.append(name)
+    return removed
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class InNetns:
+    """``with InNetns(name):`` — the calling thread is inside namespace ``name``; sockets made
+    there stay there after the thread returns to its own namespace."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> None:
+        self.home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        target = os.open(f"/run/netns/{self.name}", os.O_RDONLY)
+        try:
+            if _libc.setns(target, CLONE_NEWNET) != 0:
+                e = ctypes.get_errno()
+                raise EmulateError(f"setns into {self.name}: {os.strerror(e)}")
+        finally:
+            os.close(target)
+
+    def __exit__(self, *exc: Any) -> None:
+        if _libc.setns(self.home, CLONE_NEWNET) != 0:  # pragma: no cover - never seen
+            os._exit(3)  # never go on in the wrong namespace
+        os.close(self.home)
+
+
+class Terminated(BaseException):
+    """Raised in the main thread by SIGTERM so `with Topology(...)` unwinds and cleans up."""
+
+
+
+
+def ns_exec(ns: str, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Runs `cmd` inside namespace `ns` (``ip netns exec``)."""
+    r = subprocess.run(["ip", "netns", "exec", ns, *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if check and r.returncode != 0:
+        raise EmulateError(f"`{' '.join(cmd)}` in {ns} failed: {r.stderr.strip()}")
+    return r
+
+
+def sysctl(ns: str, *settings: str) -> None:
+    """Sets ``key=value`` sysctls inside `ns`; a key this kernel lacks is an error."""
+    ns_exec(ns, "sysctl", "-qw", *settings)
+
+
+def netstat_counters(ns: str, group: str = "MPTcpExt") -> dict:
+    """The `group` counters of /proc/net/netstat inside `ns` (e.g. MPTcpExt, TcpExt)."""
+    r = ns_exec(ns, "cat", "/proc/net/netstat", check=False)
+    lines = [line.split() for line in r.stdout.splitlines()]
+    for i in range(0, len(lines) - 1, 2):
+        if lines[i] and lines[i][0] == f"{group}:" and lines[i + 1][0] == f"{group}:":
+            return {k: int(v) for k, v in zip(lines[i][1:], lines[i + 1][1:])}
+    return {}
