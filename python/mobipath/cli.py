@@ -150,8 +150,12 @@ def bench(
     quick: bool = typer.Option(False, "--quick", help=f"Cap each scenario at {bench_mod.QUICK_DURATION_S:g} simulated seconds past its warm-up."),
     repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
+    emulator: bool = typer.Option(False, "--emulator", help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root)."),
 ) -> None:
     """Run the benchmark scenarios, each in a fresh process; report speed and peak memory."""
+    if emulator:
+        _bench_emulator(as_json)
+        return
     try:
         paths = bench_mod.find_scenarios(files)
     except bench_mod.BenchError as e:
@@ -197,6 +201,48 @@ def bench(
         typer.echo(f"{r.scenario}: {r.error}", err=True)
     if failed:
         raise typer.Exit(1)
+
+
+def _bench_emulator(as_json: bool) -> None:
+    """Emulator throughput and release-time accuracy over two paths (issue 5's target: ≥ 200
+    Mbit/s in total with p99 timing error ≤ 0.5 ms)."""
+    import subprocess
+
+    from . import emulate as emu
+
+    rows = []
+    try:
+        binary = emu.emulator_binary()
+    except emu.EmulateError as e:
+        raise _fail(str(e))
+    r = subprocess.run([binary, "--bench", "--paths", "2", "--offered-mbps", "200", "--rate-mbps", "150", "--seconds", "3"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    if r.returncode != 0:
+        raise _fail(f"mobipath-emu --bench failed: {r.stderr.strip()}")
+    m = json.loads(r.stdout)
+    t = m["emulator"]["timing"]
+    rows.append({"what": "machinery (socketpairs)", "paths": 2, "offered_mbps": 200.0, "received_mbps": m["received_mbps"],
+                 "received_pps": m["received_pps"], "p50_us": t["p50_us"], "p99_us": t["p99_us"], "max_us": t["max_us"],
+                 "realtime": m["emulator"]["realtime"]})
+    if os.geteuid() == 0:
+        b = emu.bench(offered_mbps=200.0, rate_mbps=150.0, delay_ms=10.0, seconds=3.0, paths=2)
+        t = b["timing_us"] or {}
+        rows.append({"what": "real TUN devices, UDP", "paths": 2, "offered_mbps": 200.0, "received_mbps": b["received_mbps"],
+                     "received_pps": b["received_pps"], "p50_us": t.get("p50_us"), "p99_us": t.get("p99_us"),
+                     "max_us": t.get("max_us"), "realtime": b["realtime"]})
+    else:
+        _stderr().print("not root: the end-to-end TUN benchmark is skipped")
+    if as_json:
+        sys.stdout.write(jsonfmt.dumps({"emulator": rows}))
+        return
+    table = Table(title="mobipath bench --emulator (2 paths × 150 Mbit/s, 10 ms)", title_justify="left", show_edge=False)
+    for col in ("what", "offered Mbit/s", "delivered Mbit/s", "packets/s", "p50 µs", "p99 µs", "max µs", "SCHED_FIFO"):
+        table.add_column(col, justify="left" if col == "what" else "right")
+    f = lambda v, d=1: "—" if v is None else f"{v:.{d}f}"  # noqa: E731
+    for x in rows:
+        table.add_row(x["what"], f(x["offered_mbps"], 0), f(x["received_mbps"]), f(x["received_pps"], 0),
+                      f(x["p50_us"]), f(x["p99_us"]), f(x["max_us"]), "yes" if x["realtime"] else "no")
+    _stdout().print(table)
 
 
 @app.command()
@@ -263,6 +309,38 @@ def compare(
             _stderr().print("substituted (both runs): " + "; ".join(c.plan.substitutions))
         _stderr().print(emu.describe_emulation(c.emulation.summary["emulation"]))
     _stderr().print(f"results and compare.png written to {escape(str(out_dir))}")
+
+
+@app.command()
+@_guarded
+def fidelity(
+    full: bool = typer.Option(False, "--full", help="The full grid (12 links × reno/cubic/bbr + two-path MPTCP) instead of the reduced one."),
+    seconds: float = typer.Option(15.0, "--seconds", min=3.0, max=600.0, help="Length of each run (s)."),
+    warmup: float = typer.Option(3.0, "--warmup", min=0.0, max=60.0, help="Excluded from goodput at the start of each run (s)."),
+    out: Path = typer.Option(Path("results/fidelity"), "--out", help="Report directory."),
+) -> None:
+    """Simulator vs Linux kernel goodput over a grid of emulated links (root; real time)."""
+    from . import emulate as emu
+    from .emulate import fidelity as fid
+
+    if warmup >= seconds:
+        raise _fail(f"--warmup = {warmup:g}: must be shorter than --seconds ({seconds:g})")
+    emu.check_environment()
+    configs = fid.FULL if full else fid.REDUCED
+
+    def progress(i: int, n: int, r: "fid.Row") -> None:
+        _stderr().print(f"[{i}/{n}] {r.config.label} {r.config.cc}: simulator {r.sim_goodput_mbps:.2f}, "
+                        f"kernel {r.emu_goodput_mbps:.2f} Mbit/s ({r.difference * 100:+.1f} %)"
+                        + ("" if r.within else " [bold red]outside target[/bold red]"))
+
+    try:
+        rows = fid.run_grid(configs, seconds=seconds, warmup_s=warmup, reduced=not full, progress=progress)
+    except emu.EmulateError as e:
+        raise _fail(str(e))
+    title = "Fidelity grid (full)" if full else "Fidelity grid (reduced)"
+    fid.report(rows, out, title=title, seconds=seconds, warmup_s=warmup, kernel=os.uname().release)
+    _stdout().print((out / "fidelity.md").read_text())
+    _stderr().print(f"report written to {escape(str(out))} (fidelity.md, fidelity.json, fidelity.png)")
 
 
 @app.command()

@@ -461,3 +461,21 @@ def test_mptcp_uses_both_paths_and_a_backup_mark_moves_sending_off_within_a_seco
     vals = [v or 0.0 for v in sub1.sort("time_s")["value"].to_list()]
     assert max(vals[40:50]) < 1.0, vals
     assert not [n for n in emu.list_namespaces() if n.startswith(f"mp-{os.getpid()}-")]
+
+
+# --------------------------------------------------------------------------- fidelity (reduced grid)
+
+
+@needs_emulation
+def test_reduced_fidelity_grid_simulator_within_15_percent_of_the_kernel(tmp_path: Path) -> None:
+    """3 links × reno/cubic/bbr, 10 s each (2 s warm-up): the simulator's goodput is within ±15 %
+    of the kernel's on every row. The full grid (`mobipath fidelity --full`) is in the README."""
+    from mobipath.emulate import fidelity as fid
+
+    rows = fid.run_grid(fid.REDUCED, seconds=10.0, warmup_s=2.0, reduced=True)
+    fid.report(rows, tmp_path, title="reduced", seconds=10.0, warmup_s=2.0, kernel=os.uname().release)
+    print((tmp_path / "fidelity.md").read_text())
+    assert len(rows) == 9
+    bad = [(r.config.label, r.config.cc, round(r.difference, 3)) for r in rows if not r.within]
+    assert not bad, bad
+    assert (tmp_path / "fidelity.png").stat().st_size > 0

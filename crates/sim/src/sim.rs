@@ -445,7 +445,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     }
     sim.queue.push(bin.min(end), Ev::Bin);
     let warmup = from_secs_f64(f.output.warmup_s);
-    let mut warm_snapshot: Option<Vec<(u64, u64)>> = if warmup == 0 { Some(sim.counters()) } else { None };
+    let mut warm_snapshot: Option<Vec<Counters>> = if warmup == 0 { Some(sim.counters()) } else { None };
     let mut bins_done = 0usize;
     let progress_every = (n_bins / 200).max(1);
 
@@ -815,19 +815,30 @@ impl Sim {
     }
 
     /// (bytes delivered, bytes sent) per flow, for the warm-up cut.
-    fn counters(&self) -> Vec<(u64, u64)> {
+    fn counters(&self) -> Vec<Counters> {
         self.flows
             .iter()
             .map(|f| match &f.conn {
-                Conn::Tcp { sender, receiver } => (receiver.stats.bytes_delivered, sender.stats.bytes_sent),
-                Conn::Mptcp { sender, receiver, .. } => {
-                    (receiver.stats.bytes_delivered, sender.subflows.iter().map(|s| s.tcp.stats.bytes_sent).sum())
-                }
+                Conn::Tcp { sender, receiver } => Counters {
+                    delivered: receiver.stats.bytes_delivered,
+                    sent: sender.stats.bytes_sent,
+                    subflows: Vec::new(),
+                },
+                Conn::Mptcp { sender, receiver, .. } => Counters {
+                    delivered: receiver.stats.bytes_delivered,
+                    sent: sender.subflows.iter().map(|s| s.tcp.stats.bytes_sent).sum(),
+                    subflows: sender
+                        .subflows
+                        .iter()
+                        .enumerate()
+                        .map(|(k, s)| (receiver.stats.delivered_per_subflow.get(k).copied().unwrap_or(0), s.tcp.stats.bytes_sent))
+                        .collect(),
+                },
             })
             .collect()
     }
 
-    fn finish(mut self, sc: &Scenario, warmup: Time, warm: &[(u64, u64)]) -> RunOutput {
+    fn finish(mut self, sc: &Scenario, warmup: Time, warm: &[Counters]) -> RunOutput {
         let end = self.end;
         let bin_s = to_secs_f64(self.bin);
         let mut table = LongTable::default();
@@ -840,10 +851,10 @@ impl Sim {
                 None => end,
             };
             let window_s = to_secs_f64(until.saturating_sub(from)).max(1e-9);
-            let (delivered, sent) = counters[i];
+            let (delivered, sent) = (counters[i].delivered, counters[i].sent);
             let mut m = Map::new();
-            m.insert("goodput_mbps".into(), json!(round6((delivered - warm[i].0.min(delivered)) as f64 * 8.0 / window_s / 1e6)));
-            m.insert("throughput_mbps".into(), json!(round6((sent - warm[i].1.min(sent)) as f64 * 8.0 / window_s / 1e6)));
+            m.insert("goodput_mbps".into(), json!(round6((delivered - warm[i].delivered.min(delivered)) as f64 * 8.0 / window_s / 1e6)));
+            m.insert("throughput_mbps".into(), json!(round6((sent - warm[i].sent.min(sent)) as f64 * 8.0 / window_s / 1e6)));
             m.insert("bytes_delivered".into(), json!(delivered));
             m.insert("bytes_sent".into(), json!(sent));
             m.insert("fct_s".into(), json!(fl.fct.map(|t| round6(to_secs_f64(t)))));
@@ -925,9 +936,11 @@ impl Sim {
                     for (k, s) in sender.subflows.iter().enumerate() {
                         let st = &s.tcp.stats;
                         let g = receiver.stats.delivered_per_subflow[k];
+                        // Over the same window as the flow: minus what was counted by the end of the warm-up.
+                        let (g0, s0) = warm[i].subflows.get(k).copied().unwrap_or((0, 0));
                         subs.push(json!({
-                            "goodput_mbps": round6(g as f64 * 8.0 / window_s / 1e6),
-                            "throughput_mbps": round6(st.bytes_sent as f64 * 8.0 / window_s / 1e6),
+                            "goodput_mbps": round6((g - g0.min(g)) as f64 * 8.0 / window_s / 1e6),
+                            "throughput_mbps": round6((st.bytes_sent - s0.min(st.bytes_sent)) as f64 * 8.0 / window_s / 1e6),
                             "bytes_delivered": g,
                             "segments_sent": st.segments_sent,
                             "segments_retransmitted": st.segments_retransmitted,
@@ -1034,4 +1047,14 @@ fn window_goodput(goodput: &Bins, bin: Time, windows: &[(Time, Time)], start: Ti
         }
     }
     (if n_in > 0 { inside / n_in as f64 } else { 0.0 }, if n_out > 0 { outside / n_out as f64 } else { 0.0 })
+}
+
+/// What a flow has delivered and sent so far (the warm-up snapshot and the end of the run):
+/// bytes delivered in order to the application, bytes sent; per subflow (MPTCP) the bytes
+/// delivered that came over it and the bytes it sent.
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    delivered: u64,
+    sent: u64,
+    subflows: Vec<(u64, u64)>,
 }

@@ -75,6 +75,10 @@ fn two_equal_paths_aggregate() {
     for k in 0..2 {
         assert!(f(&sub(&mp, k)["goodput_mbps"]) > 0.8 * g_tcp, "subflow {k} underused");
     }
+    // Subflow goodputs cover the same window as the flow's (after the warm-up), so they add up
+    // to it, up to the bytes still in the connection-level reorder queue at the two ends.
+    let sum: f64 = (0..2).map(|k| f(&sub(&mp, k)["goodput_mbps"])).sum();
+    assert!((sum - g_mp).abs() <= 0.01 * g_mp, "subflows {sum:.3} vs flow {g_mp:.3}");
 }
 
 /// Two subflows sharing one bottleneck with one single-path TCP: coupled CC takes about one

@@ -1,0 +1,195 @@
+"""The fidelity grid: the simulator's goodput against the real kernel's over the same links.
+
+Each configuration is one bulk flow over one emulated link (rate, one-way delay, random loss,
+a drop-tail queue of one bandwidth-delay product, at least 20 packets), run for ``seconds`` with
+the first ``warmup_s`` excluded, once in the simulator and once on the kernel, same seed. The
+two-path row is MPTCP over two such links with the kernel's scheduler (``linux-default`` in the
+simulator). Targets (issue 5): ±10 % goodput for single-path rows, ±15 % for two-path MPTCP; the
+reduced grid CI runs uses ±15 % throughout. Rows outside the target are reported as such, with
+the measured details that explain them; the tolerance is never widened to pass.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+from .. import jsonfmt
+
+
+@dataclass(frozen=True)
+class Config:
+    rate_mbps: float
+    delay_ms: float
+    loss: float = 0.0
+    cc: str = "cubic"
+    paths: int = 1
+
+    @property
+    def queue_packets(self) -> int:
+        bdp = self.rate_mbps * 1e6 / 8 * (2 * self.delay_ms / 1000) / 1500
+        return max(20, int(math.ceil(bdp)))
+
+    @property
+    def label(self) -> str:
+        loss = f", {self.loss * 100:g} % loss" if self.loss else ""
+        kind = f"MPTCP {self.paths}×" if self.paths > 1 else ""
+        return f"{kind}{self.rate_mbps:g} Mbit/s, {self.delay_ms:g} ms{loss}"
+
+    def target(self, reduced: bool) -> float:
+        return 0.15 if (reduced or self.paths > 1) else 0.10
+
+
+def scenario(c: Config, seconds: float, warmup_s: float, seed: int = 1) -> str:
+    """The TOML scenario of one grid row."""
+    links, paths = [], []
+    for k in range(c.paths):
+        loss = f'\nloss = {{ model = "bernoulli", p = {c.loss} }}' if c.loss else ""
+        links.append(f'[[links]]\nname = "l{k}"\nrate_mbps = {c.rate_mbps}\ndelay_ms = {c.delay_ms}\n'
+                     f'queue_packets = {c.queue_packets}{loss}\n')
+        paths.append(f'[[paths]]\nname = "p{k}"\nlinks = ["l{k}"]\n')
+    if c.paths > 1:
+        flow = (f'paths = [{", ".join(f"{chr(34)}p{k}{chr(34)}" for k in range(c.paths))}]\n'
+                f'cc = "{c.cc}"\nscheduler = "linux-default"\n')
+    else:
+        flow = f'path = "p0"\ncc = "{c.cc}"\n'
+    return (f'name = "fidelity"\nseed = {seed}\nduration_s = {seconds}\n[output]\nbin_ms = 100\nwarmup_s = {warmup_s}\n'
+            + "".join(links) + "".join(paths) + f'[[flows]]\nname = "f"\n{flow}traffic = {{ kind = "bulk" }}\n')
+
+
+def _grid(single: Sequence[tuple], ccs: Sequence[str], mptcp: Sequence[Config]) -> List[Config]:
+    return [Config(r, d, l, cc) for (r, d, l) in single for cc in ccs] + list(mptcp)
+
+
+#: The full grid: 12 single-path links × reno/cubic/bbr, plus two-path MPTCP (2 × 20 Mbit/s, cubic).
+FULL = _grid(
+    [(5, 5, 0.0), (5, 50, 0.0), (10, 20, 0.0), (10, 100, 0.0), (20, 10, 0.0), (20, 50, 0.005),
+     (50, 5, 0.0), (50, 25, 0.0), (50, 50, 0.01), (100, 10, 0.0), (100, 30, 0.0), (10, 20, 0.02)],
+    ("reno", "cubic", "bbr"),
+    [Config(20, 10, 0.0, "cubic", paths=2)],
+)
+#: The reduced grid CI runs: 3 links × reno/cubic/bbr.
+REDUCED = _grid([(10, 10, 0.0), (20, 25, 0.0), (5, 40, 0.0)], ("reno", "cubic", "bbr"), [])
+
+
+@dataclass
+class Row:
+    config: Config
+    sim_goodput_mbps: float
+    emu_goodput_mbps: float
+    difference: float
+    target: float
+    sim_retransmissions: Optional[int]
+    emu_retransmissions: Optional[int]
+    sim_mean_rtt_ms: Optional[float]
+    emu_mean_rtt_ms: Optional[float]
+    emu_release_p99_us: Optional[float]
+    wall_s: float
+
+    @property
+    def within(self) -> bool:
+        return abs(self.difference) <= self.target
+
+    def to_json(self) -> Dict:
+        d = asdict(self)
+        d["config"] = asdict(self.config) | {"label": self.config.label, "queue_packets": self.config.queue_packets}
+        d["within_target"] = self.within
+        return d
+
+
+def run_row(c: Config, seconds: float, warmup_s: float, reduced: bool) -> Row:
+    from .compare import rel_diff, simulate_equivalent
+    from .plan import plan
+    from .runner import run
+
+    text = scenario(c, seconds, warmup_s)
+    t0 = time.monotonic()
+    p = plan(text)
+    sim = simulate_equivalent(p).summary["flows"]["f"]
+    emu_r = run(text)
+    emu = emu_r.summary["flows"]["f"]
+    timing = (emu_r.summary["emulation"]["emulator"]["forward"] or {}).get("timing") or {}
+    d = rel_diff(sim["goodput_mbps"], emu["goodput_mbps"])
+    return Row(
+        config=c,
+        sim_goodput_mbps=sim["goodput_mbps"],
+        emu_goodput_mbps=emu["goodput_mbps"],
+        difference=d if d is not None else float("inf"),
+        target=c.target(reduced),
+        sim_retransmissions=sim.get("segments_retransmitted"),
+        emu_retransmissions=emu.get("segments_retransmitted"),
+        sim_mean_rtt_ms=_mean_rtt(sim),
+        emu_mean_rtt_ms=_mean_rtt(emu),
+        emu_release_p99_us=timing.get("p99_us"),
+        wall_s=round(time.monotonic() - t0, 2),
+    )
+
+
+def _mean_rtt(f: Dict) -> Optional[float]:
+    if f.get("mean_rtt_ms") is not None:
+        return f["mean_rtt_ms"]
+    rt = [s.get("mean_rtt_ms") for s in f.get("subflows", []) if s.get("mean_rtt_ms") is not None]
+    return sum(rt) / len(rt) if rt else None
+
+
+def run_grid(configs: Sequence[Config], *, seconds: float, warmup_s: float, reduced: bool,
+             progress: Optional[Callable[[int, int, Row], None]] = None) -> List[Row]:
+    rows = []
+    for i, c in enumerate(configs):
+        r = run_row(c, seconds, warmup_s, reduced)
+        rows.append(r)
+        if progress is not None:
+            progress(i + 1, len(configs), r)
+    return rows
+
+
+def report(rows: List[Row], out: Path, *, title: str, seconds: float, warmup_s: float, kernel: str) -> Path:
+    """Writes fidelity.md, fidelity.json and fidelity.png into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "fidelity.json").write_text(jsonfmt.dumps({"kernel": kernel, "seconds": seconds, "warmup_s": warmup_s,
+                                                      "rows": [r.to_json() for r in rows]}))
+    n_in = sum(r.within for r in rows)
+    lines = [f"# {title}", "",
+             f"Linux {kernel}; each row {seconds:g} s, goodput after a {warmup_s:g} s warm-up; queue = 1 BDP "
+             "(at least 20 packets); difference = (simulation − kernel) / kernel.", "",
+             f"**{n_in} of {len(rows)} rows within target.**", "",
+             "| link | cc | queue (pkts) | simulator (Mbit/s) | kernel (Mbit/s) | difference | target | retx sim / kernel | mean RTT sim / kernel (ms) | emulator p99 release error (µs) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        c = r.config
+        mark = "" if r.within else " **outside**"
+        rtt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        lines.append(f"| {c.label} | {c.cc} | {c.queue_packets} | {r.sim_goodput_mbps:.2f} | {r.emu_goodput_mbps:.2f} | "
+                     f"{r.difference * 100:+.1f} %{mark} | ±{r.target * 100:.0f} % | {r.sim_retransmissions} / {r.emu_retransmissions} | "
+                     f"{rtt(r.sim_mean_rtt_ms)} / {rtt(r.emu_mean_rtt_ms)} | {rtt(r.emu_release_p99_us)} |")
+    (out / "fidelity.md").write_text("\n".join(lines) + "\n")
+    _plot(rows, out / "fidelity.png", title)
+    return out
+
+
+def _plot(rows: List[Row], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(rows) + 2), 4))
+    xs = range(len(rows))
+    ax.bar([x - 0.2 for x in xs], [r.sim_goodput_mbps for r in rows], 0.4, label="simulator")
+    ax.bar([x + 0.2 for x in xs], [r.emu_goodput_mbps for r in rows], 0.4, label="Linux kernel")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([f"{r.config.label}\n{r.config.cc}" for r in rows], rotation=90, fontsize=6)
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main_json(rows: List[Row]) -> str:
+    return json.dumps([r.to_json() for r in rows], indent=1)
