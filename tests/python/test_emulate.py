@@ -322,7 +322,10 @@ def test_bernoulli_loss_is_within_the_binomial_interval() -> None:
 def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
     import polars as pl
 
-    s = _scenario(tmp_path, SINGLE.format(duration=4, cc="reno"))
+    # Two links in series (10 Mbit/s + 15 ms, then 20 Mbit/s + 5 ms): the emulator chains them.
+    two = SINGLE.format(duration=4, cc="reno").replace("delay_ms = 20", "delay_ms = 15").replace(
+        'links = ["l"]', 'links = ["l", "m"]').replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 20\ndelay_ms = 5\n[[paths]]')
+    s = _scenario(tmp_path, two)
     out = tmp_path / "out"
     r = run_cli(["emulate", s, "--out", out, "--json"], timeout=60)
     assert r.returncode == 0, r.stderr
@@ -334,6 +337,8 @@ def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
     # Bulk TCP fills the link: payload rate of a 10 Mbit/s link with 1500-byte packets ≈ 9.65.
     assert 0.85 * 9.65 <= f["goodput_mbps"] <= 1.03 * 9.65, f
     assert 40.0 <= f["min_rtt_ms"] <= 42.0, f
+    assert set(summary["links"]) == {"l.forward", "l.reverse", "m.forward", "m.reverse"}
+    assert summary["links"]["l.forward"]["drops_queue"] > 0 and summary["links"]["m.forward"]["drops_queue"] == 0
     ts = pl.read_parquet(out / "timeseries.parquet")
     assert set(ts["metric"].unique()) >= {"goodput_mbps", "cwnd_segments", "srtt_ms"}
     assert ts.filter(pl.col("metric") == "goodput_mbps").height == 40

@@ -6,7 +6,7 @@
 - ``kernel_info``: ``TCP_INFO``, ``MPTCP_INFO``, ``MPTCP_TCPINFO``, ``MPTCP_SUBFLOW_ADDRS``;
 - ``traffic``: the bulk transfer on real sockets and its per-bin measurements;
 - ``runner``: ``run`` (one scenario → a ``Result`` in the simulator's schema) and ``bench``;
-- ``compare``: simulation and emulation of one scenario side by side
+- ``compare``: simulation and emulation of one scenario side by side; ``fidelity``: the grid.
 
 See README.md in this folder.
 """
