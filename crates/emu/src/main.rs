@@ -27,7 +27,7 @@ fn main() {
 
 fn bench_main(args: &[String]) {
     let (mut offered, mut rate, mut delay, mut secs, mut spin, mut rt, mut paths) =
-        (200.0, 1000.0, 10.0, 3.0, 100u64, true, 1usize);
+        (200.0, 1000.0, 10.0, 3.0, 20u64, true, 1usize);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--no-realtime" {

@@ -52,7 +52,7 @@ class Topology:
     duration_s: float = 10.0
     base_dir: Path = Path(".")
     tag: str = ""
-    spin_us: int = 100
+    spin_us: int = 20  # see crates/emu config.rs DEFAULT_SPIN_US
     bin_ms: float = 100.0
     link: Optional[Dict[str, Any]] = None
     mptcp: bool = False
