@@ -98,17 +98,90 @@ fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
 
 /// The comparison baselines: the oracle (true handover times) and Park et al.'s subflow blocking
 /// run, deliver everything in order, and shorten head-of-line blocking during handovers versus
-/// plain minRTT on every one of three seeds.
+/// plain minRTT on every one of three seeds. Subflow blocking is checked with lossless X2
+/// forwarding (`source_buffer = "forward"`): with the default ns-3 behaviour the packets in the
+/// source eNB's buffer are lost while blocking has cut the cwnd to one segment, there are too few
+/// duplicate ACKs to recover them, and the subflow waits for its RTO (~400 ms stalls) — the "slow
+/// recovery after the handover" P0 reports for Park et al.
 #[test]
 fn oracle_and_subflow_blocking_cut_hol_delay_during_handovers() {
     let p99 = |o: &mobipath_sim::api::RunOutput| f(&o.summary["flows"]["mptcp"]["hol_delay_in_handover_p99_ms"]);
+    let lossless = "\n[hst.handover]\nsource_buffer = \"forward\"\n";
     for seed in 1..=3 {
-        let plain = run_seed(&p0("minrtt", None), seed);
-        for w in ["oracle(minrtt)", "block(minrtt)"] {
-            let o = run_seed(&p0(w, None), seed);
+        for (w, extra) in [("oracle(minrtt)", ""), ("block(minrtt)", lossless)] {
+            let plain = run_seed(&(p0("minrtt", None) + extra), seed);
+            let o = run_seed(&(p0(w, None) + extra), seed);
             assert_eq!(o.summary["flows"]["mptcp"]["scheduler"], w);
             assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
             assert!(p99(&o) < p99(&plain), "seed {seed}: {w} HoL p99 {} vs plain {}", p99(&o), p99(&plain));
         }
     }
+}
+
+/// X2 forwarding applied to the links, calibrated against the issue's ns-3 numbers: with the
+/// defaults every handover's IP-level delivery gap (last packet before the detach to the first
+/// after, on that operator's link) is in the 40–60 ms ns-3 reports, and the connection-level
+/// (application) gap around it is longer, because the source eNB's discarded buffer costs the
+/// transport a round trip (ns-3: ~100 ms).
+#[test]
+fn handover_gaps_match_the_ns3_calibration() {
+    let (mut ip, mut app) = (Vec::new(), Vec::new());
+    for seed in 1..=3 {
+        let o = run_seed(&p0("minrtt", None), seed);
+        for h in o.summary["handovers"].as_array().unwrap() {
+            let g = f(&h["ip_gap_ms"]);
+            assert!((40.0..=60.0).contains(&g), "seed {seed}: IP-level gap {g} ms at {h}");
+            ip.push(g);
+            app.push(f(&h["app_gap_ms"]["mptcp"]));
+        }
+        assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (mi, ma) = (mean(&ip), mean(&app));
+    eprintln!("{} handovers: IP-level gap mean {mi:.1} ms, in-order gap mean {ma:.1} ms (min {:.1}, max {:.1})", ip.len(),
+        app.iter().cloned().fold(f64::INFINITY, f64::min), app.iter().cloned().fold(0.0, f64::max));
+    assert!(ip.len() >= 20);
+    // In-order gap: IP gap + the round trip in which the discarded packets are recovered.
+    assert!((80.0..=120.0).contains(&ma), "in-order gap mean {ma} ms (ns-3: ~100 ms)");
+    assert!(app.iter().all(|&a| a >= 40.0), "{app:?}");
+}
+
+/// With lossless forwarding (`source_buffer = "forward"`) nothing is lost and the in-order gap
+/// shrinks to the IP-level gap; a forwarding loss drops about that fraction of forwarded packets.
+#[test]
+fn forwarding_policy_and_loss_reach_the_links() {
+    let text = p0("minrtt", None) + "\n[hst.handover]\nsource_buffer = \"forward\"\n";
+    let o = run(&text);
+    for h in o.summary["handovers"].as_array().unwrap() {
+        let (ip, app) = (f(&h["ip_gap_ms"]), f(&h["app_gap_ms"]["mptcp"]));
+        assert!((app - ip).abs() < 2.0, "lossless forwarding: in-order {app} vs IP {ip} ms");
+    }
+    let links = &o.summary["links"];
+    assert_eq!(f(&links["lte-a.forward"]["drops_forwarding"]), 0.0);
+    assert!(f(&links["lte-a.forward"]["forwarded"]) > 100.0);
+    let p = 0.2;
+    let o = run(&(p0("minrtt", None) + &format!("\n[hst.handover]\nsource_buffer = \"forward\"\nforwarding_loss = {p}\n")));
+    let (mut n, mut lost) = (0.0, 0.0);
+    for l in ["lte-a.forward", "lte-b.forward"] {
+        n += f(&o.summary["links"][l]["forwarded"]);
+        lost += f(&o.summary["links"][l]["drops_forwarding"]);
+    }
+    let sd = (n * p * (1.0 - p)).sqrt();
+    assert!((lost - n * p).abs() < 4.0 * sd, "{lost} of {n} forwarded packets lost (p = {p})");
+    assert_eq!(f(&o.summary["links"]["lte-a.reverse"]["forwarded"]), 0.0, "uplink ACKs are not forwarded");
+    assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
+}
+
+/// `radio.capacity = sinr`: each operator's downlink follows its serving cell's SINR (lower at
+/// cell edges) capped at `max_mbps`, so the run delivers less than with constant 25 Mbit/s and
+/// never more than the two caps.
+#[test]
+fn sinr_capacity_drives_the_train_links() {
+    let constant = run(&p0("minrtt", None));
+    let text = p0("minrtt", None) + "\n[hst.radio.capacity]\nmode = \"sinr\"\nmax_mbps = 25\n";
+    let o = run(&text);
+    let g = |o: &mobipath_sim::api::RunOutput| f(&o.summary["flows"]["mptcp"]["goodput_mbps"]);
+    assert!(g(&o) < 50.0 && g(&o) > 10.0, "{}", g(&o));
+    assert!(g(&o) < g(&constant) - 0.5, "SINR {} vs constant {}", g(&o), g(&constant));
+    assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
 }

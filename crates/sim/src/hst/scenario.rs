@@ -1,11 +1,14 @@
 //! The `[hst]` scenario section: a train whose handovers drive links, and the handover table PHA
 //! schedulers consult.
 use super::table::{HandoverTable, ObservedHandover};
-use crate::core::time::{from_secs_f64, Time};
+use crate::core::time::{from_secs_f64, to_secs_f64, Time};
+use crate::link::config::{ForwardingConfig, LinkConfig, OutageConfig, RateStep};
+use crate::link::OutageQueued;
 use crate::core::RngStreams;
 use crate::error::{ConfigError, Errors};
-use crate::radio::config::{HandoverConfig, HstConfig, RadioConfig, TrainConfig};
-use crate::radio::handover::{simulate_handovers, HandoverEvent};
+use crate::radio::config::{CapacityConfig, HandoverConfig, HstConfig, RadioConfig, TrainConfig};
+use crate::radio::effect::{capacity_schedule, outages_and_spikes};
+use crate::radio::handover::{HandoverEvent, HstRun};
 use crate::radio::mobility::{gps_samples, Mobility};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -78,16 +81,24 @@ pub struct TrainRun {
     pub mobility: Mobility,
     /// GPS fixes (time, metres along the track), every `train.gps.period_ms`.
     pub gps: Vec<(Time, f64)>,
+    /// Per operator, the SINR capacity schedule `(from, bit/s)` when `radio.capacity` is
+    /// `sinr` (the links then follow it); `None` for a constant capacity (the links keep their
+    /// own configured rate).
+    pub capacity: Option<Vec<Vec<(Time, u64)>>>,
 }
 
 impl TrainRun {
     pub fn new(h: &HstScenario, seed: u64, duration: Time) -> Self {
         let model = h.model();
-        let handovers = simulate_handovers(&model, seed, duration);
-        let mobility = Mobility::new(&model.train);
+        let run = HstRun::new(&model, seed, duration);
+        let handovers = run.handovers(&model.handover);
+        let capacity = matches!(model.radio.capacity, CapacityConfig::Sinr { .. }).then(|| {
+            (0..model.radio.operators.len()).map(|op| capacity_schedule(&run, &model, &handovers, op)).collect()
+        });
+        let mobility = run.mobility;
         let streams = RngStreams::new(seed);
         let gps = gps_samples(&mobility, &model.train.gps, &streams, duration);
-        TrainRun { handovers, mobility, gps }
+        TrainRun { handovers, mobility, gps, capacity }
     }
 
     /// The latest GPS fix at or before `t`.
@@ -115,5 +126,102 @@ pub fn learn_table(h: &HstScenario, duration_s: f64, first_seed: u64, runs: u64,
     for seed in first_seed..first_seed + runs {
         let run = TrainRun::new(h, seed, duration);
         table.learn(&run.observed(h), margin);
+    }
+}
+
+/// The link that follows operator `op` on the train: `orig` with one `hold` outage per handover
+/// (the interruption) carrying X2 forwarding of the held downlink packets (`forwarding_delay_ms`,
+/// `forwarding_loss`; semantics in `radio/effect.rs` and `link::Forwarding`), appended to the
+/// link's own outages (a handover overlapping one of those is left out); and, when `capacity` is given (`radio.capacity = sinr`), the forward
+/// capacity replaced by that schedule while the reverse (uplink, ACKs) keeps the configured
+/// capacity. Handovers with a zero interruption change nothing.
+pub fn train_link(
+    orig: &LinkConfig,
+    events: &[HandoverEvent],
+    op: usize,
+    ho: &HandoverConfig,
+    capacity: Option<&[(Time, u64)]>,
+) -> LinkConfig {
+    let mut l = orig.clone();
+    let (outages, spikes) = outages_and_spikes(events, op, ho);
+    for (o, sp) in outages.iter().zip(&spikes) {
+        let (a, b) = (to_secs_f64(o.start), to_secs_f64(o.end));
+        // The link's own outages win over a handover that overlaps one (they must not overlap).
+        let clash = orig.outages.iter().any(|u| u.start_s < b && a < u.start_s + u.duration_s);
+        if o.end <= o.start || clash {
+            continue;
+        }
+        l.outages.push(OutageConfig {
+            start_s: to_secs_f64(o.start),
+            duration_s: to_secs_f64(o.end - o.start),
+            queued: OutageQueued::Hold,
+            forwarding: Some(ForwardingConfig { delay_ms: sp.extra_delay as f64 / 1e6, loss: sp.loss_prob, queued_loss: sp.queued_loss }),
+        });
+    }
+    if let Some(points) = capacity {
+        let mut rev = l.reverse.clone().unwrap_or_default();
+        if rev.rate_mbps.is_none() && rev.rate_schedule.is_none() && rev.trace.is_none() {
+            (rev.rate_mbps, rev.rate_schedule, rev.trace) = (l.rate_mbps, l.rate_schedule.clone(), l.trace.clone());
+        }
+        l.reverse = Some(rev);
+        l.rate_mbps = None;
+        l.trace = None;
+        l.rate_schedule = Some(points.iter().map(|&(t, bps)| RateStep { at_s: to_secs_f64(t), rate_mbps: bps as f64 / 1e6 }).collect());
+    }
+    l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::time::{NS_PER_MS, NS_PER_S};
+    use crate::core::RngStreams;
+
+    fn link() -> LinkConfig {
+        toml::from_str("name = \"lte\"\nrate_mbps = 25\ndelay_ms = 20\nqueue_packets = 100\noutages = [ { start_s = 0.5, duration_s = 0.2 } ]").unwrap()
+    }
+
+    fn hst(capacity: &str) -> HstScenario {
+        toml::from_str(&format!("links = [\"lte\"]\n[radio.capacity]\n{capacity}")).unwrap()
+    }
+
+    #[test]
+    fn train_link_adds_forwarding_outages_and_keeps_the_links_own() {
+        let h = hst("mode = \"constant\"\nrate_mbps = 25");
+        let run = TrainRun::new(&h, 1, 70 * NS_PER_S);
+        assert!(run.capacity.is_none());
+        let mine: Vec<&HandoverEvent> = run.handovers.iter().filter(|e| e.operator == 0).collect();
+        let mut l = train_link(&link(), &run.handovers, 0, &h.handover, None);
+        assert_eq!(l.outages.len(), 1 + mine.len());
+        assert_eq!(l.outages[0], link().outages[0]);
+        let f = l.outages[1].forwarding.clone().unwrap();
+        assert_eq!((f.delay_ms, f.loss, f.queued_loss), (10.0, 0.0, 1.0));
+        assert_eq!(l.rate_mbps, Some(25.0));
+        // A handover overlapping one of the link's own outages is left out (no overlap error).
+        l.outages.truncate(1);
+        l.outages[0].start_s = to_secs_f64(mine[0].start) - 0.01;
+        let l2 = train_link(&l, &run.handovers, 0, &h.handover, None);
+        assert_eq!(l2.outages.len(), mine.len());
+        assert!(l2.build(Path::new("."), RngStreams::new(1).stream("f"), RngStreams::new(1).stream("r")).is_ok());
+    }
+
+    #[test]
+    fn sinr_capacity_varies_along_the_track_bounded_by_max_and_spares_the_uplink() {
+        let h = hst("mode = \"sinr\"\nmax_mbps = 20\nperiod_ms = 100");
+        let run = TrainRun::new(&h, 1, 70 * NS_PER_S);
+        let sched = &run.capacity.as_ref().unwrap()[0];
+        let l = train_link(&link(), &run.handovers, 0, &h.handover, Some(sched));
+        let s = RngStreams::new(1);
+        let (fwd, rev) = l.build(Path::new("."), s.stream("f"), s.stream("r")).unwrap();
+        let rates: Vec<f64> = (0..700).map(|i| fwd.rate_bps_at(i * 100 * NS_PER_MS + 1)).collect();
+        let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &r| (a.min(r), b.max(r)));
+        assert!(hi <= 20e6 && hi == 20e6, "max {hi}");
+        assert!(lo < 10e6, "never dips at a cell edge: min {lo}");
+        let distinct: std::collections::BTreeSet<u64> = rates.iter().map(|&r| r as u64).collect();
+        assert!(distinct.len() > 10, "{distinct:?}");
+        // The uplink keeps the configured 25 Mbit/s (outside outages).
+        assert_eq!(rev.rate_bps_at(100 * NS_PER_MS), 25e6);
+        // Deterministic: same run seed, same schedule.
+        assert_eq!(TrainRun::new(&h, 1, 70 * NS_PER_S).capacity.unwrap()[0], *sched);
     }
 }
