@@ -313,7 +313,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     // The train (P0): each handover of an operator is an outage of the link that follows it
     // (queued packets held), with X2 forwarding of the held downlink packets (radio/effect.rs);
     // with `radio.capacity = sinr` the link's downlink capacity follows the serving cell's SINR.
-    let train = f.hst.as_ref().map(|h| TrainRun::new(h, sc.seed, end));
+    let train = f.hst.as_ref().map(|h| TrainRun::for_scenario(h, sc.seed, end, &sc.base_dir));
     let train_link = |orig: &crate::link::LinkConfig| -> Option<crate::link::LinkConfig> {
         let (Some(h), Some(run)) = (&f.hst, &train) else { return None };
         let op = h.links.iter().position(|l| *l == orig.name)?;
@@ -354,7 +354,8 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         for e in train.as_ref().map(|t| t.handovers.as_slice()).unwrap_or(&[]) {
             handovers.entry(h.operator_name(e.operator)).or_default().push((e.start, e.end));
         }
-        PhaContext { table, handovers, gps_period: from_ms_f64(h.train.gps.period_ms), path_operator }
+        let gps_period = train.as_ref().map_or(from_ms_f64(h.train.gps.period_ms), |t| t.gps_period(h));
+        PhaContext { table, handovers, gps_period, path_operator }
     });
     let mut flows = Vec::new();
     for (i, fc) in f.flows.iter().enumerate() {

@@ -185,3 +185,100 @@ fn sinr_capacity_drives_the_train_links() {
     assert!(g(&o) < g(&constant) - 0.5, "SINR {} vs constant {}", g(&o), g(&constant));
     assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
 }
+
+/// `[hst.gps_trace]`: a recorded `time_s,position_m` trace replaces the synthetic GPS sampler —
+/// fed the sampler's own fixes it reproduces the run exactly; an NMEA log projected onto a
+/// lat/lon track drives PHA-D too; malformed traces are reported with file and line.
+#[test]
+fn recorded_gps_traces_replace_the_sampler() {
+    use mobipath_sim::hst::gps::{nmea_sentences, GeoTrack};
+    let dir = std::env::temp_dir().join(format!("mobipath-gpstrace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = p0("minrtt", None);
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None).unwrap()).unwrap();
+    let sc = Scenario::load(&text, "p0.toml", Path::new(".")).unwrap();
+    let h = sc.file.hst.as_ref().unwrap();
+    let synthetic = TrainRun::new(h, 1, 70_000_000_000);
+    let mut csv = String::from("time_s,position_m\n");
+    for &(t, p) in &synthetic.gps {
+        csv.push_str(&format!("{},{p}\n", t as f64 / 1e9));
+    }
+    std::fs::write(dir.join("gps.csv"), csv).unwrap();
+    let phad = |extra: &str| {
+        p0("minrtt", Some("table.csv")).replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }") + extra
+    };
+    let base = run_toml(&phad(""), "p0.toml", &dir, None, None).unwrap();
+    let replay = run_toml(&phad("[hst.gps_trace]\nfile = \"gps.csv\"\n"), "p0.toml", &dir, None, None).unwrap();
+    assert_eq!(replay.summary["flows"], base.summary["flows"], "the sampler's own fixes replayed give the same run");
+
+    // 10 Hz NMEA along a track heading east from 37.0 N 127.0 E, the train's true positions.
+    let track = "lat,lon\n37.0,127.0\n37.0,127.2\n";
+    std::fs::write(dir.join("track.csv"), track).unwrap();
+    let g = GeoTrack::from_csv(track, "track.csv").unwrap();
+    let mut nmea = String::new();
+    for i in 0..700 {
+        let (lat, lon) = g.point_at(synthetic.mobility.position_at(i * 100_000_000));
+        nmea.push_str(&nmea_sentences(1_714_521_600.0 + i as f64 * 0.1, lat, lon));
+    }
+    std::fs::write(dir.join("run.nmea"), nmea).unwrap();
+    let o = run_toml(&phad("[hst.gps_trace]\nfile = \"run.nmea\"\ntrack = \"track.csv\"\n"), "p0.toml", &dir, None, None).unwrap();
+    let fl = &o.summary["flows"]["mptcp"];
+    assert!(fl["pha_d_mp_prio"].as_array().unwrap().len() >= 8, "PHA-D acts on the NMEA positions: {}", fl["pha_d_mp_prio"]);
+    assert_eq!(f(&fl["delivery_errors"]), 0.0);
+
+    std::fs::write(dir.join("bad.csv"), "time_s,position_m\n0,1\n0.1,x\n").unwrap();
+    std::fs::write(dir.join("bad.nmea"), "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48\n").unwrap();
+    for (extra, want) in [
+        ("[hst.gps_trace]\nfile = \"bad.csv\"\n", "bad.csv: line 3: position_m = x"),
+        ("[hst.gps_trace]\nfile = \"bad.nmea\"\ntrack = \"track.csv\"\n", "bad.nmea: line 1: checksum = 48"),
+        ("[hst.gps_trace]\nfile = \"nope.csv\"\n", "hst.gps_trace.file = nope.csv: cannot read"),
+    ] {
+        let errs = run_toml(&phad(extra), "p0.toml", &dir, None, None).expect_err(extra);
+        assert!(errs.iter().any(|e| e.to_string().starts_with(want)), "{extra}: {errs:?}");
+    }
+}
+
+/// Tables learned from recorded runs (NMEA + handover logs, here written from simulated runs)
+/// cover held-out runs' handovers like tables learned from the simulated runs directly.
+#[test]
+fn tables_learned_from_recorded_runs_cover_held_out_handovers() {
+    use mobipath_sim::api::{learn_handover_table_recorded, RecordedRunText};
+    use mobipath_sim::hst::gps::{nmea_sentences, GeoTrack};
+    let text = p0("minrtt", None);
+    let sc = Scenario::load(&text, "p0.toml", Path::new(".")).unwrap();
+    let h = sc.file.hst.as_ref().unwrap();
+    let track = "lat,lon\n37.0,127.0\n37.0,127.05\n37.03,127.1\n";
+    let g = GeoTrack::from_csv(track, "track.csv").unwrap();
+    let t0 = 1_714_521_600.0;
+    let runs: Vec<RecordedRunText> = (1..=20)
+        .map(|seed| {
+            let run = TrainRun::new(h, seed, 70_000_000_000);
+            let mut nmea = String::new();
+            for &(t, p) in run.gps.iter().step_by(10) {
+                let (lat, lon) = g.point_at(p); // 10 Hz fixes with the sampler's GPS error
+                nmea.push_str(&nmea_sentences(t0 + t as f64 / 1e9, lat, lon));
+            }
+            let mut log = String::from("operator,start,end\n");
+            for e in &run.handovers {
+                log.push_str(&format!("{},{},{}\n", h.operator_name(e.operator), t0 + e.start as f64 / 1e9, t0 + e.end as f64 / 1e9));
+            }
+            RecordedRunText { nmea, nmea_file: format!("run{seed}.nmea"), handovers: log, handovers_file: format!("run{seed}.csv") }
+        })
+        .collect();
+    let (csv, summary) = learn_handover_table_recorded(track, "track.csv", &runs, None, None, None, None).unwrap();
+    assert!(summary.contains("from 20 runs"), "{summary}");
+    let table = HandoverTable::from_csv(&csv, "t.csv").unwrap();
+    let (mut inside, mut total) = (0, 0);
+    for seed in 1000..1010 {
+        for e in &TrainRun::new(h, seed, 70_000_000_000).handovers {
+            total += 1;
+            inside += table.contains(&h.operator_name(e.operator), e.position_m) as usize;
+        }
+    }
+    assert!(inside as f64 >= 0.9 * total as f64, "{inside}/{total} held-out handovers inside the recorded-run table");
+    // A malformed log is reported with its file and line.
+    let mut bad = runs[..1].to_vec();
+    bad[0].handovers = "operator,start,end\nA,soon,later\n".into();
+    let errs = learn_handover_table_recorded(track, "track.csv", &bad, None, None, None, None).unwrap_err();
+    assert!(errs.iter().any(|e| e.to_string().starts_with("run1.csv: line 2: start = soon")), "{errs:?}");
+}

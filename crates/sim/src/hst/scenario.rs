@@ -1,5 +1,6 @@
 //! The `[hst]` scenario section: a train whose handovers drive links, and the handover table PHA
 //! schedulers consult.
+use super::gps;
 use super::table::{HandoverTable, ObservedHandover};
 use crate::core::time::{from_secs_f64, to_secs_f64, Time};
 use crate::link::config::{ForwardingConfig, LinkConfig, OutageConfig, RateStep};
@@ -33,6 +34,61 @@ pub struct HstScenario {
     /// Handover table (CSV, relative to the scenario file) for `pha(...)` schedulers.
     #[serde(default)]
     pub table: Option<String>,
+    /// A recorded GPS trace replacing the synthetic GPS sampler (`train.gps`) for PHA and PHA-D.
+    #[serde(default)]
+    pub gps_trace: Option<GpsTraceConfig>,
+}
+
+/// `[hst.gps_trace]`: the GPS fixes PHA and PHA-D see come from a file instead of the synthetic
+/// sampler. The train itself (true position, handovers) still follows `train`, so the trace
+/// should come from a ride at the same speed and starting point (e.g. to replay a receiver's
+/// real error pattern). Formats in `hst/README.md`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GpsTraceConfig {
+    /// The trace, relative to the scenario file: CSV `time_s,position_m` (time from the run's
+    /// start, metres along the track), or with `track` an NMEA 0183 log (GGA/RMC, checksums
+    /// verified) whose first fix is t = 0.
+    pub file: String,
+    /// Track polyline CSV `lat,lon` (WGS84) onto which the NMEA fixes are projected; its first
+    /// point is 0 m. Without it `file` is the `time_s,position_m` CSV.
+    #[serde(default)]
+    pub track: Option<String>,
+    /// NMEA fixes farther than this from the track are dropped, m, in (0, 100000]. Default 50.
+    #[serde(default = "default_max_offset")]
+    pub max_offset_m: f64,
+}
+
+fn default_max_offset() -> f64 {
+    50.0
+}
+
+impl GpsTraceConfig {
+    /// Reads and parses the trace: fixes `(time, metres along the track)` sorted by time.
+    pub fn load(&self, base_dir: &Path) -> Result<Vec<(Time, f64)>, Vec<ConfigError>> {
+        let read = |field: &str, f: &str| {
+            let path = base_dir.join(f);
+            std::fs::read_to_string(&path).map_err(|e| vec![ConfigError::new(field, f, format!("cannot read {}: {e}", path.display()))])
+        };
+        if !(self.max_offset_m > 0.0 && self.max_offset_m <= 100_000.0) {
+            return Err(vec![ConfigError::new("hst.gps_trace.max_offset_m", crate::error::fmt_num(self.max_offset_m), "must be in (0, 100000]")]);
+        }
+        let text = read("hst.gps_trace.file", &self.file)?;
+        let pts: Vec<(f64, f64)> = match &self.track {
+            None => gps::parse_position_trace(&text, &self.file)?,
+            Some(t) => {
+                let track = gps::GeoTrack::from_csv(&read("hst.gps_trace.track", t)?, t)?;
+                let fixes = gps::parse_nmea(&text, &self.file)?;
+                let (pos, _) = gps::positions_along(&fixes, &track, self.max_offset_m);
+                let Some(&(t0, _)) = pos.first() else {
+                    let msg = format!("no fix within {} m of the track {t}", crate::error::fmt_num(self.max_offset_m));
+                    return Err(vec![ConfigError::new("hst.gps_trace.file", &self.file, msg)]);
+                };
+                pos.into_iter().map(|(t, s)| (t - t0, s)).collect()
+            }
+        };
+        Ok(pts.into_iter().map(|(t, s)| (from_secs_f64(t), s)).collect())
+    }
 }
 
 impl HstScenario {
@@ -51,6 +107,11 @@ impl HstScenario {
         for (i, l) in self.links.iter().enumerate() {
             if !link_names.contains(l) {
                 errs.push(ConfigError::new(format!("hst.links[{i}]"), l, "no link with this name"));
+            }
+        }
+        if let Some(g) = &self.gps_trace {
+            if let Err(e) = g.load(base_dir) {
+                errs.0.extend(e);
             }
         }
         if let Some(t) = &self.table {
@@ -99,6 +160,27 @@ impl TrainRun {
         let streams = RngStreams::new(seed);
         let gps = gps_samples(&mobility, &model.train.gps, &streams, duration);
         TrainRun { handovers, mobility, gps, capacity }
+    }
+
+    /// The run of a scenario's train: as [`TrainRun::new`], with the GPS fixes of
+    /// `[hst.gps_trace]` (those before `duration`) when the scenario gives one.
+    pub fn for_scenario(h: &HstScenario, seed: u64, duration: Time, base_dir: &Path) -> Self {
+        let mut run = TrainRun::new(h, seed, duration);
+        if let Some(Ok(fixes)) = h.gps_trace.as_ref().map(|g| g.load(base_dir)) {
+            run.gps = fixes.into_iter().filter(|&(t, _)| t < duration).collect();
+        }
+        run
+    }
+
+    /// The GPS sampling period: the median spacing of the fixes (a recorded trace), else the
+    /// configured `train.gps.period_ms`.
+    pub fn gps_period(&self, h: &HstScenario) -> Time {
+        let mut d: Vec<Time> = self.gps.windows(2).map(|w| w[1].0 - w[0].0).filter(|&x| x > 0).collect();
+        if h.gps_trace.is_none() || d.is_empty() {
+            return crate::core::time::from_ms_f64(h.train.gps.period_ms);
+        }
+        d.sort_unstable();
+        d[d.len() / 2]
     }
 
     /// The latest GPS fix at or before `t`.
