@@ -8,6 +8,13 @@ use mobipath_sim::hst::table::HandoverTable;
 use mobipath_sim::scenario::Scenario;
 use std::path::Path;
 
+/// The P0 scenario with Linux's 6 MiB receive buffer instead of ns-3's 128 KiB: a saturated
+/// connection, for the link-level calibration checks.
+fn saturated(text: String) -> String {
+    assert!(text.contains("rcv_buf_bytes = 131072"), "the P0 scenario sets ns-3's receive buffer");
+    text.replace("rcv_buf_bytes = 131072", "rcv_buf_bytes = 6291456")
+}
+
 fn p0(sched: &str, table: Option<&str>) -> String {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
     let mut t = text.replace("scheduler = \"minrtt\"", &format!("scheduler = \"{sched}\""));
@@ -68,7 +75,8 @@ fn pha_keeps_new_data_off_the_subflow_in_a_handover_range() {
     let fl = &o.summary["flows"]["mptcp"];
     assert_eq!(fl["scheduler"], "pha(minrtt)");
     assert_eq!(f(&fl["delivery_errors"]), 0.0);
-    assert!(f(&fl["goodput_mbps"]) > 40.0, "{}", fl["goodput_mbps"]);
+    // ns-3's 128 KiB receive buffer: the connection is window-limited below one link's 25 Mbit/s.
+    assert!(f(&fl["goodput_mbps"]) > 20.0, "{}", fl["goodput_mbps"]);
 }
 
 /// PHA-D end to end: every B=1 goes out at least one RTT before the predicted range start, every
@@ -98,7 +106,9 @@ fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
 
 /// The comparison baselines: the oracle (true handover times) and Park et al.'s subflow blocking
 /// run, deliver everything in order, and shorten head-of-line blocking during handovers versus
-/// plain minRTT on every one of three seeds. Subflow blocking is checked with lossless X2
+/// plain minRTT on every one of three seeds, on a saturated connection (6 MiB receive buffer: with
+/// ns-3's 128 KiB one minRTT often leaves a subflow idle and there is little HoL blocking to cut).
+/// Subflow blocking is checked with lossless X2
 /// forwarding (`source_buffer = "forward"`): with the default ns-3 behaviour the packets in the
 /// source eNB's buffer are lost while blocking has cut the cwnd to one segment, there are too few
 /// duplicate ACKs to recover them, and the subflow waits for its RTO (~400 ms stalls) — the "slow
@@ -109,8 +119,8 @@ fn oracle_and_subflow_blocking_cut_hol_delay_during_handovers() {
     let lossless = "\n[hst.handover]\nsource_buffer = \"forward\"\n";
     for seed in 1..=3 {
         for (w, extra) in [("oracle(minrtt)", ""), ("block(minrtt)", lossless)] {
-            let plain = run_seed(&(p0("minrtt", None) + extra), seed);
-            let o = run_seed(&(p0(w, None) + extra), seed);
+            let plain = run_seed(&(saturated(p0("minrtt", None)) + extra), seed);
+            let o = run_seed(&(saturated(p0(w, None)) + extra), seed);
             assert_eq!(o.summary["flows"]["mptcp"]["scheduler"], w);
             assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
             assert!(p99(&o) < p99(&plain), "seed {seed}: {w} HoL p99 {} vs plain {}", p99(&o), p99(&plain));
@@ -127,7 +137,7 @@ fn oracle_and_subflow_blocking_cut_hol_delay_during_handovers() {
 fn handover_gaps_match_the_ns3_calibration() {
     let (mut ip, mut app) = (Vec::new(), Vec::new());
     for seed in 1..=3 {
-        let o = run_seed(&p0("minrtt", None), seed);
+        let o = run_seed(&saturated(p0("minrtt", None)), seed);
         for h in o.summary["handovers"].as_array().unwrap() {
             let g = f(&h["ip_gap_ms"]);
             assert!((40.0..=60.0).contains(&g), "seed {seed}: IP-level gap {g} ms at {h}");
@@ -150,7 +160,7 @@ fn handover_gaps_match_the_ns3_calibration() {
 /// shrinks to the IP-level gap; a forwarding loss drops about that fraction of forwarded packets.
 #[test]
 fn forwarding_policy_and_loss_reach_the_links() {
-    let text = p0("minrtt", None) + "\n[hst.handover]\nsource_buffer = \"forward\"\n";
+    let text = saturated(p0("minrtt", None)) + "\n[hst.handover]\nsource_buffer = \"forward\"\n";
     let o = run(&text);
     for h in o.summary["handovers"].as_array().unwrap() {
         let (ip, app) = (f(&h["ip_gap_ms"]), f(&h["app_gap_ms"]["mptcp"]));
@@ -160,7 +170,7 @@ fn forwarding_policy_and_loss_reach_the_links() {
     assert_eq!(f(&links["lte-a.forward"]["drops_forwarding"]), 0.0);
     assert!(f(&links["lte-a.forward"]["forwarded"]) > 100.0);
     let p = 0.2;
-    let o = run(&(p0("minrtt", None) + &format!("\n[hst.handover]\nsource_buffer = \"forward\"\nforwarding_loss = {p}\n")));
+    let o = run(&(saturated(p0("minrtt", None)) + &format!("\n[hst.handover]\nsource_buffer = \"forward\"\nforwarding_loss = {p}\n")));
     let (mut n, mut lost) = (0.0, 0.0);
     for l in ["lte-a.forward", "lte-b.forward"] {
         n += f(&o.summary["links"][l]["forwarded"]);
@@ -177,8 +187,8 @@ fn forwarding_policy_and_loss_reach_the_links() {
 /// never more than the two caps.
 #[test]
 fn sinr_capacity_drives_the_train_links() {
-    let constant = run(&p0("minrtt", None));
-    let text = p0("minrtt", None) + "\n[hst.radio.capacity]\nmode = \"sinr\"\nmax_mbps = 25\n";
+    let constant = run(&saturated(p0("minrtt", None)));
+    let text = saturated(p0("minrtt", None)) + "\n[hst.radio.capacity]\nmode = \"sinr\"\nmax_mbps = 25\n";
     let o = run(&text);
     let g = |o: &mobipath_sim::api::RunOutput| f(&o.summary["flows"]["mptcp"]["goodput_mbps"]);
     assert!(g(&o) < 50.0 && g(&o) > 10.0, "{}", g(&o));
@@ -281,4 +291,41 @@ fn tables_learned_from_recorded_runs_cover_held_out_handovers() {
     bad[0].handovers = "operator,start,end\nA,soon,later\n".into();
     let errs = learn_handover_table_recorded(track, "track.csv", &bad, None, None, None, None).unwrap_err();
     assert!(errs.iter().any(|e| e.to_string().starts_with("run1.csv: line 2: start = soon")), "{errs:?}");
+}
+
+/// The issue's statistical test, on the paper profile (ns-3's 128 KiB receive buffer, LIA, 70 s):
+/// over 10 seeds (1..=10, disjoint from the 50 table-learning seeds 1000..), PHA raises the
+/// instantaneous throughput during handovers (goodput in the 1 s windows containing a handover
+/// start) and lowers the mean HoL delay during handovers versus the same scheduler without PHA,
+/// each by a one-sided paired t-test at the 5 % level (t > t(0.95, 9) = 1.833), for minRTT and
+/// ECF. (With Linux's 6 MiB buffer it does not: see `report.md` of `mobipath reproduce p0`.)
+#[test]
+fn pha_raises_handover_throughput_and_cuts_hol_delay_over_seeds() {
+    const SEEDS: u64 = 10;
+    const T_95_DF9: f64 = 1.833;
+    let dir = std::env::temp_dir().join(format!("mobipath-phastat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = p0("minrtt", None);
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 50, 1000, None, None).unwrap()).unwrap();
+    let paired_t = |d: &[f64]| {
+        let n = d.len() as f64;
+        let m = d.iter().sum::<f64>() / n;
+        let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        (m, if sd > 0.0 { m / (sd / n.sqrt()) } else if m > 0.0 { f64::INFINITY } else { 0.0 })
+    };
+    for sched in ["minrtt", "ecf"] {
+        let (mut thr, mut hol) = (Vec::new(), Vec::new());
+        for seed in 1..=SEEDS {
+            let go = |s: &str, t: Option<&str>| run_toml(&p0(s, t), "p0.toml", &dir, Some(seed), None).unwrap();
+            let (plain, pha) = (go(sched, None), go(&format!("pha({sched})"), Some("table.csv")));
+            let m = |o: &mobipath_sim::api::RunOutput, k: &str| f(&o.summary["flows"]["mptcp"][k]);
+            assert_eq!(m(&pha, "delivery_errors"), 0.0);
+            thr.push(m(&pha, "handover_goodput_mbps") - m(&plain, "handover_goodput_mbps"));
+            hol.push(m(&plain, "hol_delay_in_handover_mean_ms") - m(&pha, "hol_delay_in_handover_mean_ms"));
+        }
+        let ((dt, tt), (dh, th)) = (paired_t(&thr), paired_t(&hol));
+        eprintln!("{sched}: PHA - plain handover goodput {dt:+.2} Mbit/s (t = {tt:.1}); HoL mean in handovers {:+.2} ms (t = {th:.1}); {SEEDS} seeds", -dh);
+        assert!(tt > T_95_DF9, "{sched}: PHA does not raise handover throughput: mean diff {dt:.3} Mbit/s, t = {tt:.2} ({thr:?})");
+        assert!(th > T_95_DF9, "{sched}: PHA does not lower HoL delay in handovers: mean diff {dh:.3} ms, t = {th:.2} ({hol:?})");
+    }
 }
