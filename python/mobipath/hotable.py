@@ -1,15 +1,17 @@
 """Handover tables (P0): `mobipath hotable learn` builds or accumulates a table from the
-preliminary runs of a scenario's train; the CSV format is documented in crates/sim/src/hst/README.md."""
+preliminary runs of a scenario's train; `mobipath hotable learn-recorded` from recorded runs (NMEA
+0183 GPS logs, handover logs and a lat/lon track). The CSV formats are documented in
+crates/sim/src/hst/README.md."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional, Sequence, Tuple
 
 import typer
 
 from . import _core
 from .api import _scenario_error
-from .errors import ScenarioError
+from .errors import ConfigError, ScenarioError
 from .source import ScenarioLike, load_source
 
 app = typer.Typer(help="Handover tables for PHA (learn from GPS-tagged runs).", no_args_is_help=True)
@@ -53,5 +55,56 @@ def learn_cmd(
         n = sum(1 for line in csv.splitlines() if line and not line.startswith("#")) - 1
         action = "accumulated into" if existing is not None else "written to"
         typer.echo(f"{n} handover ranges from {runs} runs {action} {out}")
+
+    _guarded(go)()
+
+
+def learn_recorded(
+    track: Path,
+    runs: Sequence[Tuple[Path, Path]],
+    margin_m: Optional[float] = None,
+    max_offset_m: Optional[float] = None,
+    max_gap_s: Optional[float] = None,
+    existing: Optional[str] = None,
+) -> Tuple[str, str]:
+    """Learns a table from recorded runs: `track` is a `lat,lon` CSV, `runs` pairs of (NMEA log,
+    handover log `operator,start,end`). Returns (CSV text, summary). `existing` (CSV text) is
+    accumulated into. Raises ScenarioError listing every malformed line (file and line number)."""
+    texts = []
+    for nmea, log in runs:
+        texts.append((Path(nmea).read_text(encoding="utf-8", errors="replace"), str(nmea),
+                      Path(log).read_text(encoding="utf-8"), str(log)))
+    try:
+        return _core.learn_handover_table_recorded(Path(track).read_text(encoding="utf-8"), str(track), texts,
+                                                   margin_m, max_offset_m, max_gap_s, existing)
+    except _core.ScenarioError as e:
+        errors = [ConfigError.from_dict(d) for d in getattr(e, "errors", None) or []]
+        raise ScenarioError(errors or [ConfigError("recorded runs", "", str(e))]) from None
+
+
+@app.command("learn-recorded")
+def learn_recorded_cmd(
+    track: Path = typer.Option(..., "--track", help="Track polyline CSV `lat,lon` (WGS84), in running order.", show_default=False),
+    gps: List[Path] = typer.Option(..., "--gps", help="NMEA 0183 log of a run (GGA/RMC); repeat, paired in order with --handovers.", show_default=False),
+    handovers: List[Path] = typer.Option(..., "--handovers", help="Handover log `operator,start,end` (UTC) of the same run; repeat.", show_default=False),
+    out: Path = typer.Option(..., "-o", "--out", help="Table CSV to write; an existing file is accumulated into."),
+    margin_m: Optional[float] = typer.Option(None, "--margin-m", min=0.0, help="GPS error margin added on both sides (default 15 m)."),
+    max_offset_m: Optional[float] = typer.Option(None, "--max-offset-m", min=0.0, help="Drop fixes farther than this from the track (default 50 m)."),
+    max_gap_s: Optional[float] = typer.Option(None, "--max-gap-s", min=0.0, help="Interpolate handover positions only between fixes this close (default 2 s)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Overwrite an existing table instead of accumulating into it."),
+) -> None:
+    """Learn (or accumulate) a handover table from recorded runs (GPS logs + handover logs)."""
+    from .cli import _guarded  # late import: cli imports this module
+
+    def go() -> None:
+        if len(gps) != len(handovers):
+            raise ScenarioError([ConfigError("--handovers", str(len(handovers)), f"give one handover log per --gps log ({len(gps)})")])
+        existing = out.read_text(encoding="utf-8") if out.exists() and not fresh else None
+        csv, summary = learn_recorded(track, list(zip(gps, handovers)), margin_m, max_offset_m, max_gap_s, existing)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(csv, encoding="utf-8")
+        n = sum(1 for line in csv.splitlines() if line and not line.startswith("#")) - 1
+        action = "accumulated into" if existing is not None else "written to"
+        typer.echo(f"{summary}; {n} handover ranges {action} {out}")
 
     _guarded(go)()

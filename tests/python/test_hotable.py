@@ -49,3 +49,56 @@ def test_scenario_without_train_is_rejected(tmp_path):
     r = runner.invoke(app, ["hotable", "learn", str(ROOT / "scenarios/examples/single-cubic.toml"), "-o", str(tmp_path / "t.csv")])
     assert r.exit_code == 1
     assert "no [hst] section" in r.output
+
+
+def _nmea(t_s: float, lat: float, lon: float) -> str:
+    """GGA + RMC sentences (with checksums) for a fix at Unix time t_s."""
+    import datetime as dt
+
+    d = dt.datetime.fromtimestamp(t_s, dt.timezone.utc)
+    hms = d.strftime("%H%M%S") + f".{d.microsecond // 1000:03d}"
+
+    def dm(v: float, w: int) -> str:
+        a = abs(v)
+        deg = int(a)
+        return f"{deg:0{w}d}{(a - deg) * 60:07.4f}"
+
+    ns, ew = ("N" if lat >= 0 else "S"), ("E" if lon >= 0 else "W")
+    out = ""
+    for body in (f"GPGGA,{hms},{dm(lat, 2)},{ns},{dm(lon, 3)},{ew},1,10,0.9,30.0,M,20.0,M,,",
+                 f"GPRMC,{hms},A,{dm(lat, 2)},{ns},{dm(lon, 3)},{ew},162.0,90.0,{d.strftime('%d%m%y')},,,A"):
+        ck = 0
+        for ch in body.encode():
+            ck ^= ch
+        out += f"${body}*{ck:02X}\n"
+    return out
+
+
+def test_learn_recorded_from_nmea_and_handover_logs(tmp_path):
+    import math
+
+    from mobipath.gpsd import EARTH_RADIUS_M
+
+    track = tmp_path / "track.csv"
+    track.write_text("lat,lon\n37.0,127.0\n37.0,127.2\n")
+    k = EARTH_RADIUS_M * math.pi / 180 * math.cos(math.radians(37.0))
+    t0 = 1714564800.0  # 2024-05-01T12:00:00Z
+    nmea = tmp_path / "run1.nmea"
+    # 1 Hz fixes at 83.33 m/s from 0 m.
+    nmea.write_text("".join(_nmea(t0 + i, 37.0, 127.0 + 83.33 * i / k) for i in range(60)))
+    log = tmp_path / "run1.csv"
+    log.write_text("operator,start,end\nA,2024-05-01T12:00:10Z,2024-05-01T12:00:10.04Z\nB,%.2f,%.2f\n" % (t0 + 20.5, t0 + 20.54))
+    out = tmp_path / "table.csv"
+    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--handovers", str(log), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "2 handovers from 1 runs" in r.output
+    t = ranges(out)
+    assert covered(t, "A", 833.3) and covered(t, "B", 83.33 * 20.5) and not covered(t, "A", 83.33 * 20.5)
+    # Malformed input: errors name the file and the line, exit code 1, no traceback.
+    bad = tmp_path / "bad.nmea"
+    bad.write_text("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48\n")
+    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(bad), "--handovers", str(log), "-o", str(out)])
+    assert r.exit_code == 1 and "bad.nmea: line 1: checksum = 48: mismatch" in r.output, r.output
+    assert "Traceback" not in r.output
+    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--gps", str(nmea), "--handovers", str(log), "-o", str(out)])
+    assert r.exit_code == 1 and "one handover log per --gps log" in r.output, r.output

@@ -203,6 +203,37 @@ fn learn_handover_table(
     }
 }
 
+/// Learns a handover table from recorded runs. `runs`: (nmea text, nmea file, handover-log text,
+/// handover-log file) per run. Returns (CSV, summary line).
+#[pyfunction]
+#[pyo3(signature = (track, track_file, runs, margin_m = None, max_offset_m = None, max_gap_s = None, existing = None))]
+#[allow(clippy::too_many_arguments)]
+fn learn_handover_table_recorded(
+    py: Python<'_>,
+    track: String,
+    track_file: String,
+    runs: Vec<(String, String, String, String)>,
+    margin_m: Option<f64>,
+    max_offset_m: Option<f64>,
+    max_gap_s: Option<f64>,
+    existing: Option<String>,
+) -> PyResult<(String, String)> {
+    let runs: Vec<api::RecordedRunText> = runs
+        .into_iter()
+        .map(|(nmea, nmea_file, handovers, handovers_file)| api::RecordedRunText { nmea, nmea_file, handovers, handovers_file })
+        .collect();
+    let result = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            api::learn_handover_table_recorded(&track, &track_file, &runs, margin_m, max_offset_m, max_gap_s, existing.as_deref())
+        }))
+    });
+    match result {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(errs)) => Err(scenario_error(py, "recorded runs", &errs)),
+        Err(payload) => Err(panic_error("learning the handover table from recorded runs", payload)),
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -210,6 +241,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
+    m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("InternalError", py.get_type_bound::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -91,3 +91,68 @@ pub fn learn_handover_table(
     crate::hst::scenario::learn_table(h, sc.file.duration_s, first_seed, runs, margin_m, &mut table);
     Ok(table.to_csv())
 }
+
+/// One recorded run for [`learn_handover_table_recorded`]: an NMEA 0183 log and a handover log
+/// (`operator,start,end`, UTC), as text with the file names errors should cite.
+#[derive(Clone, Debug)]
+pub struct RecordedRunText {
+    pub nmea: String,
+    pub nmea_file: String,
+    pub handovers: String,
+    pub handovers_file: String,
+}
+
+/// Learns a handover table (CSV) from recorded runs: GPS fixes from NMEA logs projected onto a
+/// `lat,lon` track, handover times from logs (formats in `hst/README.md`). Each handover's start
+/// and end positions are interpolated between fixes at most `max_gap_s` away (default 2 s),
+/// widened by `margin_m` (default 15 m: 3 σ of a 5 m receiver), merged, and accumulated into
+/// `existing` (CSV text) when given. Fixes farther than `max_offset_m` (default 50 m) from the
+/// track are dropped. Returns the CSV and a one-line summary of what was used.
+pub fn learn_handover_table_recorded(
+    track: &str,
+    track_file: &str,
+    runs: &[RecordedRunText],
+    margin_m: Option<f64>,
+    max_offset_m: Option<f64>,
+    max_gap_s: Option<f64>,
+    existing: Option<&str>,
+) -> Result<(String, String), Vec<ConfigError>> {
+    use crate::hst::gps;
+    let mut errs = Vec::new();
+    let opt = |name: &str, v: Option<f64>, d: f64, lo_open: bool, errs: &mut Vec<ConfigError>| -> f64 {
+        let x = v.unwrap_or(d);
+        let ok = x.is_finite() && if lo_open { x > 0.0 } else { x >= 0.0 };
+        if !ok {
+            errs.push(ConfigError::new(name, x, if lo_open { "must be a finite number > 0" } else { "must be a finite number >= 0" }));
+        }
+        x
+    };
+    let margin = opt("--margin-m", margin_m, 15.0, false, &mut errs);
+    let max_offset = opt("--max-offset-m", max_offset_m, 50.0, true, &mut errs);
+    let max_gap = opt("--max-gap-s", max_gap_s, 2.0, true, &mut errs);
+    if runs.is_empty() {
+        errs.push(ConfigError::new("runs", 0, "give at least one recorded run (an NMEA log and its handover log)"));
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    let track = gps::GeoTrack::from_csv(track, track_file)?;
+    let mut table = match existing {
+        Some(csv) => crate::hst::table::HandoverTable::from_csv(csv, "existing table")?,
+        None => crate::hst::table::HandoverTable::new(),
+    };
+    let rr: Vec<gps::RecordedRun<'_>> = runs
+        .iter()
+        .map(|r| gps::RecordedRun { nmea: &r.nmea, nmea_file: &r.nmea_file, handovers: &r.handovers, handovers_file: &r.handovers_file })
+        .collect();
+    let rep = gps::learn_from_recordings(&track, &rr, margin, max_offset, max_gap, &mut table)?;
+    let mut summary = format!(
+        "{} handovers from {} runs ({} GPS fixes, {} off the track)",
+        rep.handovers_used, rep.runs, rep.fixes, rep.fixes_off_track
+    );
+    if !rep.handovers_skipped.is_empty() {
+        let list: Vec<String> = rep.handovers_skipped.iter().take(5).map(|(f, l)| format!("{f}:{l}")).collect();
+        summary.push_str(&format!("; {} skipped without GPS fixes around them ({})", rep.handovers_skipped.len(), list.join(", ")));
+    }
+    Ok((table.to_csv(), summary))
+}

@@ -11,9 +11,7 @@ use crate::core::{EventQueue, RngStreams};
 use crate::hst::pha::pha;
 use crate::hst::phad::PhaD;
 use crate::hst::scenario::TrainRun;
-use crate::link::config::OutageConfig;
-use crate::link::{LinkDir, OutageQueued};
-use crate::radio::effect::outages_and_spikes;
+use crate::link::LinkDir;
 use crate::metrics::{round6, Bins, LongTable};
 use crate::mptcp::receiver::MptcpReceiver;
 use crate::mptcp::sched;
@@ -95,7 +93,14 @@ struct Flow {
     app_next: u64,
     delivery_errors: u64,
     fct: Option<Time>,
+    /// Last in-order delivery to the application, and the gaps between consecutive ones of
+    /// at least [`STALL_MIN`] as `[from, to)` (for the per-handover application-level gap).
+    last_delivery: Option<Time>,
+    stalls: Vec<(Time, Time)>,
 }
+
+/// Shortest application delivery gap recorded as a stall.
+const STALL_MIN: Time = NS_PER_MS;
 
 impl Flow {
     fn sent_so_far(&self) -> u64 {
@@ -142,6 +147,10 @@ impl Flow {
             self.delivery_errors += 1;
         }
         self.app_next = end;
+        if let Some(t) = self.last_delivery.filter(|&t| now >= t + STALL_MIN) {
+            self.stalls.push((t, now));
+        }
+        self.last_delivery = Some(now);
         if let Traffic::File { bytes } = self.traffic {
             if end >= bytes && self.fct.is_none() {
                 self.fct = Some(now - self.start);
@@ -301,30 +310,22 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     let bin = from_ms_f64(f.output.bin_ms).max(NS_PER_MS / 1000);
     let n_bins = end.div_ceil(bin) as usize;
 
-    // The train (P0): its handovers become outages of the links that follow each operator.
-    let train = f.hst.as_ref().map(|h| TrainRun::new(h, sc.seed, end));
-    let handover_outages = |link: &str| -> Vec<OutageConfig> {
-        let (Some(h), Some(run)) = (&f.hst, &train) else { return vec![] };
-        let Some(op) = h.links.iter().position(|l| l == link) else { return vec![] };
-        let (outs, _spikes) = outages_and_spikes(&run.handovers, op, &h.handover);
-        outs.iter()
-            .filter(|o| o.end > o.start)
-            .map(|o| OutageConfig { start_s: to_secs_f64(o.start), duration_s: to_secs_f64(o.end - o.start), queued: OutageQueued::Hold })
-            .collect()
+    // The train (P0): each handover of an operator is an outage of the link that follows it
+    // (queued packets held), with X2 forwarding of the held downlink packets (radio/effect.rs);
+    // with `radio.capacity = sinr` the link's downlink capacity follows the serving cell's SINR.
+    let train = f.hst.as_ref().map(|h| TrainRun::for_scenario(h, sc.seed, end, &sc.base_dir));
+    let train_link = |orig: &crate::link::LinkConfig| -> Option<crate::link::LinkConfig> {
+        let (Some(h), Some(run)) = (&f.hst, &train) else { return None };
+        let op = h.links.iter().position(|l| *l == orig.name)?;
+        Some(crate::hst::scenario::train_link(orig, &run.handovers, op, &h.handover, run.capacity.as_ref().map(|c| c[op].as_slice())))
     };
 
     // Links: index 2i = forward direction, 2i+1 = reverse.
     let mut links = Vec::with_capacity(f.links.len() * 2);
     let mut link_index: HashMap<&str, u32> = HashMap::new();
     for orig in &f.links {
-        let extra = handover_outages(&orig.name);
-        let with_handovers;
-        let l = if extra.is_empty() {
-            orig
-        } else {
-            with_handovers = crate::link::config::LinkConfig { outages: extra, ..orig.clone() };
-            &with_handovers
-        };
+        let with_train = train_link(orig);
+        let l = with_train.as_ref().unwrap_or(orig);
         let (fwd, rev) = l
             .build(&sc.base_dir, rngs.stream(&format!("link/{}/forward", l.name)), rngs.stream(&format!("link/{}/reverse", l.name)))
             .expect("scenario was validated");
@@ -353,7 +354,8 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         for e in train.as_ref().map(|t| t.handovers.as_slice()).unwrap_or(&[]) {
             handovers.entry(h.operator_name(e.operator)).or_default().push((e.start, e.end));
         }
-        PhaContext { table, handovers, gps_period: from_ms_f64(h.train.gps.period_ms), path_operator }
+        let gps_period = train.as_ref().map_or(from_ms_f64(h.train.gps.period_ms), |t| t.gps_period(h));
+        PhaContext { table, handovers, gps_period, path_operator }
     });
     let mut flows = Vec::new();
     for (i, fc) in f.flows.iter().enumerate() {
@@ -387,6 +389,8 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             app_next: 0,
             delivery_errors: 0,
             fct: None,
+            last_delivery: None,
+            stalls: Vec::new(),
         });
     }
     // Handover windows (metrics.md): the 1 s windows, aligned to whole seconds, that contain a
@@ -522,6 +526,16 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
 }
 
 impl Sim {
+    /// IP-level delivery gap (ms) of link direction `name` at the handover starting at `start`:
+    /// its last departure before the detach to its first one after (arrivals differ by the
+    /// same propagation delay). `None` without traffic on both sides.
+    fn ip_gap_ms(&self, name: &str, start: Time) -> Option<f64> {
+        let l = self.links.iter().find(|l| l.name == name)?;
+        // Outage times went through seconds (f64): match within a microsecond.
+        let g = l.dir.forwarding_gaps().iter().find(|g| g.start.abs_diff(start) <= 1_000)?;
+        Some((g.first_after? - g.last_before?) as f64 / 1e6)
+    }
+
     fn alloc(&mut self, p: Packet) -> u32 {
         if let Some(i) = self.free.pop() {
             self.slab[i as usize] = Some(p);
@@ -977,10 +991,12 @@ impl Sim {
             links_json.insert(
                 l.name.clone(),
                 json!({
-                    "drops": st.drops_queue + st.drops_loss + st.drops_outage,
+                    "drops": st.drops_queue + st.drops_loss + st.drops_outage + st.drops_forwarding,
                     "drops_queue": st.drops_queue,
                     "drops_loss": st.drops_loss,
                     "drops_outage": st.drops_outage,
+                    "drops_forwarding": st.drops_forwarding,
+                    "forwarded": st.forwarded,
                     "packets_delivered": st.delivered_packets,
                     "max_queue_packets": st.max_queue_packets,
                 }),
@@ -992,14 +1008,25 @@ impl Sim {
                 .handovers
                 .iter()
                 .map(|e| {
-                    json!({
+                    let mut j = json!({
                         "operator": h.operator_name(e.operator),
                         "start_s": round6(to_secs_f64(e.start)),
                         "end_s": round6(to_secs_f64(e.end)),
                         "position_m": round6(e.position_m),
                         "from_cell": e.from_cell,
                         "to_cell": e.to_cell,
-                    })
+                    });
+                    let fwd_end = e.end + from_ms_f64(h.handover.forwarding_delay_ms);
+                    if let Some(ms) = h.links.get(e.operator).and_then(|l| self.ip_gap_ms(&format!("{l}.forward"), e.start)) {
+                        j["ip_gap_ms"] = json!(round6(ms));
+                    }
+                    let app: Map<String, Value> = self
+                        .flows
+                        .iter()
+                        .filter_map(|fl| stall_over(&fl.stalls, e.start, fwd_end).map(|ms| (fl.name.clone(), json!(round6(ms)))))
+                        .collect();
+                    j["app_gap_ms"] = Value::Object(app);
+                    j
                 })
                 .collect(),
             _ => vec![],
@@ -1019,6 +1046,12 @@ impl Sim {
         resolved["seed"] = json!(sc.seed);
         RunOutput { summary, resolved_scenario: resolved, timeseries: table.finish(), events: self.queue.popped() }
     }
+}
+
+/// The longest application-level delivery gap (ms) among `stalls` that overlaps `[a, b]`.
+fn stall_over(stalls: &[(Time, Time)], a: Time, b: Time) -> Option<f64> {
+    let i = stalls.partition_point(|&(_, to)| to < a);
+    stalls[i..].iter().take_while(|&&(from, _)| from <= b).map(|&(from, to)| (to - from) as f64 / 1e6).reduce(f64::max)
 }
 
 /// Instantaneous throughput during handovers (metrics.md): the mean over handover windows of the

@@ -8,6 +8,13 @@ use mobipath_sim::hst::table::HandoverTable;
 use mobipath_sim::scenario::Scenario;
 use std::path::Path;
 
+/// The P0 scenario with Linux's 6 MiB receive buffer instead of ns-3's 128 KiB: a saturated
+/// connection, for the link-level calibration checks.
+fn saturated(text: String) -> String {
+    assert!(text.contains("rcv_buf_bytes = 131072"), "the P0 scenario sets ns-3's receive buffer");
+    text.replace("rcv_buf_bytes = 131072", "rcv_buf_bytes = 6291456")
+}
+
 fn p0(sched: &str, table: Option<&str>) -> String {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
     let mut t = text.replace("scheduler = \"minrtt\"", &format!("scheduler = \"{sched}\""));
@@ -68,7 +75,8 @@ fn pha_keeps_new_data_off_the_subflow_in_a_handover_range() {
     let fl = &o.summary["flows"]["mptcp"];
     assert_eq!(fl["scheduler"], "pha(minrtt)");
     assert_eq!(f(&fl["delivery_errors"]), 0.0);
-    assert!(f(&fl["goodput_mbps"]) > 40.0, "{}", fl["goodput_mbps"]);
+    // ns-3's 128 KiB receive buffer: the connection is window-limited below one link's 25 Mbit/s.
+    assert!(f(&fl["goodput_mbps"]) > 20.0, "{}", fl["goodput_mbps"]);
 }
 
 /// PHA-D end to end: every B=1 goes out at least one RTT before the predicted range start, every
@@ -98,17 +106,226 @@ fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
 
 /// The comparison baselines: the oracle (true handover times) and Park et al.'s subflow blocking
 /// run, deliver everything in order, and shorten head-of-line blocking during handovers versus
-/// plain minRTT on every one of three seeds.
+/// plain minRTT on every one of three seeds, on a saturated connection (6 MiB receive buffer: with
+/// ns-3's 128 KiB one minRTT often leaves a subflow idle and there is little HoL blocking to cut).
+/// Subflow blocking is checked with lossless X2
+/// forwarding (`source_buffer = "forward"`): with the default ns-3 behaviour the packets in the
+/// source eNB's buffer are lost while blocking has cut the cwnd to one segment, there are too few
+/// duplicate ACKs to recover them, and the subflow waits for its RTO (~400 ms stalls) — the "slow
+/// recovery after the handover" P0 reports for Park et al.
 #[test]
 fn oracle_and_subflow_blocking_cut_hol_delay_during_handovers() {
     let p99 = |o: &mobipath_sim::api::RunOutput| f(&o.summary["flows"]["mptcp"]["hol_delay_in_handover_p99_ms"]);
+    let lossless = "\n[hst.handover]\nsource_buffer = \"forward\"\n";
     for seed in 1..=3 {
-        let plain = run_seed(&p0("minrtt", None), seed);
-        for w in ["oracle(minrtt)", "block(minrtt)"] {
-            let o = run_seed(&p0(w, None), seed);
+        for (w, extra) in [("oracle(minrtt)", ""), ("block(minrtt)", lossless)] {
+            let plain = run_seed(&(saturated(p0("minrtt", None)) + extra), seed);
+            let o = run_seed(&(saturated(p0(w, None)) + extra), seed);
             assert_eq!(o.summary["flows"]["mptcp"]["scheduler"], w);
             assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
             assert!(p99(&o) < p99(&plain), "seed {seed}: {w} HoL p99 {} vs plain {}", p99(&o), p99(&plain));
         }
+    }
+}
+
+/// X2 forwarding applied to the links, calibrated against the issue's ns-3 numbers: with the
+/// defaults every handover's IP-level delivery gap (last packet before the detach to the first
+/// after, on that operator's link) is in the 40–60 ms ns-3 reports, and the connection-level
+/// (application) gap around it is longer, because the source eNB's discarded buffer costs the
+/// transport a round trip (ns-3: ~100 ms).
+#[test]
+fn handover_gaps_match_the_ns3_calibration() {
+    let (mut ip, mut app) = (Vec::new(), Vec::new());
+    for seed in 1..=3 {
+        let o = run_seed(&saturated(p0("minrtt", None)), seed);
+        for h in o.summary["handovers"].as_array().unwrap() {
+            let g = f(&h["ip_gap_ms"]);
+            assert!((40.0..=60.0).contains(&g), "seed {seed}: IP-level gap {g} ms at {h}");
+            ip.push(g);
+            app.push(f(&h["app_gap_ms"]["mptcp"]));
+        }
+        assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (mi, ma) = (mean(&ip), mean(&app));
+    eprintln!("{} handovers: IP-level gap mean {mi:.1} ms, in-order gap mean {ma:.1} ms (min {:.1}, max {:.1})", ip.len(),
+        app.iter().cloned().fold(f64::INFINITY, f64::min), app.iter().cloned().fold(0.0, f64::max));
+    assert!(ip.len() >= 20);
+    // In-order gap: IP gap + the round trip in which the discarded packets are recovered.
+    assert!((80.0..=120.0).contains(&ma), "in-order gap mean {ma} ms (ns-3: ~100 ms)");
+    assert!(app.iter().all(|&a| a >= 40.0), "{app:?}");
+}
+
+/// With lossless forwarding (`source_buffer = "forward"`) nothing is lost and the in-order gap
+/// shrinks to the IP-level gap; a forwarding loss drops about that fraction of forwarded packets.
+#[test]
+fn forwarding_policy_and_loss_reach_the_links() {
+    let text = saturated(p0("minrtt", None)) + "\n[hst.handover]\nsource_buffer = \"forward\"\n";
+    let o = run(&text);
+    for h in o.summary["handovers"].as_array().unwrap() {
+        let (ip, app) = (f(&h["ip_gap_ms"]), f(&h["app_gap_ms"]["mptcp"]));
+        assert!((app - ip).abs() < 2.0, "lossless forwarding: in-order {app} vs IP {ip} ms");
+    }
+    let links = &o.summary["links"];
+    assert_eq!(f(&links["lte-a.forward"]["drops_forwarding"]), 0.0);
+    assert!(f(&links["lte-a.forward"]["forwarded"]) > 100.0);
+    let p = 0.2;
+    let o = run(&(saturated(p0("minrtt", None)) + &format!("\n[hst.handover]\nsource_buffer = \"forward\"\nforwarding_loss = {p}\n")));
+    let (mut n, mut lost) = (0.0, 0.0);
+    for l in ["lte-a.forward", "lte-b.forward"] {
+        n += f(&o.summary["links"][l]["forwarded"]);
+        lost += f(&o.summary["links"][l]["drops_forwarding"]);
+    }
+    let sd = (n * p * (1.0 - p)).sqrt();
+    assert!((lost - n * p).abs() < 4.0 * sd, "{lost} of {n} forwarded packets lost (p = {p})");
+    assert_eq!(f(&o.summary["links"]["lte-a.reverse"]["forwarded"]), 0.0, "uplink ACKs are not forwarded");
+    assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
+}
+
+/// `radio.capacity = sinr`: each operator's downlink follows its serving cell's SINR (lower at
+/// cell edges) capped at `max_mbps`, so the run delivers less than with constant 25 Mbit/s and
+/// never more than the two caps.
+#[test]
+fn sinr_capacity_drives_the_train_links() {
+    let constant = run(&saturated(p0("minrtt", None)));
+    let text = saturated(p0("minrtt", None)) + "\n[hst.radio.capacity]\nmode = \"sinr\"\nmax_mbps = 25\n";
+    let o = run(&text);
+    let g = |o: &mobipath_sim::api::RunOutput| f(&o.summary["flows"]["mptcp"]["goodput_mbps"]);
+    assert!(g(&o) < 50.0 && g(&o) > 10.0, "{}", g(&o));
+    assert!(g(&o) < g(&constant) - 0.5, "SINR {} vs constant {}", g(&o), g(&constant));
+    assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
+}
+
+/// `[hst.gps_trace]`: a recorded `time_s,position_m` trace replaces the synthetic GPS sampler —
+/// fed the sampler's own fixes it reproduces the run exactly; an NMEA log projected onto a
+/// lat/lon track drives PHA-D too; malformed traces are reported with file and line.
+#[test]
+fn recorded_gps_traces_replace_the_sampler() {
+    use mobipath_sim::hst::gps::{nmea_sentences, GeoTrack};
+    let dir = std::env::temp_dir().join(format!("mobipath-gpstrace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = p0("minrtt", None);
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None).unwrap()).unwrap();
+    let sc = Scenario::load(&text, "p0.toml", Path::new(".")).unwrap();
+    let h = sc.file.hst.as_ref().unwrap();
+    let synthetic = TrainRun::new(h, 1, 70_000_000_000);
+    let mut csv = String::from("time_s,position_m\n");
+    for &(t, p) in &synthetic.gps {
+        csv.push_str(&format!("{},{p}\n", t as f64 / 1e9));
+    }
+    std::fs::write(dir.join("gps.csv"), csv).unwrap();
+    let phad = |extra: &str| {
+        p0("minrtt", Some("table.csv")).replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }") + extra
+    };
+    let base = run_toml(&phad(""), "p0.toml", &dir, None, None).unwrap();
+    let replay = run_toml(&phad("[hst.gps_trace]\nfile = \"gps.csv\"\n"), "p0.toml", &dir, None, None).unwrap();
+    assert_eq!(replay.summary["flows"], base.summary["flows"], "the sampler's own fixes replayed give the same run");
+
+    // 10 Hz NMEA along a track heading east from 37.0 N 127.0 E, the train's true positions.
+    let track = "lat,lon\n37.0,127.0\n37.0,127.2\n";
+    std::fs::write(dir.join("track.csv"), track).unwrap();
+    let g = GeoTrack::from_csv(track, "track.csv").unwrap();
+    let mut nmea = String::new();
+    for i in 0..700 {
+        let (lat, lon) = g.point_at(synthetic.mobility.position_at(i * 100_000_000));
+        nmea.push_str(&nmea_sentences(1_714_521_600.0 + i as f64 * 0.1, lat, lon));
+    }
+    std::fs::write(dir.join("run.nmea"), nmea).unwrap();
+    let o = run_toml(&phad("[hst.gps_trace]\nfile = \"run.nmea\"\ntrack = \"track.csv\"\n"), "p0.toml", &dir, None, None).unwrap();
+    let fl = &o.summary["flows"]["mptcp"];
+    assert!(fl["pha_d_mp_prio"].as_array().unwrap().len() >= 8, "PHA-D acts on the NMEA positions: {}", fl["pha_d_mp_prio"]);
+    assert_eq!(f(&fl["delivery_errors"]), 0.0);
+
+    std::fs::write(dir.join("bad.csv"), "time_s,position_m\n0,1\n0.1,x\n").unwrap();
+    std::fs::write(dir.join("bad.nmea"), "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48\n").unwrap();
+    for (extra, want) in [
+        ("[hst.gps_trace]\nfile = \"bad.csv\"\n", "bad.csv: line 3: position_m = x"),
+        ("[hst.gps_trace]\nfile = \"bad.nmea\"\ntrack = \"track.csv\"\n", "bad.nmea: line 1: checksum = 48"),
+        ("[hst.gps_trace]\nfile = \"nope.csv\"\n", "hst.gps_trace.file = nope.csv: cannot read"),
+    ] {
+        let errs = run_toml(&phad(extra), "p0.toml", &dir, None, None).expect_err(extra);
+        assert!(errs.iter().any(|e| e.to_string().starts_with(want)), "{extra}: {errs:?}");
+    }
+}
+
+/// Tables learned from recorded runs (NMEA + handover logs, here written from simulated runs)
+/// cover held-out runs' handovers like tables learned from the simulated runs directly.
+#[test]
+fn tables_learned_from_recorded_runs_cover_held_out_handovers() {
+    use mobipath_sim::api::{learn_handover_table_recorded, RecordedRunText};
+    use mobipath_sim::hst::gps::{nmea_sentences, GeoTrack};
+    let text = p0("minrtt", None);
+    let sc = Scenario::load(&text, "p0.toml", Path::new(".")).unwrap();
+    let h = sc.file.hst.as_ref().unwrap();
+    let track = "lat,lon\n37.0,127.0\n37.0,127.05\n37.03,127.1\n";
+    let g = GeoTrack::from_csv(track, "track.csv").unwrap();
+    let t0 = 1_714_521_600.0;
+    let runs: Vec<RecordedRunText> = (1..=20)
+        .map(|seed| {
+            let run = TrainRun::new(h, seed, 70_000_000_000);
+            let mut nmea = String::new();
+            for &(t, p) in run.gps.iter().step_by(10) {
+                let (lat, lon) = g.point_at(p); // 10 Hz fixes with the sampler's GPS error
+                nmea.push_str(&nmea_sentences(t0 + t as f64 / 1e9, lat, lon));
+            }
+            let mut log = String::from("operator,start,end\n");
+            for e in &run.handovers {
+                log.push_str(&format!("{},{},{}\n", h.operator_name(e.operator), t0 + e.start as f64 / 1e9, t0 + e.end as f64 / 1e9));
+            }
+            RecordedRunText { nmea, nmea_file: format!("run{seed}.nmea"), handovers: log, handovers_file: format!("run{seed}.csv") }
+        })
+        .collect();
+    let (csv, summary) = learn_handover_table_recorded(track, "track.csv", &runs, None, None, None, None).unwrap();
+    assert!(summary.contains("from 20 runs"), "{summary}");
+    let table = HandoverTable::from_csv(&csv, "t.csv").unwrap();
+    let (mut inside, mut total) = (0, 0);
+    for seed in 1000..1010 {
+        for e in &TrainRun::new(h, seed, 70_000_000_000).handovers {
+            total += 1;
+            inside += table.contains(&h.operator_name(e.operator), e.position_m) as usize;
+        }
+    }
+    assert!(inside as f64 >= 0.9 * total as f64, "{inside}/{total} held-out handovers inside the recorded-run table");
+    // A malformed log is reported with its file and line.
+    let mut bad = runs[..1].to_vec();
+    bad[0].handovers = "operator,start,end\nA,soon,later\n".into();
+    let errs = learn_handover_table_recorded(track, "track.csv", &bad, None, None, None, None).unwrap_err();
+    assert!(errs.iter().any(|e| e.to_string().starts_with("run1.csv: line 2: start = soon")), "{errs:?}");
+}
+
+/// The issue's statistical test, on the paper profile (ns-3's 128 KiB receive buffer, LIA, 70 s):
+/// over 10 seeds (1..=10, disjoint from the 50 table-learning seeds 1000..), PHA raises the
+/// instantaneous throughput during handovers (goodput in the 1 s windows containing a handover
+/// start) and lowers the mean HoL delay during handovers versus the same scheduler without PHA,
+/// each by a one-sided paired t-test at the 5 % level (t > t(0.95, 9) = 1.833), for minRTT and
+/// ECF. (With Linux's 6 MiB buffer it does not: see `report.md` of `mobipath reproduce p0`.)
+#[test]
+fn pha_raises_handover_throughput_and_cuts_hol_delay_over_seeds() {
+    const SEEDS: u64 = 10;
+    const T_95_DF9: f64 = 1.833;
+    let dir = std::env::temp_dir().join(format!("mobipath-phastat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = p0("minrtt", None);
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 50, 1000, None, None).unwrap()).unwrap();
+    let paired_t = |d: &[f64]| {
+        let n = d.len() as f64;
+        let m = d.iter().sum::<f64>() / n;
+        let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        (m, if sd > 0.0 { m / (sd / n.sqrt()) } else if m > 0.0 { f64::INFINITY } else { 0.0 })
+    };
+    for sched in ["minrtt", "ecf"] {
+        let (mut thr, mut hol) = (Vec::new(), Vec::new());
+        for seed in 1..=SEEDS {
+            let go = |s: &str, t: Option<&str>| run_toml(&p0(s, t), "p0.toml", &dir, Some(seed), None).unwrap();
+            let (plain, pha) = (go(sched, None), go(&format!("pha({sched})"), Some("table.csv")));
+            let m = |o: &mobipath_sim::api::RunOutput, k: &str| f(&o.summary["flows"]["mptcp"][k]);
+            assert_eq!(m(&pha, "delivery_errors"), 0.0);
+            thr.push(m(&pha, "handover_goodput_mbps") - m(&plain, "handover_goodput_mbps"));
+            hol.push(m(&plain, "hol_delay_in_handover_mean_ms") - m(&pha, "hol_delay_in_handover_mean_ms"));
+        }
+        let ((dt, tt), (dh, th)) = (paired_t(&thr), paired_t(&hol));
+        eprintln!("{sched}: PHA - plain handover goodput {dt:+.2} Mbit/s (t = {tt:.1}); HoL mean in handovers {:+.2} ms (t = {th:.1}); {SEEDS} seeds", -dh);
+        assert!(tt > T_95_DF9, "{sched}: PHA does not raise handover throughput: mean diff {dt:.3} Mbit/s, t = {tt:.2} ({thr:?})");
+        assert!(th > T_95_DF9, "{sched}: PHA does not lower HoL delay in handovers: mean diff {dh:.3} ms, t = {th:.2} ({hol:?})");
     }
 }

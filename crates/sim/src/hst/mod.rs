@@ -1,5 +1,6 @@
 //! High-speed-train pieces of P0 that sit above the radio model: handover tables and the
 //! handover-aware scheduling wrappers.
+pub mod gps;
 pub mod pha;
 pub mod phad;
 pub mod scenario;

@@ -3,7 +3,8 @@
 //! predicted handover start and clears it (B=0) before the predicted end; the unmodified sender's
 //! backup handling does the rest.
 //!
-//! Prediction: from the train's position and speed (a least-squares fit over the last second of
+//! Prediction: from the train's position and speed (a least-squares fit over the last second —
+//! or the last five fixes of a slower receiver such as 1 Hz NMEA — of
 //! GPS fixes) and the operator's next range in the handover table, `time to start = (range.start −
 //! pos) / speed`, `time to end = (range.end − pos) / speed`. RTT per subflow is the receiver's
 //! estimate (2 × the smoothed one-way delay of arriving data).
@@ -110,7 +111,9 @@ impl PhaD {
     /// (subflow, backup).
     pub fn on_fix(&mut self, now: Time, pos_m: f64, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
         self.fixes.push_back((now, pos_m));
-        while self.fixes.front().is_some_and(|&(t, _)| t + NS_PER_S < now) {
+        // The fit's window: the last second, or the last five fixes of a slower receiver (1 Hz NMEA).
+        let window = NS_PER_S.max(5 * self.gps_period);
+        while self.fixes.front().is_some_and(|&(t, _)| t + window < now) {
             self.fixes.pop_front();
         }
         let mut out = Vec::new();

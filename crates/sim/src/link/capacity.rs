@@ -51,6 +51,34 @@ pub struct Outage {
     pub queued: OutageQueued,
 }
 
+/// X2 forwarding at a handover (TS 36.300 §10.1.2.1 X2 handover, §10.1.2.3 data forwarding): packets that are
+/// still at the source when the UE detaches at `start` (queued, or partly sent), or that arrive
+/// before `end`, are forwarded to the target cell and transmitted from
+/// `end + extra_delay` on, in FIFO order (the target sends forwarded data before fresh data,
+/// TS 36.300 §10.1.2.2, so later arrivals wait behind them). A packet already at the source at
+/// the detach is lost with probability `queued_loss` (1 = the source's buffer is discarded, as
+/// in ns-3's LENA X2 handover, which forwards only what reaches the source after the handover
+/// command; 0 = lossless 3GPP forwarding of un-acknowledged PDCP SDUs, TS 36.300 §10.1.2.3); one
+/// arriving during the interruption is lost with probability `loss_prob` (forwarding is best
+/// effort). A partly sent packet is sent again in full by the target. Applies to one direction
+/// (the downlink); usually paired with a `Hold` [`Outage`] `[start, end)` on the link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Forwarding {
+    pub start: Time,
+    pub end: Time,
+    pub extra_delay: Time,
+    pub loss_prob: f64,
+    pub queued_loss: f64,
+}
+
+impl Forwarding {
+    /// When forwarded packets may start going out at the target.
+    #[inline]
+    pub fn release(&self) -> Time {
+        self.end.saturating_add(self.extra_delay)
+    }
+}
+
 /// A capacity plus the link's outages (sorted by start, non-overlapping).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timeline {

@@ -7,7 +7,7 @@
 //! - the reverse direction (ACKs) inherits the forward capacity, delay and queue unless
 //!   `[links.reverse]` gives them; loss and reorder are per direction and NOT inherited;
 //! - outages belong to the link and apply to both directions.
-use super::capacity::{Capacity, Outage, OutageQueued, Timeline};
+use super::capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline};
 use super::dir::LinkDir;
 use super::trace;
 use crate::core::rng::Rng;
@@ -258,6 +258,33 @@ pub struct OutageConfig {
     /// queue is flushed at the start and arrivals during the outage are dropped.
     #[serde(default)]
     pub queued: OutageQueued,
+    /// X2-style forwarding of the forward direction's held packets (a handover): packets
+    /// held at the start or arriving during the outage go out no earlier than
+    /// `delay_ms` after its end; those arriving during the outage are lost with probability
+    /// `loss`, those already queued at its start with `queued_loss`. Needs `queued = "hold"`.
+    /// The reverse direction only sees the outage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarding: Option<ForwardingConfig>,
+}
+
+/// Forwarding of held packets at the end of an outage (see [`OutageConfig::forwarding`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardingConfig {
+    /// Extra delay after the outage's end before forwarded packets go out, ms, in [0, 3600000].
+    #[schemars(range(min = 0, max = 3_600_000))]
+    pub delay_ms: f64,
+    /// Probability that a packet arriving during the outage is lost in forwarding, in [0, 1]
+    /// (default 0).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 1))]
+    pub loss: f64,
+    /// Probability that a packet already queued (or partly sent) at the outage's start is lost
+    /// instead of forwarded, in [0, 1] (default 0; 1 = the source's buffer is discarded, as in
+    /// ns-3's LENA X2 handover).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 1))]
+    pub queued_loss: f64,
 }
 
 /// Queue limit of a direction.
@@ -285,13 +312,17 @@ pub struct LinkSpec {
     pub reverse: DirSpec,
     /// Sorted by start, non-overlapping.
     pub outages: Vec<Outage>,
+    /// Forwarding at the end of outages (forward direction only), sorted by start.
+    pub forwarding: Vec<Forwarding>,
 }
 
 impl LinkSpec {
     /// The two directions. `fwd_rng` and `rev_rng` should be distinct streams (e.g.
     /// `streams.stream("link/<name>/fwd")`) so the directions' randomness is independent.
     pub fn build(&self, fwd_rng: Rng, rev_rng: Rng) -> (LinkDir, LinkDir) {
-        (LinkDir::new(&self.forward, &self.outages, fwd_rng), LinkDir::new(&self.reverse, &self.outages, rev_rng))
+        let mut fwd = LinkDir::new(&self.forward, &self.outages, fwd_rng);
+        fwd.set_forwarding(&self.forwarding);
+        (fwd, LinkDir::new(&self.reverse, &self.outages, rev_rng))
     }
 }
 
@@ -331,7 +362,7 @@ impl LinkConfig {
             .map(|q| q.unwrap_or(QueueLimit::Packets(DEFAULT_QUEUE_PACKETS)));
         check_loss(&format!("{prefix}.loss"), self.loss.as_ref(), errs);
         check_reorder(&format!("{prefix}.reorder"), self.reorder.as_ref(), errs);
-        let outages = resolve_outages(prefix, &self.outages, errs);
+        let (outages, forwarding) = resolve_outages(prefix, &self.outages, errs);
 
         let rev_default = ReverseConfig::default();
         let rv = self.reverse.as_ref().unwrap_or(&rev_default);
@@ -359,7 +390,7 @@ impl LinkConfig {
             loss: rv.loss.clone(),
             reorder: rv.reorder.clone(),
         };
-        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages })
+        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages, forwarding })
     }
 
     /// Resolves and builds both directions (forward, reverse). Errors name fields as
@@ -604,20 +635,32 @@ fn check_reorder(field: &str, r: Option<&ReorderConfig>, errs: &mut Errors) {
     }
 }
 
-fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> Vec<Outage> {
+fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> (Vec<Outage>, Vec<Forwarding>) {
     let mut out: Vec<(usize, Outage)> = Vec::with_capacity(list.len());
+    let mut fwd: Vec<Forwarding> = Vec::new();
     for (i, o) in list.iter().enumerate() {
         let f = format!("{prefix}.outages[{i}]");
         let n0 = errs.0.len();
         errs.range(format!("{f}.start_s"), o.start_s, 0.0, MAX_TIME_S);
         let ok = o.duration_s.is_finite() && o.duration_s > 0.0 && o.duration_s <= MAX_TIME_S;
         errs.check(ok, format!("{f}.duration_s"), fmt_num(o.duration_s), "must be > 0 and <= 1000000000");
+        if let Some(fc) = &o.forwarding {
+            errs.range(format!("{f}.forwarding.delay_ms"), fc.delay_ms, 0.0, MAX_DELAY_MS);
+            errs.range(format!("{f}.forwarding.loss"), fc.loss, 0.0, 1.0);
+            errs.range(format!("{f}.forwarding.queued_loss"), fc.queued_loss, 0.0, 1.0);
+            let hold = o.queued == OutageQueued::Hold;
+            errs.check(hold, format!("{f}.queued"), "drop", "forwarding needs queued = \"hold\" (a dropped packet cannot be forwarded)");
+        }
         if errs.0.len() == n0 {
             let start = from_secs_f64(o.start_s);
             let end = from_secs_f64(o.start_s + o.duration_s).max(start + 1);
             out.push((i, Outage { start, end, queued: o.queued }));
+            if let Some(fc) = &o.forwarding {
+                fwd.push(Forwarding { start, end, extra_delay: from_ms_f64(fc.delay_ms), loss_prob: fc.loss, queued_loss: fc.queued_loss });
+            }
         }
     }
+    fwd.sort_by_key(|x| x.start);
     out.sort_by_key(|(_, o)| o.start);
     for w in out.windows(2) {
         let ((i, a), (j, b)) = (&w[0], &w[1]);
@@ -633,7 +676,7 @@ fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> Ve
             ));
         }
     }
-    out.into_iter().map(|(_, o)| o).collect()
+    (out.into_iter().map(|(_, o)| o).collect(), fwd)
 }
 
 /// The resolved timeline of a direction (capacity with the link's outages).
@@ -804,6 +847,15 @@ mod tests {
                     "links[0].outages[1].start_s = -1: must be in [0, 1000000000]",
                     "links[0].outages[1].duration_s = 0: must be > 0 and <= 1000000000",
                     "links[0].outages[2].start_s = 12: overlaps outages[0] = [10, 15) s; outages must not overlap",
+                ],
+            ),
+            (
+                "rate_mbps = 1\noutages = [ { start_s = 1, duration_s = 1, queued = \"drop\", forwarding = { delay_ms = 10 } }, { start_s = 5, duration_s = 1, forwarding = { delay_ms = -1, loss = 1.5, queued_loss = -0.1 } } ]\n",
+                &[
+                    "links[0].outages[0].queued = drop: forwarding needs queued = \"hold\"",
+                    "links[0].outages[1].forwarding.delay_ms = -1: must be in [0, 3600000]",
+                    "links[0].outages[1].forwarding.loss = 1.5: must be in [0, 1]",
+                    "links[0].outages[1].forwarding.queued_loss = -0.1: must be in [0, 1]",
                 ],
             ),
             (

@@ -7,18 +7,18 @@
 //! capacity timeline is static, the head packet's departure time is computed exactly
 //! when its transmission starts; the only events are departures and the starts of
 //! "drop" outages (which flush the queue).
-use super::capacity::{Capacity, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
+use super::capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
 use super::config::{timeline, DirSpec, QueueLimit};
 use super::loss::{LossModel, Reorder, SubStreams};
 use crate::core::rng::Rng;
 use crate::core::time::{from_ms_f64, Time, NEVER, NS_PER_S};
 use crate::packet::Packet;
-use rand::SeedableRng;
+use rand::{Rng as _, SeedableRng};
 use serde::Serialize;
 use std::collections::VecDeque;
 
 /// Counters of a link direction. Invariants (checked by the tests):
-/// `arrived = departed + queue_packets + drops_queue + drops_outage` and
+/// `arrived = departed + queue_packets + drops_queue + drops_outage + drops_forwarding` and
 /// `departed = delivered + drops_loss`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LinkStats {
@@ -48,6 +48,20 @@ pub struct LinkStats {
     /// Largest queue seen.
     pub max_queue_packets: u64,
     pub max_queue_bytes: u64,
+    /// Packets forwarded at a handover ([`Forwarding`]), including those lost in forwarding.
+    pub forwarded: u64,
+    /// Forwarded packets lost (dropped before the target sends them; they never depart).
+    pub drops_forwarding: u64,
+}
+
+/// Around one [`Forwarding`]: the last departure at or before its start and the first
+/// departure after it (the IP-level delivery gap is their difference).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ForwardingGap {
+    /// The forwarding's start (the detach).
+    pub start: Time,
+    pub last_before: Option<Time>,
+    pub first_after: Option<Time>,
 }
 
 /// One direction of a link. See the module docs and `link/README.md` for semantics.
@@ -82,6 +96,14 @@ pub struct LinkDir {
     drop_cursor: usize,
     loss: LossModel,
     reorder: Option<Reorder>,
+    /// Handover forwarding (sorted); `fwd_cursor` = first one whose `end` is after the head
+    /// packet's arrival; `gap_cursor` = first one whose start is not yet passed by a departure.
+    fwd: Vec<Forwarding>,
+    fwd_cursor: usize,
+    fwd_rng: Rng,
+    gaps: Vec<ForwardingGap>,
+    gap_cursor: usize,
+    last_departure: Option<Time>,
     stats: LinkStats,
 }
 
@@ -124,8 +146,31 @@ impl LinkDir {
             drop_cursor: 0,
             loss: LossModel::new(spec.loss.as_ref(), streams.loss, streams.ge_state),
             reorder: Reorder::new(spec.reorder.as_ref(), streams.reorder),
+            fwd: Vec::new(),
+            fwd_cursor: 0,
+            fwd_rng: streams.forwarding,
+            gaps: Vec::new(),
+            gap_cursor: 0,
+            last_departure: None,
             stats: LinkStats::default(),
         }
+    }
+
+    /// Adds handover forwarding ([`Forwarding`]) to this direction (the downlink); call before
+    /// any packet arrives. Entries are sorted by start; overlapping ones are kept as given
+    /// (the first whose `end` is after a packet's arrival applies).
+    pub fn set_forwarding(&mut self, fwd: &[Forwarding]) {
+        let mut v = fwd.to_vec();
+        v.sort_by_key(|f| f.start);
+        self.gaps = v.iter().map(|f| ForwardingGap { start: f.start, ..Default::default() }).collect();
+        self.fwd = v;
+        self.fwd_cursor = 0;
+        self.gap_cursor = 0;
+    }
+
+    /// Per [`Forwarding`] (sorted by start), the departures around it.
+    pub fn forwarding_gaps(&self) -> &[ForwardingGap] {
+        &self.gaps
     }
 
     /// A plain direction: constant rate, delay, packet-limited queue, no impairments
@@ -216,6 +261,9 @@ impl LinkDir {
             s.queue_bytes -= bytes;
             s.departed_packets += 1;
             s.departed_bytes += bytes;
+            if !self.fwd.is_empty() {
+                self.note_departure(f);
+            }
             if self.loss.lost(f) {
                 self.stats.drops_loss += 1;
             } else {
@@ -281,25 +329,94 @@ impl LinkDir {
         self.drop_starts.get(self.drop_cursor).copied().unwrap_or(NEVER)
     }
 
-    /// The front packet (if any) starts transmitting at `max(t, its arrival)`.
+    /// The front packet (if any) starts transmitting at `max(t, its arrival)` — or, if it is
+    /// held at the source at a handover, at the forwarding's release time (see [`Forwarding`]).
     #[inline]
-    fn start_head(&mut self, t: Time) {
-        let Some((arr, pkt)) = self.queue.front() else {
-            self.head_done = NEVER;
+    fn start_head(&mut self, mut t: Time) {
+        loop {
+            let Some((arr, pkt)) = self.queue.front() else {
+                self.head_done = NEVER;
+                return;
+            };
+            let (arr, bytes) = (*arr, pkt.wire_bytes());
+            let s = t.max(arr);
+            // Waiting behind the previous packet (not arriving at an idle link)?
+            let backlogged = arr < t;
+            while self.drop_cursor < self.drop_starts.len() && self.drop_starts[self.drop_cursor] < s {
+                self.drop_cursor += 1;
+            }
+            if self.fwd.is_empty() {
+                self.head_done = self.finish(s, bytes, backlogged);
+                return;
+            }
+            while self.fwd_cursor < self.fwd.len() && self.fwd[self.fwd_cursor].end <= arr {
+                self.fwd_cursor += 1;
+            }
+            // Held at the source by forwarding k: it arrived before the UE came back (arr < end;
+            // true for every k from the cursor on) and was not completely sent when the UE
+            // detached. Released at end + extra, it may run into the next handover (only if
+            // handovers come closer than interruption + extra): held again there.
+            let (mut s, mut backlogged, mut held, mut lost) = (s, backlogged, false, false);
+            let mut k = self.fwd_cursor;
+            while let Some(&fw) = self.fwd.get(k) {
+                if s < fw.start {
+                    let saved = (self.opp_k, self.opp_i, self.credit, self.credit_at);
+                    let f = self.finish(s, bytes, backlogged);
+                    if f <= fw.start {
+                        self.head_done = f;
+                        return;
+                    }
+                    (self.opp_k, self.opp_i, self.credit, self.credit_at) = saved;
+                }
+                if !held {
+                    held = true;
+                    self.stats.forwarded += 1;
+                    // At the source when the UE detached (queued or partly sent), or arrived during the interruption.
+                    let p = if arr < fw.start { fw.queued_loss } else { fw.loss_prob };
+                    if p >= 1.0 || (p > 0.0 && self.fwd_rng.gen::<f64>() < p) {
+                        lost = true;
+                        t = t.max(fw.start); // what follows was held too
+                        break;
+                    }
+                }
+                s = s.max(fw.release());
+                backlogged = false;
+                k += 1;
+            }
+            if lost {
+                // Lost in forwarding: it never reaches the target's transmitter.
+                let Some((_, p)) = self.queue.pop_front() else { return };
+                let b = p.wire_bytes() as u64;
+                self.stats.drops_forwarding += 1;
+                self.stats.queue_packets -= 1;
+                self.stats.queue_bytes -= b;
+                continue;
+            }
+            self.head_done = self.finish(s, bytes, backlogged);
             return;
-        };
-        let s = t.max(*arr);
-        // Waiting behind the previous packet (not arriving at an idle link)?
-        let backlogged = *arr < t;
-        let bytes = pkt.wire_bytes();
-        while self.drop_cursor < self.drop_starts.len() && self.drop_starts[self.drop_cursor] < s {
-            self.drop_cursor += 1;
         }
-        self.head_done = if let Capacity::Opportunities { .. } = self.tl.cap {
+    }
+
+    #[inline]
+    fn finish(&mut self, s: Time, bytes: u32, backlogged: bool) -> Time {
+        if let Capacity::Opportunities { .. } = self.tl.cap {
             self.finish_opportunities(s, bytes)
         } else {
             self.finish_rate(s, bytes, backlogged)
-        };
+        }
+    }
+
+    /// Records a departure at `f` for the delivery gaps around forwardings.
+    fn note_departure(&mut self, f: Time) {
+        while let Some(fw) = self.fwd.get(self.gap_cursor) {
+            if fw.start >= f {
+                break;
+            }
+            let g = &mut self.gaps[self.gap_cursor];
+            (g.last_before, g.first_after) = (self.last_departure, Some(f));
+            self.gap_cursor += 1;
+        }
+        self.last_departure = Some(f);
     }
 
     /// "Drop" outage at `at`: everything queued (even a partly sent packet) is dropped.

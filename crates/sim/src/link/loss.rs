@@ -11,12 +11,14 @@ use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER};
 use rand::distributions::{Bernoulli, Distribution};
 use rand::{Rng as _, SeedableRng};
 
-/// The three independent streams of a direction, derived in a fixed order from the
+/// The independent streams of a direction, derived in a fixed order from the
 /// direction's RNG whatever models are enabled.
 pub(crate) struct SubStreams {
     pub loss: Rng,
     pub ge_state: Rng,
     pub reorder: Rng,
+    /// Loss of packets forwarded at handovers (derived last, so adding it changed no other stream).
+    pub forwarding: Rng,
 }
 
 impl SubStreams {
@@ -24,7 +26,8 @@ impl SubStreams {
         let loss = Rng::from_seed(parent.gen());
         let ge_state = Rng::from_seed(parent.gen());
         let reorder = Rng::from_seed(parent.gen());
-        SubStreams { loss, ge_state, reorder }
+        let forwarding = Rng::from_seed(parent.gen());
+        SubStreams { loss, ge_state, reorder, forwarding }
     }
 }
 

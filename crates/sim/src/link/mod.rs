@@ -19,9 +19,9 @@ pub mod trace;
 #[cfg(test)]
 mod tests;
 
-pub use capacity::{Capacity, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
+pub use capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
 pub use config::{
-    DirSpec, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit, RateStep,
+    DirSpec, ForwardingConfig, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit, RateStep,
     ReorderConfig, ReverseConfig, SojournConfig, TraceConfig,
 };
-pub use dir::{LinkDir, LinkStats};
+pub use dir::{ForwardingGap, LinkDir, LinkStats};

@@ -93,7 +93,8 @@ fn check_invariants(d: &LinkDir) {
     assert!(s.enqueued_packets >= s.departed_packets + s.queue_packets, "{s:?}");
     // Every arrival ends exactly once: in the queue, departed, or dropped (queue full,
     // refused in an outage, or flushed by one).
-    assert_eq!(s.arrived_packets, s.departed_packets + s.queue_packets + s.drops_queue + s.drops_outage, "{s:?}");
+    assert_eq!(s.arrived_packets, s.departed_packets + s.queue_packets + s.drops_queue + s.drops_outage + s.drops_forwarding, "{s:?}");
+    assert!(s.drops_forwarding <= s.forwarded, "{s:?}");
     assert_eq!(s.queue_packets, d.queue_packets() as u64);
     assert_eq!(s.queue_bytes, d.queue_bytes());
 }
@@ -434,6 +435,111 @@ fn outage_hold_vs_drop() {
     check_invariants(&d);
 }
 
+fn fwd(start_ms: u64, end_ms: u64, extra_ms: u64, loss_prob: f64) -> Forwarding {
+    Forwarding { start: start_ms * NS_PER_MS, end: end_ms * NS_PER_MS, extra_delay: extra_ms * NS_PER_MS, loss_prob, queued_loss: 0.0 }
+}
+
+fn hold(start_ms: u64, end_ms: u64) -> Outage {
+    Outage { start: start_ms * NS_PER_MS, end: end_ms * NS_PER_MS, queued: OutageQueued::Hold }
+}
+
+/// X2 forwarding at a handover (radio/effect.rs semantics): a saturated 25 Mbit/s downlink with
+/// a 40 ms interruption and 10 ms forwarding delay delivers nothing between the last packet
+/// before the detach and `end + 10 ms + one transmission`: the 50 ms IP-level gap.
+#[test]
+fn forwarding_holds_packets_until_end_plus_extra_delay() {
+    let mut d = dir(mbps(25.0), 20.0, QueueLimit::Packets(100), &[hold(1000, 1040)]);
+    d.set_forwarding(&[fwd(1000, 1040, 10, 0.0)]);
+    let out = run_saturated(&mut d, 2 * NS_PER_S, 50, 1500);
+    let dep: Vec<Time> = out.iter().map(|o| o.0 - 20 * NS_PER_MS).collect();
+    let before = *dep.iter().filter(|&&t| t <= NS_PER_S).last().unwrap();
+    let after = *dep.iter().find(|&&t| t > NS_PER_S).unwrap();
+    let tx = 1500 * 8 * NS_PER_S / 25_000_000; // 480 µs
+    assert_eq!(after, 1050 * NS_PER_MS + tx, "first forwarded packet goes out a full transmission after end + 10 ms");
+    assert!(NS_PER_S - before <= tx, "the link was busy until the detach: {before}");
+    let g = d.forwarding_gaps()[0];
+    assert_eq!((g.start, g.last_before, g.first_after), (NS_PER_S, Some(before), Some(after)));
+    let gap_ms = (after - before) as f64 / 1e6;
+    assert!((50.0..=51.0).contains(&gap_ms), "{gap_ms}");
+    // Everything that was queued at the detach was forwarded, in order, none lost.
+    assert!(d.stats().forwarded >= 49, "{:?}", d.stats());
+    assert_eq!(d.stats().drops_forwarding, 0);
+    assert!(out.windows(2).all(|w| w[0].1.id < w[1].1.id), "FIFO");
+    check_invariants(&d);
+}
+
+/// A packet partly sent at the detach is sent again in full by the target; with an empty
+/// source queue nothing is forwarded and a packet arriving after the end goes out at once.
+#[test]
+fn forwarding_restarts_partly_sent_packets_and_skips_empty_queues() {
+    // 12 Mbit/s: 1 ms per 1500-byte packet; the packet arriving at 999.5 ms is half sent at 1 s.
+    let arrivals = vec![(999_500_000, pkt(0, 1500))];
+    let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
+    d.set_forwarding(&[fwd(1000, 1040, 10, 0.0)]);
+    let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
+    assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![1051 * NS_PER_MS]);
+    assert_eq!(d.stats().forwarded, 1);
+    // Empty at the detach, nothing arrives during the interruption: a packet arriving at
+    // 1045 ms (after the end, before end + extra) is not held.
+    let arrivals = vec![(990 * NS_PER_MS, pkt(0, 1500)), (1045 * NS_PER_MS, pkt(1, 1500))];
+    let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
+    d.set_forwarding(&[fwd(1000, 1040, 10, 0.0)]);
+    let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
+    assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![991 * NS_PER_MS, 1046 * NS_PER_MS]);
+    assert_eq!(d.stats().forwarded, 0);
+    // One arriving during the interruption is held, and the fresh one waits behind it.
+    let arrivals = vec![(1020 * NS_PER_MS, pkt(0, 1500)), (1045 * NS_PER_MS, pkt(1, 1500))];
+    let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
+    d.set_forwarding(&[fwd(1000, 1040, 10, 0.0)]);
+    let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
+    assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![1051 * NS_PER_MS, 1052 * NS_PER_MS]);
+    assert_eq!(d.stats().forwarded, 1);
+    check_invariants(&d);
+}
+
+/// Forwarding loss drops about the configured fraction of forwarded packets (binomial bounds),
+/// never a packet that was not forwarded, and the same seed drops the same packets.
+#[test]
+fn forwarding_loss_drops_the_configured_fraction() {
+    let p = 0.2;
+    let spikes: Vec<Forwarding> = (0..200).map(|k| Forwarding { queued_loss: p, ..fwd(100 + k * 100, 140 + k * 100, 10, p) }).collect();
+    let outs: Vec<Outage> = spikes.iter().map(|f| Outage { start: f.start, end: f.end, queued: OutageQueued::Hold }).collect();
+    let run = |seed: &str| {
+        let mut d = dir_with(mbps(25.0), 0.0, QueueLimit::Packets(100), &outs, None, None, rng(seed));
+        d.set_forwarding(&spikes);
+        let out = run_saturated(&mut d, 21 * NS_PER_S, 30, 1500);
+        check_invariants(&d);
+        (d.stats().clone(), out.iter().map(|o| o.1.id).collect::<Vec<_>>())
+    };
+    let (st, ids) = run("a");
+    let n = st.forwarded as f64;
+    assert!(n > 4000.0, "{st:?}");
+    let sd = (n * p * (1.0 - p)).sqrt();
+    assert!((st.drops_forwarding as f64 - n * p).abs() < 4.0 * sd, "{} of {n} lost", st.drops_forwarding);
+    assert_eq!(st.drops_loss, 0);
+    assert_eq!(run("a").1, ids, "same seed, same drops");
+    assert_ne!(run("b").1, ids);
+}
+
+/// `queued_loss = 1` (ns-3's LENA: the source's buffer is not forwarded): everything queued at
+/// the detach is lost, arrivals during the interruption are forwarded and go out at end + extra.
+#[test]
+fn discarded_source_buffer_loses_queued_packets_and_forwards_new_arrivals() {
+    // 12 Mbit/s (1 ms per packet): 5 packets arrive at 998 ms, two during the interruption.
+    let mut arrivals: Vec<(Time, Packet)> = (0..5).map(|i| (998 * NS_PER_MS, pkt(i, 1500))).collect();
+    arrivals.push((1010 * NS_PER_MS, pkt(5, 1500)));
+    arrivals.push((1030 * NS_PER_MS, pkt(6, 1500)));
+    arrivals.push((1080 * NS_PER_MS, pkt(7, 1500)));
+    let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
+    d.set_forwarding(&[Forwarding { queued_loss: 1.0, ..fwd(1000, 1040, 10, 0.0) }]);
+    let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
+    let got: Vec<(u64, Time)> = out.iter().map(|o| (o.1.id, o.0 / NS_PER_MS)).collect();
+    // Packets 0 and 1 left by the detach (1 exactly at it); 2 was being sent: lost with 3 and 4.
+    assert_eq!(got, vec![(0, 999), (1, 1000), (5, 1051), (6, 1052), (7, 1081)]);
+    assert_eq!((d.stats().forwarded, d.stats().drops_forwarding), (5, 3));
+    check_invariants(&d);
+}
+
 /// Outages apply to trace-driven links too: mahimahi opportunities inside are lost.
 #[test]
 fn outage_skips_mahimahi_opportunities() {
@@ -689,10 +795,17 @@ mod prop {
             p in 0.0f64..0.5,
             gaps in proptest::collection::vec((0u64..3_000_000, 52u32..9000), 1..150),
             seed in any::<u64>(),
+            extra in 0u64..20_000_000,
+            fp in 0.0f64..0.5,
+            qp in prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0],
         ) {
             let queue = if by_bytes { QueueLimit::Bytes(1500 * limit) } else { QueueLimit::Packets(limit) };
             let mut d = dir_with(cap, 1.0, queue, &outs, Some(LossConfig::Bernoulli { p }), None,
                 RngStreams::new(seed).stream("p"));
+            // Hold outages forward their held packets `extra` later (drop outages cannot).
+            let fws: Vec<Forwarding> = outs.iter().filter(|o| o.queued == OutageQueued::Hold)
+                .map(|o| Forwarding { start: o.start, end: o.end, extra_delay: extra, loss_prob: fp, queued_loss: qp }).collect();
+            d.set_forwarding(&fws);
             let mut t = 0;
             let arrivals: Vec<(Time, Packet)> = gaps.iter().enumerate().map(|(i, &(g, b))| {
                 t += g;
@@ -710,6 +823,8 @@ mod prop {
                 let dep = ta - delay;
                 prop_assert!(dep >= arrivals[p.id as usize].0, "left before it arrived");
                 prop_assert!(!outs.iter().any(|o| o.start < dep && dep < o.end), "left inside an outage");
+                let arr = arrivals[p.id as usize].0;
+                prop_assert!(!fws.iter().any(|f| arr < f.end && f.start < dep && dep < f.release()), "a held packet left before its release");
                 if let Some((pd, pid)) = prev {
                     prop_assert!(dep >= pd && p.id > pid, "FIFO violated");
                 }

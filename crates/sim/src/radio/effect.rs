@@ -3,16 +3,21 @@
 //! Semantics (the link layer applies them; see `link::capacity` for outages):
 //! - **Outage** `[start, end)`: the handover interruption. Nothing is delivered; queued packets are
 //!   *held* (not dropped) and go out afterwards (`OutageQueued::Hold` in the link model).
-//! - **Delay spike** `{start, end, extra_delay, loss_prob}`: downlink packets queued at the source
-//!   eNB when the UE detaches, or arriving during `[start, end)`, are forwarded over X2 to the target
-//!   (TS 36.300 §10.1.2.1.1) and reach the UE no earlier than `end + extra_delay`; each is lost with
-//!   `loss_prob` (forwarding is best effort). With the defaults the first packet after a handover
-//!   arrives 40 + 10 = 50 ms after the last one before it (the IP-level gap).
+//! - **Delay spike** `{start, end, extra_delay, loss_prob, queued_loss}`: downlink packets arriving
+//!   at the source eNB during `[start, end)` are forwarded over X2 to the target (TS 36.300
+//!   §10.1.2.1, §10.1.2.3) and go out no earlier than `end + extra_delay`, each lost with
+//!   `loss_prob` (forwarding is best effort). Packets already in the source's buffer at the detach
+//!   are lost with `queued_loss`: 1 with `source_buffer = "discard"` (default; ns-3 LENA, the
+//!   calibration source), `loss_prob` with `"forward"` (3GPP lossless forwarding). The link layer
+//!   applies this as `link::Forwarding`. With the defaults the first packet after a handover
+//!   arrives 40 + 10 = 50 ms (+ one transmission) after the last one before it (the IP-level gap),
+//!   and the transport recovers the discarded packets one round trip later (the in-order gap,
+//!   ~100 ms in an MPTCP run: see `tests/hst_behaviour.rs`).
 //! - **Capacity**: per-UE downlink rate, either constant (P0: 25 Mbit/s) or from the serving cell's
 //!   SINR with the attenuated Shannon bound of TR 36.942 Annex A.2 (downlink: α = 0.6,
 //!   SINR_min = −10 dB, SINR_max = 22 dB → 4.4 bit/s/Hz), over the occupied bandwidth
 //!   N_RB·180 kHz, capped at `max_mbps` (a UE's share of the cell), as a piecewise-constant schedule.
-use super::config::{CapacityConfig, HandoverConfig, HstConfig};
+use super::config::{CapacityConfig, HandoverConfig, HstConfig, SourceBuffer};
 use super::handover::{HandoverEvent, HstRun};
 use super::layout::resource_blocks;
 use crate::core::time::{from_ms_f64, Time};
@@ -24,13 +29,16 @@ pub struct Outage {
     pub end: Time,
 }
 
-/// Packets held in `[start, end)` are delivered no earlier than `end + extra_delay`, each lost with `loss_prob`.
+/// Packets held in `[start, end)` are delivered no earlier than `end + extra_delay`; those
+/// arriving during it are lost with `loss_prob`, those already queued at `start` with
+/// `queued_loss` (1 with `source_buffer = "discard"`, else `loss_prob`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DelaySpike {
     pub start: Time,
     pub end: Time,
     pub extra_delay: Time,
     pub loss_prob: f64,
+    pub queued_loss: f64,
 }
 
 /// Everything one operator's link needs from the train model.
@@ -47,7 +55,11 @@ pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConf
     let extra = from_ms_f64(ho.forwarding_delay_ms);
     let mine = events.iter().filter(|e| e.operator == op);
     let outages: Vec<Outage> = mine.clone().map(|e| Outage { start: e.start, end: e.end }).collect();
-    let spikes = mine.map(|e| DelaySpike { start: e.start, end: e.end, extra_delay: extra, loss_prob: ho.forwarding_loss }).collect();
+    let queued_loss = match ho.source_buffer {
+        SourceBuffer::Discard => 1.0,
+        SourceBuffer::Forward => ho.forwarding_loss,
+    };
+    let spikes = mine.map(|e| DelaySpike { start: e.start, end: e.end, extra_delay: extra, loss_prob: ho.forwarding_loss, queued_loss }).collect();
     (outages, spikes)
 }
 
@@ -119,6 +131,9 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].extra_delay, 10 * NS_PER_MS);
         assert_eq!(s[0].loss_prob, 0.01);
+        assert_eq!(s[0].queued_loss, 1.0, "default: the source's buffer is discarded (ns-3 LENA)");
+        let fwd = HandoverConfig { source_buffer: SourceBuffer::Forward, ..ho.clone() };
+        assert_eq!(outages_and_spikes(&events, 0, &fwd).1[0].queued_loss, 0.01);
         // The IP-level gap: interruption + forwarding = 50 ms with the defaults.
         assert_eq!(s[0].end + s[0].extra_delay - s[0].start, 50 * NS_PER_MS);
     }
