@@ -176,6 +176,19 @@ fn run(
     }
 }
 
+/// The scenario's links as the simulator runs them (the train's handovers and capacity folded
+/// in) and the train's true handovers, as JSON text. Raises `ScenarioError`.
+#[pyfunction]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None))]
+fn effective_links(py: Python<'_>, text: String, file: String, base_dir: PathBuf, seed: Option<u64>) -> PyResult<String> {
+    let result = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| api::effective_links_json(&text, &file, &base_dir, seed))));
+    match result {
+        Ok(Ok(json)) => Ok(json),
+        Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
+        Err(payload) => Err(panic_error("resolving the scenario's links", payload)),
+    }
+}
+
 /// Learns a handover table from `runs` preliminary runs of the scenario's train and returns it
 /// as CSV; `existing` (CSV text) is accumulated into when given. Raises `ScenarioError`.
 #[pyfunction]
@@ -241,6 +254,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
+    m.add_function(wrap_pyfunction!(effective_links, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("InternalError", py.get_type_bound::<InternalError>())?;

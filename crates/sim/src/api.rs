@@ -60,6 +60,27 @@ pub fn run_toml(
     Ok(crate::sim::run(&sc, progress))
 }
 
+/// The scenario's links as the simulator runs them, with the `[hst]` train's handovers and
+/// capacity folded into each train link (JSON: `{"links": [<[[links]] table>...], "handovers":
+/// [{"operator", "link", "start_s", "end_s"}...]}`, as the run summary names them). `seed`
+/// overrides the file's seed.
+pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Option<u64>) -> Result<String, Vec<ConfigError>> {
+    let mut sc = crate::scenario::Scenario::load(text, file, base_dir)?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    let (links, handovers) = crate::sim::effective_links(&sc);
+    let secs = |t| crate::metrics::round6(crate::core::time::to_secs_f64(t));
+    let hos: Vec<serde_json::Value> = match &sc.file.hst {
+        Some(h) => handovers
+            .iter()
+            .map(|&(op, a, b)| serde_json::json!({"operator": h.operator_name(op), "link": h.links.get(op), "start_s": secs(a), "end_s": secs(b)}))
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(serde_json::json!({"links": links, "handovers": hos}).to_string())
+}
+
 /// Learns a handover table (CSV) from `runs` preliminary runs of the scenario's train (seeds
 /// `first_seed..`), each handover widened by `margin_m` (default 3 σ of the GPS error), and
 /// accumulated into `existing` (CSV text of an earlier table) when given.

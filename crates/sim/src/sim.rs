@@ -302,6 +302,26 @@ fn take_if_current(scheduled_at: &mut Time, t: Time) -> bool {
     true
 }
 
+/// `orig` as the train changes it, if it follows an operator (`[hst] links`): each handover is
+/// an outage with X2 forwarding of the held downlink packets (radio/effect.rs), and with
+/// `radio.capacity = sinr` the downlink capacity follows the serving cell's SINR.
+fn train_link(sc: &Scenario, train: Option<&TrainRun>, orig: &crate::link::LinkConfig) -> Option<crate::link::LinkConfig> {
+    let (Some(h), Some(run)) = (&sc.file.hst, train) else { return None };
+    let op = h.links.iter().position(|l| *l == orig.name)?;
+    Some(crate::hst::scenario::train_link(orig, &run.handovers, op, &h.handover, run.capacity.as_ref().map(|c| c[op].as_slice())))
+}
+
+/// The scenario's links exactly as [`run`] builds them (the train's handovers and capacity
+/// folded in), and the train's true handovers `(operator, start, end)`: what the emulator
+/// needs to apply the same model to the real kernel.
+pub fn effective_links(sc: &Scenario) -> (Vec<crate::link::LinkConfig>, Vec<(usize, Time, Time)>) {
+    let end = from_secs_f64(sc.file.duration_s);
+    let train = sc.file.hst.as_ref().map(|h| TrainRun::for_scenario(h, sc.seed, end, &sc.base_dir));
+    let links = sc.file.links.iter().map(|l| train_link(sc, train.as_ref(), l).unwrap_or_else(|| l.clone())).collect();
+    let handovers = train.map(|t| t.handovers.iter().map(|e| (e.operator, e.start, e.end)).collect()).unwrap_or_default();
+    (links, handovers)
+}
+
 /// Runs a checked scenario to completion.
 pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutput {
     let f = &sc.file;
@@ -314,17 +334,12 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     // (queued packets held), with X2 forwarding of the held downlink packets (radio/effect.rs);
     // with `radio.capacity = sinr` the link's downlink capacity follows the serving cell's SINR.
     let train = f.hst.as_ref().map(|h| TrainRun::for_scenario(h, sc.seed, end, &sc.base_dir));
-    let train_link = |orig: &crate::link::LinkConfig| -> Option<crate::link::LinkConfig> {
-        let (Some(h), Some(run)) = (&f.hst, &train) else { return None };
-        let op = h.links.iter().position(|l| *l == orig.name)?;
-        Some(crate::hst::scenario::train_link(orig, &run.handovers, op, &h.handover, run.capacity.as_ref().map(|c| c[op].as_slice())))
-    };
 
     // Links: index 2i = forward direction, 2i+1 = reverse.
     let mut links = Vec::with_capacity(f.links.len() * 2);
     let mut link_index: HashMap<&str, u32> = HashMap::new();
     for orig in &f.links {
-        let with_train = train_link(orig);
+        let with_train = train_link(sc, train.as_ref(), orig);
         let l = with_train.as_ref().unwrap_or(orig);
         let (fwd, rev) = l
             .build(&sc.base_dir, rngs.stream(&format!("link/{}/forward", l.name)), rngs.stream(&format!("link/{}/reverse", l.name)))

@@ -51,6 +51,8 @@ class Plan:
     backup: List[bool] = field(default_factory=list)
     #: ``{"at_s", "subflow", "backup"}``, sorted by time.
     mp_prio: List[Dict[str, Any]] = field(default_factory=list)
+    #: The train's true handovers (``{"operator", "link", "start_s", "end_s"}``), applied as link outages.
+    handovers: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def link(self) -> Dict[str, Any]:
@@ -92,9 +94,6 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
     if errors:
         raise ScenarioError(errors, src.file)
     assert isinstance(sc, dict)
-    if sc.get("hst") is not None:
-        raise EmulateError(f"{where}: [hst]: the train's handover events are not emulated yet "
-                           "(run the scenario with links whose outages you give explicitly)")
     fl = sc["flows"][0]
     kind = fl.get("traffic", {}).get("kind")
     if kind != "bulk":
@@ -103,7 +102,10 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
     path_names = list(fl["paths"]) if mptcp else [fl["path"]]
     if len(path_names) > MAX_PATHS:
         raise EmulateError(f"{where}: flows[0].paths has {len(path_names)} paths; emulate builds at most {MAX_PATHS}")
-    links_by_name = {l["name"]: l for l in sc.get("links", [])}
+    # The links exactly as the simulator builds them: with [hst], each train link carries its
+    # handovers (outages with X2 forwarding) and capacity, computed by the simulator's own model.
+    effective = _effective(src, sc)
+    links_by_name = {l["name"]: l for l in effective["links"]}
     paths_by_name = {p["name"]: p for p in sc.get("paths", [])}
     paths: List[Dict[str, Any]] = []
     seen: Dict[str, str] = {}
@@ -190,7 +192,19 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
         scheduler_requested=sched_req,
         backup=backup,
         mp_prio=mp_prio,
+        handovers=effective["handovers"],
     )
+
+
+def _effective(src: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
+    """`{"links": [...], "handovers": [...]}` from the simulator (the scenario is valid)."""
+    import json
+
+    from .. import _core
+
+    if sc.get("hst") is None:
+        return {"links": list(sc.get("links", [])), "handovers": []}
+    return json.loads(_core.effective_links(src.text, src.file, str(src.base_dir), None))
 
 
 def ensure_cc(cc: str) -> None:

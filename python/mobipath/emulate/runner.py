@@ -122,6 +122,7 @@ def run(
         "warmup_s": p.warmup_s,
         "flows": {p.flow: flow},
         "links": _link_summary(stats),
+        "handovers": p.handovers,
         "emulation": emulation,
     }
     prov = provenance.collect(
