@@ -212,10 +212,10 @@ def _bench_emulator(as_json: bool) -> None:
 
     rows = []
     try:
-        binary = emu.emulator_binary()
+        command = emu.emulator_command()
     except emu.EmulateError as e:
         raise _fail(str(e))
-    r = subprocess.run([binary, "--bench", "--paths", "2", "--offered-mbps", "200", "--rate-mbps", "150", "--seconds", "3"],
+    r = subprocess.run([*command, "--bench", "--paths", "2", "--offered-mbps", "200", "--rate-mbps", "150", "--seconds", "3"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     if r.returncode != 0:
         raise _fail(f"mobipath-emu --bench failed: {r.stderr.strip()}")

@@ -525,3 +525,20 @@ def test_train_handovers_interrupt_the_right_emulated_path(tmp_path: Path) -> No
         assert all(other[k] > 0 for k in inside), (h, [other[k] for k in inside])
     f = r.summary["flows"]["mptcp"]
     assert f["goodput_mbps"] > 35.0, f  # two 25 Mbit/s links, brief interruptions
+
+
+def test_the_extension_ships_the_emulator() -> None:
+    """`pip install` gives no `mobipath-emu` binary; the extension's copy must run (machinery
+    benchmark over socketpairs: no root needed)."""
+    r = subprocess.run([sys.executable, "-m", "mobipath.emulate.emu_process", "--bench", "--paths", "2", "--seconds", "1",
+                        "--offered-mbps", "20", "--rate-mbps", "100"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    out = json.loads(r.stdout)
+    assert out["paths"] == 2 and out["sent_packets"] > 0
+    assert out["received_packets"] == out["sent_packets"]  # 20 of 100 Mbit/s: nothing queued out
+    assert len(out["emulator"]["paths"]) == 2
+    bad = subprocess.run([sys.executable, "-m", "mobipath.emulate.emu_process", "--bench", "--paths", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--paths" in bad.stderr

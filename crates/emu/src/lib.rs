@@ -11,6 +11,7 @@
 //! - [`bench`]: the machinery benchmark over socketpairs.
 pub mod bench;
 pub mod chain;
+pub mod cli;
 pub mod config;
 pub mod forward;
 pub mod line;

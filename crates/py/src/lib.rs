@@ -247,6 +247,15 @@ fn learn_handover_table_recorded(
     }
 }
 
+/// Runs the link emulator's command line (`mobipath-emu ARGS...`) in this process and returns
+/// its exit code; `python -m mobipath.emulate.emu_process` uses it so a wheel ships the
+/// emulator. It installs signal handlers and may exit the process: call it only from a process
+/// of its own.
+#[pyfunction]
+fn emulator_main(py: Python<'_>, args: Vec<String>) -> i32 {
+    py.allow_threads(|| mobipath_emu::cli::main(args))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -255,6 +264,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
     m.add_function(wrap_pyfunction!(effective_links, m)?)?;
+    m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("InternalError", py.get_type_bound::<InternalError>())?;

@@ -42,20 +42,31 @@ def check_environment() -> None:
         raise EmulateError("/dev/net/tun is absent (load the tun module)")
 
 
-def emulator_binary() -> str:
-    """``$MOBIPATH_EMU``, else the workspace build (release, then debug), else ``mobipath-emu`` on PATH."""
+def emulator_command() -> List[str]:
+    """How to start the link emulator: ``$MOBIPATH_EMU``, else the workspace build of
+    ``mobipath-emu`` (release, then debug), else ``mobipath-emu`` on PATH, else the copy inside
+    the installed extension (``python -m mobipath.emulate.emu_process``), which every install has."""
     env = os.environ.get("MOBIPATH_EMU")
     if env:
-        return env
-    root = provenance.source_tree() or Path(__file__).resolve().parents[2]
+        return [env]
+    root = provenance.source_tree() or Path(__file__).resolve().parents[3]
     for profile in ("release", "debug"):
         p = Path(root) / "target" / profile / "mobipath-emu"
         if p.exists():
-            return str(p)
+            return [str(p)]
     found = shutil.which("mobipath-emu")
     if found:
-        return found
+        return [found]
+    from .. import _core
+
+    if hasattr(_core, "emulator_main"):
+        return [sys.executable, "-m", "mobipath.emulate.emu_process"]
     raise EmulateError("mobipath-emu not found: build it with `cargo build --release -p mobipath-emu` or set MOBIPATH_EMU")
+
+
+def emulator_binary() -> str:
+    """The emulator command as one string (for messages)."""
+    return " ".join(emulator_command())
 
 
 def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 
 from .. import jsonfmt, provenance
 from ..results import Result, timeseries_frame
-from .netns import check_environment, emulator_binary, netstat_counters, sweep_stale
+from .netns import check_environment, emulator_command, netstat_counters, sweep_stale
 from .plan import DEFAULT_MAX_DURATION_S, ensure_cc, load_toml, plan
 from .topology import Topology
 from .traffic import bulk
@@ -62,7 +62,7 @@ def run(
     (plus an ``emulation`` block: kernel, cc used, substitutions, emulator timing, MPTcpExt)."""
     check_environment()
     p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s)
-    emulator_binary()
+    emulator_command()
     ensure_cc(p.cc)
     sweep_stale()
     wall0 = time.time()

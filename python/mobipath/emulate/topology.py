@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .netns import EmulateError, InNetns, Terminated, delete_namespace, emulator_binary, ip, sysctl
+from .netns import EmulateError, InNetns, Terminated, delete_namespace, emulator_command, ip, sysctl
 
 #: Most paths one topology builds (one /24 and one endpoint each).
 MAX_PATHS = 8
@@ -146,7 +146,7 @@ class Topology:
         }
         (tmp / "emu.json").write_text(json.dumps(cfg))
         self.emu = subprocess.Popen(
-            [emulator_binary(), str(tmp / "emu.json")],
+            [*emulator_command(), str(tmp / "emu.json")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
