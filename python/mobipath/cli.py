@@ -254,13 +254,14 @@ def emulate(
     ),
     substitute: bool = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded)."),
     max_duration: float = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."),
+    router: bool = typer.Option(False, "--router", help="Put the receiver behind a forwarding router namespace (one uplink per path)."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
     from . import emulate as emu
 
     try:
-        result = emu.run(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line())
+        result = emu.run(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
     except emu.EmulateError as e:
         raise _fail(str(e))
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-emulated"
@@ -283,6 +284,7 @@ def compare(
     ),
     substitute: bool = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded; the simulator runs the same)."),
     max_duration: float = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."),
+    router: bool = typer.Option(False, "--router", help="Put the receiver behind a forwarding router namespace (one uplink per path)."),
     as_json: bool = typer.Option(False, "--json", help="Print only the comparison as JSON on stdout."),
 ) -> None:
     """Simulate and emulate a scenario (same seed), print both side by side and plot the goodput overlaid."""
@@ -290,7 +292,7 @@ def compare(
     from .emulate import compare as cmp
 
     try:
-        c = cmp.compare(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line())
+        c = cmp.compare(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
     except emu.EmulateError as e:
         raise _fail(str(e))
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-compare"

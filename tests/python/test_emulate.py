@@ -542,3 +542,22 @@ def test_the_extension_ships_the_emulator() -> None:
     bad = subprocess.run([sys.executable, "-m", "mobipath.emulate.emu_process", "--bench", "--paths", "0"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--paths" in bad.stderr
+
+
+@needs_emulation
+def test_mptcp_through_a_router_namespace(tmp_path: Path) -> None:
+    """`--router`: the receiver sits behind a third namespace that sends each of its addresses
+    out of its own emulated path; MPTCP runs end to end and uses both uplinks."""
+    text = TWO_PATHS.replace("duration_s = 7", "duration_s = 5").split("mptcp = {")[0]
+    s = _scenario(tmp_path, text)
+    out = tmp_path / "out"
+    r = run_cli(["emulate", s, "--router", "--out", out, "--json"], timeout=60)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    summary = json.loads((out / "summary.json").read_text())
+    f = summary["flows"]["mp"]
+    assert summary["emulation"]["topology"] == "sender - emulated paths - router - receiver"
+    assert [sf["established"] for sf in f["subflows"]] == [True, True]
+    assert all(sf["goodput_mbps"] >= 0.7 * 20 for sf in f["subflows"]), f["subflows"]
+    assert not [n for n in emu.list_namespaces() if n.startswith("mp-")], "namespaces left behind"

@@ -104,13 +104,13 @@ def _rows(p: Plan, sim: Dict[str, Any], emu: Dict[str, Any]) -> List[Tuple[str, 
 
 
 def compare(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S,
-            command: Optional[str] = None) -> Comparison:
+            command: Optional[str] = None, router: bool = False) -> Comparison:
     """Simulates and emulates `scenario` (same seed); see the module doc."""
     from .runner import run
 
     p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s)
     sim = simulate_equivalent(p)
-    emu = run(scenario, substitute=substitute, max_duration_s=max_duration_s, command=command)
+    emu = run(scenario, substitute=substitute, max_duration_s=max_duration_s, command=command, router=router)
     return Comparison(plan=p, simulation=sim, emulation=emu, rows=_rows(p, sim.summary, emu.summary))
 
 

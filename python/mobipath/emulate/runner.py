@@ -57,9 +57,11 @@ def run(
     substitute: bool = False,
     max_duration_s: float = DEFAULT_MAX_DURATION_S,
     command: Optional[str] = None,
+    router: bool = False,
 ) -> Result:
     """Emulates `scenario` on the real kernel; returns a `Result` in the simulator's schema
-    (plus an ``emulation`` block: kernel, cc used, substitutions, emulator timing, MPTcpExt)."""
+    (plus an ``emulation`` block: kernel, cc used, substitutions, emulator timing, MPTcpExt).
+    `router` puts the receiver behind a forwarding router namespace (`Topology`)."""
     check_environment()
     p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s)
     emulator_command()
@@ -68,7 +70,7 @@ def run(
     wall0 = time.time()
     mptcp = p.protocol == "mptcp"
     topo_args = dict(paths=p.paths, seed=p.seed, duration_s=p.duration_s, base_dir=p.base_dir,
-                     bin_ms=p.bin_s * 1000.0, mptcp=mptcp, backup=p.backup)
+                     bin_ms=p.bin_s * 1000.0, mptcp=mptcp, backup=p.backup, router=router)
     with Topology(**topo_args) as topo:  # type: ignore[arg-type]
         before = {ns: netstat_counters(ns) for ns in (topo.ns_a, topo.ns_b)}
         m = bulk(topo, p)
@@ -105,6 +107,7 @@ def run(
         "scheduler_requested": p.scheduler_requested,
         "scheduler_kernel": "default" if mptcp else None,
         "substitutions": p.substitutions,
+        "topology": "sender - emulated paths - router - receiver" if router else "sender - emulated paths - receiver",
         "wall_start_unix_s": round(wall0, 3),
         "mp_prio_events": m.mp_prio_events,
         "netstat": counters if mptcp else {"sender": {}, "receiver": {}},
@@ -133,7 +136,8 @@ def run(
         command=command,
     )
     if p.scenario_file:
-        prov["reproduce"] = f"mobipath emulate {p.scenario_file}" + (" --substitute" if substitute else "")
+        prov["reproduce"] = (f"mobipath emulate {p.scenario_file}" + (" --substitute" if substitute else "")
+                             + (" --router" if router else ""))
     prov["emulation"] = emulation
     return Result(
         summary=json.loads(jsonfmt.dumps(summary)),

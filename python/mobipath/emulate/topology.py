@@ -18,6 +18,12 @@ too can be marked backup later. Side a is the server (listener, data sender). Th
 downlink: the train's router connects, the server sends, and the receiver-side MP_PRIO of PHA-D
 is ``ip mptcp endpoint change id K backup`` on side b. Endpoint ids are ``path index + 1``.
 
+Router (``router=True``): the receiver sits behind a third namespace, ``mp-<pid>-r<tag>``, which
+holds the b-side TUNs of every path and forwards between them and the receiver over a veth pair
+(not emulated). The receiver's address for path k is 10.78.<k+1>.2 on that veth; the router sends
+traffic from 10.78.<k+1>.0/24 out of path k (source-address rules) — a multi-WAN router with one
+uplink per operator, MPTCP running end to end between receiver and sender.
+
 Cleanup: the context manager removes namespaces and stops the emulator on normal exit, errors,
 SIGINT and SIGTERM (a handler turns SIGTERM into an exception that unwinds through it). The
 emulator gets SIGTERM when this process dies (``PR_SET_PDEATHSIG``) and its TUN devices vanish
@@ -56,10 +62,13 @@ class Topology:
     bin_ms: float = 100.0
     link: Optional[Dict[str, Any]] = None
     mptcp: bool = False
+    #: Put the receiver behind a forwarding router namespace (see the module doc).
+    router: bool = False
     #: MP_JOIN backup flag per path (MPTCP only; path 0 is the initial subflow and cannot be).
     backup: List[bool] = field(default_factory=list)
     ns_a: str = ""
     ns_b: str = ""
+    ns_r: str = ""
     emu: Optional[subprocess.Popen] = None
     emu_stats: Optional[Dict[str, Any]] = None
     _tmp: Optional[tempfile.TemporaryDirectory] = None
@@ -75,9 +84,17 @@ class Topology:
         pid = os.getpid()
         self.ns_a = f"mp-{pid}-c{self.tag}"
         self.ns_b = f"mp-{pid}-s{self.tag}"
+        self.ns_r = f"mp-{pid}-r{self.tag}" if self.router else ""
 
-    # Addresses: path k uses 10.77.<k+1>.0/24, .1 on side a, .2 on side b.
+    @property
+    def namespaces(self) -> List[str]:
+        return [ns for ns in (self.ns_a, self.ns_b, self.ns_r) if ns]
+
+    # Addresses: path k uses 10.77.<k+1>.0/24 between the emulator's TUNs, .1 on side a, .2 on
+    # side b (or on the router); behind a router the receiver uses 10.78.<k+1>.2.
     def addr(self, side: str, k: int = 0) -> str:
+        if side == "b" and self.router:
+            return f"10.78.{k + 1}.2"
         return f"10.77.{k + 1}.{1 if side == 'a' else 2}"
 
     @property
@@ -94,7 +111,7 @@ class Topology:
     def path_of_addr(self, address: str) -> Optional[int]:
         """Which path an address of side a or b belongs to."""
         parts = address.split(".")
-        if len(parts) == 4 and parts[:2] == ["10", "77"] and parts[2].isdigit():
+        if len(parts) == 4 and parts[:2] in (["10", "77"], ["10", "78"]) and parts[2].isdigit():
             k = int(parts[2]) - 1
             return k if 0 <= k < len(self.paths) else None
         return None
@@ -118,7 +135,7 @@ class Topology:
         raise Terminated(f"signal {signum}")
 
     def _build(self) -> None:
-        for ns in (self.ns_a, self.ns_b):
+        for ns in self.namespaces:
             ip("netns", "add", ns)
             ip("-n", ns, "link", "set", "lo", "up")
             # No IPv6 on the emulated links: its router/multicast solicitations would be extra
@@ -132,7 +149,7 @@ class Topology:
             "paths": [
                 {"name": p["name"], "links": p["links"],
                  "a": {"netns": self.ns_a, "ifname": self.dev("a", k)},
-                 "b": {"netns": self.ns_b, "ifname": self.dev("b", k)}}
+                 "b": {"netns": self.ns_r or self.ns_b, "ifname": self.dev("b", k)}}
                 for k, p in enumerate(self.paths)
             ],
             "seed": self.seed,
@@ -157,12 +174,31 @@ class Topology:
             err = self._stop_emulator()
             raise EmulateError(f"the emulator did not start: {(line + err).strip()}")
         for k in range(len(self.paths)):
-            for side, ns in (("a", self.ns_a), ("b", self.ns_b)):
+            for side, ns in (("a", self.ns_a), ("b", self.ns_r or self.ns_b)):
                 dev = self.dev(side, k)
-                ip("-n", ns, "addr", "add", f"{self.addr(side, k)}/24", "dev", dev)
+                ip("-n", ns, "addr", "add", f"10.77.{k + 1}.{1 if side == 'a' else 2}/24", "dev", dev)
                 ip("-n", ns, "link", "set", dev, "up", "txqueuelen", "10000")
+        if self.router:
+            self._setup_router()
         if self.mptcp:
             self._setup_mptcp()
+
+    def _setup_router(self) -> None:
+        r, b = self.ns_r, self.ns_b
+        ip("-n", r, "link", "add", "mpr0", "type", "veth", "peer", "name", "mpc0", "netns", b)
+        sysctl(r, "net.ipv4.ip_forward=1")
+        for k in range(len(self.paths)):
+            ip("-n", r, "addr", "add", f"10.78.{k + 1}.1/24", "dev", "mpr0")
+            ip("-n", b, "addr", "add", f"10.78.{k + 1}.2/24", "dev", "mpc0")
+            # Side a reaches the receiver's path-k address over path k.
+            ip("-n", self.ns_a, "route", "add", f"10.78.{k + 1}.0/24", "dev", self.dev("a", k))
+        for ns, dev in ((r, "mpr0"), (b, "mpc0")):
+            ip("-n", ns, "link", "set", dev, "up")
+        ip("-n", b, "route", "add", "default", "via", "10.78.1.1", "dev", "mpc0")
+        for k in range(1, len(self.paths)):
+            table = str(100 + k)
+            ip("-n", r, "rule", "add", "from", f"10.78.{k + 1}.0/24", "table", table)
+            ip("-n", r, "route", "add", "default", "dev", self.dev("b", k), "table", table)
 
     def _setup_mptcp(self) -> None:
         n = len(self.paths)
@@ -172,9 +208,9 @@ class Topology:
             ip("-n", ns, "mptcp", "limits", "set", "subflows", str(MAX_PATHS), "add_addr_accepted", str(MAX_PATHS))
         for k in range(n):
             flags = [] if k == 0 else ["subflow"] + (["backup"] if k < len(self.backup) and self.backup[k] else [])
-            ip("-n", self.ns_b, "mptcp", "endpoint", "add", self.addr("b", k), "dev", self.dev("b", k),
-               "id", str(k + 1), *flags)
-            if k > 0:
+            ip("-n", self.ns_b, "mptcp", "endpoint", "add", self.addr("b", k),
+               "dev", "mpc0" if self.router else self.dev("b", k), "id", str(k + 1), *flags)
+            if k > 0 and not self.router:
                 # Joins from 10.77.<k+1>.2 to side a's 10.77.1.1 leave through path k.
                 table = str(100 + k)
                 ip("-n", self.ns_b, "rule", "add", "from", self.addr("b", k), "table", table)
@@ -236,7 +272,7 @@ class Topology:
         try:
             self._stop_emulator()
         finally:
-            for ns in (self.ns_a, self.ns_b):
+            for ns in self.namespaces:
                 delete_namespace(ns)
             if self._tmp is not None:
                 self._tmp.cleanup()
