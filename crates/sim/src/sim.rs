@@ -24,11 +24,15 @@ use crate::tcp::cc::{self, coupled};
 use crate::tcp::receiver::{ReceiverConfig, TcpReceiver};
 use crate::tcp::sender::{SenderConfig, TcpSender};
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     LinkWake(u32),
+    /// The head of a link's propagation pipe reaches the far end.
+    PipeHead(u32),
+    /// A packet that could not join its link's pipe (reordered: it arrives before the pipe's
+    /// tail) reaches the far end; index into the slab.
     Arrive(u32),
     SenderTimer(u32),
     ReceiverTimer(u32),
@@ -45,6 +49,12 @@ struct LinkSlot {
     dir: LinkDir,
     name: String,
     wake_at: Time,
+    /// Packets on the wire after this link direction, in arrival order: (arrival time, event
+    /// insertion number, packet). Only the head is in the event queue, under the number
+    /// reserved when the packet left the link, so events pop in exactly the order one
+    /// event per packet would give while the queue stays small (a few entries per link
+    /// instead of one per packet in flight).
+    pipe: VecDeque<(Time, u64, Packet)>,
 }
 
 /// The two ends of a connection.
@@ -329,8 +339,8 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             .build(&sc.base_dir, rngs.stream(&format!("link/{}/forward", l.name)), rngs.stream(&format!("link/{}/reverse", l.name)))
             .expect("scenario was validated");
         link_index.insert(&orig.name, links.len() as u32);
-        links.push(LinkSlot { dir: fwd, name: format!("{}.forward", l.name), wake_at: NEVER });
-        links.push(LinkSlot { dir: rev, name: format!("{}.reverse", l.name), wake_at: NEVER });
+        links.push(LinkSlot { dir: fwd, name: format!("{}.forward", l.name), wake_at: NEVER, pipe: VecDeque::new() });
+        links.push(LinkSlot { dir: rev, name: format!("{}.reverse", l.name), wake_at: NEVER, pipe: VecDeque::new() });
     }
     let mut routes: Vec<Vec<u32>> = Vec::new();
     let mut path_routes: HashMap<&str, (u16, u16)> = HashMap::new();
@@ -458,6 +468,14 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         }
         sim.now = t;
         match ev {
+            Ev::PipeHead(l) => {
+                let slot = &mut sim.links[l as usize];
+                let Some((_, _, p)) = slot.pipe.pop_front() else { continue };
+                if let Some(&(t, seq, _)) = slot.pipe.front() {
+                    sim.queue.push_reserved(t, seq, Ev::PipeHead(l));
+                }
+                sim.forward(p);
+            }
             Ev::Arrive(idx) => {
                 let p = sim.slab[idx as usize].take().expect("live packet");
                 sim.free.push(idx);
@@ -626,8 +644,21 @@ impl Sim {
         let mut out = std::mem::take(&mut self.out);
         self.links[l as usize].dir.wake(now, &mut out);
         for (t, p) in out.drain(..) {
-            let idx = self.alloc(p);
-            self.queue.push(t, Ev::Arrive(idx));
+            let pipe = &mut self.links[l as usize].pipe;
+            match pipe.back() {
+                Some(&(last, _, _)) if t < last => {
+                    // Overtakes packets already on the wire (reordering): an event of its own.
+                    let idx = self.alloc(p);
+                    self.queue.push(t, Ev::Arrive(idx));
+                }
+                _ => {
+                    let seq = self.queue.reserve();
+                    if pipe.is_empty() {
+                        self.queue.push_reserved(t, seq, Ev::PipeHead(l));
+                    }
+                    pipe.push_back((t, seq, p));
+                }
+            }
         }
         self.out = out;
         self.arm_link(l);
