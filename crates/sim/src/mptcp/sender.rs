@@ -395,51 +395,54 @@ impl MptcpSender {
         v
     }
 
-    /// Fills `out` with the subflow snapshots (reusing its allocation: this runs per decision).
+    /// Fills `out` with the subflow snapshots (reusing its allocation).
     fn fill_views(&self, out: &mut Vec<SubflowView>) {
         out.clear();
-        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| {
-                let t = &sf.tcp;
-                let tcb = &t.tcb;
-                let mss = t.cfg.mss;
-                let srtt = t.rtt.srtt;
-                let packets_out = t.packets_out();
-                let pacing = if srtt > 0 {
-                    let factor = if tcb.cwnd < tcb.ssthresh / 2 { 2.0 } else { 1.2 };
-                    mss as f64 * tcb.cwnd.max(packets_out) as f64 / (srtt as f64 / 1e9) * factor
-                } else {
-                    // Before an RTT sample Linux paces at ~ initial window per 1 ms-ish; use IW/100 µs.
-                    mss as f64 * tcb.cwnd as f64 / 1e-4
-                };
-                let queued_bytes = t.queued_bytes();
-                SubflowView {
-                    id,
-                    established: sf.established,
-                    pf: sf.pf,
-                    stale: sf.stale,
-                    backup: sf.backup(),
-                    in_loss: tcb.ca_state == CaState::Loss,
-                    cwnd: tcb.cwnd,
-                    ssthresh: tcb.ssthresh,
-                    in_flight: t.pipe(),
-                    queued: queued_bytes.div_ceil(mss as u64) as u32,
-                    queued_bytes,
-                    unacked_bytes: t.unacked_bytes(),
-                    srtt,
-                    rttvar: t.rtt.rttvar,
-                    min_srtt: if sf.min_srtt == Time::MAX { 0 } else { sf.min_srtt },
-                    max_srtt: sf.max_srtt,
-                    mss,
-                    pacing_rate_bytes_per_s: pacing,
-                    delivered_bytes: t.stats.bytes_acked,
-                    loss_rate: if t.stats.segments_sent > 0 {
-                        t.stats.segments_retransmitted as f64 / t.stats.segments_sent as f64
-                    } else {
-                        0.0
-                    },
-                    tx_time_per_segment: if srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
-                }
-        }));
+        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf)));
+    }
+
+    /// The scheduler's snapshot of subflow `id`.
+    fn view_of(id: usize, sf: &SubflowTx) -> SubflowView {
+        let t = &sf.tcp;
+        let tcb = &t.tcb;
+        let mss = t.cfg.mss;
+        let srtt = t.rtt.srtt;
+        let packets_out = t.packets_out();
+        let pacing = if srtt > 0 {
+            let factor = if tcb.cwnd < tcb.ssthresh / 2 { 2.0 } else { 1.2 };
+            mss as f64 * tcb.cwnd.max(packets_out) as f64 / (srtt as f64 / 1e9) * factor
+        } else {
+            // Before an RTT sample Linux paces at ~ initial window per 1 ms-ish; use IW/100 µs.
+            mss as f64 * tcb.cwnd as f64 / 1e-4
+        };
+        let queued_bytes = t.queued_bytes();
+        SubflowView {
+            id,
+            established: sf.established,
+            pf: sf.pf,
+            stale: sf.stale,
+            backup: sf.backup(),
+            in_loss: tcb.ca_state == CaState::Loss,
+            cwnd: tcb.cwnd,
+            ssthresh: tcb.ssthresh,
+            in_flight: t.pipe(),
+            queued: queued_bytes.div_ceil(mss as u64) as u32,
+            queued_bytes,
+            unacked_bytes: t.unacked_bytes(),
+            srtt,
+            rttvar: t.rtt.rttvar,
+            min_srtt: if sf.min_srtt == Time::MAX { 0 } else { sf.min_srtt },
+            max_srtt: sf.max_srtt,
+            mss,
+            pacing_rate_bytes_per_s: pacing,
+            delivered_bytes: t.stats.bytes_acked,
+            loss_rate: if t.stats.segments_sent > 0 {
+                t.stats.segments_retransmitted as f64 / t.stats.segments_sent as f64
+            } else {
+                0.0
+            },
+            tx_time_per_segment: if srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
+        }
     }
 
     fn window_end(&self) -> u64 {
@@ -458,7 +461,11 @@ impl MptcpSender {
             self.assign(i, dsn, len, now);
             self.stats.retx_requests_served += 1;
         }
-        // 2. Reinjections, then new data.
+        // 2. Reinjections, then new data. The snapshots are taken once: pushing a segment only
+        // changes the chosen subflows' queues, so only their views are refreshed after each
+        // decision (the scheduler sees exactly what a fresh snapshot would show).
+        let mut views = std::mem::take(&mut self.view_buf);
+        self.fill_views(&mut views);
         loop {
             let (seg, from_reinject) = if let Some(&(dsn, len)) = self.reinject.front() {
                 (SegmentInfo { dsn, len, reinjection: true, sent_on: self.sent_on(dsn) }, true)
@@ -474,8 +481,6 @@ impl MptcpSender {
             } else {
                 break;
             };
-            let mut views = std::mem::take(&mut self.view_buf);
-            self.fill_views(&mut views);
             let conn = ConnView {
                 now,
                 send_window_left: self.window_end().saturating_sub(self.next_dsn),
@@ -485,7 +490,6 @@ impl MptcpSender {
                 position_m: self.position_m,
             };
             let decision = self.sched.schedule(&conn, &views);
-            self.view_buf = views;
             let usable = |s: &Self, i: usize| i < s.subflows.len() && s.subflows[i].established;
             let mut one = [0usize; 1];
             let targets: &[usize] = match &decision {
@@ -525,10 +529,14 @@ impl MptcpSender {
                     pushed += len as u64;
                 }
             }
+            for &i in targets {
+                views[i] = Self::view_of(i, &self.subflows[i]);
+            }
             if self.subflows.iter().all(|s| !s.established) {
                 break;
             }
         }
+        self.view_buf = views;
         self.transmit(now, out);
         self.arm_conn_rto(now, false);
         // Data still waits at connection level within the peer's window: subflows whose window
