@@ -205,28 +205,44 @@ impl MptcpReceiver {
             let owd = now.saturating_sub(p.ts_val);
             self.owd[i] = if self.owd[i] == 0 { owd } else { (7 * self.owd[i] + owd) / 8 };
         }
-        let sub_gap_before = p.kind == PacketKind::Data && p.seq > self.subflows[i].rcv_nxt();
-        if p.kind == PacketKind::Data && p.seq + p.len as u64 > self.subflows[i].rcv_nxt() {
+        let rcv_nxt = self.subflows[i].rcv_nxt();
+        let sub_gap_before = p.kind == PacketKind::Data && p.seq > rcv_nxt;
+        let arrived = Arrived {
+            dsn: p.dsn,
+            len: p.len,
+            arrival: now,
+            first_sent: p.dsn_first_sent,
+            is_retx: p.retransmit || p.ts_val > p.dsn_first_sent,
+        };
+        let is_new = p.kind == PacketKind::Data && p.seq + p.len as u64 > rcv_nxt;
+        // Common case: in order at subflow level with nothing held back. The segment goes
+        // straight to the connection level if the subflow accepts it in full (as the map
+        // below would hand it over), without a trip through the subflow's queue.
+        let direct = is_new && p.seq == rcv_nxt && self.pending[i].is_empty();
+        if is_new && !direct {
             let held = &mut self.held_bytes;
             self.pending[i].entry(p.seq).or_insert_with(|| {
                 *held += p.len as u64;
-                Arrived {
-                dsn: p.dsn,
-                len: p.len,
-                arrival: now,
-                first_sent: p.dsn_first_sent,
-                is_retx: p.retransmit || p.ts_val > p.dsn_first_sent,
-                }
+                arrived
             });
         }
         let (range, ack) = self.subflows[i].on_segment(now, p);
         let before = self.stats.bytes_delivered;
-        if let Some((s, e)) = range {
+        if direct {
+            match range {
+                Some((_, e)) if e > p.seq => self.conn_segment(i, now, arrived),
+                _ => {
+                    self.held_bytes += p.len as u64;
+                    self.pending[i].insert(p.seq, arrived);
+                }
+            }
+        } else if let Some((_, e)) = range {
             // Hand what is now in order at subflow level to the connection level.
-            let _ = s;
-            let ready: Vec<(u64, Arrived)> = self.pending[i].range(..e).map(|(k, v)| (*k, *v)).collect();
-            for (k, seg) in ready {
-                self.pending[i].remove(&k);
+            while let Some(entry) = self.pending[i].first_entry() {
+                if *entry.key() >= e {
+                    break;
+                }
+                let seg = entry.remove();
                 self.held_bytes -= seg.len as u64;
                 self.conn_segment(i, now, seg);
             }

@@ -555,6 +555,14 @@ impl MptcpSender {
     }
 
     fn meta_index(&self, dsn: u64) -> Option<usize> {
+        // Usually the newest DSN (just assigned or just sent): check the back first.
+        let n = self.meta.len();
+        match self.meta.back() {
+            Some(m) if m.dsn == dsn => return Some(n - 1),
+            Some(m) if m.dsn < dsn => return None,
+            None => return None,
+            _ => {}
+        }
         let k = self.meta.partition_point(|m| m.dsn < dsn);
         (k < self.meta.len() && self.meta[k].dsn == dsn).then_some(k)
     }

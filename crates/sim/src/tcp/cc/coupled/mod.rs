@@ -84,8 +84,16 @@ impl Path {
 /// Subflow `me` is described by its own `tcb`, which may be newer than its table entry; it is
 /// left out while it has no RTT sample. Returns the list and the position of `me` in it.
 pub fn paths(coupling: &Coupling, me: usize, tcb: &Tcb) -> (Vec<Path>, Option<usize>) {
+    let mut out = Vec::new();
+    let pos = paths_into(coupling, me, tcb, &mut out);
+    (out, pos)
+}
+
+/// [`paths`] into a reused buffer (it runs on every ACK): clears `out`, fills it and returns
+/// the position of `me`.
+pub fn paths_into(coupling: &Coupling, me: usize, tcb: &Tcb, out: &mut Vec<Path>) -> Option<usize> {
     let table = coupling.borrow();
-    let mut out = Vec::with_capacity(table.len().max(me + 1));
+    out.clear();
     let mut pos = None;
     for i in 0..table.len().max(me + 1) {
         let p = if i == me {
@@ -114,7 +122,7 @@ pub fn paths(coupling: &Coupling, me: usize, tcb: &Tcb) -> (Vec<Path>, Option<us
         }
         out.push(p);
     }
-    (out, pos)
+    pos
 }
 
 /// Writes subflow `me`'s window back into the table, so that siblings handling an ACK in the
