@@ -357,8 +357,7 @@ impl MptcpSender {
             let da = self.data_ack;
             self.reinject.retain(|&(d, l)| d + l as u64 > da);
             self.requested.retain(|&(d, l, _)| d + l as u64 > da);
-            let views = self.views();
-            self.sched.on_event(&SchedEvent::DataAcked { now, bytes: acked }, &views);
+            self.sched_event(SchedEvent::DataAcked { now, bytes: acked });
         }
         if p.data_ack >= self.data_ack {
             self.peer_window = p.rwnd;
@@ -386,6 +385,18 @@ impl MptcpSender {
                 };
             }
         }
+    }
+
+    /// Feeds an event to the scheduler, with fresh views only if it reads them.
+    fn sched_event(&mut self, ev: SchedEvent) {
+        let mut views = std::mem::take(&mut self.view_buf);
+        if self.sched.event_views() {
+            self.fill_views(&mut views);
+        } else {
+            views.clear();
+        }
+        self.sched.on_event(&ev, &views);
+        self.view_buf = views;
     }
 
     /// Snapshot of every subflow for the scheduler.
@@ -650,8 +661,7 @@ impl MptcpSender {
         if penalised {
             self.last_penalise = now;
             self.stats.penalisations += 1;
-            let views = self.views();
-            self.sched.on_event(&SchedEvent::Penalised { now }, &views);
+            self.sched_event(SchedEvent::Penalised { now });
         }
         if penalised && worth_retransmitting && oldest.sent_on & (1 << fast.min(63)) == 0 {
             self.assign(fast, oldest.dsn, oldest.len, now);

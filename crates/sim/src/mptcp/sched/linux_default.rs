@@ -57,6 +57,10 @@ fn wmem(s: &SubflowView) -> u64 {
 }
 
 impl Scheduler for LinuxDefault {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "linux-default".into()
     }
