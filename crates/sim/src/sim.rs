@@ -45,8 +45,14 @@ enum Ev {
     Bin,
 }
 
+/// A packet in transit. Boxed so that links, pipes and events move a pointer, not the ~150-byte
+/// header (each packet is moved through half a dozen queues between its endpoints).
+type Pkt = Box<Packet>;
+/// At most this many boxes are kept for reuse.
+const SPARE_BOXES: usize = 1024;
+
 struct LinkSlot {
-    dir: LinkDir,
+    dir: LinkDir<Pkt>,
     name: String,
     wake_at: Time,
     /// Packets on the wire after this link direction, in arrival order: (arrival time, event
@@ -54,7 +60,7 @@ struct LinkSlot {
     /// reserved when the packet left the link, so events pop in exactly the order one
     /// event per packet would give while the queue stays small (a few entries per link
     /// instead of one per packet in flight).
-    pipe: VecDeque<(Time, u64, Packet)>,
+    pipe: VecDeque<(Time, u64, Pkt)>,
 }
 
 /// The two ends of a connection.
@@ -167,9 +173,11 @@ struct Sim {
     links: Vec<LinkSlot>,
     routes: Vec<Vec<u32>>,
     flows: Vec<Flow>,
-    slab: Vec<Option<Packet>>,
+    slab: Vec<Option<Pkt>>,
     free: Vec<u32>,
-    out: Vec<(Time, Packet)>,
+    out: Vec<(Time, Pkt)>,
+    /// Boxes of delivered packets, reused for new ones.
+    spare: Vec<Pkt>,
     pkts: Vec<(usize, Packet)>,
     bin: Time,
     n_bins: usize,
@@ -426,6 +434,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         slab: Vec::with_capacity(4096),
         free: Vec::new(),
         out: Vec::with_capacity(64),
+        spare: Vec::with_capacity(SPARE_BOXES),
         pkts: Vec::with_capacity(64),
         bin,
         n_bins,
@@ -540,7 +549,13 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
 }
 
 impl Sim {
-    fn alloc(&mut self, p: Packet) -> u32 {
+    fn recycle(&mut self, p: Pkt) {
+        if self.spare.len() < SPARE_BOXES {
+            self.spare.push(p);
+        }
+    }
+
+    fn alloc(&mut self, p: Pkt) -> u32 {
         if let Some(i) = self.free.pop() {
             self.slab[i as usize] = Some(p);
             i
@@ -551,7 +566,7 @@ impl Sim {
     }
 
     /// Moves a packet to its next hop, or hands it to its endpoint at the end of the route.
-    fn forward(&mut self, mut p: Packet) {
+    fn forward(&mut self, mut p: Pkt) {
         let route = &self.routes[p.route as usize];
         if (p.hop as usize) < route.len() {
             let l = route[p.hop as usize];
@@ -568,7 +583,7 @@ impl Sim {
         }
     }
 
-    fn to_sender(&mut self, fi: u32, p: Packet) {
+    fn to_sender(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
         match &mut self.flows[fi as usize].conn {
             Conn::Tcp { sender, .. } => sender.on_ack(now, &p),
@@ -581,10 +596,11 @@ impl Sim {
                 }
             }
         }
+        self.recycle(p);
         self.pump(fi);
     }
 
-    fn to_receiver(&mut self, fi: u32, p: Packet) {
+    fn to_receiver(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
         let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[fi as usize];
@@ -621,6 +637,7 @@ impl Sim {
                 }
             }
         }
+        self.recycle(p);
         for (i, a) in pkts.drain(..) {
             self.inject(fi, i, a, false);
         }
@@ -636,7 +653,14 @@ impl Sim {
         p.hop = 0;
         p.flow = fi;
         p.subflow = subflow as u16;
-        self.forward(p);
+        let b = match self.spare.pop() {
+            Some(mut b) => {
+                *b = p;
+                b
+            }
+            None => Box::new(p),
+        };
+        self.forward(b);
     }
 
     fn wake_link(&mut self, l: u32) {

@@ -24,4 +24,4 @@ pub use config::{
     DirSpec, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit, RateStep,
     ReorderConfig, ReverseConfig, SojournConfig, TraceConfig,
 };
-pub use dir::{LinkDir, LinkStats};
+pub use dir::{LinkDir, LinkStats, Wire};
