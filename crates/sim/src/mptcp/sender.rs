@@ -566,13 +566,17 @@ impl MptcpSender {
     }
 
     fn meta_index(&self, dsn: u64) -> Option<usize> {
-        // Usually the newest DSN (just assigned or just sent): check the back first.
+        // Usually one of the newest DSNs (just assigned, or being sent while a few more wait in
+        // subflow queues): look at the last few entries before a binary search.
         let n = self.meta.len();
-        match self.meta.back() {
-            Some(m) if m.dsn == dsn => return Some(n - 1),
-            Some(m) if m.dsn < dsn => return None,
-            None => return None,
-            _ => {}
+        for k in (n.saturating_sub(8)..n).rev() {
+            let d = self.meta[k].dsn;
+            if d == dsn {
+                return Some(k);
+            }
+            if d < dsn {
+                return None;
+            }
         }
         let k = self.meta.partition_point(|m| m.dsn < dsn);
         (k < self.meta.len() && self.meta[k].dsn == dsn).then_some(k)
@@ -600,7 +604,7 @@ impl MptcpSender {
             }
             while let Some(mut p) = self.subflows[i].tcp.poll_transmit(now) {
                 let sf = &self.subflows[i];
-                let k = sf.map.partition_point(|&(s, _, l)| s + l as u64 <= p.seq);
+                let k = map_index(&sf.map, p.seq);
                 if let Some(&(s, dsn, _)) = sf.map.get(k) {
                     p.dsn = dsn + (p.seq - s);
                 }
@@ -668,4 +672,19 @@ impl MptcpSender {
             self.stats.opportunistic_retransmissions += 1;
         }
     }
+}
+
+/// Index of the first mapping of `map` (contiguous `(seq, dsn, len)` in subflow sequence order)
+/// that ends after `seq`, i.e. the one holding `seq` (`map.len()` if none). A new segment's
+/// mapping is among the last few (only queued, unsent ones follow it), so those are looked at
+/// before a binary search.
+fn map_index(map: &VecDeque<(u64, u64, u32)>, seq: u64) -> usize {
+    let n = map.len();
+    for k in (n.saturating_sub(4)..n).rev() {
+        let (s, _, l) = map[k];
+        if s <= seq {
+            return if seq < s + l as u64 { k } else { k + 1 };
+        }
+    }
+    map.partition_point(|&(s, _, l)| s + l as u64 <= seq)
 }
