@@ -832,7 +832,7 @@ mod tests {
     fn build_reports_errors_with_name_prefix() {
         let c = parse("name = \"x\"\ndelay_ms = 1\nrate_mbps = 0\n");
         let rng = || crate::core::RngStreams::new(1).stream("a");
-        let e = c.build(Path::new("."), rng(), rng()).err().unwrap();
+        let e = c.build::<crate::packet::Packet>(Path::new("."), rng(), rng()).err().unwrap();
         assert_eq!(e[0].to_string(), "links[\"x\"].rate_mbps = 0: must be > 0");
     }
 
