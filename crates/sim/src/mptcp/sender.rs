@@ -382,6 +382,8 @@ impl MptcpSender {
                     mss: sf.tcp.cfg.mss,
                     bytes_acked: sf.tcp.stats.bytes_acked,
                     backup: sf.backup(),
+                    // Kept by the subflow's own controller.
+                    losses: t[k].losses,
                 };
             }
         }

@@ -116,6 +116,7 @@ mod tests {
             mss,
             bytes_acked: 0,
             backup: false,
+            ..Default::default()
         }
     }
 
