@@ -70,6 +70,8 @@ struct DsnMeta {
     dsn: u64,
     len: u32,
     first_sent: Time,
+    /// Subflow of the first transmission.
+    first_subflow: u16,
     sent_on: u64,
 }
 
@@ -593,7 +595,7 @@ impl MptcpSender {
             None => {
                 // New DSNs are assigned in increasing order, so push_back keeps `meta` sorted.
                 if self.meta.back().map_or(true, |m| m.dsn < dsn) {
-                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, sent_on: 1 << i.min(63) });
+                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, sent_on: 1 << i.min(63) });
                 }
             }
         }
@@ -614,10 +616,13 @@ impl MptcpSender {
                     let m = &mut self.meta[mk];
                     if m.first_sent == NEVER {
                         m.first_sent = now;
+                        m.first_subflow = i as u16;
                     }
                     p.dsn_first_sent = m.first_sent;
+                    p.dsn_first_subflow = m.first_subflow;
                 } else {
                     p.dsn_first_sent = now;
+                    p.dsn_first_subflow = i as u16;
                 }
                 p.data_ack = 0;
                 out.push((i, p));
