@@ -48,6 +48,8 @@ enum Ev {
 /// A packet in transit. Boxed so that links, pipes and events move a pointer, not the ~150-byte
 /// header (each packet is moved through half a dozen queues between its endpoints).
 type Pkt = Box<Packet>;
+/// An empty pipe's head key (after every real one).
+const NO_HEAD: (Time, u64) = (Time::MAX, u64::MAX);
 /// At most this many boxes are kept for reuse.
 const SPARE_BOXES: usize = 1024;
 
@@ -56,10 +58,10 @@ struct LinkSlot {
     name: String,
     wake_at: Time,
     /// Packets on the wire after this link direction, in arrival order: (arrival time, event
-    /// insertion number, packet). Only the head is in the event queue, under the number
-    /// reserved when the packet left the link, so events pop in exactly the order one
-    /// event per packet would give while the queue stays small (a few entries per link
-    /// instead of one per packet in flight).
+    /// insertion number reserved when the packet left the link, packet). The event loop merges
+    /// the pipes' heads ([`Sim::heads`]) with the event queue by (time, number), so events are
+    /// processed in exactly the order one queued event per packet would give, without a heap
+    /// push and pop per packet.
     pipe: VecDeque<(Time, u64, Pkt)>,
 }
 
@@ -171,6 +173,8 @@ struct Sim {
     end: Time,
     queue: EventQueue<Ev>,
     links: Vec<LinkSlot>,
+    /// Per link direction: (time, insertion number) of its pipe's head, [`NO_HEAD`] if empty.
+    heads: Vec<(Time, u64)>,
     routes: Vec<Vec<u32>>,
     flows: Vec<Flow>,
     slab: Vec<Option<Pkt>>,
@@ -428,6 +432,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         now: 0,
         end,
         queue: EventQueue::new(),
+        heads: vec![NO_HEAD; n_links],
         links,
         routes,
         flows,
@@ -468,7 +473,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     let mut bins_done = 0usize;
     let progress_every = (n_bins / 200).max(1);
 
-    while let Some((t, ev)) = sim.queue.pop() {
+    while let Some((t, ev)) = sim.next_event() {
         if t > end {
             break;
         }
@@ -480,9 +485,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             Ev::PipeHead(l) => {
                 let slot = &mut sim.links[l as usize];
                 let Some((_, _, p)) = slot.pipe.pop_front() else { continue };
-                if let Some(&(t, seq, _)) = slot.pipe.front() {
-                    sim.queue.push_reserved(t, seq, Ev::PipeHead(l));
-                }
+                sim.heads[l as usize] = slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq));
                 sim.forward(p);
             }
             Ev::Arrive(idx) => {
@@ -549,6 +552,22 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
 }
 
 impl Sim {
+    /// The next event: the earliest pipe head or the event queue's next, by (time, insertion
+    /// number).
+    fn next_event(&mut self) -> Option<(Time, Ev)> {
+        let (mut best, mut key) = (0, NO_HEAD);
+        for (l, &h) in self.heads.iter().enumerate() {
+            if h < key {
+                (best, key) = (l, h);
+            }
+        }
+        if key != NO_HEAD && self.queue.peek_key().is_none_or(|q| key < q) {
+            self.queue.note_popped();
+            return Some((key.0, Ev::PipeHead(best as u32)));
+        }
+        self.queue.pop()
+    }
+
     fn recycle(&mut self, p: Pkt) {
         if self.spare.len() < SPARE_BOXES {
             self.spare.push(p);
@@ -678,7 +697,7 @@ impl Sim {
                 _ => {
                     let seq = self.queue.reserve();
                     if pipe.is_empty() {
-                        self.queue.push_reserved(t, seq, Ev::PipeHead(l));
+                        self.heads[l as usize] = (t, seq);
                     }
                     pipe.push_back((t, seq, p));
                 }

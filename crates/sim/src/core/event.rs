@@ -71,6 +71,15 @@ impl<E> EventQueue<E> {
         self.popped += 1;
         Some((e.at, e.ev))
     }
+    /// (time, insertion number) of the next event, to merge this queue with an outside
+    /// time-ordered source of events numbered by [`reserve`](Self::reserve).
+    pub fn peek_key(&self) -> Option<(Time, u64)> {
+        self.heap.peek().map(|e| (e.at, e.seq))
+    }
+    /// Counts an event taken from such an outside source as processed.
+    pub fn note_popped(&mut self) {
+        self.popped += 1;
+    }
     pub fn peek_time(&self) -> Option<Time> {
         self.heap.peek().map(|e| e.at)
     }
