@@ -61,6 +61,8 @@ pub struct Packet {
     pub mp_prio: u8,
     /// Time this DSN was first transmitted (for the loss-recovery-time metric).
     pub dsn_first_sent: Time,
+    /// Subflow of this DSN's first transmission (for the loss-recovery time per path).
+    pub dsn_first_subflow: u16,
     /// P1 receiver-based recovery: the data sequence number the receiver asks to be resent
     /// ([`NONE_U64`] = none).
     pub retx_request: u64,
@@ -90,6 +92,7 @@ impl Packet {
             data_ack: 0,
             mp_prio: 0,
             dsn_first_sent: 0,
+            dsn_first_subflow: 0,
             retx_request: NONE_U64,
             retx_request_len: 0,
         }

@@ -22,11 +22,15 @@ use crate::tcp::cc::{self, coupled};
 use crate::tcp::receiver::{ReceiverConfig, TcpReceiver};
 use crate::tcp::sender::{SenderConfig, TcpSender};
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     LinkWake(u32),
+    /// The head of a link's propagation pipe reaches the far end.
+    PipeHead(u32),
+    /// A packet that could not join its link's pipe (reordered: it arrives before the pipe's
+    /// tail) reaches the far end; index into the slab.
     Arrive(u32),
     SenderTimer(u32),
     ReceiverTimer(u32),
@@ -39,10 +43,24 @@ enum Ev {
     Bin,
 }
 
+/// A packet in transit. Boxed so that links, pipes and events move a pointer, not the ~150-byte
+/// header (each packet is moved through half a dozen queues between its endpoints).
+type Pkt = Box<Packet>;
+/// An empty pipe's head key (after every real one).
+const NO_HEAD: (Time, u64) = (Time::MAX, u64::MAX);
+/// At most this many boxes are kept for reuse.
+const SPARE_BOXES: usize = 1024;
+
 struct LinkSlot {
-    dir: LinkDir,
+    dir: LinkDir<Pkt>,
     name: String,
     wake_at: Time,
+    /// Packets on the wire after this link direction, in arrival order: (arrival time, event
+    /// insertion number reserved when the packet left the link, packet). The event loop merges
+    /// the pipes' heads ([`Sim::heads`]) with the event queue by (time, number), so events are
+    /// processed in exactly the order one queued event per packet would give, without a heap
+    /// push and pop per packet.
+    pipe: VecDeque<(Time, u64, Pkt)>,
 }
 
 /// The two ends of a connection.
@@ -164,11 +182,15 @@ struct Sim {
     end: Time,
     queue: EventQueue<Ev>,
     links: Vec<LinkSlot>,
+    /// Per link direction: (time, insertion number) of its pipe's head, [`NO_HEAD`] if empty.
+    heads: Vec<(Time, u64)>,
     routes: Vec<Vec<u32>>,
     flows: Vec<Flow>,
-    slab: Vec<Option<Packet>>,
+    slab: Vec<Option<Pkt>>,
     free: Vec<u32>,
-    out: Vec<(Time, Packet)>,
+    out: Vec<(Time, Pkt)>,
+    /// Boxes of delivered packets, reused for new ones.
+    spare: Vec<Pkt>,
     pkts: Vec<(usize, Packet)>,
     bin: Time,
     n_bins: usize,
@@ -345,8 +367,8 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
             .build(&sc.base_dir, rngs.stream(&format!("link/{}/forward", l.name)), rngs.stream(&format!("link/{}/reverse", l.name)))
             .expect("scenario was validated");
         link_index.insert(&orig.name, links.len() as u32);
-        links.push(LinkSlot { dir: fwd, name: format!("{}.forward", l.name), wake_at: NEVER });
-        links.push(LinkSlot { dir: rev, name: format!("{}.reverse", l.name), wake_at: NEVER });
+        links.push(LinkSlot { dir: fwd, name: format!("{}.forward", l.name), wake_at: NEVER, pipe: VecDeque::new() });
+        links.push(LinkSlot { dir: rev, name: format!("{}.reverse", l.name), wake_at: NEVER, pipe: VecDeque::new() });
     }
     let mut routes: Vec<Vec<u32>> = Vec::new();
     let mut path_routes: HashMap<&str, (u16, u16)> = HashMap::new();
@@ -429,12 +451,14 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         now: 0,
         end,
         queue: EventQueue::new(),
+        heads: vec![NO_HEAD; n_links],
         links,
         routes,
         flows,
         slab: Vec::with_capacity(4096),
         free: Vec::new(),
         out: Vec::with_capacity(64),
+        spare: Vec::with_capacity(SPARE_BOXES),
         pkts: Vec::with_capacity(64),
         bin,
         n_bins,
@@ -468,7 +492,7 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
     let mut bins_done = 0usize;
     let progress_every = (n_bins / 200).max(1);
 
-    while let Some((t, ev)) = sim.queue.pop() {
+    while let Some((t, ev)) = sim.next_event() {
         if t > end {
             break;
         }
@@ -477,6 +501,12 @@ pub fn run(sc: &Scenario, mut progress: Option<&mut dyn FnMut(f64)>) -> RunOutpu
         }
         sim.now = t;
         match ev {
+            Ev::PipeHead(l) => {
+                let slot = &mut sim.links[l as usize];
+                let Some((_, _, p)) = slot.pipe.pop_front() else { continue };
+                sim.heads[l as usize] = slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq));
+                sim.forward(p);
+            }
             Ev::Arrive(idx) => {
                 let p = sim.slab[idx as usize].take().expect("live packet");
                 sim.free.push(idx);
@@ -551,7 +581,29 @@ impl Sim {
         Some((g.first_after? - g.last_before?) as f64 / 1e6)
     }
 
-    fn alloc(&mut self, p: Packet) -> u32 {
+    /// The next event: the earliest pipe head or the event queue's next, by (time, insertion
+    /// number).
+    fn next_event(&mut self) -> Option<(Time, Ev)> {
+        let (mut best, mut key) = (0, NO_HEAD);
+        for (l, &h) in self.heads.iter().enumerate() {
+            if h < key {
+                (best, key) = (l, h);
+            }
+        }
+        if key != NO_HEAD && self.queue.peek_key().is_none_or(|q| key < q) {
+            self.queue.note_popped();
+            return Some((key.0, Ev::PipeHead(best as u32)));
+        }
+        self.queue.pop()
+    }
+
+    fn recycle(&mut self, p: Pkt) {
+        if self.spare.len() < SPARE_BOXES {
+            self.spare.push(p);
+        }
+    }
+
+    fn alloc(&mut self, p: Pkt) -> u32 {
         if let Some(i) = self.free.pop() {
             self.slab[i as usize] = Some(p);
             i
@@ -562,7 +614,7 @@ impl Sim {
     }
 
     /// Moves a packet to its next hop, or hands it to its endpoint at the end of the route.
-    fn forward(&mut self, mut p: Packet) {
+    fn forward(&mut self, mut p: Pkt) {
         let route = &self.routes[p.route as usize];
         if (p.hop as usize) < route.len() {
             let l = route[p.hop as usize];
@@ -579,7 +631,7 @@ impl Sim {
         }
     }
 
-    fn to_sender(&mut self, fi: u32, p: Packet) {
+    fn to_sender(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
         match &mut self.flows[fi as usize].conn {
             Conn::Tcp { sender, .. } => sender.on_ack(now, &p),
@@ -592,10 +644,11 @@ impl Sim {
                 }
             }
         }
+        self.recycle(p);
         self.pump(fi);
     }
 
-    fn to_receiver(&mut self, fi: u32, p: Packet) {
+    fn to_receiver(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
         let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[fi as usize];
@@ -632,6 +685,7 @@ impl Sim {
                 }
             }
         }
+        self.recycle(p);
         for (i, a) in pkts.drain(..) {
             self.inject(fi, i, a, false);
         }
@@ -647,7 +701,14 @@ impl Sim {
         p.hop = 0;
         p.flow = fi;
         p.subflow = subflow as u16;
-        self.forward(p);
+        let b = match self.spare.pop() {
+            Some(mut b) => {
+                *b = p;
+                b
+            }
+            None => Box::new(p),
+        };
+        self.forward(b);
     }
 
     fn wake_link(&mut self, l: u32) {
@@ -655,8 +716,21 @@ impl Sim {
         let mut out = std::mem::take(&mut self.out);
         self.links[l as usize].dir.wake(now, &mut out);
         for (t, p) in out.drain(..) {
-            let idx = self.alloc(p);
-            self.queue.push(t, Ev::Arrive(idx));
+            let pipe = &mut self.links[l as usize].pipe;
+            match pipe.back() {
+                Some(&(last, _, _)) if t < last => {
+                    // Overtakes packets already on the wire (reordering): an event of its own.
+                    let idx = self.alloc(p);
+                    self.queue.push(t, Ev::Arrive(idx));
+                }
+                _ => {
+                    let seq = self.queue.reserve();
+                    if pipe.is_empty() {
+                        self.heads[l as usize] = (t, seq);
+                    }
+                    pipe.push_back((t, seq, p));
+                }
+            }
         }
         self.out = out;
         self.arm_link(l);
@@ -976,6 +1050,9 @@ impl Sim {
                             "timeouts": st.timeouts,
                             "fast_retransmits": st.fast_retransmits,
                             "reinjected_from": s.reinjected_segments,
+                            "loss_recovery_count": receiver.recovery_by_subflow[k].total_weight() as u64,
+                            "loss_recovery_mean_ms": round6(receiver.recovery_by_subflow[k].mean() * 1e3),
+                            "loss_recovery_p95_ms": round6(receiver.recovery_by_subflow[k].quantile(0.95) * 1e3),
                             "scheduler_decisions": s.decisions,
                             "mean_rtt_ms": s.tcp.rtt.mean_rtt().map(|x| round6(x / 1e6)),
                             "established": s.established,

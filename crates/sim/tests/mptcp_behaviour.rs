@@ -170,25 +170,79 @@ fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
     assert!(buf_dp < buf_min, "delay-predictive should hold less in the buffer: {buf_dp:.0} vs {buf_min:.0}");
 }
 
-/// P1, scenario 2: receiver-based recovery keeps loss-recovery time roughly flat as path-2
-/// delay grows, while the default's grows with it.
+/// P1, scenario 2 (Table 2 and §4.1): path 1 50 Mbit/s, 3 ms; path 2 50 Mbit/s with its one-way
+/// delay swept, 1 % random loss on path 2 only ("to analyse losses on the worse path"); 1500-byte
+/// packets, 500-packet receive buffer; Reno. Returns the mean loss-recovery time (ms) of the
+/// segments first sent on path 2 — `subflows[1].loss_recovery_*`, so that drop-tail losses on
+/// path 1, which any scheme repairs within path 1's few-ms RTT, do not dilute it — pooled over
+/// `seeds` runs of 120 s, and the number of such losses.
 ///
-/// Not reproduced yet (issue 3 stays open): in this setup most recovered losses are drop-tail
-/// losses on path 1, whose recovery time does not depend on path 2, and schedulers move traffic
-/// off a 150 ms path 2 — so neither curve isolates path-2 losses the way the paper's does.
+/// Both curves use `roundrobin`: the paper's "standard MPTCP" spreads data over the paths by
+/// congestion window, as round robin over subflows with window room does. Two other choices
+/// would not measure path-2 losses: `delay-predictive` sends nothing on a 150 ms path 2 with a
+/// 500-packet window (path 1's predicted arrival never exceeds ~120 ms), and `minrtt` has Linux's
+/// opportunistic retransmission, which itself re-sends the oldest data on path 1 whenever the
+/// window blocks (the 2012 MPTCP the paper compared against had none).
+fn p1_path2_recovery(path2_delay_ms: f64, receiver_recovery: bool, seeds: u64) -> (f64, u64) {
+    let flow_cfg = format!(
+        "cc = \"reno\"\nscheduler = \"roundrobin\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500, receiver_recovery = {receiver_recovery} }}"
+    );
+    let scenario = two_paths(
+        120.0,
+        "rate_mbps = 50\ndelay_ms = 3\nqueue_packets = 100",
+        &format!("rate_mbps = 50\ndelay_ms = {path2_delay_ms}\nqueue_packets = 100\nloss = {{ model = \"bernoulli\", p = 0.01 }}"),
+        &flow_cfg,
+    );
+    let (mut sum_ms, mut n) = (0.0, 0u64);
+    for seed in 1..=seeds {
+        let o = run_seed(&scenario, seed);
+        let s = sub(&o, 1);
+        let k = f(&s["loss_recovery_count"]) as u64;
+        sum_ms += f(&s["loss_recovery_mean_ms"]) * k as f64;
+        n += k;
+    }
+    (if n > 0 { sum_ms / n as f64 } else { 0.0 }, n)
+}
+
+/// P1, scenario 2: with receiver-based recovery the loss-recovery time of path-2 losses grows far
+/// less with path-2 delay than the default's.
+///
+/// What is reproduced and what is not (measured at this commit, 4 seeds × 120 s, path-2 delay
+/// 5 → 150 ms, 114 and 117 path-2 losses at 150 ms): the default grows 21 → 585 ms (≈ 3.9
+/// one-way delays: a path-2 RTT to learn of the loss from duplicate ACKs, then a path-2 trip for
+/// the retransmission); with receiver-based recovery 21 → 266 ms, 0.44 of the default's growth. The paper's *flat* curve is not reproduced, and cannot
+/// be under metrics.md's definition (from the original send): the hole is seen only when later
+/// path-2 data arrives, one path-2 one-way delay after the lost packet left. When the watch fires
+/// the repair takes that delay plus ~8 ms (request and re-send over path 1); the rest of the
+/// growth comes from losses after which fewer than three packets arrive before the default
+/// recovery repairs them — with a 150 ms path 2 the 500-packet window is blocked waiting for
+/// path 2, so path 1 delivers nothing new and only the next path-2 burst, an RTT later, can
+/// complete the count. The paper probably measured from the loss's detection.
 #[test]
-#[ignore = "P1 scenario 2 shape not reproduced yet; see the note on issue 3"]
-fn p1_receiver_recovery_keeps_recovery_time_flat() {
-    let flow_cfg = |rr: bool| format!("cc = \"reno\"\nscheduler = \"delay-predictive\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500, receiver_recovery = {rr} }}");
-    let rec = |delay: f64, rr: bool| {
-        let o = run(&p1(50.0, delay, 50.0, &flow_cfg(rr)));
-        f(&flow(&o, "mp")["loss_recovery_mean_ms"])
-    };
-    let (d_short, d_long) = (5.0, 150.0);
-    let default_growth = rec(d_long, false) - rec(d_short, false);
-    let rr_growth = rec(d_long, true) - rec(d_short, true);
-    assert!(default_growth > 100.0, "default recovery should grow with path-2 delay: +{default_growth:.1} ms");
-    assert!(rr_growth < 0.5 * default_growth, "receiver-based recovery grows {rr_growth:.1} ms vs default {default_growth:.1} ms");
+fn p1_receiver_recovery_slows_the_growth_of_recovery_time() {
+    let seeds = 4;
+    let (short, long) = (5.0, 150.0);
+    let (d_short, _) = p1_path2_recovery(short, false, seeds);
+    let (d_long, n_d) = p1_path2_recovery(long, false, seeds);
+    let (r_short, _) = p1_path2_recovery(short, true, seeds);
+    let (r_long, n_r) = p1_path2_recovery(long, true, seeds);
+    eprintln!("path-2 loss recovery, {short} -> {long} ms: default {d_short:.1} -> {d_long:.1} ms, receiver-based {r_short:.1} -> {r_long:.1} ms ({n_d}, {n_r} losses at {long} ms)");
+    assert!(n_d >= 60 && n_r >= 60, "too few path-2 losses to compare: {n_d}, {n_r}");
+    let delay_growth = long - short;
+    let default_growth = d_long - d_short;
+    let rr_growth = r_long - r_short;
+    assert!(
+        default_growth > 2.5 * delay_growth,
+        "default recovery should grow by ~3 path-2 one-way delays: {d_short:.1} -> {d_long:.1} ms"
+    );
+    assert!(
+        rr_growth < 0.7 * default_growth,
+        "receiver-based recovery grows {r_short:.1} -> {r_long:.1} ms vs default {d_short:.1} -> {d_long:.1} ms"
+    );
+    assert!(
+        rr_growth > 0.9 * delay_growth,
+        "no recovery can beat one path-2 one-way delay: {r_short:.1} -> {r_long:.1} ms"
+    );
 }
 
 /// MP_PRIO B=1 mid-transfer: within a few RTTs the subflow carries no new data while the other

@@ -51,10 +51,34 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         self.heap.push(Entry { at, seq, ev });
     }
+    /// Takes the next insertion number without queueing anything: a component that keeps
+    /// its own time-ordered FIFO of future events (a link's propagation pipe) numbers each
+    /// item when it is created and later queues only its head with
+    /// [`push_reserved`](Self::push_reserved), so the global order is exactly what pushing
+    /// every item at creation would have given.
+    pub fn reserve(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+    /// Queues an event under an insertion number from [`reserve`](Self::reserve).
+    pub fn push_reserved(&mut self, at: Time, seq: u64, ev: E) {
+        debug_assert!(seq < self.next_seq);
+        self.heap.push(Entry { at, seq, ev });
+    }
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = self.heap.pop()?;
         self.popped += 1;
         Some((e.at, e.ev))
+    }
+    /// (time, insertion number) of the next event, to merge this queue with an outside
+    /// time-ordered source of events numbered by [`reserve`](Self::reserve).
+    pub fn peek_key(&self) -> Option<(Time, u64)> {
+        self.heap.peek().map(|e| (e.at, e.seq))
+    }
+    /// Counts an event taken from such an outside source as processed.
+    pub fn note_popped(&mut self) {
+        self.popped += 1;
     }
     pub fn peek_time(&self) -> Option<Time> {
         self.heap.peek().map(|e| e.at)
@@ -83,5 +107,16 @@ mod tests {
         q.push(3, 'd');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
+    }
+
+    #[test]
+    fn reserved_numbers_order_like_pushes_at_reservation_time() {
+        let mut q = EventQueue::new();
+        let r = q.reserve(); // 'x' is created first, queued later
+        q.push(5, 'a');
+        q.push_reserved(5, r, 'x');
+        q.push(5, 'b');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['x', 'a', 'b']);
     }
 }

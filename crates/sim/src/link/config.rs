@@ -8,7 +8,7 @@
 //!   `[links.reverse]` gives them; loss and reorder are per direction and NOT inherited;
 //! - outages belong to the link and apply to both directions.
 use super::capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline};
-use super::dir::LinkDir;
+use super::dir::{LinkDir, Wire};
 use super::trace;
 use crate::core::rng::Rng;
 use crate::core::time::{from_ms_f64, from_secs_f64, Time};
@@ -319,7 +319,7 @@ pub struct LinkSpec {
 impl LinkSpec {
     /// The two directions. `fwd_rng` and `rev_rng` should be distinct streams (e.g.
     /// `streams.stream("link/<name>/fwd")`) so the directions' randomness is independent.
-    pub fn build(&self, fwd_rng: Rng, rev_rng: Rng) -> (LinkDir, LinkDir) {
+    pub fn build<P: Wire>(&self, fwd_rng: Rng, rev_rng: Rng) -> (LinkDir<P>, LinkDir<P>) {
         let mut fwd = LinkDir::new(&self.forward, &self.outages, fwd_rng);
         fwd.set_forwarding(&self.forwarding);
         (fwd, LinkDir::new(&self.reverse, &self.outages, rev_rng))
@@ -396,7 +396,7 @@ impl LinkConfig {
     /// Resolves and builds both directions (forward, reverse). Errors name fields as
     /// `links["<name>"].<field>`; a scenario loader that knows the link's index should
     /// prefer [`resolve`](Self::resolve) with its own prefix.
-    pub fn build(&self, base_dir: &Path, fwd_rng: Rng, rev_rng: Rng) -> Result<(LinkDir, LinkDir), Vec<ConfigError>> {
+    pub fn build<P: Wire>(&self, base_dir: &Path, fwd_rng: Rng, rev_rng: Rng) -> Result<(LinkDir<P>, LinkDir<P>), Vec<ConfigError>> {
         let mut errs = Errors::default();
         match self.resolve(&format!("links[{:?}]", self.name), base_dir, &mut errs) {
             Some(spec) if errs.is_empty() => Ok(spec.build(fwd_rng, rev_rng)),
@@ -884,7 +884,7 @@ mod tests {
     fn build_reports_errors_with_name_prefix() {
         let c = parse("name = \"x\"\ndelay_ms = 1\nrate_mbps = 0\n");
         let rng = || crate::core::RngStreams::new(1).stream("a");
-        let e = c.build(Path::new("."), rng(), rng()).err().unwrap();
+        let e = c.build::<crate::packet::Packet>(Path::new("."), rng(), rng()).err().unwrap();
         assert_eq!(e[0].to_string(), "links[\"x\"].rate_mbps = 0: must be > 0");
     }
 

@@ -64,14 +64,34 @@ pub struct ForwardingGap {
     pub first_after: Option<Time>,
 }
 
+/// What a link carries: anything with a size on the wire. The simulator passes boxed packets
+/// (moving a pointer through queues instead of the whole header); tests and the emulator pass
+/// [`Packet`]s by value.
+pub trait Wire {
+    /// Bytes on the wire (payload + headers).
+    fn wire_bytes(&self) -> u32;
+}
+
+impl Wire for Packet {
+    fn wire_bytes(&self) -> u32 {
+        Packet::wire_bytes(self)
+    }
+}
+
+impl Wire for Box<Packet> {
+    fn wire_bytes(&self) -> u32 {
+        Packet::wire_bytes(self)
+    }
+}
+
 /// One direction of a link. See the module docs and `link/README.md` for semantics.
-pub struct LinkDir {
+pub struct LinkDir<P: Wire = Packet> {
     tl: Timeline,
     delay: Time,
     max_packets: u64,
     max_bytes: u64,
     /// (arrival time, packet); the front one is being transmitted.
-    queue: VecDeque<(Time, Packet)>,
+    queue: VecDeque<(Time, P)>,
     /// When the front packet's last bit is sent; NEVER if idle or capacity never returns.
     head_done: Time,
     /// Constant rate without outages: a division per packet and nothing else.
@@ -107,10 +127,10 @@ pub struct LinkDir {
     stats: LinkStats,
 }
 
-impl LinkDir {
+impl<P: Wire> LinkDir<P> {
     /// A direction from its resolved spec, the link's outages (sorted, non-overlapping)
     /// and its own RNG stream.
-    pub fn new(spec: &DirSpec, outages: &[Outage], rng: Rng) -> LinkDir {
+    pub fn new(spec: &DirSpec, outages: &[Outage], rng: Rng) -> LinkDir<P> {
         let mut tl = timeline(spec, outages);
         // Defensive for hand-built specs: order what the timeline searches.
         tl.cap = tl.cap.sanitized();
@@ -175,7 +195,7 @@ impl LinkDir {
 
     /// A plain direction: constant rate, delay, packet-limited queue, no impairments
     /// (handy for other modules' tests). Rates are clamped to at least 1 bit/s.
-    pub fn constant(rate_mbps: f64, delay_ms: f64, queue_packets: u64) -> LinkDir {
+    pub fn constant(rate_mbps: f64, delay_ms: f64, queue_packets: u64) -> LinkDir<P> {
         let spec = DirSpec {
             capacity: Capacity::Constant { bps: ((rate_mbps * 1e6).round() as u64).max(1) },
             delay: from_ms_f64(delay_ms.max(0.0)),
@@ -189,7 +209,7 @@ impl LinkDir {
     /// A packet arrives at the link's input at `now`. Returns `Err(pkt)` if it was
     /// dropped at the input: queue full (drop-tail) or inside a "drop" outage. Drops are
     /// counted in [`stats`](Self::stats).
-    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), Packet> {
+    pub fn enqueue(&mut self, now: Time, pkt: P) -> Result<(), P> {
         let bytes = pkt.wire_bytes() as u64;
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += bytes;
@@ -238,7 +258,7 @@ impl LinkDir {
     /// not lost on the wire is pushed onto `out` as `(arrival at the far end, packet)`,
     /// arrival = departure + delay (+ reorder extra delay). Early or repeated calls do
     /// nothing; `now` must not go backwards.
-    pub fn wake(&mut self, now: Time, out: &mut Vec<(Time, Packet)>) {
+    pub fn wake(&mut self, now: Time, out: &mut Vec<(Time, P)>) {
         loop {
             if self.queue.is_empty() {
                 return;
@@ -537,7 +557,7 @@ impl LinkDir {
     }
 }
 
-impl std::fmt::Debug for LinkDir {
+impl<P: Wire> std::fmt::Debug for LinkDir<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LinkDir")
             .field("delay", &self.delay)

@@ -24,4 +24,4 @@ pub use config::{
     DirSpec, ForwardingConfig, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit, RateStep,
     ReorderConfig, ReverseConfig, SojournConfig, TraceConfig,
 };
-pub use dir::{ForwardingGap, LinkDir, LinkStats};
+pub use dir::{ForwardingGap, LinkDir, LinkStats, Wire};

@@ -12,6 +12,9 @@ pub struct WeightedHist {
     zero_weight: f64,
     total_weight: f64,
     weighted_sum: f64,
+    /// The last bucketed value and its bucket (occupancy repeats the same value many times in
+    /// a row; this skips the logarithm).
+    last: (f64, usize),
 }
 
 const GROWTH: f64 = 1.01;
@@ -21,7 +24,7 @@ impl WeightedHist {
     /// as `max`.
     pub fn new(min: f64, max: f64) -> Self {
         let n = ((max / min).ln() / GROWTH.ln()).ceil() as usize + 1;
-        WeightedHist { min, log_base: GROWTH.ln(), buckets: vec![0.0; n], zero_weight: 0.0, total_weight: 0.0, weighted_sum: 0.0 }
+        WeightedHist { min, log_base: GROWTH.ln(), buckets: vec![0.0; n], zero_weight: 0.0, total_weight: 0.0, weighted_sum: 0.0, last: (f64::NAN, 0) }
     }
 
     pub fn add(&mut self, value: f64, weight: f64) {
@@ -34,7 +37,13 @@ impl WeightedHist {
             self.zero_weight += weight;
             return;
         }
-        let i = (((value / self.min).ln() / self.log_base) as usize).min(self.buckets.len() - 1);
+        let i = if value == self.last.0 {
+            self.last.1
+        } else {
+            let i = (((value / self.min).ln() / self.log_base) as usize).min(self.buckets.len() - 1);
+            self.last = (value, i);
+            i
+        };
         self.buckets[i] += weight;
     }
 

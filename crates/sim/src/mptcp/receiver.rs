@@ -14,7 +14,11 @@
 //! expected DSN; once three packets with higher DSNs have been seen (the gap-revealing one plus
 //! two more), the receiver asks for the expected DSN on the path with the lowest one-way delay
 //! (measured from the sender's timestamps: both paths share the sender's clock, so comparing
-//! them is valid even without synchronised clocks).
+//! them is valid even without synchronised clocks), the paper's "best path". The request rides on
+//! a pure ACK of that subflow and the sender re-sends the data on it. If the best path has a
+//! subflow-level hole itself (it lost the packet), nothing is asked: re-sent data would wait
+//! behind that hole, since the connection level takes a subflow's data only in subflow order,
+//! and the subflow's own retransmission is the fastest repair.
 use crate::core::time::{Time, NEVER};
 use crate::metrics::WeightedHist;
 use crate::packet::{Packet, PacketKind, NONE_U64};
@@ -40,6 +44,8 @@ struct Arrived {
     arrival: Time,
     /// When this DSN was first transmitted (by any subflow).
     first_sent: Time,
+    /// Subflow of that first transmission.
+    first_subflow: u16,
     /// This copy is not the DSN's first transmission (a retransmission or reinjection).
     is_retx: bool,
 }
@@ -73,6 +79,12 @@ pub struct MptcpReceiver {
     pub ofo_hist: WeightedHist,
     pub buf_hist: WeightedHist,
     pub recovery_hist: WeightedHist,
+    /// The same, per subflow of the lost segment's first transmission.
+    pub recovery_by_subflow: Vec<WeightedHist>,
+    /// DSNs whose first copy to arrive was a retransmission: recovery time (s) and the subflow
+    /// of the first transmission. Dropped if the original arrives later (it was not lost); the
+    /// rest go into the histograms in [`MptcpReceiver::finish`].
+    recovery_pending: BTreeMap<u64, (f64, u16)>,
     last_change: Time,
     ofo_byte_ns: f64,
     buf_byte_ns: f64,
@@ -102,6 +114,8 @@ impl MptcpReceiver {
             ofo_hist: WeightedHist::new(1.0, 1e10),
             buf_hist: WeightedHist::new(1.0, 1e10),
             recovery_hist: WeightedHist::new(1e-6, 1e3),
+            recovery_by_subflow: vec![WeightedHist::new(1e-6, 1e3); n],
+            recovery_pending: BTreeMap::new(),
             last_change: 0,
             ofo_byte_ns: 0.0,
             buf_byte_ns: 0.0,
@@ -175,6 +189,12 @@ impl MptcpReceiver {
     /// Time-weighted means of OFO and buffer occupancy up to `now`.
     pub fn finish(&mut self, now: Time, since: Time) -> (f64, f64) {
         self.account(now);
+        for (_, (secs, sub)) in std::mem::take(&mut self.recovery_pending) {
+            self.recovery_hist.add(secs, 1.0);
+            if let Some(h) = self.recovery_by_subflow.get_mut(sub as usize) {
+                h.add(secs, 1.0);
+            }
+        }
         let span = now.saturating_sub(since).max(1) as f64;
         (self.ofo_byte_ns / span, self.buf_byte_ns / span)
     }
@@ -205,34 +225,51 @@ impl MptcpReceiver {
             let owd = now.saturating_sub(p.ts_val);
             self.owd[i] = if self.owd[i] == 0 { owd } else { (7 * self.owd[i] + owd) / 8 };
         }
-        let sub_gap_before = p.kind == PacketKind::Data && p.seq > self.subflows[i].rcv_nxt();
-        if p.kind == PacketKind::Data && p.seq + p.len as u64 > self.subflows[i].rcv_nxt() {
+        let rcv_nxt = self.subflows[i].rcv_nxt();
+        let sub_gap_before = p.kind == PacketKind::Data && p.seq > rcv_nxt;
+        let arrived = Arrived {
+            dsn: p.dsn,
+            len: p.len,
+            arrival: now,
+            first_sent: p.dsn_first_sent,
+            first_subflow: p.dsn_first_subflow,
+            is_retx: p.retransmit || p.ts_val > p.dsn_first_sent,
+        };
+        let is_new = p.kind == PacketKind::Data && p.seq + p.len as u64 > rcv_nxt;
+        // Common case: in order at subflow level with nothing held back. The segment goes
+        // straight to the connection level if the subflow accepts it in full (as the map
+        // below would hand it over), without a trip through the subflow's queue.
+        let direct = is_new && p.seq == rcv_nxt && self.pending[i].is_empty();
+        if is_new && !direct {
             let held = &mut self.held_bytes;
             self.pending[i].entry(p.seq).or_insert_with(|| {
                 *held += p.len as u64;
-                Arrived {
-                dsn: p.dsn,
-                len: p.len,
-                arrival: now,
-                first_sent: p.dsn_first_sent,
-                is_retx: p.retransmit || p.ts_val > p.dsn_first_sent,
-                }
+                arrived
             });
         }
         let (range, ack) = self.subflows[i].on_segment(now, p);
         let before = self.stats.bytes_delivered;
-        if let Some((s, e)) = range {
+        if direct {
+            match range {
+                Some((_, e)) if e > p.seq => self.conn_segment(i, now, arrived),
+                _ => {
+                    self.held_bytes += p.len as u64;
+                    self.pending[i].insert(p.seq, arrived);
+                }
+            }
+        } else if let Some((_, e)) = range {
             // Hand what is now in order at subflow level to the connection level.
-            let _ = s;
-            let ready: Vec<(u64, Arrived)> = self.pending[i].range(..e).map(|(k, v)| (*k, *v)).collect();
-            for (k, seg) in ready {
-                self.pending[i].remove(&k);
+            while let Some(entry) = self.pending[i].first_entry() {
+                if *entry.key() >= e {
+                    break;
+                }
+                let seg = entry.remove();
                 self.held_bytes -= seg.len as u64;
                 self.conn_segment(i, now, seg);
             }
         }
         if self.receiver_recovery && p.kind == PacketKind::Data {
-            self.p1_watch(i, p, sub_gap_before, now, out);
+            self.p1_watch(p, sub_gap_before, now, out);
         }
         if let Some(mut a) = ack {
             self.decorate(i, &mut a);
@@ -258,10 +295,14 @@ impl MptcpReceiver {
     }
 
     fn conn_segment(&mut self, i: usize, now: Time, seg: Arrived) {
-        let Arrived { dsn, len, arrival, first_sent, is_retx } = seg;
+        let Arrived { dsn, len, arrival, first_sent, first_subflow, is_retx } = seg;
         let end = dsn + len as u64;
         if end <= self.data_rcv_nxt || self.ofo.contains_key(&dsn) {
             self.stats.duplicate_bytes += len as u64;
+            if !is_retx {
+                // The original arrived after all: it was overtaken, not lost.
+                self.recovery_pending.remove(&dsn);
+            }
             return;
         }
         if end > self.data_rcv_nxt + self.rcv_buf {
@@ -269,9 +310,11 @@ impl MptcpReceiver {
             return;
         }
         // Loss-recovery time (metrics.md): the first copy of this DSN to arrive was not its
-        // original transmission, so the original was lost (or overtaken).
+        // original transmission, so the original was lost — unless it still arrives later
+        // (overtaken by a reinjection on a faster path): counted at the end of the run.
         if is_retx {
-            self.recovery_hist.add(arrival.saturating_sub(first_sent) as f64 / 1e9, 1.0);
+            let secs = arrival.saturating_sub(first_sent) as f64 / 1e9;
+            self.recovery_pending.insert(dsn, (secs, first_subflow));
         }
         if dsn > self.data_rcv_nxt {
             self.ofo.insert(dsn, (len, arrival, i));
@@ -313,7 +356,7 @@ impl MptcpReceiver {
         }
     }
 
-    fn p1_watch(&mut self, i: usize, p: &Packet, sub_gap: bool, now: Time, out: &mut Vec<(usize, Packet)>) {
+    fn p1_watch(&mut self, p: &Packet, sub_gap: bool, now: Time, out: &mut Vec<(usize, Packet)>) {
         let expected = self.data_rcv_nxt;
         if p.dsn <= expected {
             return;
@@ -328,8 +371,15 @@ impl MptcpReceiver {
         if n < 3 || self.requested_dsn == w {
             return;
         }
-        // Ask for the missing data on the path with the lowest one-way delay.
-        let best = (0..self.owd.len()).filter(|&k| self.owd[k] > 0).min_by_key(|&k| self.owd[k]).unwrap_or(i);
+        // Ask for the missing data on the best path: the one with the lowest one-way delay. If
+        // that subflow has a hole of its own (it is the lossy one), data re-sent on it would wait
+        // in its out-of-order queue behind the hole, as the connection level takes a subflow's
+        // data only in subflow order; its own retransmission is then the fastest repair and
+        // nothing is asked.
+        let Some(best) = (0..self.owd.len()).filter(|&k| self.owd[k] > 0).min_by_key(|&k| self.owd[k]) else { return };
+        if !self.pending[best].is_empty() {
+            return;
+        }
         let len = self.ofo.keys().next().map_or(p.len as u64, |&first| first.saturating_sub(w)).min(p.len.max(1) as u64) as u32;
         let mut a = self.subflows[best].force_ack(now);
         self.decorate(best, &mut a);
@@ -338,5 +388,128 @@ impl MptcpReceiver {
         out.push((best, a));
         self.requested_dsn = w;
         self.stats.retx_requests += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::time::NS_PER_MS;
+    use crate::tcp::receiver::ReceiverConfig;
+
+    const LEN: u32 = 1000;
+
+    fn receiver(recovery: bool) -> MptcpReceiver {
+        let cfg = || ReceiverConfig { delayed_ack: false, rcv_buf: 1 << 40, ..Default::default() };
+        MptcpReceiver::new(vec![TcpReceiver::new(cfg(), 0, 0), TcpReceiver::new(cfg(), 0, 1)], 1 << 20, recovery)
+    }
+
+    /// The first transmission of DSN `dsn` as segment `seq` of subflow `sub`, sent at `sent_ms`.
+    fn original(sub: u16, seq: u64, dsn: u64, sent_ms: u64) -> Packet {
+        let mut p = Packet::new(PacketKind::Data);
+        p.subflow = sub;
+        p.seq = seq;
+        p.len = LEN;
+        p.dsn = dsn;
+        p.ts_val = sent_ms * NS_PER_MS;
+        p.dsn_first_sent = p.ts_val;
+        p.dsn_first_subflow = sub;
+        p
+    }
+
+    /// A later copy of a DSN first sent on `first_sub` at `first_ms`, re-sent as segment `seq` of
+    /// subflow `sub` at `sent_ms`.
+    fn copy(sub: u16, seq: u64, dsn: u64, sent_ms: u64, first_sub: u16, first_ms: u64) -> Packet {
+        let mut p = original(sub, seq, dsn, sent_ms);
+        p.dsn_first_sent = first_ms * NS_PER_MS;
+        p.dsn_first_subflow = first_sub;
+        p
+    }
+
+    fn arrive(r: &mut MptcpReceiver, at_ms: u64, p: &Packet) -> Vec<(usize, Packet)> {
+        let mut out = Vec::new();
+        r.on_packet(p.subflow as usize, at_ms * NS_PER_MS, p, &mut out);
+        out
+    }
+
+    fn requests(out: &[(usize, Packet)]) -> Vec<(usize, u64)> {
+        out.iter().filter(|(_, a)| a.retx_request != NONE_U64).map(|(k, a)| (*k, a.retx_request)).collect()
+    }
+
+    /// Subflow 0: one-way delay 3 ms; subflow 1: 50 ms. DSNs 0 and 1000 arrive in order.
+    fn two_paths(recovery: bool) -> MptcpReceiver {
+        let mut r = receiver(recovery);
+        arrive(&mut r, 3, &original(0, 0, 0, 0));
+        arrive(&mut r, 50, &original(1, 0, 1000, 0));
+        assert_eq!(r.data_rcv_nxt(), 2000);
+        r
+    }
+
+    #[test]
+    fn loss_on_the_slow_path_is_requested_on_the_fast_one_after_three_packets_beyond_it() {
+        let mut r = two_paths(true);
+        // DSN 2000 (subflow 1, seq 1000, sent at 10 ms) is lost; DSN 3000 behind it reveals the
+        // gap at subflow level: the watch starts (1 packet beyond the hole).
+        assert!(requests(&arrive(&mut r, 61, &original(1, 2000, 3000, 11))).is_empty());
+        // Two more beyond it, on the fast path: the third asks for DSN 2000 on subflow 0.
+        assert!(requests(&arrive(&mut r, 62, &original(0, 1000, 4000, 59))).is_empty());
+        assert_eq!(requests(&arrive(&mut r, 63, &original(0, 2000, 5000, 60))), vec![(0, 2000)]);
+        // Asked once.
+        assert!(requests(&arrive(&mut r, 64, &original(0, 3000, 6000, 61))).is_empty());
+        assert_eq!(r.stats.retx_requests, 1);
+        // The re-sent copy on subflow 0 repairs the connection-level hole; recovery time counts
+        // from the original send (10 ms) and is charged to subflow 1, where it was lost. DSN 3000
+        // still waits behind subflow 1's own hole (seq 1000) until that subflow repairs it.
+        arrive(&mut r, 70, &copy(0, 4000, 2000, 67, 1, 10));
+        assert_eq!(r.data_rcv_nxt(), 3000);
+        arrive(&mut r, 160, &copy(1, 1000, 2000, 110, 1, 10));
+        assert_eq!(r.data_rcv_nxt(), 7000);
+        assert_eq!(r.stats.duplicate_bytes, LEN as u64);
+        r.finish(100 * NS_PER_MS, 0);
+        assert_eq!(r.recovery_by_subflow[1].total_weight(), 1.0);
+        assert!((r.recovery_by_subflow[1].mean() - 0.060).abs() < 1e-9);
+        assert_eq!(r.recovery_by_subflow[0].total_weight(), 0.0);
+    }
+
+    #[test]
+    fn nothing_is_asked_when_the_best_path_has_the_hole() {
+        let mut r = two_paths(true);
+        // DSN 2000 lost on the fast subflow 0 (seq 1000): re-sending it there could not pass its
+        // hole; subflow 0's own retransmission is the fastest repair.
+        for (k, p) in [original(0, 2000, 3000, 5), original(1, 1000, 4000, 0), original(1, 2000, 5000, 1), original(0, 3000, 6000, 7)]
+            .iter()
+            .enumerate()
+        {
+            assert!(requests(&arrive(&mut r, 51 + k as u64, p)).is_empty());
+        }
+        assert_eq!(r.stats.retx_requests, 0);
+    }
+
+    #[test]
+    fn without_receiver_recovery_nothing_is_asked() {
+        let mut r = two_paths(false);
+        for (k, p) in [original(1, 2000, 3000, 11), original(0, 1000, 4000, 59), original(0, 2000, 5000, 60)].iter().enumerate() {
+            assert!(requests(&arrive(&mut r, 61 + k as u64, p)).is_empty());
+        }
+        assert_eq!(r.stats.retx_requests, 0);
+    }
+
+    /// metrics.md: loss-recovery time is for lost segments. A reinjected copy that overtakes an
+    /// original still on its way is not a recovery; one whose original never comes is.
+    #[test]
+    fn overtaken_originals_are_not_losses() {
+        let mut r = receiver(false);
+        arrive(&mut r, 3, &original(0, 0, 0, 0));
+        // DSN 1000 first sent on subflow 1 at 1 ms; a copy on subflow 0 (sent at 20 ms) arrives
+        // first at 23 ms, the original later at 51 ms.
+        arrive(&mut r, 23, &copy(0, 1000, 1000, 20, 1, 1));
+        arrive(&mut r, 51, &original(1, 0, 1000, 1));
+        // DSN 2000 first sent on subflow 1 at 2 ms never arrives; its copy does at 33 ms.
+        arrive(&mut r, 33, &copy(0, 2000, 2000, 30, 1, 2));
+        assert_eq!(r.data_rcv_nxt(), 3000);
+        r.finish(100 * NS_PER_MS, 0);
+        assert_eq!(r.recovery_hist.total_weight(), 1.0);
+        assert!((r.recovery_hist.mean() - 0.031).abs() < 1e-9);
+        assert_eq!(r.recovery_by_subflow[1].total_weight(), 1.0);
     }
 }

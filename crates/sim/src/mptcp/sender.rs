@@ -70,6 +70,8 @@ struct DsnMeta {
     dsn: u64,
     len: u32,
     first_sent: Time,
+    /// Subflow of the first transmission.
+    first_subflow: u16,
     sent_on: u64,
 }
 
@@ -357,8 +359,7 @@ impl MptcpSender {
             let da = self.data_ack;
             self.reinject.retain(|&(d, l)| d + l as u64 > da);
             self.requested.retain(|&(d, l, _)| d + l as u64 > da);
-            let views = self.views();
-            self.sched.on_event(&SchedEvent::DataAcked { now, bytes: acked }, &views);
+            self.sched_event(SchedEvent::DataAcked { now, bytes: acked });
         }
         if p.data_ack >= self.data_ack {
             self.peer_window = p.rwnd;
@@ -383,9 +384,23 @@ impl MptcpSender {
                     mss: sf.tcp.cfg.mss,
                     bytes_acked: sf.tcp.stats.bytes_acked,
                     backup: sf.backup(),
+                    // Kept by the subflow's own controller.
+                    losses: t[k].losses,
                 };
             }
         }
+    }
+
+    /// Feeds an event to the scheduler, with fresh views only if it reads them.
+    fn sched_event(&mut self, ev: SchedEvent) {
+        let mut views = std::mem::take(&mut self.view_buf);
+        if self.sched.event_views() {
+            self.fill_views(&mut views);
+        } else {
+            views.clear();
+        }
+        self.sched.on_event(&ev, &views);
+        self.view_buf = views;
     }
 
     /// Snapshot of every subflow for the scheduler.
@@ -395,51 +410,54 @@ impl MptcpSender {
         v
     }
 
-    /// Fills `out` with the subflow snapshots (reusing its allocation: this runs per decision).
+    /// Fills `out` with the subflow snapshots (reusing its allocation).
     fn fill_views(&self, out: &mut Vec<SubflowView>) {
         out.clear();
-        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| {
-                let t = &sf.tcp;
-                let tcb = &t.tcb;
-                let mss = t.cfg.mss;
-                let srtt = t.rtt.srtt;
-                let packets_out = t.packets_out();
-                let pacing = if srtt > 0 {
-                    let factor = if tcb.cwnd < tcb.ssthresh / 2 { 2.0 } else { 1.2 };
-                    mss as f64 * tcb.cwnd.max(packets_out) as f64 / (srtt as f64 / 1e9) * factor
-                } else {
-                    // Before an RTT sample Linux paces at ~ initial window per 1 ms-ish; use IW/100 µs.
-                    mss as f64 * tcb.cwnd as f64 / 1e-4
-                };
-                let queued_bytes = t.queued_bytes();
-                SubflowView {
-                    id,
-                    established: sf.established,
-                    pf: sf.pf,
-                    stale: sf.stale,
-                    backup: sf.backup(),
-                    in_loss: tcb.ca_state == CaState::Loss,
-                    cwnd: tcb.cwnd,
-                    ssthresh: tcb.ssthresh,
-                    in_flight: t.pipe(),
-                    queued: queued_bytes.div_ceil(mss as u64) as u32,
-                    queued_bytes,
-                    unacked_bytes: t.unacked_bytes(),
-                    srtt,
-                    rttvar: t.rtt.rttvar,
-                    min_srtt: if sf.min_srtt == Time::MAX { 0 } else { sf.min_srtt },
-                    max_srtt: sf.max_srtt,
-                    mss,
-                    pacing_rate_bytes_per_s: pacing,
-                    delivered_bytes: t.stats.bytes_acked,
-                    loss_rate: if t.stats.segments_sent > 0 {
-                        t.stats.segments_retransmitted as f64 / t.stats.segments_sent as f64
-                    } else {
-                        0.0
-                    },
-                    tx_time_per_segment: if srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
-                }
-        }));
+        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf)));
+    }
+
+    /// The scheduler's snapshot of subflow `id`.
+    fn view_of(id: usize, sf: &SubflowTx) -> SubflowView {
+        let t = &sf.tcp;
+        let tcb = &t.tcb;
+        let mss = t.cfg.mss;
+        let srtt = t.rtt.srtt;
+        let packets_out = t.packets_out();
+        let pacing = if srtt > 0 {
+            let factor = if tcb.cwnd < tcb.ssthresh / 2 { 2.0 } else { 1.2 };
+            mss as f64 * tcb.cwnd.max(packets_out) as f64 / (srtt as f64 / 1e9) * factor
+        } else {
+            // Before an RTT sample Linux paces at ~ initial window per 1 ms-ish; use IW/100 µs.
+            mss as f64 * tcb.cwnd as f64 / 1e-4
+        };
+        let queued_bytes = t.queued_bytes();
+        SubflowView {
+            id,
+            established: sf.established,
+            pf: sf.pf,
+            stale: sf.stale,
+            backup: sf.backup(),
+            in_loss: tcb.ca_state == CaState::Loss,
+            cwnd: tcb.cwnd,
+            ssthresh: tcb.ssthresh,
+            in_flight: t.pipe(),
+            queued: queued_bytes.div_ceil(mss as u64) as u32,
+            queued_bytes,
+            unacked_bytes: t.unacked_bytes(),
+            srtt,
+            rttvar: t.rtt.rttvar,
+            min_srtt: if sf.min_srtt == Time::MAX { 0 } else { sf.min_srtt },
+            max_srtt: sf.max_srtt,
+            mss,
+            pacing_rate_bytes_per_s: pacing,
+            delivered_bytes: t.stats.bytes_acked,
+            loss_rate: if t.stats.segments_sent > 0 {
+                t.stats.segments_retransmitted as f64 / t.stats.segments_sent as f64
+            } else {
+                0.0
+            },
+            tx_time_per_segment: if srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
+        }
     }
 
     fn window_end(&self) -> u64 {
@@ -458,7 +476,11 @@ impl MptcpSender {
             self.assign(i, dsn, len, now);
             self.stats.retx_requests_served += 1;
         }
-        // 2. Reinjections, then new data.
+        // 2. Reinjections, then new data. The snapshots are taken once: pushing a segment only
+        // changes the chosen subflows' queues, so only their views are refreshed after each
+        // decision (the scheduler sees exactly what a fresh snapshot would show).
+        let mut views = std::mem::take(&mut self.view_buf);
+        self.fill_views(&mut views);
         loop {
             let (seg, from_reinject) = if let Some(&(dsn, len)) = self.reinject.front() {
                 (SegmentInfo { dsn, len, reinjection: true, sent_on: self.sent_on(dsn) }, true)
@@ -474,8 +496,6 @@ impl MptcpSender {
             } else {
                 break;
             };
-            let mut views = std::mem::take(&mut self.view_buf);
-            self.fill_views(&mut views);
             let conn = ConnView {
                 now,
                 send_window_left: self.window_end().saturating_sub(self.next_dsn),
@@ -485,7 +505,6 @@ impl MptcpSender {
                 position_m: self.position_m,
             };
             let decision = self.sched.schedule(&conn, &views);
-            self.view_buf = views;
             let usable = |s: &Self, i: usize| i < s.subflows.len() && s.subflows[i].established;
             let mut one = [0usize; 1];
             let targets: &[usize] = match &decision {
@@ -525,10 +544,14 @@ impl MptcpSender {
                     pushed += len as u64;
                 }
             }
+            for &i in targets {
+                views[i] = Self::view_of(i, &self.subflows[i]);
+            }
             if self.subflows.iter().all(|s| !s.established) {
                 break;
             }
         }
+        self.view_buf = views;
         self.transmit(now, out);
         self.arm_conn_rto(now, false);
         // Data still waits at connection level within the peer's window: subflows whose window
@@ -547,6 +570,18 @@ impl MptcpSender {
     }
 
     fn meta_index(&self, dsn: u64) -> Option<usize> {
+        // Usually one of the newest DSNs (just assigned, or being sent while a few more wait in
+        // subflow queues): look at the last few entries before a binary search.
+        let n = self.meta.len();
+        for k in (n.saturating_sub(8)..n).rev() {
+            let d = self.meta[k].dsn;
+            if d == dsn {
+                return Some(k);
+            }
+            if d < dsn {
+                return None;
+            }
+        }
         let k = self.meta.partition_point(|m| m.dsn < dsn);
         (k < self.meta.len() && self.meta[k].dsn == dsn).then_some(k)
     }
@@ -560,7 +595,7 @@ impl MptcpSender {
             None => {
                 // New DSNs are assigned in increasing order, so push_back keeps `meta` sorted.
                 if self.meta.back().map_or(true, |m| m.dsn < dsn) {
-                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, sent_on: 1 << i.min(63) });
+                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, sent_on: 1 << i.min(63) });
                 }
             }
         }
@@ -573,7 +608,7 @@ impl MptcpSender {
             }
             while let Some(mut p) = self.subflows[i].tcp.poll_transmit(now) {
                 let sf = &self.subflows[i];
-                let k = sf.map.partition_point(|&(s, _, l)| s + l as u64 <= p.seq);
+                let k = map_index(&sf.map, p.seq);
                 if let Some(&(s, dsn, _)) = sf.map.get(k) {
                     p.dsn = dsn + (p.seq - s);
                 }
@@ -581,10 +616,13 @@ impl MptcpSender {
                     let m = &mut self.meta[mk];
                     if m.first_sent == NEVER {
                         m.first_sent = now;
+                        m.first_subflow = i as u16;
                     }
                     p.dsn_first_sent = m.first_sent;
+                    p.dsn_first_subflow = m.first_subflow;
                 } else {
                     p.dsn_first_sent = now;
+                    p.dsn_first_subflow = i as u16;
                 }
                 p.data_ack = 0;
                 out.push((i, p));
@@ -634,12 +672,26 @@ impl MptcpSender {
         if penalised {
             self.last_penalise = now;
             self.stats.penalisations += 1;
-            let views = self.views();
-            self.sched.on_event(&SchedEvent::Penalised { now }, &views);
+            self.sched_event(SchedEvent::Penalised { now });
         }
         if penalised && worth_retransmitting && oldest.sent_on & (1 << fast.min(63)) == 0 {
             self.assign(fast, oldest.dsn, oldest.len, now);
             self.stats.opportunistic_retransmissions += 1;
         }
     }
+}
+
+/// Index of the first mapping of `map` (contiguous `(seq, dsn, len)` in subflow sequence order)
+/// that ends after `seq`, i.e. the one holding `seq` (`map.len()` if none). A new segment's
+/// mapping is among the last few (only queued, unsent ones follow it), so those are looked at
+/// before a binary search.
+fn map_index(map: &VecDeque<(u64, u64, u32)>, seq: u64) -> usize {
+    let n = map.len();
+    for k in (n.saturating_sub(4)..n).rev() {
+        let (s, _, l) = map[k];
+        if s <= seq {
+            return if seq < s + l as u64 { k } else { k + 1 };
+        }
+    }
+    map.partition_point(|&(s, _, l)| s + l as u64 <= seq)
 }

@@ -105,6 +105,10 @@ pub fn fast_packets(f: &SubflowView, time: Time) -> u128 {
 }
 
 impl Scheduler for Blest {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "blest".into()
     }

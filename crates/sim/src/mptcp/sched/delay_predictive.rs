@@ -74,6 +74,10 @@ fn one_way_delay(s: &SubflowView) -> Time {
 }
 
 impl Scheduler for DelayPredictive {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "delay-predictive".into()
     }

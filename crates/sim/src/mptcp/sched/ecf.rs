@@ -92,6 +92,10 @@ pub fn verdict(f: &SubflowView, s: &SubflowView, sndbuf: u64, waiting: bool, del
 }
 
 impl Scheduler for Ecf {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "ecf".into()
     }

@@ -46,6 +46,10 @@ impl<F: FnMut(&ConnView, &mut [SubflowView])> Scheduler for Filtered<F> {
         self.inner.rcvbuf_optimisation()
     }
 
+    fn event_views(&self) -> bool {
+        self.inner.event_views()
+    }
+
     fn burst_bytes(&self) -> u64 {
         self.inner.burst_bytes()
     }
@@ -112,6 +116,8 @@ mod tests {
         let b = Filtered::new("f", Box::new(Blest::new()), |_: &ConnView, _: &mut [SubflowView]| {});
         assert!(b.rcvbuf_optimisation());
         assert_eq!(b.burst_bytes(), 0);
+        assert!(!b.event_views());
+        assert!(s.event_views());
         let l = Filtered::new("f", Box::new(LinuxDefault::new()), |_: &ConnView, _: &mut [SubflowView]| {});
         assert_eq!(l.burst_bytes(), 65_536);
         assert!(!l.rcvbuf_optimisation());

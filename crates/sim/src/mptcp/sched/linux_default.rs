@@ -71,6 +71,10 @@ fn sndbuf(s: &SubflowView) -> u64 {
 }
 
 impl Scheduler for LinuxDefault {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "linux-default".into()
     }

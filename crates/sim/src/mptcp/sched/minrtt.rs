@@ -111,6 +111,10 @@ pub fn fastest(subflows: &[SubflowView]) -> Option<usize> {
 }
 
 impl Scheduler for MinRtt {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "minrtt".into()
     }

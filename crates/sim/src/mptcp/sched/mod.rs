@@ -126,6 +126,11 @@ pub trait Scheduler {
     fn schedule(&mut self, conn: &ConnView, subflows: &[SubflowView]) -> Decision;
     /// Feedback; default ignores it.
     fn on_event(&mut self, _ev: &SchedEvent, _subflows: &[SubflowView]) {}
+    /// Whether [`on_event`](Self::on_event) reads the subflow views. When false the core passes
+    /// an empty slice and saves a snapshot of every subflow per DATA_ACK. Default true.
+    fn event_views(&self) -> bool {
+        true
+    }
     /// Whether the core should apply the out-of-tree receive-buffer optimisation
     /// (penalisation + opportunistic retransmission) when the send window blocks. minRTT-family
     /// schedulers say yes; default no.

@@ -191,6 +191,10 @@ fn window_rate(v: &SubflowView) -> f64 {
 }
 
 impl Scheduler for Peekaboo {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "peekaboo".into()
     }

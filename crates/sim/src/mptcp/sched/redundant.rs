@@ -35,6 +35,10 @@ impl Redundant {
 }
 
 impl Scheduler for Redundant {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "redundant".into()
     }

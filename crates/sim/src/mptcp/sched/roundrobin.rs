@@ -76,6 +76,10 @@ impl RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
+    fn event_views(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> String {
         "roundrobin".into()
     }

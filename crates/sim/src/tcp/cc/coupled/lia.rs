@@ -26,18 +26,20 @@
 //! - ACKed segments are counted per segment as Linux's current `tcp_cong_avoid_ai` does (the
 //!   out-of-tree code counts one per ACK), and slow-start leftovers go to congestion avoidance
 //!   as in `tcp_reno_cong_avoid`.
-use super::{ack_count, paths, publish, reno_ssthresh, slow_start_part, Coupling, Path};
+use super::{ack_count, paths_into, publish, reno_ssthresh, slow_start_part, Coupling, Path};
 use crate::core::Time;
 use crate::tcp::cc::{CongestionControl, Tcb};
 
 pub struct Lia {
     coupling: Coupling,
     index: usize,
+    /// Reused buffer for the coupled subflows.
+    buf: Vec<Path>,
 }
 
 impl Lia {
     pub fn new(coupling: Coupling, index: usize) -> Self {
-        Lia { coupling, index }
+        Lia { coupling, index, buf: Vec::new() }
     }
 }
 
@@ -80,9 +82,9 @@ impl CongestionControl for Lia {
 
     fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, _now: Time) {
         if let Some(acked) = slow_start_part(tcb, acked) {
-            let (paths, me) = paths(&self.coupling, self.index, tcb);
+            let me = paths_into(&self.coupling, self.index, tcb, &mut self.buf);
             let w = match me {
-                Some(me) => ack_threshold(&paths, me),
+                Some(me) => ack_threshold(&self.buf, me),
                 None => tcb.cwnd,
             };
             tcb.cong_avoid_ai(w, acked);
@@ -98,7 +100,7 @@ impl CongestionControl for Lia {
 #[cfg(test)]
 mod tests {
     use super::super::fluid::{self, Fluid};
-    use super::super::{new_coupling, SubflowCc};
+    use super::super::{new_coupling, paths, SubflowCc};
     use super::*;
     use crate::core::time::NS_PER_MS;
     use crate::tcp::cc::reno::Reno;
@@ -114,6 +116,7 @@ mod tests {
             mss,
             bytes_acked: 0,
             backup: false,
+            ..Default::default()
         }
     }
 

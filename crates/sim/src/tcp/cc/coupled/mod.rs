@@ -26,6 +26,45 @@ pub struct SubflowCc {
     /// Bytes acknowledged on this subflow so far (OLIA's loss intervals; rates for wVegas).
     pub bytes_acked: u64,
     pub backup: bool,
+    /// This subflow's loss events as its own controller saw them. Written only by that
+    /// controller (OLIA): the connection core's refresh leaves it alone.
+    pub losses: LossRecord,
+}
+
+/// A subflow's loss events, for its siblings to read (Linux's OLIA keeps `mptcp_loss1..3` in
+/// each subflow's congestion-control state and `mptcp_get_epsilon` walks the subflows to read
+/// them). Byte counts are the subflow's bytes ACKed at the moment named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LossRecord {
+    /// Loss events counted.
+    pub events: u64,
+    /// Bytes ACKed at the last-but-one loss event (Linux `mptcp_loss1`).
+    pub prev: u64,
+    /// Bytes ACKed at the last loss event (`mptcp_loss2`).
+    pub last: u64,
+    /// Bytes ACKed when the controller last ran congestion avoidance (`mptcp_loss3`).
+    pub now: u64,
+}
+
+impl LossRecord {
+    /// OLIA's loss interval `l_r = max(l1r, l2r)` (Khalili et al. 2013 §V): `l1r` the bytes
+    /// between the last two losses, `l2r` the bytes since the last loss.
+    pub fn interval(&self) -> u64 {
+        self.now.saturating_sub(self.last).max(self.last - self.prev)
+    }
+    /// Entry into Recovery or Loss (Linux `mptcp_olia_set_state`): a new loss event unless
+    /// nothing was ACKed since the last one (`mptcp_loss3 == mptcp_loss2`). Returns whether it
+    /// counted.
+    pub fn on_loss(&mut self) -> bool {
+        if self.now > self.last {
+            self.prev = self.last;
+            self.last = self.now;
+            self.events += 1;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 /// Shared by the subflow controllers of one connection.
@@ -84,8 +123,16 @@ impl Path {
 /// Subflow `me` is described by its own `tcb`, which may be newer than its table entry; it is
 /// left out while it has no RTT sample. Returns the list and the position of `me` in it.
 pub fn paths(coupling: &Coupling, me: usize, tcb: &Tcb) -> (Vec<Path>, Option<usize>) {
+    let mut out = Vec::new();
+    let pos = paths_into(coupling, me, tcb, &mut out);
+    (out, pos)
+}
+
+/// [`paths`] into a reused buffer (it runs on every ACK): clears `out`, fills it and returns
+/// the position of `me`.
+pub fn paths_into(coupling: &Coupling, me: usize, tcb: &Tcb, out: &mut Vec<Path>) -> Option<usize> {
     let table = coupling.borrow();
-    let mut out = Vec::with_capacity(table.len().max(me + 1));
+    out.clear();
     let mut pos = None;
     for i in 0..table.len().max(me + 1) {
         let p = if i == me {
@@ -114,7 +161,7 @@ pub fn paths(coupling: &Coupling, me: usize, tcb: &Tcb) -> (Vec<Path>, Option<us
         }
         out.push(p);
     }
-    (out, pos)
+    pos
 }
 
 /// Writes subflow `me`'s window back into the table, so that siblings handling an ACK in the

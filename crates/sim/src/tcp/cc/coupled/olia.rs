@@ -6,8 +6,12 @@
 //!
 //! What it does:
 //! - Slow start, loss response (ssthresh = max(cwnd/2, 2), i.e. halve) and RTO as Reno.
-//! - Loss intervals: `l_r = max(bytes between the last two losses, bytes since the last loss)`
-//!   of subflow r (Linux `mptcp_loss1..3`), counted from the table's `bytes_acked`.
+//! - Loss intervals: `l_r = max(l1r, l2r)`, `l1r` the bytes between the last two loss events of
+//!   subflow r, `l2r` the bytes since its last one (paper §V; Linux `mptcp_loss1..3`). Each
+//!   subflow's controller records its own loss events exactly (`set_state` into Recovery or
+//!   Loss, not on a repeated RTO, and only if bytes were ACKed since the last one — as Linux's
+//!   `mptcp_olia_set_state`) in the shared table ([`super::LossRecord`]); siblings read each
+//!   other's records there, as Linux's `mptcp_get_epsilon` reads every subflow's counters.
 //! - M = subflows with the largest cwnd; B = subflows with the best `l_r/rtt_r²` — `l`, not
 //!   `l²`, as Linux: it ranks paths by the rate a TCP would get there, `√(2·l_r)/rtt_r`.
 //!   Compared exactly in integers (`l_a·rtt_b²` vs `l_b·rtt_a²`), so ties are ties.
@@ -23,72 +27,17 @@
 //! - Floating point instead of the 2^10-scaled counter; the remainder is carried over instead of
 //!   reset to 0 when cwnd moves, and `acked` segments count `acked` times (Linux counts one per
 //!   ACK). Slow-start leftovers go to congestion avoidance as in `tcp_reno_cong_avoid`.
-//! - Linux reads every subflow's loss counters directly. Here each instance learns its own
-//!   losses exactly (`set_state` into Recovery/Loss, not on a repeated RTO, only if bytes were
-//!   ACKed since the last loss — as Linux) but infers its siblings' losses from the table,
-//!   which has no loss signal: a sibling's loss is taken to be when its ssthresh drops, or its
-//!   cwnd drops by ≥ 2 segments or by one to at most its ssthresh, at most once per sibling
-//!   RTT, at its current `bytes_acked`. This is noticed at this subflow's next ACK and misses a
-//!   loss that changes neither window (cwnd = ssthresh = 2). A per-subflow loss counter in
-//!   `SubflowCc` would make it exact.
+//! - Byte counts are bytes cumulatively ACKed on the subflow (Linux: `snd_una`, the same thing
+//!   in sequence space). Linux skips a loss event while RTO retransmissions are outstanding
+//!   (`icsk_retransmits`); here a repeated RTO is skipped. (An RTO during fast recovery is no
+//!   new event in either: the byte count moves only in congestion avoidance, like
+//!   `mptcp_loss3`.)
 //! - Linux uses ssthresh instead of cwnd for subflows in fast recovery (undoing the RFC 5681
 //!   inflation); the table has no state, and this sender does not inflate cwnd (PRR).
-use super::{paths, publish, reno_ssthresh, slow_start_part, Coupling, SubflowCc};
+use super::{paths, publish, reno_ssthresh, slow_start_part, Coupling, LossRecord};
 use crate::core::Time;
 use crate::tcp::cc::{CaState, CongestionControl, Tcb};
 use std::cmp::Ordering;
-
-/// Bytes ACKed at the last two losses (Linux `mptcp_loss1`, `mptcp_loss2`).
-#[derive(Clone, Copy, Debug, Default)]
-struct LossHistory {
-    loss1: u64,
-    loss2: u64,
-}
-
-impl LossHistory {
-    /// `l = max(bytes between the last two losses, bytes since the last loss)`.
-    fn interval(&self, bytes_now: u64) -> u64 {
-        bytes_now
-            .saturating_sub(self.loss2)
-            .max(self.loss2 - self.loss1)
-    }
-    /// A loss with `bytes` ACKed so far; ignored if nothing was ACKed since the last one.
-    fn on_loss(&mut self, bytes: u64) {
-        if bytes > self.loss2 {
-            self.loss1 = self.loss2;
-            self.loss2 = bytes;
-        }
-    }
-}
-
-/// What this instance has seen of a sibling subflow.
-#[derive(Clone, Debug, Default)]
-struct Peer {
-    loss: LossHistory,
-    seen: bool,
-    cwnd: u32,
-    ssthresh: u32,
-    bytes: u64,
-    last_loss: Option<Time>,
-}
-
-impl Peer {
-    fn observe(&mut self, e: &SubflowCc, now: Time) {
-        if self.seen {
-            let ss_down = e.ssthresh < self.ssthresh;
-            let cwnd_down = e.cwnd + 2 <= self.cwnd || (e.cwnd < self.cwnd && e.cwnd <= e.ssthresh);
-            let quiet = self.last_loss.is_none_or(|t| now >= t + e.srtt);
-            if (ss_down || cwnd_down) && quiet {
-                self.loss.on_loss(e.bytes_acked);
-                self.last_loss = Some(now);
-            }
-        }
-        self.seen = true;
-        self.cwnd = e.cwnd;
-        self.ssthresh = e.ssthresh;
-        self.bytes = e.bytes_acked;
-    }
-}
 
 /// One subflow's inputs to OLIA.
 #[derive(Clone, Copy, Debug)]
@@ -142,11 +91,8 @@ pub fn increase(ps: &[OliaPath], me: usize, eps: f64) -> f64 {
 pub struct Olia {
     coupling: Coupling,
     index: usize,
-    own: LossHistory,
-    /// Bytes ACKed at the last `cong_avoid` (Linux `mptcp_loss3`).
-    loss3: u64,
-    /// Siblings by table index (own entry unused).
-    peers: Vec<Peer>,
+    /// This subflow's loss events (mirrored into its table entry for the siblings).
+    own: LossRecord,
     /// Fractional window change carried between ACKs, in segments.
     cnt: f64,
 }
@@ -156,35 +102,40 @@ impl Olia {
         Olia {
             coupling,
             index,
-            own: LossHistory::default(),
-            loss3: 0,
-            peers: vec![],
+            own: LossRecord::default(),
             cnt: 0.0,
         }
     }
 
-    /// Loss interval l_r of subflow `index` as this instance knows it.
+    /// Loss interval l_r of subflow `index`: its own record for this subflow, the sibling's
+    /// record from the table otherwise.
     fn interval(&self, index: usize) -> u64 {
         if index == self.index {
-            self.own.interval(self.loss3)
+            self.own.interval()
         } else {
-            let p = &self.peers[index];
-            p.loss.interval(p.bytes)
+            self.coupling.borrow().get(index).map_or(0, |e| e.losses.interval())
         }
     }
 
-    fn observe(&mut self, tcb: &Tcb, now: Time) {
-        let table = self.coupling.borrow();
-        self.loss3 = match table.get(self.index) {
+    /// Loss events of this subflow so far.
+    pub fn loss_events(&self) -> u64 {
+        self.own.events
+    }
+
+    /// Copies this subflow's loss record into its table entry.
+    fn publish_losses(&self) {
+        if let Some(e) = self.coupling.borrow_mut().get_mut(self.index) {
+            e.losses = self.own;
+        }
+    }
+
+    /// `mptcp_loss3 = snd_una` at the start of congestion avoidance.
+    fn observe(&mut self, tcb: &Tcb) {
+        self.own.now = match self.coupling.borrow().get(self.index) {
             Some(e) => e.bytes_acked,
             None => tcb.delivered * tcb.mss as u64,
         };
-        self.peers.resize(table.len(), Peer::default());
-        for (i, e) in table.iter().enumerate() {
-            if i != self.index {
-                self.peers[i].observe(e, now);
-            }
-        }
+        self.publish_losses();
     }
 
     fn coupled_increase(&mut self, tcb: &mut Tcb, acked: u32) {
@@ -221,8 +172,8 @@ impl CongestionControl for Olia {
         "olia"
     }
 
-    fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, now: Time) {
-        self.observe(tcb, now);
+    fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, _now: Time) {
+        self.observe(tcb);
         if let Some(acked) = slow_start_part(tcb, acked) {
             self.coupled_increase(tcb, acked);
         }
@@ -235,8 +186,8 @@ impl CongestionControl for Olia {
 
     fn set_state(&mut self, tcb: &mut Tcb, new_state: CaState, _now: Time) {
         let repeated_rto = new_state == CaState::Loss && tcb.ca_state == CaState::Loss;
-        if matches!(new_state, CaState::Loss | CaState::Recovery) && !repeated_rto {
-            self.own.on_loss(self.loss3);
+        if matches!(new_state, CaState::Loss | CaState::Recovery) && !repeated_rto && self.own.on_loss() {
+            self.publish_losses();
         }
     }
 }
@@ -244,7 +195,7 @@ impl CongestionControl for Olia {
 #[cfg(test)]
 mod tests {
     use super::super::fluid::{self, Fluid};
-    use super::super::new_coupling;
+    use super::super::{new_coupling, SubflowCc};
     use super::*;
     use crate::core::time::NS_PER_MS;
     use crate::tcp::cc::reno::Reno;
@@ -297,57 +248,126 @@ mod tests {
         assert!((increase(&ps, 1, -0.25) - (0.032 - 0.0125)).abs() < 1e-12);
     }
 
-    #[test]
-    fn loss_intervals_follow_own_losses_and_siblings_windows() {
-        let c = new_coupling(2);
-        for e in c.borrow_mut().iter_mut() {
-            *e = SubflowCc {
-                active: true,
-                cwnd: 40,
-                ssthresh: 20,
-                srtt: 100 * NS_PER_MS,
-                mss: 1000,
-                ..Default::default()
-            };
+    /// Two controllers sharing a table as the connection core drives them: the core writes
+    /// `bytes_acked` (and windows) before each ACK, each controller records its own losses.
+    struct Pair {
+        c: Coupling,
+        o: [Olia; 2],
+        tcb: [Tcb; 2],
+    }
+
+    impl Pair {
+        fn new() -> Pair {
+            let c = new_coupling(2);
+            for e in c.borrow_mut().iter_mut() {
+                *e = SubflowCc {
+                    active: true,
+                    cwnd: 40,
+                    ssthresh: 20,
+                    srtt: 100 * NS_PER_MS,
+                    mss: 1000,
+                    ..Default::default()
+                };
+            }
+            let mut tcb = Tcb::new(1000, 40);
+            tcb.ssthresh = 20;
+            tcb.srtt = 100 * NS_PER_MS;
+            Pair { o: [Olia::new(c.clone(), 0), Olia::new(c.clone(), 1)], c, tcb: [tcb.clone(), tcb] }
         }
-        let mut o = Olia::new(c.clone(), 0);
-        let mut tcb = Tcb::new(1000, 40);
-        tcb.ssthresh = 20;
-        tcb.srtt = 100 * NS_PER_MS;
-        let ack = |o: &mut Olia, tcb: &mut Tcb, own: u64, peer: u64, now: Time| {
-            c.borrow_mut()[0].bytes_acked = own;
-            c.borrow_mut()[1].bytes_acked = peer;
-            o.cong_avoid(tcb, 1, now);
-        };
-        let s = 1_000_000_000;
-        ack(&mut o, &mut tcb, 1000, 1000, 0);
-        // Own losses at 50 kB and 70 kB ACKed: l = max(20 kB, bytes since the last loss).
-        ack(&mut o, &mut tcb, 50_000, 2000, s);
-        o.set_state(&mut tcb, CaState::Recovery, s);
-        o.set_state(&mut tcb, CaState::Loss, s); // RTO during recovery, nothing ACKed since: same loss
-        tcb.ca_state = CaState::Loss;
-        o.set_state(&mut tcb, CaState::Loss, s); // repeated RTO
-        tcb.ca_state = CaState::Open;
-        ack(&mut o, &mut tcb, 70_000, 3000, 2 * s);
-        o.set_state(&mut tcb, CaState::Recovery, 2 * s);
-        assert_eq!(o.interval(0), 20_000);
-        ack(&mut o, &mut tcb, 100_000, 4000, 3 * s);
-        assert_eq!(o.interval(0), 30_000);
-        // Sibling: no loss yet (l = bytes so far); window 40 → 20 at 9000 bytes ACKed.
-        assert_eq!(o.interval(1), 4000);
-        c.borrow_mut()[1].cwnd = 20;
-        ack(&mut o, &mut tcb, 101_000, 9000, 4 * s);
-        c.borrow_mut()[1].cwnd = 25;
-        ack(&mut o, &mut tcb, 102_000, 12_000, 5 * s);
-        assert_eq!(o.interval(1), 9000);
-        // A cwnd step of −1 above ssthresh (OLIA's own ε decrease) is not a loss.
-        c.borrow_mut()[1].cwnd = 24;
-        ack(&mut o, &mut tcb, 103_000, 30_000, 6 * s);
-        assert_eq!(o.interval(1), 21_000);
-        // ssthresh drop: a loss.
-        c.borrow_mut()[1].ssthresh = 10;
-        ack(&mut o, &mut tcb, 104_000, 31_000, 7 * s);
-        assert_eq!(o.interval(1), 22_000);
+        /// An ACK on subflow `k` with `bytes` ACKed on it so far.
+        fn ack(&mut self, k: usize, bytes: u64) {
+            self.c.borrow_mut()[k].bytes_acked = bytes;
+            self.o[k].cong_avoid(&mut self.tcb[k], 1, 0);
+        }
+        /// Subflow `k` enters `state` (Recovery on three dupacks, Loss on an RTO).
+        fn enter(&mut self, k: usize, state: CaState) {
+            self.o[k].set_state(&mut self.tcb[k], state, 0);
+            self.tcb[k].ca_state = state;
+        }
+        fn recover(&mut self, k: usize) {
+            self.o[k].set_state(&mut self.tcb[k], CaState::Open, 0);
+            self.tcb[k].ca_state = CaState::Open;
+        }
+    }
+
+    #[test]
+    fn loss_intervals_count_bytes_between_each_subflows_own_losses() {
+        let mut p = Pair::new();
+        p.ack(0, 1000);
+        p.ack(1, 1000);
+        // No loss yet: l = bytes ACKed so far, for itself and as the sibling sees it.
+        assert_eq!((p.o[0].interval(0), p.o[1].interval(0)), (1000, 1000));
+        // Subflow 0 loses at 50 kB ACKed; an RTO in that recovery and a repeated RTO are the
+        // same event.
+        p.ack(0, 50_000);
+        p.enter(0, CaState::Recovery);
+        p.enter(0, CaState::Loss);
+        p.enter(0, CaState::Loss);
+        p.recover(0);
+        assert_eq!(p.o[0].loss_events(), 1);
+        // Next loss at 70 kB: l1 = 20 kB, l2 = 0.
+        p.ack(0, 70_000);
+        p.enter(0, CaState::Recovery);
+        assert_eq!(p.o[0].interval(0), 20_000);
+        assert_eq!(p.o[1].interval(0), 20_000, "the sibling reads the same record");
+        p.recover(0);
+        // 30 kB since the last loss > 20 kB between the last two.
+        p.ack(0, 100_000);
+        assert_eq!((p.o[0].interval(0), p.o[1].interval(0)), (30_000, 30_000));
+        assert_eq!(p.o[0].loss_events(), 2);
+    }
+
+    #[test]
+    fn siblings_see_losses_that_leave_the_window_alone_and_ignore_cuts_that_are_not_losses() {
+        let mut p = Pair::new();
+        // Subflow 1 at cwnd = ssthresh = 2 (a window that a loss cannot shrink) loses at 9 kB
+        // and again at 12 kB ACKed. Nothing in its window shows it; its own record does.
+        p.tcb[1].cwnd = 2;
+        p.tcb[1].ssthresh = 2;
+        p.c.borrow_mut()[1].cwnd = 2;
+        p.c.borrow_mut()[1].ssthresh = 2;
+        p.ack(1, 9000);
+        p.enter(1, CaState::Recovery);
+        p.recover(1);
+        p.ack(1, 12_000);
+        p.enter(1, CaState::Recovery);
+        p.recover(1);
+        p.ack(1, 13_000);
+        p.ack(0, 5000);
+        assert_eq!(p.o[0].interval(1), 3000, "l1 = 12 kB − 9 kB");
+        // The receive-buffer optimisation halves subflow 1's window (and ssthresh) without a
+        // loss: the interval keeps growing with the bytes ACKed since the last loss.
+        p.c.borrow_mut()[1].cwnd = 1;
+        p.c.borrow_mut()[1].ssthresh = 1;
+        p.ack(1, 40_000);
+        p.ack(0, 6000);
+        assert_eq!(p.o[0].interval(1), 28_000);
+        assert_eq!(p.o[1].loss_events(), 2);
+    }
+
+    /// ε follows the loss records: the subflow with the longer loss interval (equal RTTs,
+    /// smaller window) gets the positive ε, the largest window the negative one.
+    #[test]
+    fn epsilon_uses_the_siblings_recorded_losses() {
+        let mut p = Pair::new();
+        // Subflow 0: window 40, losses every 10 kB; subflow 1: window 10, one loss at 50 kB.
+        p.c.borrow_mut()[1].cwnd = 10;
+        p.tcb[1].cwnd = 10;
+        for k in 1..=6 {
+            p.ack(0, 10_000 * k);
+            p.enter(0, CaState::Recovery);
+            p.recover(0);
+        }
+        p.ack(1, 50_000);
+        p.enter(1, CaState::Recovery);
+        p.recover(1);
+        p.ack(1, 60_000);
+        p.ack(0, 61_000);
+        let ps: Vec<OliaPath> = (0..2)
+            .map(|k| OliaPath { cwnd: [40, 10][k], rtt: 100 * NS_PER_MS, interval: p.o[0].interval(k) })
+            .collect();
+        assert_eq!((ps[0].interval, ps[1].interval), (10_000, 50_000));
+        assert_eq!(epsilons(&ps), vec![-0.5, 0.5]);
     }
 
     /// One subflow (sibling without RTT sample): Reno, ACK by ACK.
