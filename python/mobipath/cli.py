@@ -245,16 +245,23 @@ def _bench_emulator(as_json: bool) -> None:
     _stdout().print(table)
 
 
+# Options shared by `emulate` and `compare` (typer allows one OptionInfo as several defaults).
+_SCENARIO_EMU = typer.Argument(..., help="Scenario file (TOML): one TCP or MPTCP bulk flow.", show_default=False)
+_SUBSTITUTE = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded; compare simulates the same).")
+_MAX_DURATION = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s).")
+_ROUTER = typer.Option(False, "--router", help="Put the receiver behind a forwarding router namespace (one uplink per path).")
+
+
 @app.command()
 @_guarded
 def emulate(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML): one TCP or MPTCP bulk flow.", show_default=False),
+    scenario: Path = _SCENARIO_EMU,
     out: Optional[Path] = typer.Option(
         None, "--out", help="Result directory [default: results/<scenario>-emulated].", show_default=False
     ),
-    substitute: bool = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded)."),
-    max_duration: float = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."),
-    router: bool = typer.Option(False, "--router", help="Put the receiver behind a forwarding router namespace (one uplink per path)."),
+    substitute: bool = _SUBSTITUTE,
+    max_duration: float = _MAX_DURATION,
+    router: bool = _ROUTER,
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
@@ -278,13 +285,13 @@ def emulate(
 @app.command()
 @_guarded
 def compare(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML): one TCP or MPTCP bulk flow.", show_default=False),
+    scenario: Path = _SCENARIO_EMU,
     out: Optional[Path] = typer.Option(
         None, "--out", help="Result directory [default: results/<scenario>-compare].", show_default=False
     ),
-    substitute: bool = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded; the simulator runs the same)."),
-    max_duration: float = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."),
-    router: bool = typer.Option(False, "--router", help="Put the receiver behind a forwarding router namespace (one uplink per path)."),
+    substitute: bool = _SUBSTITUTE,
+    max_duration: float = _MAX_DURATION,
+    router: bool = _ROUTER,
     as_json: bool = typer.Option(False, "--json", help="Print only the comparison as JSON on stdout."),
 ) -> None:
     """Simulate and emulate a scenario (same seed), print both side by side and plot the goodput overlaid."""
