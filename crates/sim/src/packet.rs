@@ -63,6 +63,9 @@ pub struct Packet {
     pub dsn_first_sent: Time,
     /// Subflow of this DSN's first transmission (for the loss-recovery time per path).
     pub dsn_first_subflow: u16,
+    /// Subflow sequence number of that first transmission (for the loss-recovery time from
+    /// detection: the receiver finds when the gap at this seq was revealed).
+    pub dsn_first_seq: u64,
     /// P1 receiver-based recovery: the data sequence number the receiver asks to be resent
     /// ([`NONE_U64`] = none).
     pub retx_request: u64,
@@ -93,6 +96,7 @@ impl Packet {
             mp_prio: 0,
             dsn_first_sent: 0,
             dsn_first_subflow: 0,
+            dsn_first_seq: 0,
             retx_request: NONE_U64,
             retx_request_len: 0,
         }

@@ -1014,6 +1014,8 @@ impl Sim {
                     m.insert("loss_recovery_count".into(), json!(receiver.recovery_hist.total_weight() as u64));
                     m.insert("loss_recovery_mean_ms".into(), json!(round6(receiver.recovery_hist.mean() * 1e3)));
                     m.insert("loss_recovery_p95_ms".into(), json!(round6(receiver.recovery_hist.quantile(0.95) * 1e3)));
+                    m.insert("loss_recovery_from_detection_mean_ms".into(), json!(round6(receiver.recovery_detect_hist.mean() * 1e3)));
+                    m.insert("loss_recovery_from_detection_p95_ms".into(), json!(round6(receiver.recovery_detect_hist.quantile(0.95) * 1e3)));
                     m.insert("duplicate_bytes".into(), json!(receiver.stats.duplicate_bytes));
                     if !self.handover_windows.is_empty() {
                         let (inside, outside) = window_goodput(&fl.goodput, self.bin, &self.handover_windows, fl.start, end);
@@ -1053,6 +1055,8 @@ impl Sim {
                             "loss_recovery_count": receiver.recovery_by_subflow[k].total_weight() as u64,
                             "loss_recovery_mean_ms": round6(receiver.recovery_by_subflow[k].mean() * 1e3),
                             "loss_recovery_p95_ms": round6(receiver.recovery_by_subflow[k].quantile(0.95) * 1e3),
+                            "loss_recovery_from_detection_mean_ms": round6(receiver.recovery_detect_by_subflow[k].mean() * 1e3),
+                            "loss_recovery_from_detection_p95_ms": round6(receiver.recovery_detect_by_subflow[k].quantile(0.95) * 1e3),
                             "scheduler_decisions": s.decisions,
                             "mean_rtt_ms": s.tcp.rtt.mean_rtt().map(|x| round6(x / 1e6)),
                             "established": s.established,

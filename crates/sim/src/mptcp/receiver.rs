@@ -19,6 +19,19 @@
 //! subflow-level hole itself (it lost the packet), nothing is asked: re-sent data would wait
 //! behind that hole, since the connection level takes a subflow's data only in subflow order,
 //! and the subflow's own retransmission is the fastest repair.
+//!
+//! Loss-recovery metrics, both over the same segments — those whose original transmission never
+//! arrived (a copy that overtakes an original still on its way is not a recovery) — and both
+//! also per subflow of the original transmission:
+//! - from the send (`loss_recovery_*`, metrics.md): arrival of the data at the receiver, by any
+//!   subflow, − the original transmission time;
+//! - from detection (`loss_recovery_from_detection_*`): arrival of the data − the arrival of the
+//!   first later segment (higher subflow sequence number) on the subflow the lost segment was
+//!   originally sent on: the gap-revealing packet, the earliest moment any receiver could know of
+//!   the loss. 0 if the data arrives before any such segment (e.g. a tail loss repaired by a
+//!   timeout). The sender tags each segment with its DSN's first subflow sequence number
+//!   (`Packet::dsn_first_seq`); the receiver keeps, per subflow, the ranges of sequence space a
+//!   segment beyond them revealed as missing, with that segment's arrival time.
 use crate::core::time::{Time, NEVER};
 use crate::metrics::WeightedHist;
 use crate::packet::{Packet, PacketKind, NONE_U64};
@@ -46,6 +59,8 @@ struct Arrived {
     first_sent: Time,
     /// Subflow of that first transmission.
     first_subflow: u16,
+    /// Its subflow sequence number.
+    first_seq: u64,
     /// This copy is not the DSN's first transmission (a retransmission or reinjection).
     is_retx: bool,
 }
@@ -78,13 +93,30 @@ pub struct MptcpReceiver {
     handover_windows: Vec<(Time, Time)>,
     pub ofo_hist: WeightedHist,
     pub buf_hist: WeightedHist,
+    /// Loss-recovery time (s, metrics.md): for each segment whose original transmission never
+    /// arrived, arrival of its data (first copy, any subflow) − the original's send time.
     pub recovery_hist: WeightedHist,
     /// The same, per subflow of the lost segment's first transmission.
     pub recovery_by_subflow: Vec<WeightedHist>,
-    /// DSNs whose first copy to arrive was a retransmission: recovery time (s) and the subflow
-    /// of the first transmission. Dropped if the original arrives later (it was not lost); the
-    /// rest go into the histograms in [`MptcpReceiver::finish`].
-    recovery_pending: BTreeMap<u64, (f64, u16)>,
+    /// Loss-recovery time from detection (s), for the same segments: arrival of the data − the
+    /// detection, which is the arrival of the first later segment (higher subflow sequence
+    /// number) on the subflow the lost segment was first sent on — the gap-revealing packet, the
+    /// earliest moment any receiver could know of the loss. If the data arrives before any such
+    /// segment (a tail loss repaired by a timeout, or a reinjection that wins), it counts as 0.
+    pub recovery_detect_hist: WeightedHist,
+    /// The same, per subflow of the lost segment's first transmission.
+    pub recovery_detect_by_subflow: Vec<WeightedHist>,
+    /// DSNs whose first copy to arrive was a retransmission: recovery time from the send and
+    /// from detection (s), and the subflow of the first transmission. Dropped if the original
+    /// arrives later (it was not lost); the rest go into the histograms in
+    /// [`MptcpReceiver::finish`].
+    recovery_pending: BTreeMap<u64, (f64, f64, u16)>,
+    /// Per subflow: the end of the highest subflow sequence seen so far.
+    seq_high: Vec<u64>,
+    /// Per subflow: ranges [start, end) of subflow sequence space that a segment beyond them
+    /// revealed as missing, by start → (end, arrival of that segment). Ranges are disjoint
+    /// (each lies above everything seen before it); one entry per gap, not per packet.
+    revealed: Vec<BTreeMap<u64, (u64, Time)>>,
     last_change: Time,
     ofo_byte_ns: f64,
     buf_byte_ns: f64,
@@ -115,7 +147,11 @@ impl MptcpReceiver {
             buf_hist: WeightedHist::new(1.0, 1e10),
             recovery_hist: WeightedHist::new(1e-6, 1e3),
             recovery_by_subflow: vec![WeightedHist::new(1e-6, 1e3); n],
+            recovery_detect_hist: WeightedHist::new(1e-6, 1e3),
+            recovery_detect_by_subflow: vec![WeightedHist::new(1e-6, 1e3); n],
             recovery_pending: BTreeMap::new(),
+            seq_high: vec![0; n],
+            revealed: vec![BTreeMap::new(); n],
             last_change: 0,
             ofo_byte_ns: 0.0,
             buf_byte_ns: 0.0,
@@ -189,10 +225,14 @@ impl MptcpReceiver {
     /// Time-weighted means of OFO and buffer occupancy up to `now`.
     pub fn finish(&mut self, now: Time, since: Time) -> (f64, f64) {
         self.account(now);
-        for (_, (secs, sub)) in std::mem::take(&mut self.recovery_pending) {
+        for (_, (secs, detect_secs, sub)) in std::mem::take(&mut self.recovery_pending) {
             self.recovery_hist.add(secs, 1.0);
+            self.recovery_detect_hist.add(detect_secs, 1.0);
             if let Some(h) = self.recovery_by_subflow.get_mut(sub as usize) {
                 h.add(secs, 1.0);
+            }
+            if let Some(h) = self.recovery_detect_by_subflow.get_mut(sub as usize) {
+                h.add(detect_secs, 1.0);
             }
         }
         let span = now.saturating_sub(since).max(1) as f64;
@@ -227,12 +267,21 @@ impl MptcpReceiver {
         }
         let rcv_nxt = self.subflows[i].rcv_nxt();
         let sub_gap_before = p.kind == PacketKind::Data && p.seq > rcv_nxt;
+        if p.kind == PacketKind::Data && p.len > 0 {
+            // Beyond everything seen on this subflow: what lies between is revealed missing now.
+            let high = self.seq_high[i].max(rcv_nxt);
+            if p.seq > high {
+                self.revealed[i].insert(high, (p.seq, now));
+            }
+            self.seq_high[i] = high.max(p.seq + p.len as u64);
+        }
         let arrived = Arrived {
             dsn: p.dsn,
             len: p.len,
             arrival: now,
             first_sent: p.dsn_first_sent,
             first_subflow: p.dsn_first_subflow,
+            first_seq: p.dsn_first_seq,
             is_retx: p.retransmit || p.ts_val > p.dsn_first_sent,
         };
         let is_new = p.kind == PacketKind::Data && p.seq + p.len as u64 > rcv_nxt;
@@ -295,7 +344,7 @@ impl MptcpReceiver {
     }
 
     fn conn_segment(&mut self, i: usize, now: Time, seg: Arrived) {
-        let Arrived { dsn, len, arrival, first_sent, first_subflow, is_retx } = seg;
+        let Arrived { dsn, len, arrival, first_sent, first_subflow, first_seq, is_retx } = seg;
         let end = dsn + len as u64;
         if end <= self.data_rcv_nxt || self.ofo.contains_key(&dsn) {
             self.stats.duplicate_bytes += len as u64;
@@ -314,7 +363,9 @@ impl MptcpReceiver {
         // (overtaken by a reinjection on a faster path): counted at the end of the run.
         if is_retx {
             let secs = arrival.saturating_sub(first_sent) as f64 / 1e9;
-            self.recovery_pending.insert(dsn, (secs, first_subflow));
+            let detected = self.gap_revealed_at(first_subflow as usize, first_seq).unwrap_or(NEVER);
+            let detect_secs = arrival.saturating_sub(detected) as f64 / 1e9;
+            self.recovery_pending.insert(dsn, (secs, detect_secs, first_subflow));
         }
         if dsn > self.data_rcv_nxt {
             self.ofo.insert(dsn, (len, arrival, i));
@@ -342,6 +393,13 @@ impl MptcpReceiver {
                 self.watch = None;
             }
         }
+    }
+
+    /// When the gap at subflow `sub`'s sequence number `seq` was revealed: the arrival of the
+    /// first segment beyond it on that subflow (None if none has arrived yet).
+    fn gap_revealed_at(&self, sub: usize, seq: u64) -> Option<Time> {
+        let (_, &(end, at)) = self.revealed.get(sub)?.range(..=seq).next_back()?;
+        (seq < end).then_some(at)
     }
 
     fn deliver(&mut self, i: usize, now: Time, dsn: u64, len: u32, arrival: Time) {
@@ -414,15 +472,17 @@ mod tests {
         p.ts_val = sent_ms * NS_PER_MS;
         p.dsn_first_sent = p.ts_val;
         p.dsn_first_subflow = sub;
+        p.dsn_first_seq = seq;
         p
     }
 
-    /// A later copy of a DSN first sent on `first_sub` at `first_ms`, re-sent as segment `seq` of
-    /// subflow `sub` at `sent_ms`.
-    fn copy(sub: u16, seq: u64, dsn: u64, sent_ms: u64, first_sub: u16, first_ms: u64) -> Packet {
+    /// A later copy of a DSN first sent as segment `first_seq` of subflow `first_sub` at
+    /// `first_ms`, re-sent as segment `seq` of subflow `sub` at `sent_ms`.
+    fn copy(sub: u16, seq: u64, dsn: u64, sent_ms: u64, (first_sub, first_seq, first_ms): (u16, u64, u64)) -> Packet {
         let mut p = original(sub, seq, dsn, sent_ms);
         p.dsn_first_sent = first_ms * NS_PER_MS;
         p.dsn_first_subflow = first_sub;
+        p.dsn_first_seq = first_seq;
         p
     }
 
@@ -460,15 +520,50 @@ mod tests {
         // The re-sent copy on subflow 0 repairs the connection-level hole; recovery time counts
         // from the original send (10 ms) and is charged to subflow 1, where it was lost. DSN 3000
         // still waits behind subflow 1's own hole (seq 1000) until that subflow repairs it.
-        arrive(&mut r, 70, &copy(0, 4000, 2000, 67, 1, 10));
+        arrive(&mut r, 70, &copy(0, 4000, 2000, 67, (1, 1000, 10)));
         assert_eq!(r.data_rcv_nxt(), 3000);
-        arrive(&mut r, 160, &copy(1, 1000, 2000, 110, 1, 10));
+        arrive(&mut r, 160, &copy(1, 1000, 2000, 110, (1, 1000, 10)));
         assert_eq!(r.data_rcv_nxt(), 7000);
         assert_eq!(r.stats.duplicate_bytes, LEN as u64);
         r.finish(100 * NS_PER_MS, 0);
         assert_eq!(r.recovery_by_subflow[1].total_weight(), 1.0);
         assert!((r.recovery_by_subflow[1].mean() - 0.060).abs() < 1e-9);
         assert_eq!(r.recovery_by_subflow[0].total_weight(), 0.0);
+        // From detection: the gap was revealed at 61 ms by DSN 3000, the next segment of
+        // subflow 1 (seq 2000); the data arrived at 70 ms.
+        assert_eq!(r.recovery_detect_by_subflow[1].total_weight(), 1.0);
+        assert!((r.recovery_detect_by_subflow[1].mean() - 0.009).abs() < 1e-9);
+        assert!((r.recovery_detect_hist.mean() - 0.009).abs() < 1e-9);
+    }
+
+    /// Detection is the arrival of the first later segment on the lost segment's own subflow,
+    /// not on another one; a loss repaired before any such segment arrives counts as 0.
+    #[test]
+    fn recovery_from_detection_counts_from_the_gap_revealing_segment_of_the_same_subflow() {
+        let mut r = two_paths(false);
+        // DSN 2000 (subflow 1, seq 1000, sent at 10 ms) and DSN 6000 (subflow 1, seq 2000, sent
+        // at 15 ms) are lost. Later data on subflow 0 does not reveal them; subflow 1's seq 3000
+        // (DSN 4000) at 70 ms is the first segment beyond them there.
+        arrive(&mut r, 62, &original(0, 1000, 3000, 59));
+        arrive(&mut r, 70, &original(1, 3000, 4000, 20));
+        // Subflow 1 re-sends seq 2000 (arrives at 80 ms, held behind seq 1000), then seq 1000.
+        arrive(&mut r, 80, &copy(1, 2000, 6000, 30, (1, 2000, 15)));
+        arrive(&mut r, 90, &copy(1, 1000, 2000, 40, (1, 1000, 10)));
+        // DSN 5000 (subflow 0, seq 2000, sent at 60 ms) is a tail loss: nothing later arrives on
+        // subflow 0 before its retransmission at 300 ms.
+        arrive(&mut r, 300, &copy(0, 2000, 5000, 297, (0, 2000, 60)));
+        assert_eq!(r.data_rcv_nxt(), 7000);
+        r.finish(400 * NS_PER_MS, 0);
+        // Subflow 1: DSN 2000 detected at 70 ms, repaired at 90; DSN 6000 (seq 2000) detected at
+        // 70 ms too (the same gap), repaired at 80.
+        assert_eq!(r.recovery_detect_by_subflow[1].total_weight(), 2.0);
+        assert!((r.recovery_detect_by_subflow[1].mean() - 0.015).abs() < 1e-9);
+        assert!((r.recovery_by_subflow[1].mean() - 0.0725).abs() < 1e-9);
+        // Subflow 0: from send 240 ms, from detection 0.
+        assert_eq!(r.recovery_detect_by_subflow[0].total_weight(), 1.0);
+        assert_eq!(r.recovery_detect_by_subflow[0].mean(), 0.0);
+        assert!((r.recovery_by_subflow[0].mean() - 0.240).abs() < 1e-9);
+        assert_eq!(r.recovery_detect_hist.total_weight(), 3.0);
     }
 
     #[test]
@@ -502,14 +597,17 @@ mod tests {
         arrive(&mut r, 3, &original(0, 0, 0, 0));
         // DSN 1000 first sent on subflow 1 at 1 ms; a copy on subflow 0 (sent at 20 ms) arrives
         // first at 23 ms, the original later at 51 ms.
-        arrive(&mut r, 23, &copy(0, 1000, 1000, 20, 1, 1));
+        arrive(&mut r, 23, &copy(0, 1000, 1000, 20, (1, 0, 1)));
         arrive(&mut r, 51, &original(1, 0, 1000, 1));
         // DSN 2000 first sent on subflow 1 at 2 ms never arrives; its copy does at 33 ms.
-        arrive(&mut r, 33, &copy(0, 2000, 2000, 30, 1, 2));
+        arrive(&mut r, 33, &copy(0, 2000, 2000, 30, (1, 1000, 2)));
         assert_eq!(r.data_rcv_nxt(), 3000);
         r.finish(100 * NS_PER_MS, 0);
         assert_eq!(r.recovery_hist.total_weight(), 1.0);
         assert!((r.recovery_hist.mean() - 0.031).abs() < 1e-9);
         assert_eq!(r.recovery_by_subflow[1].total_weight(), 1.0);
+        // Same set of segments from detection; no later segment of subflow 1 arrived: 0.
+        assert_eq!(r.recovery_detect_hist.total_weight(), 1.0);
+        assert_eq!(r.recovery_detect_hist.mean(), 0.0);
     }
 }

@@ -72,6 +72,8 @@ struct DsnMeta {
     first_sent: Time,
     /// Subflow of the first transmission.
     first_subflow: u16,
+    /// Subflow sequence number of the first transmission.
+    first_seq: u64,
     sent_on: u64,
 }
 
@@ -595,7 +597,7 @@ impl MptcpSender {
             None => {
                 // New DSNs are assigned in increasing order, so push_back keeps `meta` sorted.
                 if self.meta.back().map_or(true, |m| m.dsn < dsn) {
-                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, sent_on: 1 << i.min(63) });
+                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, first_seq: 0, sent_on: 1 << i.min(63) });
                 }
             }
         }
@@ -617,12 +619,15 @@ impl MptcpSender {
                     if m.first_sent == NEVER {
                         m.first_sent = now;
                         m.first_subflow = i as u16;
+                        m.first_seq = p.seq;
                     }
                     p.dsn_first_sent = m.first_sent;
                     p.dsn_first_subflow = m.first_subflow;
+                    p.dsn_first_seq = m.first_seq;
                 } else {
                     p.dsn_first_sent = now;
                     p.dsn_first_subflow = i as u16;
+                    p.dsn_first_seq = p.seq;
                 }
                 p.data_ack = 0;
                 out.push((i, p));
