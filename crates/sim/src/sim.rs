@@ -638,7 +638,7 @@ impl Sim {
             Conn::Mptcp { sender, .. } => {
                 let i = p.subflow as usize;
                 if p.kind == PacketKind::SynAck {
-                    sender.on_syn_ack(i, &p);
+                    sender.on_syn_ack(i, now, &p);
                 } else {
                     sender.on_ack(i, now, &p);
                 }

@@ -324,3 +324,19 @@ fn mp_prio_backup_moves_traffic_off_and_back() {
     assert!(mean(22.0, 30.0) > 10.0, "B=0 should bring it back: {:.2}", mean(22.0, 30.0));
     assert_eq!(f(&flow(&o, "mp")["mp_prio_received"]), 2.0);
 }
+
+/// A joined subflow's first RTT sample is its MP_JOIN SYN/SYN-ACK exchange (Linux seeds srtt and
+/// min_rtt there): a subflow that never carries data still knows its path's RTT.
+#[test]
+fn join_handshake_gives_the_first_rtt_sample() {
+    let a = "rate_mbps = 10\ndelay_ms = 5\nqueue_packets = 100";
+    let b = "rate_mbps = 10\ndelay_ms = 40\nqueue_packets = 100";
+    // One segment, done before the second subflow could carry anything.
+    let o = run(&two_paths(2.0, a, b, "cc = \"reno\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"file\", bytes = 1000 }"));
+    let s1 = sub(&o, 1);
+    assert_eq!(s1["established"], true, "{s1}");
+    assert_eq!(f(&s1["segments_sent"]), 0.0, "{s1}");
+    // 2 × 40 ms propagation plus the two 52-byte packets' serialisation at 10 Mbit/s (~0.08 ms).
+    let rtt = f(&s1["mean_rtt_ms"]);
+    assert!((80.0..81.0).contains(&rtt), "join RTT {rtt} ms");
+}

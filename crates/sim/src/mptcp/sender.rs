@@ -300,12 +300,21 @@ impl MptcpSender {
         let _ = now;
     }
 
-    /// Handles a join answer on subflow `i`.
-    pub fn on_syn_ack(&mut self, i: usize, p: &Packet) {
+    /// Handles a join answer on subflow `i`. The SYN/SYN-ACK exchange is the subflow's first RTT
+    /// sample, timed by the echoed timestamp (so a retransmitted SYN is timed right), as Linux
+    /// does (`tcp_rcv_synsent_state_process` → `tcp_ack_update_rtt`, seeding srtt and min_rtt):
+    /// without it a subflow that only ever carries lone packets knows its RTT only through the
+    /// receiver's delayed-ACK timer.
+    pub fn on_syn_ack(&mut self, i: usize, now: Time, p: &Packet) {
         let sf = &mut self.subflows[i];
         if !sf.established {
             sf.established = true;
             sf.join_at = NEVER;
+            if now > p.ts_ecr {
+                sf.tcp.rtt.on_sample(now - p.ts_ecr);
+                sf.min_srtt = sf.min_srtt.min(sf.tcp.rtt.srtt);
+                sf.max_srtt = sf.max_srtt.max(sf.tcp.rtt.srtt);
+            }
             if p.mp_prio == 2 {
                 sf.peer_backup = true;
             }
