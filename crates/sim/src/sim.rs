@@ -217,6 +217,8 @@ fn receiver_config(fc: &FlowConfig, rcv_buf: u64) -> ReceiverConfig {
     ReceiverConfig {
         sack: fc.tcp.sack,
         delayed_ack: r.delayed_ack,
+        quickack: true,
+        window_buf: r.rcv_buf_bytes,
         delack_timeout: from_ms_f64(r.delack_ms),
         rcv_buf,
         read_pauses: r.read_pauses.iter().map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s))).collect(),
@@ -250,6 +252,11 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaCo
     let join_at = start + from_ms_f64(opts.join_delay_ms);
     let mut subs = Vec::with_capacity(n);
     let mut rcvs = Vec::with_capacity(n);
+    let conn_rcv_buf = match (opts.rcv_buf_bytes, opts.rcv_buf_packets) {
+        (Some(b), _) => b,
+        (None, Some(p)) => p * mss as u64,
+        _ => fc.receiver.rcv_buf_bytes,
+    };
     for k in 0..n {
         let algo = match &coupling {
             Some(c) => coupled::build(&fc.cc, c.clone(), k).expect("validated"),
@@ -260,7 +267,10 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaCo
         let backup = opts.backup.get(k).copied().unwrap_or(false);
         subs.push(MptcpSender::new_subflow(tcp, k == 0, backup, if k == 0 { NEVER } else { join_at }));
         // Subflow-level buffers are not the limit: the connection-level window is.
-        rcvs.push(TcpReceiver::new(receiver_config(fc, 1 << 40), i, k as u16));
+        // Quick ACKs follow the window the connection-level buffer allows.
+        let mut rcfg = receiver_config(fc, 1 << 40);
+        rcfg.window_buf = conn_rcv_buf;
+        rcvs.push(TcpReceiver::new(rcfg, i, k as u16));
     }
     let sched_cfg = fc.scheduler.as_ref().map(|s| s.config()).unwrap_or_else(|| sched::SchedulerSpec::Name("minrtt".into()).config());
     let (wrapper, inner_cfg) = split_wrapper(&sched_cfg);
@@ -294,11 +304,7 @@ fn build_conn(fc: &FlowConfig, i: u32, rngs: &RngStreams, pha_ctx: Option<&PhaCo
             }
         };
     }
-    let rcv_buf = match (opts.rcv_buf_bytes, opts.rcv_buf_packets) {
-        (Some(b), _) => b,
-        (None, Some(p)) => p * mss as u64,
-        _ => fc.receiver.rcv_buf_bytes,
-    };
+    let rcv_buf = conn_rcv_buf;
     let mp_prio = opts.mp_prio.iter().map(|e| (from_secs_f64(e.at_s), e.subflow, e.backup)).collect();
     let pha_d = opts.pha_d.as_ref().map(|cfg| {
         let ctx = pha_ctx.expect("validated: PHA-D has a table");

@@ -53,6 +53,30 @@ fn reno_and_newreno_follow_the_mathis_estimate() {
     }
 }
 
+/// CUBIC through 10 Mbit/s, 100 ms one way, a 1-BDP drop-tail queue (167 packets), 15 s: HyStart
+/// must end slow start before the queue overflows, as Linux does. Slow start's rounds start on a
+/// drained queue here (the first round that keeps the link busy also overflows it), so the
+/// delay test cannot fire; the ACK-train test can, but only because Linux's receiver quick-ACKs
+/// every segment while its receive window opens (`tcp_grow_window`). With one ACK per two
+/// 1500-byte packets (2.4 ms apart, above `hystart_ack_delta_us` = 2 ms) HyStart never fired,
+/// slow start overshot to ~640 segments and the flow retransmitted 729 segments with an RTO.
+/// For context (not asserted): Linux 6.18 through the emulator retransmitted 23 segments on this
+/// path (fidelity grid, 2026-11-22).
+#[test]
+fn cubic_hystart_ends_slow_start_before_a_one_bdp_queue_overflows() {
+    let sc = with_output(&single(15.0, 10.0, 100.0, 167, "", "cubic", "traffic = { kind = \"bulk\" }"), "bin_ms = 100\nwarmup_s = 3");
+    let o = run(&sc);
+    let fl = flow(&o, "f");
+    let cwnd = series(&o, "flow", "f", "cwnd_segments");
+    // BDP 167 + queue 167: slow start must stop well below the ~334 packets the path holds.
+    let peak_first_2s = cwnd.iter().filter(|&&(t, _)| t < 2.0).map(|&(_, c)| c).fold(0.0, f64::max);
+    assert!(peak_first_2s < 334.0, "slow start overshot: cwnd reached {peak_first_2s} in the first 2 s");
+    let retx = f(&fl["segments_retransmitted"]);
+    assert!(retx < 100.0, "{retx} segments retransmitted (tens expected, Linux: 23)");
+    assert_eq!(f(&fl["timeouts"]), 0.0);
+    assert!(f(&fl["goodput_mbps"]) > 9.5, "goodput {}", fl["goodput_mbps"]);
+}
+
 /// A 2-second outage: the sender times out repeatedly with exponential backoff, then recovers.
 #[test]
 fn outage_causes_timeouts_with_backoff_then_recovery() {

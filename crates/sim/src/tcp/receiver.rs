@@ -6,16 +6,45 @@
 //! out-of-order segments and for segments that fill a hole), Linux's 40 ms minimum delayed-ACK
 //! timeout (`TCP_DELACK_MIN`).
 //!
-//! Deviations: no quick-ACK mode at connection start, no receive-window auto-tuning or window
-//! scaling granularity (the advertised window is the exact free buffer space), the application
-//! reads everything in order at once unless the scenario pauses it.
+//! Quick ACKs as Linux (`net/ipv4/tcp_input.c`): with delayed ACKs on, the receiver still ACKs
+//! every segment while in quick-ACK mode (`tcp_in_quickack_mode`, checked in
+//! `__tcp_ack_snd_check`). Linux enters it for `TCP_MAX_QUICKACKS` = 16 ACKs at the first data
+//! segment (`tcp_event_data_recv` → `tcp_incr_quickack`), and grants one more quick ACK each time
+//! an arriving segment of at least 128 bytes raises the receive-window threshold `rcv_ssthresh`
+//! (`tcp_grow_window`: `icsk_ack.quick |= 1`; the threshold grows by max(2·advmss, 2·len) per
+//! segment until it reaches the window the buffer allows). Each ACK of new data uses up one
+//! (`tcp_dec_quickack_mode`). So while a bulk transfer ramps up, Linux ACKs every segment, not
+//! every second one — which matters, e.g., to CUBIC's HyStart ACK-train test (ACKs ≤ 2 ms apart):
+//! at 10 Mbit/s one ACK per two 1500-byte packets is 2.4 ms apart and never forms a train.
+//!
+//! Deviations: no receive-window auto-tuning (Linux's `tcp_rcv_space_adjust` raises
+//! `window_clamp` once per RTT; here the threshold may grow straight to half the buffer, Linux's
+//! default `tcp_win_from_space` ratio, so the quick-ACK phase is one stretch at the start instead
+//! of bursts spread over the first RTTs), `rcv_ssthresh` starts at Linux's unscaled initial window
+//! (65 535 bytes) and is bounded by half of `window_buf` (an MPTCP subflow's by the connection's
+//! buffer), but only drives quick ACKs — the advertised window is the exact free buffer
+//! space (no window scaling granularity); advmss is taken as the segment's payload; the
+//! application reads everything in order at once unless the scenario pauses it.
 use crate::core::time::{Time, NEVER, NS_PER_MS};
 use crate::packet::{Packet, PacketKind};
+
+/// Linux `TCP_MAX_QUICKACKS`: quick ACKs granted at the first data segment.
+const TCP_MAX_QUICKACKS: u32 = 16;
+/// Linux's initial receive window (unscaled in the SYN, so at most 65 535 bytes); the initial
+/// `rcv_ssthresh`.
+const INITIAL_RCV_SSTHRESH: u64 = 65_535;
+/// `tcp_event_data_recv` only grows the window for segments of at least this many bytes.
+const GROW_WINDOW_MIN_LEN: u32 = 128;
 
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
     pub sack: bool,
     pub delayed_ack: bool,
+    /// Linux's quick-ACK mode on top of delayed ACKs (see the module doc); on by default.
+    pub quickack: bool,
+    /// Buffer whose window bounds `rcv_ssthresh` for quick ACKs (Linux: the socket's receive
+    /// buffer; for an MPTCP subflow, whose own `rcv_buf` is unbounded here, the connection's).
+    pub window_buf: u64,
     pub delack_timeout: Time,
     /// Receive buffer in bytes (in-order unread + out-of-order data).
     pub rcv_buf: u64,
@@ -28,6 +57,8 @@ impl Default for ReceiverConfig {
         ReceiverConfig {
             sack: true,
             delayed_ack: true,
+            quickack: true,
+            window_buf: 6 * 1024 * 1024,
             delack_timeout: 40 * NS_PER_MS,
             rcv_buf: 6 * 1024 * 1024,
             read_pauses: vec![],
@@ -64,6 +95,12 @@ pub struct TcpReceiver {
     /// Full segments received since the last ACK.
     pending: u32,
     delack_deadline: Time,
+    /// Quick ACKs left (Linux `icsk_ack.quick`).
+    quick: u32,
+    /// Linux `rcv_ssthresh` (bytes); drives quick ACKs only.
+    rcv_ssthresh: u64,
+    /// Whether data has arrived yet (Linux: `icsk_ack.ato == 0` before the first data).
+    got_data: bool,
     ts_recent: Time,
     last_ofo_change: Time,
     next_id: u64,
@@ -84,6 +121,9 @@ impl TcpReceiver {
             unread: 0,
             pending: 0,
             delack_deadline: NEVER,
+            quick: 0,
+            rcv_ssthresh: 0,
+            got_data: false,
             ts_recent: 0,
             last_ofo_change: 0,
             next_id: 0,
@@ -177,18 +217,45 @@ impl TcpReceiver {
             }
         }
         self.stats.max_ofo_bytes = self.stats.max_ofo_bytes.max(self.ofo_bytes);
+        if self.cfg.quickack {
+            self.quickack_on_data(p.len);
+        }
         let out_of_order = start > self.rcv_nxt || !self.ofo.is_empty() || had_holes;
         if !self.cfg.delayed_ack || out_of_order {
             return (delivered, Some(self.make_ack(now)));
         }
         self.pending += 1;
-        if self.pending >= 2 {
+        if self.pending >= 2 || self.quick > 0 {
+            // Every second full segment, or at once in quick-ACK mode (`__tcp_ack_snd_check`).
             return (delivered, Some(self.make_ack(now)));
         }
         if self.delack_deadline == NEVER {
             self.delack_deadline = now + self.cfg.delack_timeout;
         }
         (delivered, None)
+    }
+
+    /// Linux's quick-ACK bookkeeping for an arriving data segment of `len` bytes (in order or
+    /// not, as both `tcp_data_queue` paths grow the window): `tcp_event_data_recv` enters
+    /// quick-ACK mode at the first data (`tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: at most
+    /// rcv_wnd/(2·rcv_mss), capped at 16), and `tcp_grow_window` grants one quick ACK whenever
+    /// it raises `rcv_ssthresh` (by max(2·advmss, 2·len), up to the window the buffer allows).
+    fn quickack_on_data(&mut self, len: u32) {
+        let mss = len.max(1) as u64;
+        // The window the buffer allows (Linux `min(window_clamp, tcp_space)`, with the default
+        // 50 % `tcp_win_from_space` ratio).
+        let clamp = self.cfg.rcv_buf.min(self.cfg.window_buf) / 2;
+        if !self.got_data {
+            self.got_data = true;
+            self.rcv_ssthresh = INITIAL_RCV_SSTHRESH.min(clamp);
+            let q = (self.rwnd() / (2 * mss)).clamp(2, TCP_MAX_QUICKACKS as u64) as u32;
+            self.quick = self.quick.max(q);
+        }
+        if len >= GROW_WINDOW_MIN_LEN && self.rcv_ssthresh < clamp {
+            let incr = 2 * mss;
+            self.rcv_ssthresh += incr.min(clamp - self.rcv_ssthresh);
+            self.quick = self.quick.max(1);
+        }
     }
 
     /// Inserts [start, end) into the out-of-order set; returns true if it was all there already.
@@ -261,6 +328,10 @@ impl TcpReceiver {
 
     fn make_ack(&mut self, now: Time) -> Packet {
         let _ = now;
+        // `tcp_dec_quickack_mode`: an ACK sent while one was due uses up a quick ACK.
+        if self.pending > 0 || self.delack_deadline != NEVER {
+            self.quick = self.quick.saturating_sub(1);
+        }
         self.pending = 0;
         self.delack_deadline = NEVER;
         self.stats.acks_sent += 1;
@@ -287,5 +358,53 @@ impl TcpReceiver {
             a.n_sack = n as u8;
         }
         a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    fn data(seq: u64) -> Packet {
+        let mut p = Packet::new(PacketKind::Data);
+        p.seq = seq;
+        p.len = MSS;
+        p
+    }
+
+    /// Feeds `n` in-order full segments; returns which of them were ACKed at once.
+    fn feed(r: &mut TcpReceiver, from: u64, n: u64) -> Vec<bool> {
+        (0..n).map(|i| r.on_segment(i * NS_PER_MS, &data((from + i) * MSS as u64)).1.is_some()).collect()
+    }
+
+    /// Linux ACKs every segment while its receive window opens (`tcp_grow_window` grants a quick
+    /// ACK per raise of `rcv_ssthresh`), then every second one once the window is fully open.
+    #[test]
+    fn quick_acks_while_window_opens_then_every_second_segment() {
+        // 64 KiB buffer: window 32 KiB < the initial 65 535, so only the 16 initial quick ACKs.
+        let cfg = ReceiverConfig { rcv_buf: 64 * 1024, window_buf: 64 * 1024, ..Default::default() };
+        let mut r = TcpReceiver::new(cfg, 0, 0);
+        let acked = feed(&mut r, 0, 40);
+        assert!(acked[..16].iter().all(|&a| a), "first 16 segments quick-ACKed: {acked:?}");
+        let later: Vec<bool> = acked[16..].to_vec();
+        assert_eq!(later.iter().filter(|&&a| a).count(), later.len() / 2, "then every second: {later:?}");
+
+        // Default 6 MiB buffer: rcv_ssthresh grows from 65 535 to 3 MiB by 2·MSS per segment,
+        // so the first ~1050 segments are each ACKed, the following ones every second.
+        let mut r = TcpReceiver::new(ReceiverConfig::default(), 0, 0);
+        let acked = feed(&mut r, 0, 1000);
+        assert!(acked.iter().all(|&a| a));
+        let acked = feed(&mut r, 1000, 200);
+        let n = acked.iter().filter(|&&a| a).count();
+        assert!((100..=160).contains(&n), "{n} ACKs for 200 segments");
+        let tail = feed(&mut r, 1200, 100);
+        assert_eq!(tail.iter().filter(|&&a| a).count(), 50);
+
+        // Quick ACKs off: RFC 1122 delayed ACKs from the start.
+        let cfg = ReceiverConfig { quickack: false, ..Default::default() };
+        let mut r = TcpReceiver::new(cfg, 0, 0);
+        assert_eq!(feed(&mut r, 0, 40).iter().filter(|&&a| a).count(), 20);
     }
 }
