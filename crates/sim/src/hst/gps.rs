@@ -47,6 +47,44 @@ fn err(file: &str, line: usize, field: &str, value: impl ToString, msg: impl Int
     ConfigError::new(format!("{file}: line {line}: {field}"), value, msg)
 }
 
+/// Walks the data rows of a small CSV whose first non-blank, non-`#` line must be `header`
+/// (spaces ignored): `row(line_no, line, columns, errs)` sees every row with the header's column
+/// count (rows with another count are reported here) and returns false to stop early. Returns
+/// whether a header was seen; a wrong header is the only error, naming `header_hint`.
+fn csv_rows<'a>(
+    text: &'a str,
+    file: &str,
+    header: &str,
+    header_hint: &str,
+    errs: &mut Vec<ConfigError>,
+    mut row: impl FnMut(usize, &'a str, &[&'a str], &mut Vec<ConfigError>) -> bool,
+) -> Result<bool, Vec<ConfigError>> {
+    let n = header.split(',').count();
+    let mut seen = false;
+    for (i, l) in text.lines().enumerate() {
+        let line = l.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if !seen {
+            if line.replace(' ', "") != header {
+                return Err(vec![err(file, i + 1, "header", line, header_hint)]);
+            }
+            seen = true;
+            continue;
+        }
+        let c: Vec<&str> = line.split(',').map(str::trim).collect();
+        if c.len() != n {
+            errs.push(err(file, i + 1, "columns", line, format!("expected {n} values ({header}), found {}", c.len())));
+            continue;
+        }
+        if !row(i + 1, line, &c, errs) {
+            break;
+        }
+    }
+    Ok(seen)
+}
+
 /// Days since 1970-01-01 of a civil date (H. Hinnant, "chrono-Compatible Low-Level Date
 /// Algorithms", `days_from_civil`).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -75,7 +113,7 @@ fn parse_hms(s: &str) -> Option<f64> {
     }
     let (h, m): (u32, u32) = (s[0..2].parse().ok()?, s[2..4].parse().ok()?);
     let sec: f64 = s[4..].parse().ok()?;
-    (h < 24 && m < 60 && (0.0..61.0).contains(&sec)).then(|| h as f64 * 3600.0 + m as f64 * 60.0 + sec)
+    (h < 24 && m < 60 && (0.0..61.0).contains(&sec)).then_some(h as f64 * 3600.0 + m as f64 * 60.0 + sec)
 }
 
 /// NMEA `(d)ddmm.mmmm` + hemisphere → signed degrees.
@@ -261,40 +299,24 @@ impl GeoTrack {
     pub fn from_csv(text: &str, file: &str) -> Result<GeoTrack, Vec<ConfigError>> {
         let mut errs = Vec::new();
         let mut pts: Vec<(f64, f64)> = Vec::new();
-        let mut header = false;
-        for (i, l) in text.lines().enumerate() {
-            let line = l.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            if !header {
-                if line.replace(' ', "") != "lat,lon" {
-                    return Err(vec![err(file, i + 1, "header", line, "expected `lat,lon` (decimal degrees, WGS84)")]);
-                }
-                header = true;
-                continue;
-            }
-            let c: Vec<&str> = line.split(',').map(str::trim).collect();
-            if c.len() != 2 {
-                errs.push(err(file, i + 1, "columns", line, format!("expected 2 values (lat,lon), found {}", c.len())));
-                continue;
-            }
+        let header = csv_rows(text, file, "lat,lon", "expected `lat,lon` (decimal degrees, WGS84)", &mut errs, |n, line, c, errs| {
             let lat = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 90.0);
             let lon = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 180.0);
             if lat.is_none() {
-                errs.push(err(file, i + 1, "lat", c[0], "must be a number in [-90, 90]"));
+                errs.push(err(file, n, "lat", c[0], "must be a number in [-90, 90]"));
             }
             if lon.is_none() {
-                errs.push(err(file, i + 1, "lon", c[1], "must be a number in [-180, 180]"));
+                errs.push(err(file, n, "lon", c[1], "must be a number in [-180, 180]"));
             }
             if let (Some(a), Some(b)) = (lat, lon) {
                 if pts.last() == Some(&(a, b)) {
-                    errs.push(err(file, i + 1, "lat,lon", line, "repeats the previous point (zero-length segment)"));
-                    continue;
+                    errs.push(err(file, n, "lat,lon", line, "repeats the previous point (zero-length segment)"));
+                } else {
+                    pts.push((a, b));
                 }
-                pts.push((a, b));
             }
-        }
+            true
+        })?;
         if !header {
             errs.push(ConfigError::new(file, "", "empty track: expected the header `lat,lon`"));
         } else if errs.is_empty() && pts.len() < 2 {
@@ -404,44 +426,28 @@ pub struct LoggedHandover {
 pub fn parse_handover_log(text: &str, file: &str) -> Result<Vec<LoggedHandover>, Vec<ConfigError>> {
     let mut errs = Vec::new();
     let mut out = Vec::new();
-    let mut header = false;
-    for (i, l) in text.lines().enumerate() {
-        let line = l.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if !header {
-            if line.replace(' ', "") != "operator,start,end" {
-                return Err(vec![err(file, i + 1, "header", line, "expected `operator,start,end`")]);
-            }
-            header = true;
-            continue;
-        }
-        let c: Vec<&str> = line.split(',').map(str::trim).collect();
-        if c.len() != 3 {
-            errs.push(err(file, i + 1, "columns", line, format!("expected 3 values (operator,start,end), found {}", c.len())));
-            continue;
-        }
+    let header = csv_rows(text, file, "operator,start,end", "expected `operator,start,end`", &mut errs, |n, _, c, errs| {
         if c[0].is_empty() {
-            errs.push(err(file, i + 1, "operator", c[0], "must not be empty"));
+            errs.push(err(file, n, "operator", c[0], "must not be empty"));
         }
         const TIME: &str = "must be a UTC time: Unix seconds or ISO 8601 (2024-05-01T12:34:56.25Z)";
         let s = parse_utc(c[1]);
         let e = parse_utc(c[2]);
         if s.is_none() {
-            errs.push(err(file, i + 1, "start", c[1], TIME));
+            errs.push(err(file, n, "start", c[1], TIME));
         }
         if e.is_none() {
-            errs.push(err(file, i + 1, "end", c[2], TIME));
+            errs.push(err(file, n, "end", c[2], TIME));
         }
         if let (Some(s), Some(e), false) = (s, e, c[0].is_empty()) {
             if e < s {
-                errs.push(err(file, i + 1, "end", c[2], format!("must not be before start ({})", c[1])));
-                continue;
+                errs.push(err(file, n, "end", c[2], format!("must not be before start ({})", c[1])));
+            } else {
+                out.push(LoggedHandover { operator: c[0].to_string(), start_s: s, end_s: e, line: n });
             }
-            out.push(LoggedHandover { operator: c[0].to_string(), start_s: s, end_s: e, line: i + 1 });
         }
-    }
+        true
+    })?;
     if !header {
         errs.push(ConfigError::new(file, "", "empty log: expected the header `operator,start,end`"));
     }
@@ -455,47 +461,28 @@ pub fn parse_handover_log(text: &str, file: &str) -> Result<Vec<LoggedHandover>,
 pub fn parse_position_trace(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<ConfigError>> {
     let mut errs = Vec::new();
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let mut header = false;
-    for (i, l) in text.lines().enumerate() {
-        let line = l.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if !header {
-            if line.replace(' ', "") != "time_s,position_m" {
-                return Err(vec![err(file, i + 1, "header", line, "expected `time_s,position_m`")]);
-            }
-            header = true;
-            continue;
-        }
-        let c: Vec<&str> = line.split(',').map(str::trim).collect();
-        if c.len() != 2 {
-            errs.push(err(file, i + 1, "columns", line, format!("expected 2 values (time_s,position_m), found {}", c.len())));
-            continue;
-        }
+    let header = csv_rows(text, file, "time_s,position_m", "expected `time_s,position_m`", &mut errs, |n, _, c, errs| {
         let t = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0 && *v <= 1e9);
         let p = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 1e9);
         match (t, p) {
             (Some(t), Some(p)) => {
                 if out.last().is_some_and(|&(pt, _)| t < pt) {
-                    errs.push(err(file, i + 1, "time_s", c[0], "must not be less than the previous line's"));
+                    errs.push(err(file, n, "time_s", c[0], "must not be less than the previous line's"));
                 } else {
                     out.push((t, p));
                 }
             }
             _ => {
                 if t.is_none() {
-                    errs.push(err(file, i + 1, "time_s", c[0], "must be a number in [0, 1e9] (seconds from the run's start)"));
+                    errs.push(err(file, n, "time_s", c[0], "must be a number in [0, 1e9] (seconds from the run's start)"));
                 }
                 if p.is_none() {
-                    errs.push(err(file, i + 1, "position_m", c[1], "must be a finite number (metres along the track)"));
+                    errs.push(err(file, n, "position_m", c[1], "must be a finite number (metres along the track)"));
                 }
             }
         }
-        if errs.len() >= 20 {
-            break;
-        }
-    }
+        errs.len() < 20
+    })?;
     if !header {
         errs.push(ConfigError::new(file, "", "empty trace: expected the header `time_s,position_m`"));
     } else if errs.is_empty() && out.is_empty() {
