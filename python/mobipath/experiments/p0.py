@@ -503,21 +503,27 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
                 empty = " — |" * (columns - 5)
                 a(f"| {LABEL.get(s, s)} + {VARIANT_LABEL[v]} | {p} | {f3(sm0)} | {_ci(sm1, sc1)} | {f2p(pct(m1, m0))} |{empty}")
 
+    def plain_vs_pha_rows(metric: str, paper_change: Dict[str, float]) -> Dict[str, Optional[float]]:
+        """One row per (profile, scheduler): plain vs PHA on `metric`, beside the paper's change;
+        returns the paper profile's changes by scheduler."""
+        changes: Dict[str, Optional[float]] = {}
+        for p, s in groups:
+            m0, c0, _ = get(p, s, "plain", metric)
+            m1, c1, _ = get(p, s, "pha", metric)
+            ch = pct(m1, m0)
+            if p == "paper":
+                changes[s] = ch
+            paper = paper_change.get(s) if p == "paper" else None
+            diff = None if ch is None or paper is None else ch - paper
+            a(f"| {LABEL.get(s, s)} | {p} | {_ci(m0, c0)} | {_ci(m1, c1)} | {f2p(ch)} | "
+              f"{f2p(paper) if paper is not None else '—'} | {f3(diff, True) if diff is not None else '—'} |")
+        return changes
+
     # Table 2
     a("## Table 2 — average throughput (goodput, Mbit/s)\n")
     a("| scheduler | profile | existing | PHA | change by PHA | paper change | difference (pp) |")
     a("|---|---|---|---|---|---|---|")
-    t2: Dict[str, Optional[float]] = {}
-    for p, s in groups:
-        m0, c0, _ = get(p, s, "plain", "goodput_mbps")
-        m1, c1, _ = get(p, s, "pha", "goodput_mbps")
-        ch = pct(m1, m0)
-        if p == "paper":
-            t2[s] = ch
-        paper = PAPER_T2_CHANGE.get(s) if p == "paper" else None
-        diff = None if ch is None or paper is None else ch - paper
-        a(f"| {LABEL.get(s, s)} | {p} | {_ci(m0, c0)} | {_ci(m1, c1)} | {f2p(ch)} | "
-          f"{f2p(paper) if paper is not None else '—'} | {f3(diff, True) if diff is not None else '—'} |")
+    t2 = plain_vs_pha_rows("goodput_mbps", PAPER_T2_CHANGE)
     pha_d_rows("goodput_mbps", 7)
     for name in NOT_IMPLEMENTED:
         a(f"| {name} | — | not implemented yet | not implemented yet | — | — | — |")
@@ -531,17 +537,7 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
     a("Definition: the mean goodput of the 1 s windows, aligned to whole seconds, that contain a handover start.\n")
     a("| scheduler | profile | existing | PHA | change by PHA | paper change | difference (pp) |")
     a("|---|---|---|---|---|---|---|")
-    t3: Dict[str, Optional[float]] = {}
-    for p, s in groups:
-        m0, c0, _ = get(p, s, "plain", "handover_goodput_mbps")
-        m1, c1, _ = get(p, s, "pha", "handover_goodput_mbps")
-        ch = pct(m1, m0)
-        if p == "paper":
-            t3[s] = ch
-        paper = PAPER_T3_CHANGE.get(s) if p == "paper" else None
-        diff = None if ch is None or paper is None else ch - paper
-        a(f"| {LABEL.get(s, s)} | {p} | {_ci(m0, c0)} | {_ci(m1, c1)} | {f2p(ch)} | "
-          f"{f2p(paper) if paper is not None else '—'} | {f3(diff, True) if diff is not None else '—'} |")
+    t3 = plain_vs_pha_rows("handover_goodput_mbps", PAPER_T3_CHANGE)
     paper_sched = [s for p, s in groups if p == "paper"]
     if paper_sched:
         m0 = statistics.fmean(get("paper", s, "plain", "handover_goodput_mbps")[0] or 0.0 for s in paper_sched)
