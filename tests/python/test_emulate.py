@@ -232,21 +232,29 @@ def _receive(rx: socket.socket, out: List, stop: threading.Event) -> None:
         out.append((time.monotonic_ns(), seq, sent_ns, len(data)))
 
 
-@needs_emulation
-def test_delivered_rate_is_the_configured_rate() -> None:
-    """UDP offered at 15 Mbit/s into a 10 Mbit/s link: IP bytes out at 10 Mbit/s ± 5 %."""
-    link = {"name": "l", "rate_mbps": 10, "delay_ms": 5, "queue_packets": 100}
-    with _topology(link, 6) as topo:
+def _udp_through(link: Dict, duration_s: float, payload: int, pps: float, seconds: float, drain_s: float = 0.0):
+    """Sends `pps` datagrams of `payload` bytes for `seconds` across an emulated `link`, waits
+    `drain_s` for the last ones, and returns (sent, received records, emulator stats)."""
+    with _topology(link, duration_s) as topo:
         tx, rx = _udp_pair(topo)
         topo.start_clock()
         got: List = []
         stop = threading.Event()
         t = threading.Thread(target=_receive, args=(rx, got, stop), daemon=True)
         t.start()
-        _paced_send(tx, (topo.addr_b, 6000), 1472, 15e6 / 8 / 1500, 3.0)
+        sent = _paced_send(tx, (topo.addr_b, 6000), payload, pps, seconds)
+        time.sleep(drain_s)
         stop.set()
         t.join(3)
         stats = topo.stop_emulator()
+    return sent, got, stats
+
+
+@needs_emulation
+def test_delivered_rate_is_the_configured_rate() -> None:
+    """UDP offered at 15 Mbit/s into a 10 Mbit/s link: IP bytes out at 10 Mbit/s ± 5 %."""
+    link = {"name": "l", "rate_mbps": 10, "delay_ms": 5, "queue_packets": 100}
+    _, got, stats = _udp_through(link, 6, 1472, 15e6 / 8 / 1500, 3.0)
     # Steady state: from 0.5 s until the last arrival of the saturated period.
     times = [g[0] for g in got]
     lo = times[0] + 500_000_000
@@ -263,18 +271,7 @@ def test_delivered_rate_is_the_configured_rate() -> None:
 def test_added_delay_matches_the_configured_delay() -> None:
     """Small datagrams, far below the rate: one-way delay = 20 ms ± 1 ms at the median."""
     link = {"name": "l", "rate_mbps": 10, "delay_ms": 20, "queue_packets": 100}
-    with _topology(link, 5) as topo:
-        tx, rx = _udp_pair(topo)
-        topo.start_clock()
-        got: List = []
-        stop = threading.Event()
-        t = threading.Thread(target=_receive, args=(rx, got, stop), daemon=True)
-        t.start()
-        _paced_send(tx, (topo.addr_b, 6000), 100, 200, 2.0)
-        time.sleep(0.1)
-        stop.set()
-        t.join(3)
-        stats = topo.stop_emulator()
+    _, got, stats = _udp_through(link, 5, 100, 200, 2.0, drain_s=0.1)
     # One-way: the same monotonic clock on both sides. Serialization of 128 B at 10 Mbit/s ≈ 0.1 ms.
     delays = sorted((g[0] - g[2]) / 1e6 for g in got)
     med = delays[len(delays) // 2]
@@ -309,18 +306,7 @@ def _binom_interval(n: int, p: float, conf: float = 0.99):
 def test_bernoulli_loss_is_within_the_binomial_interval() -> None:
     link = {"name": "l", "rate_mbps": 20, "delay_ms": 2, "queue_packets": 1000, "loss": {"model": "bernoulli", "p": 0.02}}
     n = 4000
-    with _topology(link, 5) as topo:
-        tx, rx = _udp_pair(topo)
-        topo.start_clock()
-        got: List = []
-        stop = threading.Event()
-        t = threading.Thread(target=_receive, args=(rx, got, stop), daemon=True)
-        t.start()
-        sent = _paced_send(tx, (topo.addr_b, 6000), 200, n / 2.0, 2.0)
-        time.sleep(0.2)
-        stop.set()
-        t.join(3)
-        stats = topo.stop_emulator()
+    sent, got, stats = _udp_through(link, 5, 200, n / 2.0, 2.0, drain_s=0.2)
     fwd = stats["forward"]["paths"][0]["links"][0]["stats"]
     lost = sent - len(got)
     lo, hi = _binom_interval(sent, 0.02)
