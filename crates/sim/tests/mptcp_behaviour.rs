@@ -152,22 +152,53 @@ fn p1(path2_mbps: f64, path2_delay_ms: f64, path1_mbps: f64, flow: &str) -> Stri
     )
 }
 
-/// P1, scenario 1: with a slow path 2, minRTT MPTCP falls below single-path TCP on path 1;
-/// delay-predictive narrows the gap and keeps fewer bytes in the receive buffer.
+/// P1, scenario 1: with a slow path 2 (1 and 2 Mbit/s, 15 ms, 1 % loss), minRTT MPTCP falls
+/// below single-path TCP on path 1; delay-predictive narrows the gap and keeps fewer packets in
+/// the receive buffer. Means over three seeds per rate. Measured at this commit (Mbit/s; packets
+/// in the buffer): TCP 96.5; minRTT 92.1 / 93.8 (rbuf 127 / 101); delay-predictive 92.5 / 94.2
+/// (rbuf 32 / 47) at 1 / 2 Mbit/s. The goodput gain is small; the buffer holds a third to half.
 #[test]
 fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
     let flow_cfg = |s: &str| format!("cc = \"reno\"\nscheduler = \"{s}\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500 }}");
     let tcp = run(&single(30.0, 100.0, 3.0, 200, "", "reno", "traffic = { kind = \"bulk\" }\nreceiver = { rcv_buf_bytes = 724000 }"));
     let g_tcp = f(&flow(&tcp, "f")["goodput_mbps"]);
-    let minrtt = run(&p1(2.0, 15.0, 100.0, &flow_cfg("minrtt")));
-    let dp = run(&p1(2.0, 15.0, 100.0, &flow_cfg("delay-predictive")));
-    let g_min = f(&flow(&minrtt, "mp")["goodput_mbps"]);
-    let g_dp = f(&flow(&dp, "mp")["goodput_mbps"]);
+    // (mean goodput, mean receive-buffer occupancy in bytes) over path-2 rates and seeds.
+    let measure = |sched: &str| {
+        let (mut g, mut b, mut n) = (0.0, 0.0, 0.0);
+        for rate in [1.0, 2.0] {
+            for seed in 1..=3 {
+                let o = run_seed(&p1(rate, 15.0, 100.0, &flow_cfg(sched)), seed);
+                g += f(&flow(&o, "mp")["goodput_mbps"]);
+                b += f(&flow(&o, "mp")["rcvbuf_mean_bytes"]);
+                n += 1.0;
+            }
+        }
+        (g / n, b / n)
+    };
+    let (g_min, buf_min) = measure("minrtt");
+    let (g_dp, buf_dp) = measure("delay-predictive");
+    eprintln!("TCP {g_tcp:.2}, minRTT {g_min:.2} ({buf_min:.0} B), delay-predictive {g_dp:.2} ({buf_dp:.0} B)");
     assert!(g_min < g_tcp, "minRTT MPTCP {g_min:.2} should fall below TCP on path 1 {g_tcp:.2}");
     assert!(g_dp > g_min, "delay-predictive {g_dp:.2} should beat minRTT {g_min:.2}");
-    let buf_min = f(&flow(&minrtt, "mp")["rcvbuf_mean_bytes"]);
-    let buf_dp = f(&flow(&dp, "mp")["rcvbuf_mean_bytes"]);
-    assert!(buf_dp < buf_min, "delay-predictive should hold less in the buffer: {buf_dp:.0} vs {buf_min:.0}");
+    assert!(buf_dp < 0.6 * buf_min, "delay-predictive should hold less in the buffer: {buf_dp:.0} vs {buf_min:.0}");
+}
+
+/// P1's delay-predictive scheduler on two equal-rate paths where path 2 is only a little slower
+/// (5 ms vs 3 ms, 1 % loss on path 2): it must use both. Its first version, which waited for a
+/// full path instead of queueing on it, starved path 1 here (13 Mbit/s of ~60): path 1 carried
+/// lone packets, whose delayed ACKs inflated its RTT estimate, which kept it sparse.
+#[test]
+fn p1_delay_predictive_does_not_starve_the_faster_path() {
+    let flow_cfg = "cc = \"reno\"\nscheduler = \"delay-predictive\"\ntraffic = { kind = \"bulk\" }\nmptcp = { rcv_buf_packets = 500 }";
+    let o = run(&two_paths(
+        30.0,
+        "rate_mbps = 50\ndelay_ms = 3\nqueue_packets = 100",
+        "rate_mbps = 50\ndelay_ms = 5\nqueue_packets = 100\nloss = { model = \"bernoulli\", p = 0.01 }",
+        flow_cfg,
+    ));
+    let (g, g0) = (f(&flow(&o, "mp")["goodput_mbps"]), f(&sub(&o, 0)["goodput_mbps"]));
+    assert!(g > 50.0, "delay-predictive should beat one path: {g:.1} Mbit/s");
+    assert!(g0 > 40.0, "path 1 should run near its 50 Mbit/s: {g0:.1}");
 }
 
 /// P1, scenario 2 (Table 2 and §4.1): path 1 50 Mbit/s, 3 ms; path 2 50 Mbit/s with its one-way
@@ -180,8 +211,9 @@ fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
 ///
 /// Both curves use `roundrobin`: the paper's "standard MPTCP" spreads data over the paths by
 /// congestion window, as round robin over subflows with window room does. Two other choices
-/// would not measure path-2 losses: `delay-predictive` sends nothing on a 150 ms path 2 with a
-/// 500-packet window (path 1's predicted arrival never exceeds ~120 ms), and `minrtt` has Linux's
+/// would not measure path-2 losses: `delay-predictive` sends almost nothing on path 2 beyond
+/// ~100 ms (path 1's queue would have to outgrow the 500-packet window before a packet on path 2
+/// is predicted to arrive first), and `minrtt` has Linux's
 /// opportunistic retransmission, which itself re-sends the oldest data on path 1 whenever the
 /// window blocks (the 2012 MPTCP the paper compared against had none).
 fn p1_path2_recovery(path2_delay_ms: f64, receiver_recovery: bool, seeds: u64) -> P1Recovery {
@@ -233,77 +265,58 @@ fn p1_sweep_recovery_times() {
     }
 }
 
-/// P1, scenario 2: with receiver-based recovery the loss-recovery time of path-2 losses grows far
-/// less with path-2 delay than the default's, measured from the original send and from detection.
+/// P1, scenario 2 (Fig. 10): with receiver-based recovery, the loss-recovery time of path-2
+/// losses stays roughly flat as path-2 delay grows, while the default's grows with it — measured
+/// from detection (the arrival of the next segment on path 2, which reveals the gap: the earliest
+/// any receiver can know of the loss). From the original send no scheme can be flat: the gap
+/// shows one path-2 one-way delay after the send.
 ///
 /// Measured at this commit (4 seeds × 120 s; mean ms of path-2 losses, default / receiver-based;
-/// `p1_sweep_recovery_times` prints the whole sweep):
+/// `p1_sweep_recovery_times` prints the whole sweep, the README has it):
 ///
 /// | path-2 delay | from send     | from detection | path-2 losses |
 /// |--------------|---------------|----------------|---------------|
-/// | 5 ms         | 21.2 / 20.9   | 14.6 / 14.4    | 5236 / 5231   |
-/// | 150 ms       | 584.6 / 266.3 | 377.6 / 68.3   | 114 / 117     |
+/// | 5 ms         | 20.9 / 20.7   | 14.4 / 14.2    | 5235 / 5234   |
+/// | 25 ms        | 92.8 / 59.1   | 62.8 / 29.0    | 1083 / 1081   |
+/// | 150 ms       | 589.6 / 202.8 | 363.8 / 7.7    | 114 / 135     |
 ///
-/// From the send, the default grows ≈ 3.9 path-2 one-way delays (a path-2 RTT to learn of the
-/// loss from duplicate ACKs, then a path-2 trip for the retransmission), receiver-based recovery
-/// 0.44 of that. The paper's *flat* curve cannot appear under metrics.md's definition (from the
-/// original send): the hole is seen only when later path-2 data arrives, one path-2 one-way delay
-/// after the lost packet left. From detection (the arrival of the next segment on path 2, the
-/// gap-revealing one), the default still grows ≈ 2.5 one-way delays (duplicate ACKs back over
-/// path 2, the retransmission forward over it); receiver-based recovery grows 14 → 68 ms, ≈ 0.37
-/// one-way delays and 15 % of the default's growth: much flatter, but *not flat*. Most path-2
-/// losses are repaired within ~8 ms of detection (three packets beyond the hole, then request and
-/// re-send over path 1); the growth comes from the others (about a third at 150 ms), where the
-/// gap-revealing packet is the last one in flight: with a 150 ms path 2 the 500-packet window is
-/// far below the paths' bandwidth-delay product, the sender is blocked on the receive window, path
-/// 1 carries nothing new, and the count of three completes only when the ACKs of the data before
-/// the hole reach the sender over path 2 and open the window for new data on path 1 — one path-2
-/// one-way delay after detection. So the paper's flat curve is not reproduced with its own
-/// buffer size, even from detection.
+/// The default grows ≈ 2.5 path-2 one-way delays from detection (duplicate ACKs back over path
+/// 2, the retransmission forward over it). Receiver-based recovery stays between ~6 and ~30 ms:
+/// its time is set by path 1 (three segments beyond the hole, the request back over path 1, the
+/// copy forward over it, through path 1's drop-tail queue, which Reno keeps up to 24 ms full
+/// when path 2 is short and the window is not the limit), not by path 2.
 #[test]
-fn p1_receiver_recovery_slows_the_growth_of_recovery_time() {
+fn p1_receiver_recovery_time_stays_flat_as_path2_delay_grows() {
     let seeds = 4;
-    let (short, long) = (5.0, 150.0);
-    let (ds, dl) = (p1_path2_recovery(short, false, seeds), p1_path2_recovery(long, false, seeds));
-    let (rs, rl) = (p1_path2_recovery(short, true, seeds), p1_path2_recovery(long, true, seeds));
-    let (d_short, d_long, n_d) = (ds.from_send_ms, dl.from_send_ms, dl.losses);
-    let (r_short, r_long, n_r) = (rs.from_send_ms, rl.from_send_ms, rl.losses);
-    eprintln!("path-2 loss recovery from send, {short} -> {long} ms: default {d_short:.1} -> {d_long:.1} ms, receiver-based {r_short:.1} -> {r_long:.1} ms ({n_d}, {n_r} losses at {long} ms)");
-    eprintln!(
-        "from detection: default {:.1} -> {:.1} ms, receiver-based {:.1} -> {:.1} ms",
-        ds.from_detection_ms, dl.from_detection_ms, rs.from_detection_ms, rl.from_detection_ms
-    );
-    assert!(n_d >= 60 && n_r >= 60, "too few path-2 losses to compare: {n_d}, {n_r}");
-    let delay_growth = long - short;
-    let default_growth = d_long - d_short;
-    let rr_growth = r_long - r_short;
+    let delays = [5.0, 25.0, 150.0];
+    let default: Vec<P1Recovery> = delays.iter().map(|&d| p1_path2_recovery(d, false, seeds)).collect();
+    let receiver: Vec<P1Recovery> = delays.iter().map(|&d| p1_path2_recovery(d, true, seeds)).collect();
+    for (k, d) in delays.iter().enumerate() {
+        eprintln!(
+            "path-2 delay {d} ms: default {:.1} / {:.1} ms, receiver-based {:.1} / {:.1} ms (from send / from detection; {} / {} losses)",
+            default[k].from_send_ms, default[k].from_detection_ms, receiver[k].from_send_ms, receiver[k].from_detection_ms, default[k].losses, receiver[k].losses
+        );
+        assert!(default[k].losses >= 60 && receiver[k].losses >= 60, "too few path-2 losses at {d} ms to compare");
+    }
+    let (first, last) = (0, delays.len() - 1);
+    let delay_growth = delays[last] - delays[first];
+    // The default grows with path 2: the metric does respond to path-2 delay.
+    let default_detect_growth = default[last].from_detection_ms - default[first].from_detection_ms;
+    assert!(default_detect_growth > 1.5 * delay_growth, "default from detection should grow ~2.5 one-way delays: +{default_detect_growth:.1} ms");
+    // Receiver-based: flat from detection — every point within 25 ms of every other over a
+    // 145 ms sweep, and the 150 ms point a small fraction of the default's.
+    let det: Vec<f64> = receiver.iter().map(|r| r.from_detection_ms).collect();
+    let spread = det.iter().cloned().fold(f64::MIN, f64::max) - det.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread < 25.0, "receiver-based recovery from detection is not flat: {det:?} ms");
+    assert!(det[last] < 0.1 * default[last].from_detection_ms, "receiver-based {:.1} ms vs default {:.1} ms at {} ms", det[last], default[last].from_detection_ms, delays[last]);
+    // From the send, both must grow by at least the path-2 delay (the loss is invisible before);
+    // the default by ~4 one-way delays, receiver-based by little more than one.
+    let default_send_growth = default[last].from_send_ms - default[first].from_send_ms;
+    let receiver_send_growth = receiver[last].from_send_ms - receiver[first].from_send_ms;
+    assert!(default_send_growth > 2.5 * delay_growth, "default from send: +{default_send_growth:.1} ms");
     assert!(
-        default_growth > 2.5 * delay_growth,
-        "default recovery should grow by ~3 path-2 one-way delays: {d_short:.1} -> {d_long:.1} ms"
-    );
-    assert!(
-        rr_growth < 0.7 * default_growth,
-        "receiver-based recovery grows {r_short:.1} -> {r_long:.1} ms vs default {d_short:.1} -> {d_long:.1} ms"
-    );
-    assert!(
-        rr_growth > 0.9 * delay_growth,
-        "no recovery can beat one path-2 one-way delay: {r_short:.1} -> {r_long:.1} ms"
-    );
-    // From detection (measured: default +2.5 one-way delays, receiver-based +0.37, i.e. 15 % of
-    // the default's growth). The default's growth shows the metric does respond to path-2 delay.
-    let default_detect_growth = dl.from_detection_ms - ds.from_detection_ms;
-    let rr_detect_growth = rl.from_detection_ms - rs.from_detection_ms;
-    assert!(
-        default_detect_growth > 1.5 * delay_growth,
-        "default recovery from detection should grow by ~2 path-2 one-way delays: {:.1} -> {:.1} ms",
-        ds.from_detection_ms,
-        dl.from_detection_ms
-    );
-    assert!(
-        rr_detect_growth < 0.6 * delay_growth && rr_detect_growth < 0.25 * default_detect_growth,
-        "receiver-based recovery from detection grows {:.1} -> {:.1} ms (path-2 delay +{delay_growth} ms, default +{default_detect_growth:.1} ms)",
-        rs.from_detection_ms,
-        rl.from_detection_ms
+        receiver_send_growth > 0.9 * delay_growth && receiver_send_growth < 1.5 * delay_growth,
+        "receiver-based from send should grow by about one path-2 delay: +{receiver_send_growth:.1} ms"
     );
 }
 

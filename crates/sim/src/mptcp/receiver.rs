@@ -10,15 +10,21 @@
 //! MP_PRIO (RFC 8684 §3.3.8) goes out once, on a pure ACK of the subflow it concerns, and is
 //! never repeated (Linux `mptcp_pm_nl_mp_prio_send_ack`); it can be lost.
 //!
-//! P1 receiver-based recovery (papers.md P1, Fig. 6): a subflow-level gap starts a watch on the
-//! expected DSN; once three packets with higher DSNs have been seen (the gap-revealing one plus
-//! two more), the receiver asks for the expected DSN on the path with the lowest one-way delay
-//! (measured from the sender's timestamps: both paths share the sender's clock, so comparing
-//! them is valid even without synchronised clocks), the paper's "best path". The request rides on
-//! a pure ACK of that subflow and the sender re-sends the data on it. If the best path has a
-//! subflow-level hole itself (it lost the packet), nothing is asked: re-sent data would wait
-//! behind that hole, since the connection level takes a subflow's data only in subflow order,
-//! and the subflow's own retransmission is the fastest repair.
+//! P1 receiver-based recovery (papers.md P1, Fig. 6): while a subflow has a sequence gap, the
+//! receiver watches the data level; once three segments beyond the expected DSN have been seen
+//! (the gap-revealing one plus two more; segments that arrived beyond the hole before the gap
+//! showed count too), it declares the expected DSN lost and asks for it on the path with the
+//! lowest one-way delay (measured from the sender's timestamps: both paths share the sender's
+//! clock, so comparing them is valid even without synchronised clocks), the paper's "best path".
+//! The request rides on a pure ACK of that subflow; the sender re-sends the data on it, ahead of
+//! the new data queued there. If only the best path has a gap, nothing is asked: its own
+//! retransmission is the fastest repair. Each expected DSN is asked for once.
+//!
+//! P1's receiver reads the data-level sequence number of every packet as it arrives (§3.2), so
+//! with this option each packet goes to the connection level on arrival, by its own DSN mapping,
+//! instead of waiting behind a subflow-level hole as in Linux (which takes a subflow's data only
+//! in subflow order). Without that, the data-level repair would gain nothing: everything after
+//! the hole on the lossy subflow would still wait for that subflow's own retransmission.
 //!
 //! Loss-recovery metrics, both over the same segments — those whose original transmission never
 //! arrived (a copy that overtakes an original still on its way is not a recovery) — and both
@@ -80,7 +86,6 @@ pub struct MptcpReceiver {
     prio_pending: Vec<u8>,
     // P1 recovery
     receiver_recovery: bool,
-    watch: Option<(u64, u32)>,
     requested_dsn: u64,
     owd: Vec<Time>,
     // metrics
@@ -117,6 +122,12 @@ pub struct MptcpReceiver {
     /// revealed as missing, by start → (end, arrival of that segment). Ranges are disjoint
     /// (each lies above everything seen before it); one entry per gap, not per packet.
     revealed: Vec<BTreeMap<u64, (u64, Time)>>,
+    /// P1 only, per subflow: its open sequence gaps, start → (end, DSN range that can be
+    /// missing there): from the end of the data just below the gap to the DSN of the segment
+    /// that revealed it (a subflow carries new data in DSN order). Pruned as the subflow fills.
+    p1_gaps: Vec<BTreeMap<u64, (u64, u64, u64)>>,
+    /// Per subflow: the DSN end of the segment with the highest subflow sequence seen.
+    dsn_high: Vec<u64>,
     last_change: Time,
     ofo_byte_ns: f64,
     buf_byte_ns: f64,
@@ -135,7 +146,6 @@ impl MptcpReceiver {
             rcv_buf,
             prio_pending: vec![0; n],
             receiver_recovery,
-            watch: None,
             requested_dsn: NONE_U64,
             owd: vec![0; n],
             stats: MptcpReceiverStats { delivered_per_subflow: vec![0; n], ..Default::default() },
@@ -152,6 +162,8 @@ impl MptcpReceiver {
             recovery_pending: BTreeMap::new(),
             seq_high: vec![0; n],
             revealed: vec![BTreeMap::new(); n],
+            p1_gaps: vec![BTreeMap::new(); n],
+            dsn_high: vec![0; n],
             last_change: 0,
             ofo_byte_ns: 0.0,
             buf_byte_ns: 0.0,
@@ -266,12 +278,17 @@ impl MptcpReceiver {
             self.owd[i] = if self.owd[i] == 0 { owd } else { (7 * self.owd[i] + owd) / 8 };
         }
         let rcv_nxt = self.subflows[i].rcv_nxt();
-        let sub_gap_before = p.kind == PacketKind::Data && p.seq > rcv_nxt;
         if p.kind == PacketKind::Data && p.len > 0 {
             // Beyond everything seen on this subflow: what lies between is revealed missing now.
             let high = self.seq_high[i].max(rcv_nxt);
             if p.seq > high {
                 self.revealed[i].insert(high, (p.seq, now));
+                if self.receiver_recovery {
+                    self.p1_gaps[i].insert(high, (p.seq, self.dsn_high[i], p.dsn));
+                }
+            }
+            if p.seq + p.len as u64 > high {
+                self.dsn_high[i] = p.dsn + p.len as u64;
             }
             self.seq_high[i] = high.max(p.seq + p.len as u64);
         }
@@ -289,7 +306,11 @@ impl MptcpReceiver {
         // straight to the connection level if the subflow accepts it in full (as the map
         // below would hand it over), without a trip through the subflow's queue.
         let direct = is_new && p.seq == rcv_nxt && self.pending[i].is_empty();
-        if is_new && !direct {
+        // P1's receiver reads each packet's own data-level sequence number (its per-packet DSS
+        // mapping) as it arrives, so data beyond a subflow-level hole reaches the connection
+        // level at once instead of waiting for the subflow's own retransmission.
+        let per_packet = self.receiver_recovery && is_new && !direct;
+        if is_new && !direct && !per_packet {
             let held = &mut self.held_bytes;
             self.pending[i].entry(p.seq).or_insert_with(|| {
                 *held += p.len as u64;
@@ -306,6 +327,8 @@ impl MptcpReceiver {
                     self.pending[i].insert(p.seq, arrived);
                 }
             }
+        } else if per_packet {
+            self.conn_segment(i, now, arrived);
         } else if let Some((_, e)) = range {
             // Hand what is now in order at subflow level to the connection level.
             while let Some(entry) = self.pending[i].first_entry() {
@@ -318,7 +341,7 @@ impl MptcpReceiver {
             }
         }
         if self.receiver_recovery && p.kind == PacketKind::Data {
-            self.p1_watch(p, sub_gap_before, now, out);
+            self.p1_check(now, out);
         }
         if let Some(mut a) = ack {
             self.decorate(i, &mut a);
@@ -388,11 +411,6 @@ impl MptcpReceiver {
         if self.data_rcv_nxt > self.requested_dsn || self.requested_dsn == NONE_U64 {
             self.requested_dsn = NONE_U64;
         }
-        if let Some((w, _)) = self.watch {
-            if self.data_rcv_nxt > w {
-                self.watch = None;
-            }
-        }
     }
 
     /// When the gap at subflow `sub`'s sequence number `seq` was revealed: the arrival of the
@@ -414,31 +432,36 @@ impl MptcpReceiver {
         }
     }
 
-    fn p1_watch(&mut self, p: &Packet, sub_gap: bool, now: Time, out: &mut Vec<(usize, Packet)>) {
-        let expected = self.data_rcv_nxt;
-        if p.dsn <= expected {
+    /// P1 §3.2 after each data packet: the expected DSN is declared lost once three segments
+    /// beyond it have been seen (the segments held above it; in the paper's setting, arrival in
+    /// data order, these are the ones that arrived since the gap showed) and it lies in the DSN
+    /// range of an open subflow gap; it is then asked for once on the best path. Checked after
+    /// every packet, not only on arrivals beyond the hole: when a repair moves the expected DSN
+    /// onto the next hole while the sender is blocked by the receive window, no further packet
+    /// may arrive to prompt the check. The DSN-range test keeps data that is merely still on
+    /// its way over a slower path from being asked for.
+    fn p1_check(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+        let w = self.data_rcv_nxt;
+        for k in 0..self.p1_gaps.len() {
+            let filled = self.subflows[k].rcv_nxt();
+            while let Some(e) = self.p1_gaps[k].first_entry() {
+                if e.get().0 > filled {
+                    break;
+                }
+                e.remove();
+            }
+        }
+        if self.ofo.len() < 3 || self.requested_dsn == w {
             return;
         }
-        match &mut self.watch {
-            None if sub_gap => self.watch = Some((expected, 1)),
-            Some((w, n)) if *w == expected => *n += 1,
-            Some(_) => self.watch = Some((expected, 1)),
-            None => {}
-        }
-        let Some((w, n)) = self.watch else { return };
-        if n < 3 || self.requested_dsn == w {
-            return;
-        }
-        // Ask for the missing data on the best path: the one with the lowest one-way delay. If
-        // that subflow has a hole of its own (it is the lossy one), data re-sent on it would wait
-        // in its out-of-order queue behind the hole, as the connection level takes a subflow's
-        // data only in subflow order; its own retransmission is then the fastest repair and
-        // nothing is asked.
         let Some(best) = (0..self.owd.len()).filter(|&k| self.owd[k] > 0).min_by_key(|&k| self.owd[k]) else { return };
-        if !self.pending[best].is_empty() {
+        // A gap of the best path's own is repaired fastest by its own retransmission.
+        let in_gap = |k: usize| self.p1_gaps[k].values().any(|&(_, lo, hi)| lo <= w && w < hi);
+        if !(0..self.p1_gaps.len()).any(|k| k != best && in_gap(k)) {
             return;
         }
-        let len = self.ofo.keys().next().map_or(p.len as u64, |&first| first.saturating_sub(w)).min(p.len.max(1) as u64) as u32;
+        // The hole's length (the sender caps it at its MSS).
+        let len = self.ofo.keys().next().map_or(1, |&first| first.saturating_sub(w)).min(u32::MAX as u64) as u32;
         let mut a = self.subflows[best].force_ack(now);
         self.decorate(best, &mut a);
         a.retx_request = w;
@@ -519,9 +542,11 @@ mod tests {
         assert_eq!(r.stats.retx_requests, 1);
         // The re-sent copy on subflow 0 repairs the connection-level hole; recovery time counts
         // from the original send (10 ms) and is charged to subflow 1, where it was lost. DSN 3000
-        // still waits behind subflow 1's own hole (seq 1000) until that subflow repairs it.
+        // reached the connection level when it arrived, although subflow 1 still has a hole at
+        // seq 1000 (P1's receiver reads each packet's own DSN), so everything is in order now.
         arrive(&mut r, 70, &copy(0, 4000, 2000, 67, (1, 1000, 10)));
-        assert_eq!(r.data_rcv_nxt(), 3000);
+        assert_eq!(r.data_rcv_nxt(), 7000);
+        // Subflow 1's own retransmission of seq 1000 comes later and is a duplicate.
         arrive(&mut r, 160, &copy(1, 1000, 2000, 110, (1, 1000, 10)));
         assert_eq!(r.data_rcv_nxt(), 7000);
         assert_eq!(r.stats.duplicate_bytes, LEN as u64);
@@ -567,10 +592,10 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_asked_when_the_best_path_has_the_hole() {
+    fn nothing_is_asked_when_the_lossy_path_is_the_fastest() {
         let mut r = two_paths(true);
-        // DSN 2000 lost on the fast subflow 0 (seq 1000): re-sending it there could not pass its
-        // hole; subflow 0's own retransmission is the fastest repair.
+        // DSN 2000 lost on the fast subflow 0 (seq 1000): every other path is slower, so subflow
+        // 0's own retransmission is the fastest repair.
         for (k, p) in [original(0, 2000, 3000, 5), original(1, 1000, 4000, 0), original(1, 2000, 5000, 1), original(0, 3000, 6000, 7)]
             .iter()
             .enumerate()
@@ -578,6 +603,23 @@ mod tests {
             assert!(requests(&arrive(&mut r, 51 + k as u64, p)).is_empty());
         }
         assert_eq!(r.stats.retx_requests, 0);
+    }
+
+    /// Linux (the default) passes a subflow's data to the connection level only in subflow
+    /// order: data beyond a subflow hole waits for that subflow's own retransmission even when
+    /// another path has already repaired the data-level hole. P1's receiver does not wait.
+    #[test]
+    fn data_beyond_a_subflow_hole_waits_for_it_unless_p1_recovery_reads_each_packet() {
+        for p1 in [false, true] {
+            let mut r = two_paths(p1);
+            // DSN 2000 (subflow 1, seq 1000) lost; DSN 3000 behind it on subflow 1; DSN 2000
+            // reinjected on subflow 0.
+            arrive(&mut r, 61, &original(1, 2000, 3000, 11));
+            arrive(&mut r, 65, &copy(0, 1000, 2000, 62, (1, 1000, 10)));
+            assert_eq!(r.data_rcv_nxt(), if p1 { 4000 } else { 3000 }, "p1 = {p1}");
+            arrive(&mut r, 160, &copy(1, 1000, 2000, 110, (1, 1000, 10)));
+            assert_eq!(r.data_rcv_nxt(), 4000, "p1 = {p1}");
+        }
     }
 
     #[test]

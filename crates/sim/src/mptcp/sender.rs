@@ -484,7 +484,7 @@ impl MptcpSender {
                 continue;
             }
             let len = len.min(self.mss);
-            self.assign(i, dsn, len, now);
+            self.assign_front(i, dsn, len);
             self.stats.retx_requests_served += 1;
         }
         // 2. Reinjections, then new data. The snapshots are taken once: pushing a segment only
@@ -595,6 +595,21 @@ impl MptcpSender {
         }
         let k = self.meta.partition_point(|m| m.dsn < dsn);
         (k < self.meta.len() && self.meta[k].dsn == dsn).then_some(k)
+    }
+
+    /// Like [`Self::assign`], but ahead of the data already queued (unsent) on subflow `i`: a
+    /// P1 retransmission request is served before new data, as a TCP retransmission would be.
+    fn assign_front(&mut self, i: usize, dsn: u64, len: u32) {
+        let sf = &mut self.subflows[i];
+        let seq = sf.tcp.push_segment_front(len);
+        let k = sf.map.partition_point(|&(s, _, _)| s < seq);
+        for m in sf.map.range_mut(k..) {
+            m.0 += len as u64;
+        }
+        sf.map.insert(k, (seq, dsn, len));
+        if let Some(mk) = self.meta_index(dsn) {
+            self.meta[mk].sent_on |= 1 << i.min(63);
+        }
     }
 
     /// Maps `[dsn, dsn+len)` onto subflow `i` (fixed from now on) and queues it there.
@@ -708,4 +723,54 @@ fn map_index(map: &VecDeque<(u64, u64, u32)>, seq: u64) -> usize {
         }
     }
     map.partition_point(|&(s, _, l)| s + l as u64 <= seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mptcp::sched::config::{build, SchedulerConfig};
+    use crate::tcp::cc;
+    use crate::tcp::sender::SenderConfig;
+
+    /// Two established Reno subflows under delay-predictive (with no RTT samples yet every
+    /// segment goes to subflow 0, queued beyond its window), peer window 30 segments.
+    fn sender() -> (MptcpSender, u64) {
+        let cfg = SenderConfig::default();
+        let mss = cfg.mss;
+        let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
+        let sched = build(&SchedulerConfig::named("delay-predictive"), 0).unwrap();
+        let mut s = MptcpSender::new(0, vec![sub(0), sub(1)], sched, None, mss, 30 * mss as u64);
+        s.set_app_limit(u64::MAX);
+        (s, mss as u64)
+    }
+
+    #[test]
+    fn a_requested_retransmission_goes_ahead_of_the_data_queued_on_its_subflow() {
+        let (mut s, mss) = sender();
+        let mut out = Vec::new();
+        s.push_and_send(0, &mut out);
+        // The initial window (10 segments) leaves; DSNs 10..30 wait in subflow 0's queue.
+        assert_eq!(out.len(), 10);
+        assert!(out.iter().all(|(k, _)| *k == 0));
+        assert_eq!(s.subflows[0].tcp.queued_bytes(), 20 * mss);
+        // The first segment is acknowledged, and the receiver asks for DSN 5 on subflow 0.
+        let mut a = Packet::new(PacketKind::Ack);
+        a.ack = mss;
+        a.data_ack = mss;
+        a.rwnd = 30 * mss;
+        a.retx_request = 5 * mss;
+        a.retx_request_len = mss as u32;
+        s.on_ack(0, 1_000_000, &a);
+        out.clear();
+        s.push_and_send(1_000_000, &mut out);
+        // Slow start opens two places: the requested DSN goes first, on the next subflow
+        // sequence number; the queued data follows with its own DSNs, one segment further on.
+        let sent: Vec<(u64, u64)> = out.iter().filter(|(k, _)| *k == 0).map(|(_, p)| (p.seq, p.dsn)).collect();
+        assert_eq!(sent, vec![(10 * mss, 5 * mss), (11 * mss, 10 * mss)]);
+        assert_eq!(s.stats.retx_requests_served, 1);
+        // Every queued DSN is still mapped once, in order, behind the inserted one.
+        let dsns: Vec<u64> = s.subflows[0].map.iter().map(|&(_, d, _)| d).collect();
+        let expect: Vec<u64> = (1..10).chain([5]).chain(10..30).map(|k| k * mss).collect();
+        assert_eq!(dsns, expect);
+    }
 }

@@ -223,6 +223,20 @@ impl TcpSender {
         self.seg_bounds.push_back(self.app_limit);
         seq
     }
+    /// Queues a segment of `len` bytes ahead of everything handed over but not yet sent, and
+    /// returns its sequence number; the queued segments move up by `len`. MPTCP uses it for a
+    /// data-level retransmission that must not wait behind new data already queued on the
+    /// subflow. Every queued segment starts at a push boundary (segments never span two), so
+    /// `snd_nxt` is one too.
+    pub fn push_segment_front(&mut self, len: u32) -> u64 {
+        let seq = self.snd_nxt;
+        for b in self.seg_bounds.iter_mut() {
+            *b += len as u64;
+        }
+        self.seg_bounds.push_front(seq + len as u64);
+        self.app_limit += len as u64;
+        seq
+    }
     /// Bytes handed to this sender but not yet transmitted.
     pub fn queued_bytes(&self) -> u64 {
         self.app_limit.saturating_sub(self.snd_nxt)
@@ -933,6 +947,23 @@ mod tests {
         }
         a.n_sack = sacks.len() as u8;
         a
+    }
+
+    #[test]
+    fn a_segment_pushed_to_the_front_goes_before_queued_data() {
+        let mut s = TcpSender::new(SenderConfig::default(), cc::by_name("reno").unwrap(), 0, 0);
+        let mss = s.cfg.mss as u64;
+        for _ in 0..5 {
+            s.push_segment(mss as u32);
+        }
+        assert_eq!(drain(&mut s, 0).len(), 5);
+        // Two more are handed over (not sent yet), then a short one is put in front of them.
+        s.push_segment(mss as u32);
+        s.push_segment(mss as u32);
+        assert_eq!(s.push_segment_front(500), 5 * mss);
+        assert_eq!(s.queued_bytes(), 2 * mss + 500);
+        let sent: Vec<(u64, u32)> = drain(&mut s, 0).iter().map(|p| (p.seq, p.len)).collect();
+        assert_eq!(sent, vec![(5 * mss, 500), (5 * mss + 500, mss as u32), (6 * mss + 500, mss as u32)]);
     }
 
     #[test]

@@ -25,6 +25,7 @@ const PARAMS: &[(&str, &[&str])] = &[
     ("delta_floor_ms", &["ecf"]),
     ("alpha", &["peekaboo"]),
     ("epsilon", &["peekaboo"]),
+    ("rcvbuf_optimisation", &["delay-predictive"]),
 ];
 
 pub const MAX_NUM_SEGMENTS: i64 = 255;
@@ -62,6 +63,11 @@ pub struct SchedulerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1))]
     pub epsilon: Option<f64>,
+    /// delay-predictive: true (default) lets the connection level apply Linux's receive-buffer
+    /// optimisation (opportunistic retransmission + penalisation) when the send window blocks, as
+    /// the MPTCP of P1's time did below any scheduler; false = the paper's scheduler alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcvbuf_optimisation: Option<bool>,
 }
 
 impl SchedulerConfig {
@@ -74,6 +80,7 @@ impl SchedulerConfig {
             delta_floor_ms: None,
             alpha: None,
             epsilon: None,
+            rcvbuf_optimisation: None,
         }
     }
 
@@ -94,6 +101,9 @@ impl SchedulerConfig {
         }
         if let Some(x) = self.epsilon {
             v.push(("epsilon", fmt_num(x)));
+        }
+        if let Some(x) = self.rcvbuf_optimisation {
+            v.push(("rcvbuf_optimisation", x.to_string()));
         }
         v
     }
@@ -208,7 +218,7 @@ pub fn build(cfg: &SchedulerConfig, seed: u64) -> Result<Box<dyn Scheduler>, Str
             cfg.epsilon.unwrap_or(peekaboo::DEFAULT_EPSILON),
             seed,
         )),
-        "delay-predictive" => Box::new(DelayPredictive::new()),
+        "delay-predictive" => Box::new(DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true))),
         other => return Err(format!("scheduler.name = {other}: unknown scheduler")),
     })
 }
@@ -295,6 +305,20 @@ mod tests {
         assert!(e[0].message.contains("not a parameter of scheduler `minrtt` (only roundrobin takes it)"));
         assert_eq!(e[1].field, "flows[0].scheduler.alpha");
         assert!(build(&cfg, 0).is_err());
+        let opt = SchedulerConfig { rcvbuf_optimisation: Some(false), ..SchedulerConfig::named("minrtt") };
+        let e = errors(&opt);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "flows[0].scheduler.rcvbuf_optimisation");
+        assert!(e[0].message.contains("only delay-predictive takes it"), "{}", e[0].message);
+    }
+
+    #[test]
+    fn delay_predictive_takes_the_rcvbuf_optimisation_switch() {
+        for (given, expect) in [(None, true), (Some(true), true), (Some(false), false)] {
+            let cfg = SchedulerConfig { rcvbuf_optimisation: given, ..SchedulerConfig::named("delay-predictive") };
+            assert!(errors(&cfg).is_empty());
+            assert_eq!(build(&cfg, 0).unwrap().rcvbuf_optimisation(), expect, "{given:?}");
+        }
     }
 
     #[test]

@@ -23,23 +23,40 @@
 //! - `D_i` = [`SubflowView::tx_time_per_segment`], or `srtt_i / cwnd_i` when that is 0; a path with
 //!   no RTT sample yet predicts `T_i = n_i − 1` times its D (0), so it is tried first;
 //! - pick the lowest `T_i` (ties: lower srtt, then lower position);
-//! - if the pick's cwnd is full ([`SubflowView::temp_unavailable`]) → **wait**: the segment stays
-//!   at connection level until that path can take it, even if a slower path has room.
+//! - if the pick's window is open → send; if it is full ([`SubflowView::temp_unavailable`]), the
+//!   segment is still queued on it (the paper's FIFO send buffer: a slower path's free window
+//!   stays unused) as long as its predicted arrival is within the horizon — the latest
+//!   `one-way delay + D` of the eligible paths, when a fresh packet on the slowest path would
+//!   arrive; beyond that → **wait** at connection level.
 //!
 //! Deviations: one-way delay = srtt/2 (the paper's assumption); the paper's `D_t` is not defined
-//! further, so it is the view's delivery-rate serialisation time. The receiver-based recovery of
-//! P1 §3.2 is not a scheduler concern (the core turns its requests into reinjections).
-//! [`Scheduler::rcvbuf_optimisation`] = false: opportunistic retransmission would undo the
-//! ordering this scheduler aims for.
+//! further, so it is the view's delivery-rate serialisation time. The paper assigns every packet
+//! at once; the horizon bounds how far ahead a path is committed (the paper's send buffers have
+//! some size; ours is one slowest-path delay), so a path whose RTT changes is not left with a
+//! long queue planned for the old one. Waiting instead of queueing on a full path (this
+//! scheduler's first version) starved a fast path whose RTT estimate was inflated: it carried only
+//! lone packets, whose delayed ACKs inflated its RTT further. The receiver-based recovery of
+//! P1 §3.2 is not a scheduler concern (the core serves each request on the subflow it came
+//! from, ahead of the new data queued there).
+//! [`Scheduler::rcvbuf_optimisation`]: the `rcvbuf_optimisation` parameter, default true. The
+//! paper replaces only the scheduler; the MPTCP of its time kept Linux's opportunistic
+//! retransmission and penalisation below it, at connection level. They act only when the send
+//! window blocks, which delay prediction cannot prevent when the slow path loses packets: with
+//! them off, P1's scenario 1 (path 2 at 1–2 Mbit/s, 1 % loss) loses 5–7 % against minRTT to
+//! window stalls of 0.1–0.4 s after each path-2 timeout.
 use super::{sent_on, ConnView, Decision, Scheduler, SubflowView};
 use crate::core::Time;
 
-#[derive(Clone, Debug, Default)]
-pub struct DelayPredictive;
+#[derive(Clone, Debug)]
+pub struct DelayPredictive {
+    rcvbuf_optimisation: bool,
+}
 
 impl DelayPredictive {
-    pub fn new() -> Self {
-        DelayPredictive
+    /// `rcvbuf_optimisation`: whether the connection level may apply Linux's receive-buffer
+    /// optimisation under this scheduler (the `rcvbuf_optimisation` parameter, default true).
+    pub fn new(rcvbuf_optimisation: bool) -> Self {
+        DelayPredictive { rcvbuf_optimisation }
     }
 }
 
@@ -82,6 +99,10 @@ impl Scheduler for DelayPredictive {
         "delay-predictive".into()
     }
 
+    fn rcvbuf_optimisation(&self) -> bool {
+        self.rcvbuf_optimisation
+    }
+
     fn schedule(&mut self, conn: &ConnView, subflows: &[SubflowView]) -> Decision {
         let regular_usable = subflows.iter().any(|s| !s.backup && !s.never_usable());
         let eligible = |s: &&SubflowView| !s.never_usable() && !s.in_loss && s.backup != regular_usable;
@@ -93,8 +114,12 @@ impl Scheduler for DelayPredictive {
             .filter(|(_, s)| eligible(s) && !(prefer_unused && sent_on(mask, s.id)))
             .min_by_key(|(k, s)| (predicted_arrival(s), s.srtt, *k))
             .map(|(_, s)| s);
+        // How far ahead a full path may be given data: until its queue would deliver no earlier
+        // than a fresh packet on the slowest eligible path.
+        let horizon = subflows.iter().filter(eligible).map(|s| one_way_delay(s).saturating_add(d_t(s))).max().unwrap_or(0);
         match pick {
             Some(s) if !s.temp_unavailable() => Decision::Send(s.id),
+            Some(s) if predicted_arrival(s) <= horizon => Decision::Send(s.id),
             _ => Decision::Wait,
         }
     }
@@ -118,7 +143,7 @@ mod tests {
     }
 
     fn assign(sfs: &mut [SubflowView], n: usize) -> Vec<usize> {
-        let mut sched = DelayPredictive::new();
+        let mut sched = DelayPredictive::new(true);
         (0..n)
             .map(|_| match sched.schedule(&conn(0), sfs) {
                 Decision::Send(i) => {
@@ -143,24 +168,34 @@ mod tests {
         // Path 2 has plenty of room, but path 1's queue is short enough to win.
         let mut sfs = fig5_paths();
         sfs[0].queued = 2; // T_1 = 5 ms < T_2 = 5.5 ms
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &sfs), Decision::Send(0));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &sfs), Decision::Send(0));
     }
 
     #[test]
-    fn waits_when_the_earliest_path_has_a_full_window() {
-        // Path 1 full (in_flight = cwnd): backlog 1 → T_1 = 0.1 + 1 ms; path 2 T = 10 ms.
+    fn queues_ahead_on_a_full_path_up_to_the_slowest_paths_delay_then_waits() {
+        // Path 1 full (in_flight = cwnd): backlog 1 → T_1 = 0.1 + 1 ms; path 2 T = 10 ms. The
+        // horizon is the slowest eligible path's fresh packet: 10 + 0.1 ms.
         let mut p1 = sf(0, 2, 10, 10);
         p1.tx_time_per_segment = 100 * US;
         let mut p2 = sf(1, 20, 10, 0);
         p2.tx_time_per_segment = 100 * US;
         assert_eq!(predicted_arrival(&p1), 1_100 * US);
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
-        // When the full window costs more than the slower path, the slower path takes it.
-        p1.in_flight = 12; // after a window reduction: 3 ACKs to wait for → 1.3 ms: still wait
-        assert_eq!(predicted_arrival(&p1), 1_300 * US);
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
-        p1.tx_time_per_segment = 5 * MS; // 3·5 + 1 = 16 ms > 10 ms
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1, p2]), Decision::Send(1));
+        // The paper's FIFO send buffer: the segment is queued on path 1 although its window is
+        // full, and path 2's free window stays unused.
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Send(0));
+        // 100 queued on path 1: T_1 = 101·0.1 + 1 = 11.1 ms > T_2 = 10 ms → path 2.
+        p1.queued = 100;
+        assert_eq!(predicted_arrival(&p1), 11_100 * US);
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Send(1));
+        // Path 2 full too, with 5 queued: T_2 = 6·0.1 + 10 = 10.6 ms, the earliest, but beyond
+        // the horizon → wait (nothing is committed to a path that far ahead).
+        p2.in_flight = 10;
+        p2.queued = 5;
+        assert_eq!(predicted_arrival(&p2), 10_600 * US);
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
+        // Exactly at the horizon it is still queued: T_2 = 0.1 + 10 ms.
+        p2.queued = 0;
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1, p2]), Decision::Send(1));
     }
 
     #[test]
@@ -173,7 +208,7 @@ mod tests {
         // vs a 30 ms path with D 1 ms: 15 ms → it wins.
         let mut q = sf(1, 30, 10, 0);
         q.tx_time_per_segment = MS;
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p, q]), Decision::Send(1));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p, q]), Decision::Send(1));
     }
 
     #[test]
@@ -182,25 +217,26 @@ mod tests {
         let mut b = sf(2, 1, 100, 0);
         b.backup = true;
         // The backup is fastest but a regular subflow is usable.
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(0));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(0));
         // Path 1 in Loss: skip it (path 2), not the backup.
         p1.in_loss = true;
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(1));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(1));
         // Regulars never usable: the backup.
         let mut p2_dead = p2.clone();
         p2_dead.pf = true;
         p1.in_loss = false;
         p1.established = false;
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1.clone(), p2_dead.clone(), b]), Decision::Send(2));
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p1, p2_dead]), Decision::Wait);
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2_dead.clone(), b]), Decision::Send(2));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1, p2_dead]), Decision::Wait);
     }
 
     #[test]
     fn reinjection_prefers_paths_not_used_yet() {
         let sfs = fig5_paths();
-        assert_eq!(DelayPredictive::new().schedule(&reinject(0, 0b01), &sfs), Decision::Send(1));
-        assert_eq!(DelayPredictive::new().schedule(&reinject(0, 0b11), &sfs), Decision::Send(0));
-        assert!(!DelayPredictive::new().rcvbuf_optimisation());
+        assert_eq!(DelayPredictive::new(true).schedule(&reinject(0, 0b01), &sfs), Decision::Send(1));
+        assert_eq!(DelayPredictive::new(true).schedule(&reinject(0, 0b11), &sfs), Decision::Send(0));
+        assert!(DelayPredictive::new(true).rcvbuf_optimisation());
+        assert!(!DelayPredictive::new(false).rcvbuf_optimisation());
     }
 
     #[test]
@@ -213,10 +249,10 @@ mod tests {
         p1.queued = 40;
         p1.tx_time_per_segment = MS;
         assert_eq!(predicted_arrival(&p0), 4 * MS);
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p0.clone(), p1.clone()]), Decision::Send(0));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p0.clone(), p1.clone()]), Decision::Send(0));
         // Busy, the same path is judged by its current srtt.
         p0.in_flight = 1;
         assert_eq!(predicted_arrival(&p0), 80 * MS);
-        assert_eq!(DelayPredictive::new().schedule(&conn(0), &[p0, p1]), Decision::Send(1));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p0, p1]), Decision::Send(1));
     }
 }
