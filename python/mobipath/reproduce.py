@@ -62,3 +62,42 @@ def p0(
 
 app.command("p0")(p0)
 app.command("hst", help="Alias of `p0`.")(p0)
+
+
+def p1(
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Seeds 1..N per point [default: 4, 2 with --quick]."),
+    out: Path = typer.Option(Path("reports/p1"), "--out", "-o", help="Report directory."),
+    scenario: str = typer.Option("both", "--scenario", help="s1 (path-2 rate swept: Figs. 8, 9), s2 (path-2 delay swept: Figs. 10, 11) or both."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer sweep points, shorter runs and 2 seeds (for tests and smoke checks)."),
+) -> None:
+    """P1 (heterogeneous paths): delay-predictive vs minRTT/round robin/TCP over path-2 rates, and
+    receiver-based recovery over path-2 delays; writes report.md, figures, results.csv and summary.json."""
+    from .cli import _guarded  # late import: cli imports this module
+
+    def go() -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        from .experiments import p1 as exp
+
+        if scenario not in ("s1", "s2", "both"):
+            raise typer.BadParameter(f"--scenario must be s1, s2 or both (got {scenario!r})")
+        parts = ("s1", "s2") if scenario == "both" else (scenario,)
+        n_seeds = seeds if seeds is not None else (2 if quick else 4)
+        err = Console(stderr=True)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=err, transient=False) as prog:
+
+            def bar(desc: str, total: int) -> _Bar:
+                return _Bar(prog, prog.add_task(desc, total=total))
+
+            summary = exp.reproduce(out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar)
+        prov = summary["provenance"]
+        err.print(f"{prov['runs']} runs in {prov['wall_time_s']:.1f} s; report written to {out / 'report.md'}")
+
+    _guarded(go)()
+
+
+app.command("p1")(p1)
+app.command("heterogeneous", help="Alias of `p1`.")(p1)

@@ -12,17 +12,15 @@ the paper profile keeps ns-3's default 128 KiB socket buffer).
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-import os
 import re
 import statistics
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .common import core_revision, mean_ci, run_all, write_csv
 
 ROOT_SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "p0" / "hst-minrtt.toml"
 
@@ -54,11 +52,6 @@ NOT_IMPLEMENTED: Tuple[str, ...] = ()
 # Variants compared row by row with the plain scheduler (the paper has no numbers for them).
 PHA_D_VARIANTS = [v for v in VARIANTS if v not in ("plain", "pha")]
 
-# Two-sided 95 % Student-t quantiles t(0.975, df) for df = 1..30; 1.96 beyond.
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042]
-
 METRICS = [
     "goodput_mbps", "handover_goodput_mbps", "non_handover_goodput_mbps", "retransmission_ratio",
     "hol_delay_in_handover_p99_ms", "hol_delay_outside_handover_p99_ms",
@@ -68,22 +61,6 @@ METRICS = [
 ]
 CSV_FIELDS = ["profile", "scheduler", "variant", "seed", "duration_s", "handovers_A", "handovers_B",
               *METRICS, "handover_metrics_source"]
-
-
-def t975(n: int) -> float:
-    df = n - 1
-    return T975[df - 1] if 1 <= df <= len(T975) else 1.96
-
-
-def mean_ci(values: Sequence[float]) -> Tuple[Optional[float], Optional[float]]:
-    """Mean and half-width of the 95 % Student-t confidence interval (None for < 2 values)."""
-    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    if not vals:
-        return None, None
-    m = statistics.fmean(vals)
-    if len(vals) < 2:
-        return m, None
-    return m, t975(len(vals)) * statistics.stdev(vals) / math.sqrt(len(vals))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,22 +231,9 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
     def keep(k: Tuple[str, str, str, int]) -> bool:
         return k[0] == fig6_profile and k[1] == fig6_sched and k[3] == 1
 
-    results: Dict[Tuple[str, str, str, int], Dict[str, Any]] = {}
     bar = progress("P0 runs", len(keys)) if progress else None
-    jobs = max(1, jobs or os.cpu_count() or 1)
     t_runs = time.monotonic()
-    if jobs == 1:
-        for k in keys:
-            results[k] = run_one(k, paths[k[:3]], keep(k))
-            if bar is not None:
-                bar.advance()
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            futs = {ex.submit(run_one, k, paths[k[:3]], keep(k)): k for k in keys}
-            for fut in as_completed(futs):
-                results[futs[fut]] = fut.result()
-                if bar is not None:
-                    bar.advance()
+    results, jobs = run_all(keys, run_one, lambda k: (k, paths[k[:3]], keep(k)), jobs, bar)
     runs_s = time.monotonic() - t_runs
     rows = [results[k]["row"] for k in keys]  # plan order, independent of completion order
 
@@ -284,7 +248,7 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
         "command": command or provenance.command_line(),
         "mobipath_version": provenance.version(),
         "git_revision": provenance.git_revision(),
-        "core_build_git_revision": str(getattr(__import__("mobipath._core", fromlist=["x"]), "GIT_REVISION", "unknown")),
+        "core_build_git_revision": core_revision(),
         "base_scenario": str(base_path),
         "duration_s": rows[0]["duration_s"] if rows else None,
         "evaluation_seeds": [1, seeds],
@@ -309,12 +273,7 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
 
 
 def write_results_csv(path: Path, rows: List[Dict[str, Any]]) -> None:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k])) for k in CSV_FIELDS})
-    path.write_text(buf.getvalue(), encoding="utf-8")
+    write_csv(path, rows, CSV_FIELDS)
 
 
 # ---------------------------------------------------------------------------------------------
