@@ -369,6 +369,8 @@ from . import hotable as _hotable  # noqa: E402  (sub-commands register after th
 app.add_typer(_hotable.app, name="hotable")
 from . import reproduce as _reproduce  # noqa: E402
 app.add_typer(_reproduce.app, name="reproduce")
+from . import router as _router  # noqa: E402
+app.add_typer(_router.app, name="router")
 
 
 def main() -> None:

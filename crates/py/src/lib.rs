@@ -256,6 +256,80 @@ fn emulator_main(py: Python<'_>, args: Vec<String>) -> i32 {
     py.allow_threads(|| mobipath_emu::cli::main(args))
 }
 
+/// The simulator's PHA-D controller (P0 §3.3, `crates/sim/src/hst/phad.rs`) for a live router:
+/// fed GPS positions along the track, it says when to mark a subflow backup (MP_PRIO B=1) ahead
+/// of a handover range and when to clear it. The same code decides in simulation and on the
+/// router. Times are seconds on any monotonic clock.
+#[pyclass(unsendable, module = "mobipath._core")]
+struct PhaDController {
+    inner: mobipath_sim::hst::phad::PhaD,
+    n: usize,
+    last_now: f64,
+}
+
+/// Seconds (finite, >= 0) to nanoseconds, or a ValueError naming `field`.
+fn secs_to_ns(field: &str, s: f64) -> PyResult<u64> {
+    if !s.is_finite() || !(0.0..=1e9).contains(&s) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!("{field} = {s}: must be a finite number of seconds in [0, 1e9]")));
+    }
+    Ok((s * 1e9).round() as u64)
+}
+
+#[pymethods]
+impl PhaDController {
+    /// `table_csv`: a handover table (as `mobipath hotable learn` writes it; `table_file` names it
+    /// in errors). `operators[k]`: the operator subflow k's link belongs to (None = never
+    /// excluded). `policy`: paper, queue-aware or resend; `lead_ms`: queue-aware's extra lead in
+    /// [0, 10000]; `gps_period_s`: the GPS receiver's fix period in (0, 10].
+    #[new]
+    #[pyo3(signature = (table_csv, operators, policy = "paper", lead_ms = 0.0, gps_period_s = 0.1, table_file = "table"))]
+    fn new(py: Python<'_>, table_csv: &str, operators: Vec<Option<String>>, policy: &str, lead_ms: f64, gps_period_s: f64, table_file: &str) -> PyResult<Self> {
+        use mobipath_sim::hst::phad::{PhaD, PhaDConfig, PhaDPolicy};
+        use pyo3::exceptions::PyValueError;
+        let table = mobipath_sim::hst::table::HandoverTable::from_csv(table_csv, table_file).map_err(|errs| scenario_error(py, table_file, &errs))?;
+        let policy = match policy {
+            "paper" => PhaDPolicy::Paper,
+            "queue-aware" => PhaDPolicy::QueueAware,
+            "resend" => PhaDPolicy::Resend,
+            other => return Err(PyValueError::new_err(format!("policy = {other}: must be one of paper, queue-aware, resend"))),
+        };
+        if !lead_ms.is_finite() || !(0.0..=10_000.0).contains(&lead_ms) {
+            return Err(PyValueError::new_err(format!("lead_ms = {lead_ms}: must be in [0, 10000]")));
+        }
+        if !gps_period_s.is_finite() || !(gps_period_s > 0.0 && gps_period_s <= 10.0) {
+            return Err(PyValueError::new_err(format!("gps_period_s = {gps_period_s}: must be in (0, 10]")));
+        }
+        if operators.is_empty() || operators.len() > 64 {
+            return Err(PyValueError::new_err(format!("operators: {} given, must be 1 to 64 (one per subflow)", operators.len())));
+        }
+        let n = operators.len();
+        let period = secs_to_ns("gps_period_s", gps_period_s)?;
+        let inner = PhaD::new(PhaDConfig { policy, lead_ms }, std::rc::Rc::new(table), operators, period);
+        Ok(PhaDController { inner, n, last_now: f64::NEG_INFINITY })
+    }
+
+    /// A GPS fix: `now_s` (non-decreasing), the train's position along the track in metres,
+    /// each subflow's RTT estimate in seconds (0 = unknown: 100 ms is assumed) and its packets
+    /// received so far (the `resend` policy re-sends B=0 until this grows). Returns the MP_PRIO
+    /// to send now as (subflow, backup) pairs.
+    fn on_fix(&mut self, now_s: f64, pos_m: f64, rtt_s: Vec<f64>, rx: Vec<u64>) -> PyResult<Vec<(usize, bool)>> {
+        use pyo3::exceptions::PyValueError;
+        let now = secs_to_ns("now_s", now_s)?;
+        if now_s < self.last_now {
+            return Err(PyValueError::new_err(format!("now_s = {now_s}: went back in time (last fix at {})", self.last_now)));
+        }
+        if !pos_m.is_finite() {
+            return Err(PyValueError::new_err(format!("pos_m = {pos_m}: must be finite")));
+        }
+        if rtt_s.len() != self.n || rx.len() != self.n {
+            return Err(PyValueError::new_err(format!("rtt_s and rx: one value per subflow ({}), got {} and {}", self.n, rtt_s.len(), rx.len())));
+        }
+        let rtt = rtt_s.iter().map(|&r| secs_to_ns("rtt_s", r)).collect::<PyResult<Vec<u64>>>()?;
+        self.last_now = now_s;
+        catch_unwind(AssertUnwindSafe(|| self.inner.on_fix(now, pos_m, &rtt, &rx))).map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -266,6 +340,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(effective_links, m)?)?;
     m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
+    m.add_class::<PhaDController>()?;
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("InternalError", py.get_type_bound::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

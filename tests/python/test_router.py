@@ -1,0 +1,186 @@
+"""`mobipath router pha-d`: the live PHA-D controller of a train router — flag parsing, the
+simulator's controller driven by positions, the CLI against a fake gpsd, and the backup flag of a
+real kernel MPTCP endpoint (root only)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import uuid
+
+import pytest
+
+from mobipath import _core
+from mobipath.gpsd import EARTH_RADIUS_M
+from mobipath.router.phad import (EndpointActuator, PhaDRouter, RecordingActuator, RouterError, SubflowSpec,
+                                  parse_subflow)
+
+from conftest import run_cli
+from test_gpsd import FakeGpsd, tpv
+
+TABLE = "# mobipath handover table v1\noperator,start_m,end_m,count\nA,5000,5400,3\nB,9000,9300,2\n"
+SPEED = 83.33  # m/s, 300 km/h
+
+
+def test_subflow_flags_are_parsed_and_bad_ones_named():
+    assert parse_subflow("A=1:wwan0") == SubflowSpec("A", 1, "wwan0")
+    assert parse_subflow(" KT=12 ") == SubflowSpec("KT", 12, None)
+    for bad in ["A", "A=x", "=1", "A=1:", "A=0", "A=256", "A=1:name-longer-than-15"]:
+        with pytest.raises(RouterError, match="--subflow"):
+            parse_subflow(bad)
+
+
+def test_controller_rejects_bad_input_with_the_field_named():
+    with pytest.raises(ValueError, match="policy = eager"):
+        _core.PhaDController(TABLE, ["A"], "eager")
+    with pytest.raises(ValueError, match="lead_ms"):
+        _core.PhaDController(TABLE, ["A"], "queue-aware", -1.0)
+    with pytest.raises(ValueError, match="gps_period_s"):
+        _core.PhaDController(TABLE, ["A"], "paper", 0.0, 0.0)
+    with pytest.raises(_core.ScenarioError, match="t.csv: line 3"):
+        _core.PhaDController("operator,start_m,end_m,count\nA,1,2,3\nA,oops,2,1\n", ["A"], table_file="t.csv")
+    c = _core.PhaDController(TABLE, ["A", None])
+    with pytest.raises(ValueError, match="one value per subflow"):
+        c.on_fix(0.0, 0.0, [0.1], [0])
+    c.on_fix(1.0, 0.0, [0.1, 0.1], [0, 0])
+    with pytest.raises(ValueError, match="back in time"):
+        c.on_fix(0.5, 0.0, [0.1, 0.1], [0, 0])
+    with pytest.raises(ValueError, match="pos_m"):
+        c.on_fix(2.0, math.nan, [0.1, 0.1], [0, 0])
+    with pytest.raises(RouterError, match="table.csv: line 3"):
+        PhaDRouter("operator,start_m,end_m,count\nA,1,2,3\nA,1,x,1\n", [SubflowSpec("A", 1)], RecordingActuator(),
+                   table_file="table.csv")
+    with pytest.raises(RouterError, match="resend needs"):
+        PhaDRouter(TABLE, [SubflowSpec("A", 1)], RecordingActuator(), policy="resend")
+    with pytest.raises(RouterError, match="endpoint ids must differ"):
+        PhaDRouter(TABLE, [SubflowSpec("A", 1), SubflowSpec("B", 1)], RecordingActuator())
+
+
+def ride(router: PhaDRouter, until_m: float, period_s: float = 0.1):
+    n = int(until_m / SPEED / period_s)
+    for i in range(n):
+        router.on_fix(1000.0 + i * period_s, i * period_s * SPEED)
+
+
+def test_backup_goes_on_one_rtt_before_the_range_and_off_before_its_end():
+    act = RecordingActuator()
+    log = []
+    r = PhaDRouter(TABLE, [SubflowSpec("A", 1), SubflowSpec("B", 2)], act, gps_period_s=0.1, rtt_s=0.2, log=log.append)
+    ride(r, 10_000.0)
+    # A's range [5000, 5400] then B's [9000, 9300], each once: B=1 then B=0 on its own endpoint.
+    assert act.calls == [(1, True), (1, False), (2, True), (2, False)]
+    assert log == r.events and [e["operator"] for e in log] == ["A", "A", "B", "B"]
+    on, off = log[0], log[1]
+    # B=1 at the first fix where the time to the range is within RTT + three GPS periods (0.5 s):
+    # between 0.4 and 0.5 s ahead with 10 Hz fixes, so always at least one RTT.
+    lead_s = (5000 - on["pos_m"]) / SPEED
+    assert 0.4 - 1e-6 < lead_s <= 0.5 + 1e-6, lead_s
+    # B=0 at most one RTT before the range ends, and not after it.
+    assert 0 < (5400 - off["pos_m"]) / SPEED <= 0.2 + 1e-6
+    json.dumps(log)  # JSON-ready
+
+
+def test_queue_aware_policy_leads_by_the_extra_time():
+    act = RecordingActuator()
+    r = PhaDRouter(TABLE, [SubflowSpec("A", 1)], act, policy="queue-aware", lead_ms=500, gps_period_s=0.1, rtt_s=0.2)
+    ride(r, 6000.0)
+    lead_s = (5000 - r.events[0]["pos_m"]) / SPEED  # threshold 0.2 + 0.3 + 0.5 s
+    assert 0.9 - 1e-6 < lead_s <= 1.0 + 1e-6, lead_s
+
+
+def test_resend_policy_repeats_b0_until_data_arrives_on_the_subflow():
+    act = RecordingActuator()
+    rx = {"n": 0}
+    r = PhaDRouter(TABLE, [SubflowSpec("A", 1, "wwan0")], act, policy="resend", gps_period_s=0.1, rtt_s=0.2,
+                   rx_packets=lambda s: rx["n"])
+    ride(r, 5600.0)  # past the range: B=0 went out and nothing has arrived since
+    offs = [c for c in act.calls if c == (1, False)]
+    assert act.calls[0] == (1, True) and len(offs) >= 3
+    before = len(act.calls)
+    rx["n"] = 10  # data flows again: no more B=0
+    for i in range(20):
+        r.on_fix(2000.0 + i * 0.1, 6000 + i * 8.3)
+    assert len(act.calls) == before
+
+
+def _track(tmp_path):
+    """A straight track north along lon 127 from lat 37.0: metres along = R·Δφ."""
+    p = tmp_path / "track.csv"
+    p.write_text("lat,lon\n37.0,127.0\n37.2,127.0\n")
+    return p
+
+
+def _lat_at(m: float) -> float:
+    return 37.0 + math.degrees(m / EARTH_RADIUS_M)
+
+
+def test_cli_dry_run_against_a_fake_gpsd(tmp_path):
+    track = _track(tmp_path)
+    table = tmp_path / "table.csv"
+    table.write_text("# mobipath handover table v1\noperator,start_m,end_m,count\nA,2000,2400,1\n")
+    # 1 Hz fixes along the track at 300 km/h, plus one far off it (ignored).
+    lines = [tpv(f"2024-05-01T12:00:{i:02d}.000Z", _lat_at(i * SPEED), 127.0) for i in range(40)]
+    lines.insert(5, tpv("2024-05-01T12:00:05.500Z", 37.05, 127.5))
+    fake = FakeGpsd(lines)
+    r = run_cli(["router", "pha-d", "--table", table, "--track", track, "--subflow", "A=3", "--subflow", "B=4",
+                 "--gpsd", f"127.0.0.1:{fake.port}", "--dry-run", "--max-fixes", "40", "--rtt-ms", "150"], timeout=60)
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    assert [(e["endpoint_id"], e["backup"]) for e in events] == [(3, True), (3, False)]
+    # With 1 Hz GPS the threshold is one RTT plus three periods (3.15 s): B=1 at the first fix
+    # within it, 2.15-3.15 s before the range.
+    assert 2.15 < (2000 - events[0]["pos_m"]) / SPEED <= 3.15 + 1e-6
+    # B=0 at the first fix within one RTT of the range's end: with 1 Hz fixes that can be up to
+    # one fix period after the end (the README says to use a faster receiver).
+    assert 2400 - 0.15 * SPEED - 1e-6 <= events[1]["pos_m"] < 2400 + SPEED
+    assert "40 fixes, 2 MP_PRIO" in r.stderr
+    assert b"?WATCH" in fake.received[0]
+
+
+def test_cli_names_bad_flags(tmp_path):
+    track = _track(tmp_path)
+    table = tmp_path / "t.csv"
+    table.write_text(TABLE)
+    base = ["router", "pha-d", "--table", table, "--track", track, "--dry-run"]
+    for extra, needle in [(["--subflow", "A"], "--subflow"), (["--subflow", "A=1", "--policy", "x"], "--policy"),
+                          (["--subflow", "A=1", "--gpsd", "nohost"], "--gpsd"),
+                          (["--subflow", "A=1", "--rtt-ms", "0"], "--rtt-ms")]:
+        r = run_cli(base + extra, timeout=30)
+        assert r.returncode != 0 and needle in (r.stderr + r.stdout), (extra, r.stderr)
+        assert "Traceback" not in r.stderr
+
+
+def _kernel_mptcp() -> str:
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("ip") is None or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        return "`ip netns` unavailable"
+    try:
+        if open("/proc/sys/net/mptcp/enabled").read().strip() != "1":
+            return "MPTCP disabled"
+    except OSError:
+        return "no MPTCP"
+    return ""
+
+
+@pytest.mark.skipif(bool(_kernel_mptcp()), reason=_kernel_mptcp() or "ok")
+def test_endpoint_backup_flag_on_the_real_kernel():
+    ns = f"mp-router-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1"], check=True)
+        subprocess.run(["ip", "-n", ns, "addr", "add", "10.250.0.1/24", "dev", "d0"], check=True)
+        subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "add", "10.250.0.1", "id", "7", "subflow"], check=True)
+        act = EndpointActuator(ns)
+        assert "backup" not in act.flags()[7]
+        act.set_backup(7, True)
+        assert "backup" in act.flags()[7]
+        act.set_backup(7, False)
+        assert "backup" not in act.flags()[7]
+        with pytest.raises(RouterError, match="ip -n .* mptcp endpoint change id 9"):
+            act.set_backup(9, True)  # no such endpoint: the kernel's refusal is reported
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
