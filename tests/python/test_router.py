@@ -105,6 +105,62 @@ def test_resend_policy_repeats_b0_until_data_arrives_on_the_subflow():
     assert len(act.calls) == before
 
 
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_ticks_between_1hz_fixes_send_b0_before_the_range_ends():
+    """At fixes only, a 1 Hz receiver makes B=0 late (the first fix within one RTT of the end can
+    be after it); ticks every 50 ms from the extrapolated position send it on time."""
+    def ride_1hz(ticks: bool):
+        clock, act = FakeClock(), RecordingActuator()
+        r = PhaDRouter(TABLE, [SubflowSpec("A", 1)], act, gps_period_s=1.0, rtt_s=0.15, clock=clock)
+        for ms in range(0, 80_000, 50):
+            clock.now = ms / 1e3
+            if ms % 1000 == 0:
+                r.on_fix(500.0 + ms / 1e3, 100.0 + SPEED * ms / 1e3)  # fix times on another clock
+            elif ticks:
+                r.on_tick()
+        return r.events
+
+    end_t = 500.0 + (5400 - 100.0) / SPEED  # when the train leaves A's range
+    late = ride_1hz(False)
+    assert [(e["backup"], e["at"]) for e in late] == [(True, "fix"), (False, "fix")]
+    assert late[1]["t"] > end_t
+    on_time = ride_1hz(True)
+    assert [e["backup"] for e in on_time] == [True, False]
+    assert on_time[1]["at"] == "tick" and end_t - 0.15 - 0.05 - 1e-6 <= on_time[1]["t"] < end_t
+    # B=1 still at least one RTT ahead of the range.
+    assert on_time[0]["t"] <= 500.0 + (5000 - 100.0) / SPEED - 0.15
+
+
+def test_run_reads_fixes_in_a_thread_ticks_meanwhile_and_reraises_source_errors():
+    ticks = []
+
+    class Counting(PhaDRouter):
+        def on_tick(self):
+            ticks.append(1)
+            return super().on_tick()
+
+    def slow_fixes():
+        import time
+        for i in range(4):
+            yield 100.0 + i, 10.0 + i * SPEED
+            time.sleep(0.05)
+        raise OSError("gpsd went away")
+
+    r = Counting(TABLE, [SubflowSpec("A", 1)], RecordingActuator(), gps_period_s=1.0)
+    with pytest.raises(OSError, match="gpsd went away"):
+        r.run(slow_fixes(), tick_s=0.01)
+    assert len(ticks) >= 5
+    r2 = PhaDRouter(TABLE, [SubflowSpec("A", 1)], RecordingActuator(), gps_period_s=1.0)
+    assert r2.run(slow_fixes(), max_fixes=2, tick_s=0.01) == 2
+
+
 def _track(tmp_path):
     """A straight track north along lon 127 from lat 37.0: metres along = R·Δφ."""
     p = tmp_path / "track.csv"
@@ -125,15 +181,16 @@ def test_cli_dry_run_against_a_fake_gpsd(tmp_path):
     lines.insert(5, tpv("2024-05-01T12:00:05.500Z", 37.05, 127.5))
     fake = FakeGpsd(lines)
     r = run_cli(["router", "pha-d", "--table", table, "--track", track, "--subflow", "A=3", "--subflow", "B=4",
-                 "--gpsd", f"127.0.0.1:{fake.port}", "--dry-run", "--max-fixes", "40", "--rtt-ms", "150"], timeout=60)
+                 "--gpsd", f"127.0.0.1:{fake.port}", "--dry-run", "--max-fixes", "40", "--rtt-ms", "150",
+                 "--tick-ms", "0"], timeout=60)  # decisions at fixes only: the fake sends them all at once
     assert r.returncode == 0, r.stderr
     events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     assert [(e["endpoint_id"], e["backup"]) for e in events] == [(3, True), (3, False)]
     # With 1 Hz GPS the threshold is one RTT plus three periods (3.15 s): B=1 at the first fix
     # within it, 2.15-3.15 s before the range.
     assert 2.15 < (2000 - events[0]["pos_m"]) / SPEED <= 3.15 + 1e-6
-    # B=0 at the first fix within one RTT of the range's end: with 1 Hz fixes that can be up to
-    # one fix period after the end (the README says to use a faster receiver).
+    # B=0 at the first fix within one RTT of the range's end: at fixes only, with 1 Hz fixes,
+    # that can be up to one fix period after the end (ticks between fixes fix that: see above).
     assert 2400 - 0.15 * SPEED - 1e-6 <= events[1]["pos_m"] < 2400 + SPEED
     assert "40 fixes, 2 MP_PRIO" in r.stderr
     assert b"?WATCH" in fake.received[0]

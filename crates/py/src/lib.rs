@@ -313,20 +313,38 @@ impl PhaDController {
     /// received so far (the `resend` policy re-sends B=0 until this grows). Returns the MP_PRIO
     /// to send now as (subflow, backup) pairs.
     fn on_fix(&mut self, now_s: f64, pos_m: f64, rtt_s: Vec<f64>, rx: Vec<u64>) -> PyResult<Vec<(usize, bool)>> {
-        use pyo3::exceptions::PyValueError;
-        let now = secs_to_ns("now_s", now_s)?;
-        if now_s < self.last_now {
-            return Err(PyValueError::new_err(format!("now_s = {now_s}: went back in time (last fix at {})", self.last_now)));
-        }
         if !pos_m.is_finite() {
-            return Err(PyValueError::new_err(format!("pos_m = {pos_m}: must be finite")));
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("pos_m = {pos_m}: must be finite")));
+        }
+        let rtt = self.check(now_s, &rtt_s, &rx)?;
+        let now = secs_to_ns("now_s", now_s)?;
+        self.last_now = now_s;
+        catch_unwind(AssertUnwindSafe(|| self.inner.on_fix(now, pos_m, &rtt, &rx))).map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
+    }
+
+    /// A decision between fixes at `now_s` (same clock as the fixes), from the extrapolated
+    /// position; nothing more than 2 s after the last fix. Call it every few tens of ms with a
+    /// slow (1 Hz) GPS receiver so that B=0 goes out on time.
+    fn on_tick(&mut self, now_s: f64, rtt_s: Vec<f64>, rx: Vec<u64>) -> PyResult<Vec<(usize, bool)>> {
+        let rtt = self.check(now_s, &rtt_s, &rx)?;
+        let now = secs_to_ns("now_s", now_s)?;
+        self.last_now = now_s;
+        catch_unwind(AssertUnwindSafe(|| self.inner.on_tick(now, &rtt, &rx))).map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
+    }
+}
+
+impl PhaDController {
+    /// The checks both calls share: time does not go back, one RTT and one count per subflow.
+    fn check(&self, now_s: f64, rtt_s: &[f64], rx: &[u64]) -> PyResult<Vec<u64>> {
+        use pyo3::exceptions::PyValueError;
+        secs_to_ns("now_s", now_s)?;
+        if now_s < self.last_now {
+            return Err(PyValueError::new_err(format!("now_s = {now_s}: went back in time (last call at {})", self.last_now)));
         }
         if rtt_s.len() != self.n || rx.len() != self.n {
             return Err(PyValueError::new_err(format!("rtt_s and rx: one value per subflow ({}), got {} and {}", self.n, rtt_s.len(), rx.len())));
         }
-        let rtt = rtt_s.iter().map(|&r| secs_to_ns("rtt_s", r)).collect::<PyResult<Vec<u64>>>()?;
-        self.last_now = now_s;
-        catch_unwind(AssertUnwindSafe(|| self.inner.on_fix(now, pos_m, &rtt, &rx))).map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
+        rtt_s.iter().map(|&r| secs_to_ns("rtt_s", r)).collect()
     }
 }
 

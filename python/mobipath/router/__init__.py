@@ -22,6 +22,7 @@ def pha_d(
     rtt_ms: float = typer.Option(100.0, "--rtt-ms", help="Path RTT to the proxy in ms (e.g. from ping), in (0, 10000]."),
     gps_period_ms: float = typer.Option(1000.0, "--gps-period-ms", help="The GPS receiver's fix period in ms, in (0, 10000]."),
     max_offset_m: float = typer.Option(50.0, "--max-offset-m", min=0, help="Fixes farther than this from the track are ignored."),
+    tick_ms: float = typer.Option(50.0, "--tick-ms", min=0, max=1000, help="Also decide this often between fixes, from the extrapolated position (0 = at fixes only)."),
     netns: Optional[str] = typer.Option(None, "--netns", help="Apply the flags in this network namespace."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the decisions without touching the endpoints."),
     max_fixes: Optional[int] = typer.Option(None, "--max-fixes", min=1, help="Stop after this many fixes (default: run until gpsd closes)."),
@@ -53,7 +54,7 @@ def pha_d(
                                 gps_period_s=gps_period_ms / 1e3, rtt_s=rtt_ms / 1e3, rx_packets=rx, log=log,
                                 table_file=str(table))
             with gps.GpsdClient(host, int(port_s)) as client:
-                n = router.run(client.positions(trk, max_offset_m), max_fixes)
+                n = router.run(client.positions(trk, max_offset_m), max_fixes, tick_ms / 1e3 if tick_ms > 0 else None)
             print(f"{n} fixes, {len(router.events)} MP_PRIO", file=sys.stderr)
         except (RouterError, ValueError) as e:  # ValueError: the track file
             raise typer.BadParameter(str(e)) from None

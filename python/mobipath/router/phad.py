@@ -17,8 +17,11 @@ ping to the proxy); the controller also keeps a slowly decaying maximum of it.
 from __future__ import annotations
 
 import json
+import queue
 import re
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -115,13 +118,16 @@ class PhaDRouter:
     """Feeds fixes to the controller and applies its decisions.
 
     `on_fix(t, pos_m)` takes a fix time in seconds on any non-decreasing clock (gpsd's UTC is fine)
-    and the position along the track in metres; it returns the events applied, also passed to
-    `log` as dicts (JSON-ready)."""
+    and the position along the track in metres; `on_tick()` decides between fixes, at the last
+    fix's time plus the time elapsed since it arrived (on `clock`), but never beyond the next fix
+    it expects (one GPS period later). Both return the events applied, also passed to `log` as
+    dicts (JSON-ready)."""
 
     def __init__(self, table_csv: str, subflows: Sequence[SubflowSpec], actuator: Any, *, policy: str = "paper",
                  lead_ms: float = 0.0, gps_period_s: float = 0.1, rtt_s: float = 0.1,
                  rx_packets: Optional[Callable[[SubflowSpec], int]] = None,
-                 log: Optional[Callable[[Dict[str, Any]], None]] = None, table_file: str = "table"):
+                 log: Optional[Callable[[Dict[str, Any]], None]] = None, table_file: str = "table",
+                 clock: Callable[[], float] = time.monotonic):
         if policy not in POLICIES:
             raise RouterError(f"--policy {policy!r}: must be one of {', '.join(POLICIES)}")
         if not subflows:
@@ -135,6 +141,7 @@ class PhaDRouter:
             raise RouterError("--policy resend needs each --subflow's interface (A=1:wwan0) to see data arrive again")
         self.subflows = list(subflows)
         self.actuator, self.rx_packets, self.log, self.rtt_s = actuator, rx_packets, log, rtt_s
+        self.gps_period_s, self.clock = gps_period_s, clock
         try:
             self.ctl = _core.PhaDController(table_csv, [s.operator for s in self.subflows], policy, lead_ms,
                                             gps_period_s, table_file)
@@ -143,34 +150,93 @@ class PhaDRouter:
         except ValueError as e:
             raise RouterError(str(e)) from None
         self.t0: Optional[float] = None
+        self.last_t = 0.0  # controller time of the last call (seconds since the first fix)
+        self.last_fix: Optional[Tuple[float, float]] = None  # (controller time, clock()) of the last fix
         self.events: List[Dict[str, Any]] = []
+
+    def _rx(self) -> List[int]:
+        return [self.rx_packets(s) if (self.rx_packets and s.iface) else 0 for s in self.subflows]
 
     def on_fix(self, t: float, pos_m: float) -> List[Dict[str, Any]]:
         if self.t0 is None:
             self.t0 = t
-        rx = [self.rx_packets(s) if (self.rx_packets and s.iface) else 0 for s in self.subflows]
+        # A fix stamped before the last tick (a receiver faster than --gps-period-ms) is taken
+        # as of that tick: the controller's clock never goes back.
+        now = max(t - self.t0, self.last_t)
         try:
-            decisions = self.ctl.on_fix(t - self.t0, pos_m, [self.rtt_s] * len(self.subflows), rx)
+            decisions = self.ctl.on_fix(now, pos_m, [self.rtt_s] * len(self.subflows), self._rx())
         except ValueError as e:
             raise RouterError(f"GPS fix at {t}: {e}") from None
+        self.last_t, self.last_fix = now, (now, self.clock())
+        return self._apply(decisions, t, pos_m)
+
+    def on_tick(self) -> List[Dict[str, Any]]:
+        if self.last_fix is None or self.t0 is None:
+            return []
+        fix_t, fix_clock = self.last_fix
+        now = fix_t + min(max(self.clock() - fix_clock, 0.0), self.gps_period_s * 0.999)
+        if now <= self.last_t:
+            return []
+        decisions = self.ctl.on_tick(now, [self.rtt_s] * len(self.subflows), self._rx())
+        self.last_t = now
+        return self._apply(decisions, self.t0 + now, None)
+
+    def _apply(self, decisions: List[Tuple[int, bool]], t: float, pos_m: Optional[float]) -> List[Dict[str, Any]]:
         applied = []
         for k, backup in decisions:
             s = self.subflows[k]
             self.actuator.set_backup(s.endpoint_id, backup)
-            ev = {"t": round(t, 6), "pos_m": round(pos_m, 3), "operator": s.operator,
-                  "endpoint_id": s.endpoint_id, "backup": backup}
+            ev = {"t": round(t, 6), "pos_m": None if pos_m is None else round(pos_m, 3), "operator": s.operator,
+                  "endpoint_id": s.endpoint_id, "backup": backup, "at": "fix" if pos_m is not None else "tick"}
             applied.append(ev)
             self.events.append(ev)
             if self.log is not None:
                 self.log(ev)
         return applied
 
-    def run(self, positions: Iterable[Tuple[float, float]], max_fixes: Optional[int] = None) -> int:
-        """Consumes (t, pos_m) fixes until they end or `max_fixes` were used; returns the count."""
+    def run(self, positions: Iterable[Tuple[float, float]], max_fixes: Optional[int] = None,
+            tick_s: Optional[float] = 0.05) -> int:
+        """Consumes (t, pos_m) fixes until they end or `max_fixes` were used, deciding also every
+        `tick_s` seconds between fixes (None: at fixes only); returns the number of fixes. The
+        fixes are read in a thread, so a blocking source (gpsd) does not hold the ticks back; its
+        errors are raised here."""
+        if tick_s is None:
+            n = 0
+            for t, pos in positions:
+                self.on_fix(t, pos)
+                n += 1
+                if max_fixes is not None and n >= max_fixes:
+                    break
+            return n
+        q: "queue.Queue[Any]" = queue.Queue(maxsize=1000)
+        end = object()
+        stop = threading.Event()
+
+        def read() -> None:
+            try:
+                for item in positions:
+                    if stop.is_set():
+                        return
+                    q.put(item)
+                q.put(end)
+            except BaseException as e:  # handed to the main loop
+                q.put(e)
+
+        threading.Thread(target=read, daemon=True, name="gps-reader").start()
         n = 0
-        for t, pos in positions:
-            self.on_fix(t, pos)
-            n += 1
-            if max_fixes is not None and n >= max_fixes:
-                break
+        try:
+            while max_fixes is None or n < max_fixes:
+                try:
+                    item = q.get(timeout=tick_s)
+                except queue.Empty:
+                    self.on_tick()
+                    continue
+                if item is end:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                self.on_fix(*item)
+                n += 1
+        finally:
+            stop.set()
         return n

@@ -24,6 +24,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+/// How far past the last GPS fix [`PhaD::on_tick`] still extrapolates the position.
+pub const MAX_EXTRAPOLATION: Time = 2 * NS_PER_S;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PhaDPolicy {
@@ -116,6 +119,22 @@ impl PhaD {
         while self.fixes.front().is_some_and(|&(t, _)| t + window < now) {
             self.fixes.pop_front();
         }
+        self.decide(now, rtt, rx)
+    }
+
+    /// A decision between fixes, at `now` (not before the last fix), from the position the fit
+    /// extrapolates. A live router with a 1 Hz receiver calls it every few tens of ms, so that a
+    /// B=0 due between two fixes goes out on time rather than at the next fix (up to a second
+    /// late). Nothing is decided more than `MAX_EXTRAPOLATION` after the last fix (GPS lost, e.g.
+    /// in a tunnel): the position is then unknown.
+    pub fn on_tick(&mut self, now: Time, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
+        match self.fixes.back() {
+            Some(&(t, _)) if now >= t && now - t <= MAX_EXTRAPOLATION => self.decide(now, rtt, rx),
+            _ => Vec::new(),
+        }
+    }
+
+    fn decide(&mut self, now: Time, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
         let mut out = Vec::new();
         let Some((pos_m, speed)) = self.estimate(now) else { return out };
         if speed <= 0.1 {
@@ -241,5 +260,47 @@ mod tests {
         assert!(b0s.windows(2).all(|w| w[1].at - w[0].at >= 50 * NS_PER_MS));
         // The paper policy sends it once.
         assert_eq!(ride(PhaDPolicy::Paper, 0.0, |_| 0).iter().filter(|p| !p.backup).count(), 1);
+    }
+
+    /// A 1 Hz receiver: at fixes only, B=0 can come up to a second after the range's end; with
+    /// ticks every 50 ms between fixes it comes at most one RTT (plus a tick) before the end.
+    #[test]
+    fn ticks_between_slow_fixes_send_b0_on_time() {
+        let speed = 83.33;
+        let rtt = 50 * NS_PER_MS;
+        let run = |ticks: bool| {
+            let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Paper, lead_ms: 0.0 }, table(), vec![Some("A".into())], NS_PER_S);
+            for ms in (0..30_000u64).step_by(50) {
+                let t = ms * NS_PER_MS;
+                if ms % 1000 == 0 {
+                    c.on_fix(t, 100.0 + speed * t as f64 / 1e9, &[rtt], &[0]);
+                } else if ticks {
+                    c.on_tick(t, &[rtt], &[0]);
+                }
+            }
+            c.log
+        };
+        // The range [990, 1013] ends when the train reaches 1013 m.
+        let end = ((1013.0 - 100.0) / speed * 1e9) as i64;
+        let at_fixes = run(false);
+        assert_eq!(at_fixes.len(), 2);
+        assert!(at_fixes[1].at as i64 > end, "at fixes only, B=0 comes after the end: {:?}", at_fixes[1]);
+        let ticked = run(true);
+        assert_eq!(ticked.len(), 2);
+        let lead = end - ticked[1].at as i64;
+        assert!(lead > 0 && lead <= (rtt + 50 * NS_PER_MS) as i64, "B=0 {lead} ns before the end");
+        // B=1 keeps its lead of at least one RTT.
+        assert!(ticked[0].predicted_lead_ns >= rtt as i64);
+    }
+
+    #[test]
+    fn no_decision_long_after_the_last_fix() {
+        let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Paper, lead_ms: 0.0 }, table(), vec![Some("A".into())], 100 * NS_PER_MS);
+        for i in 0..10u64 {
+            c.on_fix(i * 100 * NS_PER_MS, 800.0 + 8.333 * i as f64, &[0], &[0]);
+        }
+        // Extrapolated, the train would reach the range at ~23 s; the GPS went silent at 0.9 s.
+        assert!(c.on_tick(23 * NS_PER_S, &[0], &[0]).is_empty());
+        assert!(c.on_tick(NS_PER_S / 2, &[0], &[0]).is_empty(), "before the last fix");
     }
 }
