@@ -154,9 +154,10 @@ fn p1(path2_mbps: f64, path2_delay_ms: f64, path1_mbps: f64, flow: &str) -> Stri
 
 /// P1, scenario 1: with a slow path 2 (1 and 2 Mbit/s, 15 ms, 1 % loss), minRTT MPTCP falls
 /// below single-path TCP on path 1; delay-predictive narrows the gap and keeps fewer packets in
-/// the receive buffer. Means over three seeds per rate. Measured at this commit (Mbit/s; packets
-/// in the buffer): TCP 96.5; minRTT 92.1 / 93.8 (rbuf 127 / 101); delay-predictive 92.5 / 94.2
-/// (rbuf 32 / 47) at 1 / 2 Mbit/s. The goodput gain is small; the buffer holds a third to half.
+/// the receive buffer. Means over three seeds per rate. Measured at this commit (Mbit/s; MSS-sized
+/// packets in the buffer): TCP 96.5; minRTT 92.1 / 93.8 (rbuf 132 / 105); delay-predictive
+/// 92.7 / 94.7 (rbuf 32 / 48) at 1 / 2 Mbit/s. The goodput gain is small; the buffer holds a
+/// quarter to a half.
 #[test]
 fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
     let flow_cfg = |s: &str| format!("cc = \"reno\"\nscheduler = \"{s}\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500 }}");
@@ -277,7 +278,7 @@ fn p1_sweep_recovery_times() {
 /// | path-2 delay | from send     | from detection | path-2 losses |
 /// |--------------|---------------|----------------|---------------|
 /// | 5 ms         | 20.9 / 20.7   | 14.4 / 14.2    | 5235 / 5234   |
-/// | 25 ms        | 92.8 / 59.1   | 62.8 / 29.0    | 1083 / 1081   |
+/// | 25 ms        | 92.8 / 58.9   | 62.8 / 28.9    | 1083 / 1079   |
 /// | 150 ms       | 589.6 / 202.8 | 363.8 / 7.7    | 114 / 135     |
 ///
 /// The default grows ≈ 2.5 path-2 one-way delays from detection (duplicate ACKs back over path

@@ -239,9 +239,15 @@ def render_report(agg: Dict[Point, Dict[str, Any]], prov: Dict[str, Any], figs: 
         w("|---|" + "---|" * len(mp))
         for x in xs:
             w(f"| {x:g} | " + " | ".join(_fci(agg.get(("s1", v, x), {}).get("rcvbuf_mean_packets"), 1) for v in mp) + " |")
-        below = [x for x in xs if (_mean(agg, "s1", "minrtt", x, "goodput_mbps") or 0) < (_mean(agg, "s1", "tcp", x, "goodput_mbps") or 0)]
-        narrows = [x for x in below if (_mean(agg, "s1", "delay-predictive", x, "goodput_mbps") or 0) > (_mean(agg, "s1", "minrtt", x, "goodput_mbps") or 0)]
-        fewer = [x for x in xs if (_mean(agg, "s1", "delay-predictive", x, "rcvbuf_mean_packets") or 0) < (_mean(agg, "s1", "minrtt", x, "rcvbuf_mean_packets") or 0)]
+
+        def lt(a: str, b: str, x: float, m: str) -> bool:
+            """a's mean below b's at x (False when either point is missing)."""
+            va, vb = _mean(agg, "s1", a, x, m), _mean(agg, "s1", b, x, m)
+            return va is not None and vb is not None and va < vb
+
+        below = [x for x in xs if lt("minrtt", "tcp", x, "goodput_mbps")]
+        narrows = [x for x in below if lt("minrtt", "delay-predictive", x, "goodput_mbps")]
+        fewer = [x for x in xs if lt("delay-predictive", "minrtt", x, "rcvbuf_mean_packets")]
         w("\n**Against the paper's shape.** The paper: standard MPTCP falls below single-path TCP on path 1 "
           "when path 2 is much slower; the proposed scheduler reduces that loss and holds fewer packets in the "
           "receive buffer.")

@@ -105,7 +105,14 @@ class RecordingActuator:
 
 
 def ip_rx_packets(iface: str, netns: Optional[str] = None, runner: Callable[..., Any] = subprocess.run) -> int:
-    """Packets received so far on `iface` (`ip -j -s link show dev IFACE`)."""
+    """Packets received so far on `iface`: from sysfs on this host, `ip -j -s link show` in a
+    network namespace."""
+    if netns is None:
+        try:
+            with open(f"/sys/class/net/{iface}/statistics/rx_packets", encoding="ascii") as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            raise RouterError(f"no receive statistics for interface {iface!r}") from None
     data = json.loads(_ip(["-j", "-s", "link", "show", "dev", iface], netns, runner) or "[]")
     try:
         stats = data[0].get("stats64") or data[0]["stats"]
@@ -118,10 +125,9 @@ class PhaDRouter:
     """Feeds fixes to the controller and applies its decisions.
 
     `on_fix(t, pos_m)` takes a fix time in seconds on any non-decreasing clock (gpsd's UTC is fine)
-    and the position along the track in metres; `on_tick()` decides between fixes, at the last
-    fix's time plus the time elapsed since it arrived (on `clock`), but never beyond the next fix
-    it expects (one GPS period later). Both return the events applied, also passed to `log` as
-    dicts (JSON-ready)."""
+    and the position along the track in metres; `on_tick()` decides between fixes at the current
+    time on `clock` mapped onto the fixes' clock. Both return the events applied, also passed to
+    `log` as dicts (JSON-ready)."""
 
     def __init__(self, table_csv: str, subflows: Sequence[SubflowSpec], actuator: Any, *, policy: str = "paper",
                  lead_ms: float = 0.0, gps_period_s: float = 0.1, rtt_s: float = 0.1,
@@ -140,8 +146,12 @@ class PhaDRouter:
         if policy == "resend" and rx_packets is None:
             raise RouterError("--policy resend needs each --subflow's interface (A=1:wwan0) to see data arrive again")
         self.subflows = list(subflows)
-        self.actuator, self.rx_packets, self.log, self.rtt_s = actuator, rx_packets, log, rtt_s
-        self.gps_period_s, self.clock = gps_period_s, clock
+        # Only `resend` looks at received packets; the others never read them (a modem's
+        # interface may vanish during a reset without stopping PHA-D).
+        self.actuator, self.log, self.rtt_s = actuator, log, rtt_s
+        self.rx_packets = rx_packets if policy == "resend" else None
+        self.rx_last = [0] * len(self.subflows)
+        self.clock = clock
         try:
             self.ctl = _core.PhaDController(table_csv, [s.operator for s in self.subflows], policy, lead_ms,
                                             gps_period_s, table_file)
@@ -151,33 +161,42 @@ class PhaDRouter:
             raise RouterError(str(e)) from None
         self.t0: Optional[float] = None
         self.last_t = 0.0  # controller time of the last call (seconds since the first fix)
-        self.last_fix: Optional[Tuple[float, float]] = None  # (controller time, clock()) of the last fix
+        self.last_fix_t: Optional[float] = None
+        # clock() − fix time for the recent fixes: their minimum is the fix-to-clock offset
+        # (the clock's offset from GPS time plus the shortest delivery delay).
+        self.offsets: List[float] = []
         self.events: List[Dict[str, Any]] = []
-
-    def _rx(self) -> List[int]:
-        return [self.rx_packets(s) if (self.rx_packets and s.iface) else 0 for s in self.subflows]
 
     def on_fix(self, t: float, pos_m: float) -> List[Dict[str, Any]]:
         if self.t0 is None:
             self.t0 = t
-        # A fix stamped before the last tick (a receiver faster than --gps-period-ms) is taken
-        # as of that tick: the controller's clock never goes back.
+        self.offsets = (self.offsets + [self.clock() - (t - self.t0)])[-20:]
+        # A fix stamped before the last tick is taken as of that tick: the controller's clock
+        # never goes back.
         now = max(t - self.t0, self.last_t)
+        if self.rx_packets is not None:
+            # Read at fixes only (once per period is enough to see data flow again).
+            self.rx_last = [self.rx_packets(s) if s.iface else 0 for s in self.subflows]
         try:
-            decisions = self.ctl.on_fix(now, pos_m, [self.rtt_s] * len(self.subflows), self._rx())
+            decisions = self.ctl.on_fix(now, pos_m, [self.rtt_s] * len(self.subflows), self.rx_last)
         except ValueError as e:
             raise RouterError(f"GPS fix at {t}: {e}") from None
-        self.last_t, self.last_fix = now, (now, self.clock())
+        self.last_t, self.last_fix_t = now, now
         return self._apply(decisions, t, pos_m)
 
     def on_tick(self) -> List[Dict[str, Any]]:
-        if self.last_fix is None or self.t0 is None:
+        """A decision now, between fixes: now = clock() − the fix-to-clock offset (so a fix's
+        delivery delay does not make ticks lag). The controller ignores ticks more than 2 s after
+        the last fix (GPS lost)."""
+        if self.last_fix_t is None or self.t0 is None:
             return []
-        fix_t, fix_clock = self.last_fix
-        now = fix_t + min(max(self.clock() - fix_clock, 0.0), self.gps_period_s * 0.999)
+        now = self.clock() - min(self.offsets)
         if now <= self.last_t:
             return []
-        decisions = self.ctl.on_tick(now, [self.rtt_s] * len(self.subflows), self._rx())
+        try:
+            decisions = self.ctl.on_tick(now, [self.rtt_s] * len(self.subflows), self.rx_last)
+        except ValueError as e:
+            raise RouterError(f"tick at {now}: {e}") from None
         self.last_t = now
         return self._apply(decisions, self.t0 + now, None)
 

@@ -119,7 +119,7 @@ impl PhaD {
         while self.fixes.front().is_some_and(|&(t, _)| t + window < now) {
             self.fixes.pop_front();
         }
-        self.decide(now, rtt, rx)
+        self.decide(now, rtt, rx, true)
     }
 
     /// A decision between fixes, at `now` (not before the last fix), from the position the fit
@@ -129,12 +129,14 @@ impl PhaD {
     /// in a tunnel): the position is then unknown.
     pub fn on_tick(&mut self, now: Time, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
         match self.fixes.back() {
-            Some(&(t, _)) if now >= t && now - t <= MAX_EXTRAPOLATION => self.decide(now, rtt, rx),
+            Some(&(t, _)) if now >= t && now - t <= MAX_EXTRAPOLATION => self.decide(now, rtt, rx, false),
             _ => Vec::new(),
         }
     }
 
-    fn decide(&mut self, now: Time, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
+    /// `at_fix`: the RTT maximum decays (1 % per fix) only at fixes, so that ticking between
+    /// fixes does not make it decay faster.
+    fn decide(&mut self, now: Time, rtt: &[Time], rx: &[u64], at_fix: bool) -> Vec<(usize, bool)> {
         let mut out = Vec::new();
         let Some((pos_m, speed)) = self.estimate(now) else { return out };
         if speed <= 0.1 {
@@ -144,7 +146,8 @@ impl PhaD {
         for k in 0..self.states.len() {
             let Some(op) = self.operators[k].clone() else { continue };
             let now_rtt = if rtt.get(k).copied().unwrap_or(0) > 0 { rtt[k] } else { 100 * NS_PER_MS };
-            self.rtt_hi[k] = now_rtt.max(self.rtt_hi[k] - self.rtt_hi[k] / 100);
+            let decayed = if at_fix { self.rtt_hi[k] - self.rtt_hi[k] / 100 } else { self.rtt_hi[k] };
+            self.rtt_hi[k] = now_rtt.max(decayed);
             let rtt_k = self.rtt_hi[k];
             match self.states[k] {
                 State::Regular => {

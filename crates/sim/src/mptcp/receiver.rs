@@ -284,7 +284,9 @@ impl MptcpReceiver {
             if p.seq > high {
                 self.revealed[i].insert(high, (p.seq, now));
                 if self.receiver_recovery {
-                    self.p1_gaps[i].insert(high, (p.seq, self.dsn_high[i], p.dsn));
+                    // A revealing copy with an older DSN (a reinjection) bounds nothing above.
+                    let hi = if p.dsn > self.dsn_high[i] { p.dsn } else { u64::MAX };
+                    self.p1_gaps[i].insert(high, (p.seq, self.dsn_high[i], hi));
                 }
             }
             if p.seq + p.len as u64 > high {
@@ -438,8 +440,9 @@ impl MptcpReceiver {
     /// range of an open subflow gap; it is then asked for once on the best path. Checked after
     /// every packet, not only on arrivals beyond the hole: when a repair moves the expected DSN
     /// onto the next hole while the sender is blocked by the receive window, no further packet
-    /// may arrive to prompt the check. The DSN-range test keeps data that is merely still on
-    /// its way over a slower path from being asked for.
+    /// may arrive to prompt the check. The DSN-range test keeps data sent after the gap from
+    /// being asked for; schedulers interleave DSNs over the paths, so a range can still cover
+    /// data in flight or queued on the best path, which is then sent twice.
     fn p1_check(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
         let w = self.data_rcv_nxt;
         for k in 0..self.p1_gaps.len() {

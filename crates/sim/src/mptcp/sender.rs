@@ -479,7 +479,8 @@ impl MptcpSender {
     /// the subflows can send now, as (subflow, packet).
     pub fn push_and_send(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
         // 1. P1 retransmission requests: resent on the subflow the request came from.
-        while let Some((dsn, len, i)) = self.requested.pop_front() {
+        // Newest first, each to the front of its subflow's queue: the oldest ends up first.
+        while let Some((dsn, len, i)) = self.requested.pop_back() {
             if dsn + len as u64 <= self.data_ack || !self.subflows[i].established {
                 continue;
             }
@@ -649,7 +650,10 @@ impl MptcpSender {
                     p.dsn_first_subflow = m.first_subflow;
                     p.dsn_first_seq = m.first_seq;
                 } else {
-                    p.dsn_first_sent = now;
+                    // No record: the DSN was acknowledged at data level while this copy (a P1
+                    // request or reinjection) waited in the subflow's queue. It is not an
+                    // original: "first sent" at 0 makes the receiver count it as a copy.
+                    p.dsn_first_sent = 0;
                     p.dsn_first_subflow = i as u16;
                     p.dsn_first_seq = p.seq;
                 }
@@ -728,18 +732,27 @@ fn map_index(map: &VecDeque<(u64, u64, u32)>, seq: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mptcp::sched::config::{build, SchedulerConfig};
     use crate::tcp::cc;
     use crate::tcp::sender::SenderConfig;
 
-    /// Two established Reno subflows under delay-predictive (with no RTT samples yet every
-    /// segment goes to subflow 0, queued beyond its window), peer window 30 segments.
+    /// Puts every segment on subflow 0, whatever its window (as a scheduler with a FIFO per path,
+    /// like delay-predictive, may).
+    struct AllOnFirst;
+    impl Scheduler for AllOnFirst {
+        fn name(&self) -> String {
+            "all-on-first".into()
+        }
+        fn schedule(&mut self, _conn: &ConnView, _subflows: &[SubflowView]) -> Decision {
+            Decision::Send(0)
+        }
+    }
+
+    /// Two established Reno subflows, every segment queued on subflow 0, peer window 30 segments.
     fn sender() -> (MptcpSender, u64) {
         let cfg = SenderConfig::default();
         let mss = cfg.mss;
         let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
-        let sched = build(&SchedulerConfig::named("delay-predictive"), 0).unwrap();
-        let mut s = MptcpSender::new(0, vec![sub(0), sub(1)], sched, None, mss, 30 * mss as u64);
+        let mut s = MptcpSender::new(0, vec![sub(0), sub(1)], Box::new(AllOnFirst), None, mss, 30 * mss as u64);
         s.set_app_limit(u64::MAX);
         (s, mss as u64)
     }
@@ -765,12 +778,45 @@ mod tests {
         s.push_and_send(1_000_000, &mut out);
         // Slow start opens two places: the requested DSN goes first, on the next subflow
         // sequence number; the queued data follows with its own DSNs, one segment further on.
-        let sent: Vec<(u64, u64)> = out.iter().filter(|(k, _)| *k == 0).map(|(_, p)| (p.seq, p.dsn)).collect();
+        let sent: Vec<(u64, u64)> = out.iter().map(|(_, p)| (p.seq, p.dsn)).collect();
         assert_eq!(sent, vec![(10 * mss, 5 * mss), (11 * mss, 10 * mss)]);
         assert_eq!(s.stats.retx_requests_served, 1);
-        // Every queued DSN is still mapped once, in order, behind the inserted one.
+        // Every queued DSN is still mapped once, in order, behind the inserted one (the window
+        // moved by one segment: DSN 30 joined the queue).
         let dsns: Vec<u64> = s.subflows[0].map.iter().map(|&(_, d, _)| d).collect();
-        let expect: Vec<u64> = (1..10).chain([5]).chain(10..30).map(|k| k * mss).collect();
+        let expect: Vec<u64> = (1..10).chain([5]).chain(10..31).map(|k| k * mss).collect();
         assert_eq!(dsns, expect);
+    }
+
+    /// A copy that waited in a subflow queue while its DSN was acknowledged at data level (here
+    /// by the original) is still marked as a copy when it finally leaves: the receiver must not
+    /// take it for the original and forget that the original was lost.
+    #[test]
+    fn a_copy_sent_after_its_dsn_was_acknowledged_is_not_an_original() {
+        let (mut s, mss) = sender();
+        let mut out = Vec::new();
+        s.push_and_send(0, &mut out);
+        // Subflow 0's window is full: the request for DSN 5 waits at the front of its queue.
+        let mut a = Packet::new(PacketKind::Ack);
+        a.ack = 0;
+        a.rwnd = 30 * mss;
+        a.retx_request = 5 * mss;
+        a.retx_request_len = mss as u32;
+        s.on_ack(0, 1_000_000, &a);
+        out.clear();
+        s.push_and_send(1_000_000, &mut out);
+        assert!(out.is_empty());
+        // Everything up to DSN 10 is acknowledged (DSN 5 included); the window opens.
+        let mut a = Packet::new(PacketKind::Ack);
+        a.ack = 10 * mss;
+        a.data_ack = 10 * mss;
+        a.rwnd = 30 * mss;
+        s.on_ack(0, 2_000_000, &a);
+        s.push_and_send(2_000_000, &mut out);
+        let (_, copy) = &out[0];
+        assert_eq!(copy.dsn, 5 * mss);
+        assert!(copy.dsn_first_sent < copy.ts_val, "marked as a copy: first sent {} vs now {}", copy.dsn_first_sent, copy.ts_val);
+        // The data behind it are originals, first sent now.
+        assert!(out[1..].iter().all(|(_, p)| p.dsn >= 10 * mss && p.dsn_first_sent == 2_000_000));
     }
 }

@@ -27,7 +27,7 @@
 //!   segment is still queued on it (the paper's FIFO send buffer: a slower path's free window
 //!   stays unused) as long as its predicted arrival is within the horizon — the latest
 //!   `one-way delay + D` of the eligible paths, when a fresh packet on the slowest path would
-//!   arrive; beyond that → **wait** at connection level.
+//!   arrive; beyond that, or before the pick has an RTT sample → **wait** at connection level.
 //!
 //! Deviations: one-way delay = srtt/2 (the paper's assumption); the paper's `D_t` is not defined
 //! further, so it is the view's delivery-rate serialisation time. The paper assigns every packet
@@ -119,7 +119,9 @@ impl Scheduler for DelayPredictive {
         let horizon = subflows.iter().filter(eligible).map(|s| one_way_delay(s).saturating_add(d_t(s))).max().unwrap_or(0);
         match pick {
             Some(s) if !s.temp_unavailable() => Decision::Send(s.id),
-            Some(s) if predicted_arrival(s) <= horizon => Decision::Send(s.id),
+            // Without an RTT sample there is no prediction to queue by (the horizon would be 0
+            // and everything would go to the first path at start-up).
+            Some(s) if s.srtt > 0 && horizon > 0 && predicted_arrival(s) <= horizon => Decision::Send(s.id),
             _ => Decision::Wait,
         }
     }
@@ -196,6 +198,18 @@ mod tests {
         // Exactly at the horizon it is still queued: T_2 = 0.1 + 10 ms.
         p2.queued = 0;
         assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1, p2]), Decision::Send(1));
+    }
+
+    #[test]
+    fn nothing_is_queued_ahead_before_an_rtt_sample() {
+        // Start-up: no RTT samples, the first path's initial window is full. Queueing ahead would
+        // commit the whole receive window to it; the segment waits instead.
+        let mut p0 = sf(0, 0, 10, 10);
+        p0.srtt = 0;
+        let mut p1 = sf(1, 0, 10, 0);
+        p1.srtt = 0;
+        p1.established = false;
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p0, p1]), Decision::Wait);
     }
 
     #[test]
