@@ -1,8 +1,9 @@
 """`mobipath reproduce`: re-run a paper's experiments and write a report (Markdown + PNG + CSV)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional, Tuple
 
 import typer
 
@@ -15,6 +16,31 @@ class _Bar:
 
     def advance(self) -> None:
         self.progress.advance(self.task)
+
+
+def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path) -> None:
+    """Runs `run(bar)` (an experiment's reproduce) under a progress display, turns its
+    ValueErrors into flag errors and says where the report went."""
+    with _progress() as (err, bar):
+        try:
+            summary = run(bar)
+        except ValueError as e:
+            raise typer.BadParameter(str(e))
+    prov = summary["provenance"]
+    err.print(f"{prov['runs']} runs in {prov['wall_time_s']:.1f} s; report written to {out / 'report.md'}")
+
+
+@contextmanager
+def _progress() -> Iterator[Tuple[Any, Callable[[str, int], _Bar]]]:
+    """A rich progress display on stderr; yields (console, bar) where `bar(description, total)`
+    adds a bar with an `advance()` method."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    err = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=err, transient=False) as prog:
+        yield err, lambda desc, total: _Bar(prog, prog.add_task(desc, total=total))
 
 
 def p0(
@@ -31,9 +57,6 @@ def p0(
     from .cli import _guarded  # late import: cli imports this module
 
     def go() -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
         from .experiments import p0 as exp
 
         if profile not in ("paper", "modern", "both"):
@@ -42,20 +65,8 @@ def p0(
         sched = [s.strip() for s in schedulers.split(",") if s.strip()] if schedulers else None
         n_seeds = seeds if seeds is not None else (3 if quick else 10)
         n_table = table_runs if table_runs is not None else (10 if quick else 50)
-        err = Console(stderr=True)
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=err, transient=False) as prog:
-
-            def bar(desc: str, total: int) -> _Bar:
-                return _Bar(prog, prog.add_task(desc, total=total))
-
-            try:
-                summary = exp.reproduce(out, seeds=n_seeds, table_runs=n_table, profiles=profiles, schedulers=sched,
-                                        jobs=jobs, quick=quick, progress=bar)
-            except ValueError as e:
-                raise typer.BadParameter(str(e))
-        prov = summary["provenance"]
-        err.print(f"{prov['runs']} runs in {prov['wall_time_s']:.1f} s; report written to {out / 'report.md'}")
+        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, table_runs=n_table, profiles=profiles, schedulers=sched,
+                                             jobs=jobs, quick=quick, progress=bar), out)
 
     _guarded(go)()
 
@@ -76,25 +87,13 @@ def p1(
     from .cli import _guarded  # late import: cli imports this module
 
     def go() -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
         from .experiments import p1 as exp
 
         if scenario not in ("s1", "s2", "both"):
             raise typer.BadParameter(f"--scenario must be s1, s2 or both (got {scenario!r})")
         parts = ("s1", "s2") if scenario == "both" else (scenario,)
         n_seeds = seeds if seeds is not None else (2 if quick else 4)
-        err = Console(stderr=True)
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=err, transient=False) as prog:
-
-            def bar(desc: str, total: int) -> _Bar:
-                return _Bar(prog, prog.add_task(desc, total=total))
-
-            summary = exp.reproduce(out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar)
-        prov = summary["provenance"]
-        err.print(f"{prov['runs']} runs in {prov['wall_time_s']:.1f} s; report written to {out / 'report.md'}")
+        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar), out)
 
     _guarded(go)()
 

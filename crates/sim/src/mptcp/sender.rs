@@ -747,6 +747,19 @@ mod tests {
         }
     }
 
+    /// An ACK on subflow 0 with peer window 30 segments; `request`: a P1 retransmission request.
+    fn ack(mss: u64, ack: u64, data_ack: u64, request: Option<u64>) -> Packet {
+        let mut a = Packet::new(PacketKind::Ack);
+        a.ack = ack;
+        a.data_ack = data_ack;
+        a.rwnd = 30 * mss;
+        if let Some(dsn) = request {
+            a.retx_request = dsn;
+            a.retx_request_len = mss as u32;
+        }
+        a
+    }
+
     /// Two established Reno subflows, every segment queued on subflow 0, peer window 30 segments.
     fn sender() -> (MptcpSender, u64) {
         let cfg = SenderConfig::default();
@@ -767,13 +780,7 @@ mod tests {
         assert!(out.iter().all(|(k, _)| *k == 0));
         assert_eq!(s.subflows[0].tcp.queued_bytes(), 20 * mss);
         // The first segment is acknowledged, and the receiver asks for DSN 5 on subflow 0.
-        let mut a = Packet::new(PacketKind::Ack);
-        a.ack = mss;
-        a.data_ack = mss;
-        a.rwnd = 30 * mss;
-        a.retx_request = 5 * mss;
-        a.retx_request_len = mss as u32;
-        s.on_ack(0, 1_000_000, &a);
+        s.on_ack(0, 1_000_000, &ack(mss, mss, mss, Some(5 * mss)));
         out.clear();
         s.push_and_send(1_000_000, &mut out);
         // Slow start opens two places: the requested DSN goes first, on the next subflow
@@ -797,21 +804,12 @@ mod tests {
         let mut out = Vec::new();
         s.push_and_send(0, &mut out);
         // Subflow 0's window is full: the request for DSN 5 waits at the front of its queue.
-        let mut a = Packet::new(PacketKind::Ack);
-        a.ack = 0;
-        a.rwnd = 30 * mss;
-        a.retx_request = 5 * mss;
-        a.retx_request_len = mss as u32;
-        s.on_ack(0, 1_000_000, &a);
+        s.on_ack(0, 1_000_000, &ack(mss, 0, 0, Some(5 * mss)));
         out.clear();
         s.push_and_send(1_000_000, &mut out);
         assert!(out.is_empty());
         // Everything up to DSN 10 is acknowledged (DSN 5 included); the window opens.
-        let mut a = Packet::new(PacketKind::Ack);
-        a.ack = 10 * mss;
-        a.data_ack = 10 * mss;
-        a.rwnd = 30 * mss;
-        s.on_ack(0, 2_000_000, &a);
+        s.on_ack(0, 2_000_000, &ack(mss, 10 * mss, 10 * mss, None));
         s.push_and_send(2_000_000, &mut out);
         let (_, copy) = &out[0];
         assert_eq!(copy.dsn, 5 * mss);
