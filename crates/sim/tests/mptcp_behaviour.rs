@@ -167,12 +167,14 @@ fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
     let measure = |sched: &str| {
         let (mut g, mut b, mut n) = (0.0, 0.0, 0.0);
         for rate in [1.0, 2.0] {
+            let (mut gr, mut br) = (0.0, 0.0);
             for seed in 1..=3 {
                 let o = run_seed(&p1(rate, 15.0, 100.0, &flow_cfg(sched)), seed);
-                g += f(&flow(&o, "mp")["goodput_mbps"]);
-                b += f(&flow(&o, "mp")["rcvbuf_mean_bytes"]);
-                n += 1.0;
+                gr += f(&flow(&o, "mp")["goodput_mbps"]);
+                br += f(&flow(&o, "mp")["rcvbuf_mean_bytes"]);
             }
+            eprintln!("{sched} at {rate} Mbit/s: {:.2} Mbit/s, {:.1} MSS-sized packets in the buffer", gr / 3.0, br / 3.0 / 1448.0);
+            (g, b, n) = (g + gr, b + br, n + 3.0);
         }
         (g / n, b / n)
     };
