@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, List
 
@@ -92,16 +93,29 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def delete_namespace(name: str) -> None:
-    # Processes still inside (should be none: the emulator lives in the root namespace).
-    r = ip("netns", "pids", name, check=False)
-    for tok in r.stdout.split():
-        if tok.isdigit() and int(tok) != os.getpid():
-            try:
-                os.kill(int(tok), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    ip("netns", "del", name, check=False)
+def delete_namespace(name: str, timeout_s: float = 3.0) -> bool:
+    """Deletes namespace `name`, killing any process still inside; returns whether it is gone.
+    `ip netns del` can fail for a moment (EBUSY while a just-killed process, or one in another
+    mount namespace such as an `ip netns exec` child, still holds the mount point): it is retried
+    until `timeout_s`, then the failure is reported on stderr rather than left silent."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        # Processes still inside (should be none: the emulator lives in the root namespace).
+        r = ip("netns", "pids", name, check=False)
+        for tok in r.stdout.split():
+            if tok.isdigit() and int(tok) != os.getpid():
+                try:
+                    os.kill(int(tok), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        d = ip("netns", "del", name, check=False)
+        if name not in list_namespaces(name):
+            return True
+        if time.monotonic() >= deadline:
+            print(f"mobipath: could not delete network namespace {name}: {d.stderr.strip() or 'still listed'}",
+                  file=sys.stderr)
+            return False
+        time.sleep(0.05)
 
 
 def sweep_stale() -> List[str]:
