@@ -288,6 +288,12 @@ mod tests {
             self.o[k].set_state(&mut self.tcb[k], CaState::Open, 0);
             self.tcb[k].ca_state = CaState::Open;
         }
+        /// A fast-recovery episode on subflow `k` once `bytes` have been ACKed on it.
+        fn loss_at(&mut self, k: usize, bytes: u64) {
+            self.ack(k, bytes);
+            self.enter(k, CaState::Recovery);
+            self.recover(k);
+        }
     }
 
     #[test]
@@ -326,12 +332,8 @@ mod tests {
         p.tcb[1].ssthresh = 2;
         p.c.borrow_mut()[1].cwnd = 2;
         p.c.borrow_mut()[1].ssthresh = 2;
-        p.ack(1, 9000);
-        p.enter(1, CaState::Recovery);
-        p.recover(1);
-        p.ack(1, 12_000);
-        p.enter(1, CaState::Recovery);
-        p.recover(1);
+        p.loss_at(1, 9000);
+        p.loss_at(1, 12_000);
         p.ack(1, 13_000);
         p.ack(0, 5000);
         assert_eq!(p.o[0].interval(1), 3000, "l1 = 12 kB − 9 kB");
@@ -354,13 +356,9 @@ mod tests {
         p.c.borrow_mut()[1].cwnd = 10;
         p.tcb[1].cwnd = 10;
         for k in 1..=6 {
-            p.ack(0, 10_000 * k);
-            p.enter(0, CaState::Recovery);
-            p.recover(0);
+            p.loss_at(0, 10_000 * k);
         }
-        p.ack(1, 50_000);
-        p.enter(1, CaState::Recovery);
-        p.recover(1);
+        p.loss_at(1, 50_000);
         p.ack(1, 60_000);
         p.ack(0, 61_000);
         let ps: Vec<OliaPath> = (0..2)
