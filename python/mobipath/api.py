@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional
+import os
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _core
 from .errors import ConfigError, ScenarioError
@@ -36,31 +37,48 @@ def run(
     seed: Optional[int] = None,
     progress: Optional[Callable[[float], Any]] = None,
     *,
+    overrides: Optional[Mapping[str, Any]] = None,
+    base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    allow_partial: bool = False,
     command: Optional[str] = None,
 ) -> Result:
     """Simulates a scenario and returns its `Result`.
 
-    `scenario` is a path (str or Path) or TOML text; `seed` overrides the scenario's seed;
-    `progress(fraction)` is called from the simulator as simulated time advances. `command`
-    is recorded in the provenance (default: this process's command line).
-    Raises `ScenarioError` (listing every problem) if the scenario is invalid and `OSError`
-    if the file cannot be read.
+    `scenario` is a path (str or Path), TOML text or a dict (the parsed TOML table);
+    `overrides` sets fields by dotted path first (``{"links.a.rate_mbps": 20, "flows[0].cc":
+    "bbr"}``; arrays of tables by index or by `name`); `base_dir` is where relative trace and
+    table paths resolve (default: the file's folder, else the current directory); `seed`
+    overrides the scenario's seed; `progress(fraction)` is called as simulated time advances.
+    Ctrl-C stops the simulation within a few hundred progress steps: with `allow_partial` the
+    result so far comes back with ``result.partial`` set (and ``summary["partial"]``), else
+    `KeyboardInterrupt` is raised. `command` is recorded in the provenance (default: this
+    process's command line).
+    Raises `ScenarioError` (listing every problem) if the scenario or an override is invalid,
+    `ValueError`/`TypeError` for bad arguments and `OSError` if a file cannot be read.
     """
     seed = _check_seed(seed)
-    src = load_source(scenario)
+    src = load_source(scenario, overrides=overrides, base_dir=base_dir)
     try:
-        raw = _core.run(src.text, src.file, str(src.base_dir), seed, progress)
+        raw = _core.run(src.text, src.file, str(src.base_dir), seed, progress, allow_partial)
     except ScenarioError:
         raise
     except _core.ScenarioError as e:
         raise _scenario_error(e, src) from None
+    except OverflowError as e:  # a value beyond what the simulator's integer types hold
+        raise ValueError(f"a value is out of range: {e}") from None
     return Result.from_raw(raw, src, seed, command)
 
 
-def validate(scenario: ScenarioLike) -> List[ConfigError]:
-    """Checks a scenario (path or TOML text) and returns every error found ([] if valid)."""
+def validate(
+    scenario: ScenarioLike,
+    *,
+    overrides: Optional[Mapping[str, Any]] = None,
+    base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+) -> List[ConfigError]:
+    """Checks a scenario (path, TOML text or dict; `overrides` and `base_dir` as for `run`) and
+    returns every error found ([] if valid)."""
     try:
-        src = load_source(scenario)
+        src = load_source(scenario, overrides=overrides, base_dir=base_dir)
     except ScenarioError as e:
         return list(e.errors)
     return [ConfigError.from_dict(d, src.file) for d in _core.validate(src.text, src.file, str(src.base_dir))]

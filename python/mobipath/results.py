@@ -94,6 +94,12 @@ class Result:
             scenario_file=scenario_file,
         )
 
+    @property
+    def partial(self) -> bool:
+        """True if the run was interrupted: the results cover ``summary["partial"]["stopped_at_s"]``
+        seconds instead of the scenario's duration."""
+        return isinstance(self.summary, Mapping) and "partial" in self.summary
+
     def summary_json(self) -> str:
         """The summary as canonical JSON text (exactly what ``summary.json`` holds)."""
         return jsonfmt.dumps(self.summary)

@@ -6,13 +6,15 @@ the directory that relative paths inside the scenario (traces, tables) are resol
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .errors import ConfigError, ScenarioError
 
-ScenarioLike = Union[str, "os.PathLike[str]"]
+#: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict.
+ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 INLINE_NAME = "<string>"
 
@@ -37,10 +39,19 @@ def looks_like_path(s: str) -> bool:
     return "\n" not in s and (os.path.exists(s) or s.strip().endswith(".toml"))
 
 
-def load_source(scenario: ScenarioLike) -> ScenarioSource:
-    """Reads a scenario given as a path (str or PathLike) or as TOML text.
+def load_source(
+    scenario: ScenarioLike,
+    *,
+    overrides: Optional[Mapping[str, Any]] = None,
+    base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+) -> ScenarioSource:
+    """Reads a scenario given as a path (str or PathLike), as TOML text or as a dict.
 
-    Raises `OSError` if a path cannot be read and `ScenarioError` if the file is not UTF-8.
+    `overrides` maps dotted field paths to new values (see `apply_overrides`); `base_dir` is the
+    folder relative trace and table paths resolve against (default: the file's folder, or the
+    current directory for text and dicts).
+    Raises `OSError` if a path cannot be read and `ScenarioError` if the file is not UTF-8, is
+    not TOML (when overrides must be applied) or an override names no field.
     """
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and looks_like_path(scenario)):
         path = Path(os.fspath(scenario))
@@ -50,7 +61,113 @@ def load_source(scenario: ScenarioLike) -> ScenarioSource:
         except UnicodeDecodeError as e:
             err = ConfigError(str(path), "", f"not UTF-8 text ({e.reason} at byte {e.start})", str(path))
             raise ScenarioError([err], str(path)) from None
-        return ScenarioSource(text, str(path), path.resolve().parent, path)
-    if isinstance(scenario, str):
-        return ScenarioSource(scenario, INLINE_NAME, Path.cwd())
-    raise TypeError(f"scenario must be a path or TOML text, not {type(scenario).__name__}")
+        src = ScenarioSource(text, str(path), path.resolve().parent, path)
+    elif isinstance(scenario, str):
+        src = ScenarioSource(scenario, INLINE_NAME, Path.cwd())
+    elif isinstance(scenario, Mapping):
+        src = ScenarioSource(_dump_toml(dict(scenario), INLINE_NAME), INLINE_NAME, Path.cwd())
+    else:
+        raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
+    if overrides:
+        table = parse_toml(src.text, src.file)
+        apply_overrides(table, overrides, src.file)
+        src = ScenarioSource(_dump_toml(table, src.file), src.file, src.base_dir, src.path)
+    if base_dir is not None:
+        src = ScenarioSource(src.text, src.file, Path(os.fspath(base_dir)).resolve(), src.path)
+    return src
+
+
+def parse_toml(text: str, file: str) -> Dict[str, Any]:
+    """The scenario's TOML table (a `ScenarioError` naming the file if it is not TOML)."""
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError([ConfigError(file, "", f"not valid TOML: {e}", file)], file) from None
+
+
+def _dump_toml(table: Dict[str, Any], file: str) -> str:
+    import tomli_w
+
+    try:
+        return tomli_w.dumps(table)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ScenarioError([ConfigError("scenario", "", f"cannot be written as TOML: {e}", file)], file) from None
+
+
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _segments(path: str) -> List[Union[str, int]]:
+    """`flows[0].cc` / `flows.0.cc` / `flows.mptcp.cc` → ["flows", 0, "cc"] / [..., "mptcp", ...]."""
+    out: List[Union[str, int]] = []
+    pos = 0
+    for m in _SEGMENT.finditer(path):
+        gap = path[pos:m.start()].strip(".")
+        if gap:
+            raise ValueError(gap)
+        out.append(int(m.group(2)) if m.group(2) is not None else (int(m.group(1)) if m.group(1).isdigit() else m.group(1)))
+        pos = m.end()
+    if not out or path[pos:].strip("."):
+        raise ValueError(path)
+    return out
+
+
+def apply_overrides(table: Dict[str, Any], overrides: Mapping[str, Any], file: str = INLINE_NAME) -> None:
+    """Sets each dotted field path of `overrides` in the parsed scenario `table`, in place.
+
+    A path walks tables by key and arrays of tables by index (`links[0]`, `links.0`) or by the
+    entry's `name` (`flows.mptcp.scheduler`, `links.a.rate_mbps`); the last key may be new (a
+    field left at its default), everything before it must exist. Raises `ScenarioError` naming
+    the override that does not fit.
+    """
+    errors: List[ConfigError] = []
+    for path, value in overrides.items():
+        try:
+            segs = _segments(str(path))
+        except ValueError:
+            errors.append(ConfigError(str(path), "", "not a dotted field path (e.g. links.a.rate_mbps or flows[0].cc)", file))
+            continue
+        cur: Any = table
+        done: List[str] = []
+        for i, seg in enumerate(segs):
+            last = i == len(segs) - 1
+            where = ".".join(done) or "the scenario"
+            if isinstance(cur, list):
+                if isinstance(seg, int):
+                    if not 0 <= seg < len(cur):
+                        errors.append(ConfigError(str(path), "", f"{where} has {len(cur)} entries; index {seg} is out of range", file))
+                        break
+                    idx = seg
+                else:
+                    names = [e.get("name") for e in cur if isinstance(e, dict)]
+                    if seg not in names:
+                        errors.append(ConfigError(str(path), "", f"{where} has no entry named {seg!r}; names: {', '.join(map(str, names)) or '(none)'}", file))
+                        break
+                    idx = names.index(seg)
+                if last:
+                    cur[idx] = value
+                else:
+                    cur = cur[idx]
+            elif isinstance(cur, dict):
+                key = str(seg)
+                if last:
+                    cur[key] = value
+                elif key not in cur:
+                    if isinstance(segs[i + 1], str) and not segs[i + 1].isdigit():
+                        cur[key] = {}
+                        cur = cur[key]
+                    else:
+                        errors.append(ConfigError(str(path), "", f"{where} has no field {key!r}", file))
+                        break
+                else:
+                    cur = cur[key]
+            else:
+                errors.append(ConfigError(str(path), "", f"{where} is a value, not a table or an array", file))
+                break
+            done.append(str(seg))
+    if errors:
+        raise ScenarioError(errors, file)

@@ -128,12 +128,15 @@ fn output_to_dict(py: Python<'_>, out: &RunOutput) -> PyResult<Py<PyDict>> {
 }
 
 /// Runs a scenario and returns a dict with `summary` and `resolved_scenario` (JSON strings),
-/// `timeseries` (column name → list) and `events` (int).
+/// `timeseries` (column name → list), `events` (int) and `interrupted` (bool).
 ///
 /// `seed` overrides the scenario's seed. `progress`, if given, is called with the fraction of
-/// simulated time done (0..1). Raises `ScenarioError` if the scenario is invalid.
+/// simulated time done (0..1). Signals are checked as simulated time advances (a few hundred
+/// times per run): on Ctrl-C the run stops there and, with `allow_partial`, returns what it has
+/// (`summary.partial` says when it stopped, `interrupted` is true); without it, the
+/// `KeyboardInterrupt` propagates. Raises `ScenarioError` if the scenario is invalid.
 #[pyfunction]
-#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None, progress = None))]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None, progress = None, allow_partial = false))]
 fn run(
     py: Python<'_>,
     text: String,
@@ -141,36 +144,38 @@ fn run(
     base_dir: PathBuf,
     seed: Option<u64>,
     progress: Option<PyObject>,
+    allow_partial: bool,
 ) -> PyResult<Py<PyDict>> {
-    let result = match progress {
-        None => py.allow_threads(|| {
-            catch_unwind(AssertUnwindSafe(|| api::run_toml(&text, &file, &base_dir, seed, None)))
-        }),
-        Some(callback) => {
-            let mut callback_error: Option<PyErr> = None;
-            let result = py.allow_threads(|| {
-                let mut report = |fraction: f64| {
-                    if callback_error.is_some() {
-                        return;
-                    }
-                    Python::with_gil(|py| {
-                        if let Err(e) = callback.call1(py, (fraction,)) {
-                            callback_error = Some(e);
-                        }
-                    });
-                };
-                catch_unwind(AssertUnwindSafe(|| {
-                    api::run_toml(&text, &file, &base_dir, seed, Some(&mut report))
-                }))
-            });
-            if let Some(e) = callback_error {
-                return Err(e);
+    let mut callback_error: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut report = |fraction: f64| -> bool {
+            if callback_error.is_some() {
+                return false;
             }
-            result
-        }
+            Python::with_gil(|py| {
+                let r = py.check_signals().and_then(|_| match &progress {
+                    Some(cb) => cb.call1(py, (fraction,)).map(|_| ()),
+                    None => Ok(()),
+                });
+                if let Err(e) = r {
+                    callback_error = Some(e);
+                }
+            });
+            callback_error.is_none()
+        };
+        catch_unwind(AssertUnwindSafe(|| api::run_toml(&text, &file, &base_dir, seed, Some(&mut report))))
+    });
+    let interrupted = match callback_error {
+        Some(e) if allow_partial && e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => true,
+        Some(e) => return Err(e),
+        None => false,
     };
     match result {
-        Ok(Ok(out)) => output_to_dict(py, &out),
+        Ok(Ok(out)) => {
+            let d = output_to_dict(py, &out)?;
+            d.bind(py).set_item("interrupted", interrupted)?;
+            Ok(d)
+        }
         Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
         Err(payload) => Err(panic_error("running the scenario", payload)),
     }

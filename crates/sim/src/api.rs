@@ -4,32 +4,7 @@
 use crate::error::ConfigError;
 use std::path::Path;
 
-/// One column of a result table.
-#[derive(Clone, Debug)]
-pub enum Column {
-    F64(Vec<f64>),
-    Str(Vec<String>),
-}
-
-/// A table in long ("tidy") form: one row per (bin, entity, metric).
-/// Columns: `time_s` (bin start), `kind` ("flow", "link", ...), `name`, `metric`, `value`.
-#[derive(Clone, Debug, Default)]
-pub struct Table {
-    pub columns: Vec<(String, Column)>,
-}
-
-/// Everything a run produces.
-#[derive(Clone, Debug)]
-pub struct RunOutput {
-    /// Per-flow and per-link summary (what `summary.json` holds).
-    pub summary: serde_json::Value,
-    /// The scenario with every default filled in (for `provenance.json`).
-    pub resolved_scenario: serde_json::Value,
-    /// Time series in long form.
-    pub timeseries: Table,
-    /// Number of events processed (for benchmarks).
-    pub events: u64,
-}
+pub use crate::metrics::{Column, RunOutput, Table};
 
 /// Parses and checks a scenario; returns every error found.
 pub fn validate_toml(text: &str, file: &str, base_dir: &Path) -> Vec<ConfigError> {
@@ -44,20 +19,18 @@ pub fn schema_json() -> String {
     crate::scenario::schema_json()
 }
 
-/// Runs a scenario. `seed` overrides the file's seed. `progress` is called with
-/// the fraction of simulated time done, a few hundred times per run at most.
+/// Runs a scenario. `seed` overrides the file's seed. `progress` is called with the fraction of
+/// simulated time done, a few hundred times per run at most; returning `false` stops the run
+/// (the summary then says `partial`).
 pub fn run_toml(
     text: &str,
     file: &str,
     base_dir: &Path,
     seed: Option<u64>,
-    progress: Option<&mut dyn FnMut(f64)>,
+    progress: Option<crate::engine::Progress<'_>>,
 ) -> Result<RunOutput, Vec<ConfigError>> {
-    let mut sc = crate::scenario::Scenario::load(text, file, base_dir)?;
-    if let Some(s) = seed {
-        sc.seed = s;
-    }
-    Ok(crate::sim::run(&sc, progress))
+    let plan = crate::plan::Plan::load(text, file, base_dir, seed)?;
+    Ok(crate::engine::run(&plan, progress))
 }
 
 /// The scenario's links as the simulator runs them, with the `[hst]` train's handovers and
@@ -65,16 +38,15 @@ pub fn run_toml(
 /// [{"operator", "link", "start_s", "end_s"}...]}`, as the run summary names them). `seed`
 /// overrides the file's seed.
 pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Option<u64>) -> Result<String, Vec<ConfigError>> {
-    let mut sc = crate::scenario::Scenario::load(text, file, base_dir)?;
-    if let Some(s) = seed {
-        sc.seed = s;
-    }
-    let (links, handovers) = crate::sim::effective_links(&sc);
+    let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
+    let plan = crate::plan::Plan::new(&sc, seed.unwrap_or(sc.seed))?;
+    let links = crate::plan::effective_link_configs(&sc, plan.seed);
     let secs = |t| crate::metrics::round6(crate::core::time::to_secs_f64(t));
-    let hos: Vec<serde_json::Value> = match &sc.file.hst {
-        Some(h) => handovers
+    let hos: Vec<serde_json::Value> = match &plan.train {
+        Some(t) => plan
+            .handovers()
             .iter()
-            .map(|&(op, a, b)| serde_json::json!({"operator": h.operator_name(op), "link": h.links.get(op), "start_s": secs(a), "end_s": secs(b)}))
+            .map(|&(op, a, b)| serde_json::json!({"operator": t.operators.get(op), "link": t.links.get(op), "start_s": secs(a), "end_s": secs(b)}))
             .collect(),
         None => Vec::new(),
     };

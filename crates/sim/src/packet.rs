@@ -111,3 +111,7 @@ impl Packet {
         &self.sack[..self.n_sack as usize]
     }
 }
+
+/// A packet in transit. Boxed so that links, pipes, elements and events move a pointer, not the
+/// ~150-byte header (each packet is moved through half a dozen queues between its endpoints).
+pub type Pkt = Box<Packet>;

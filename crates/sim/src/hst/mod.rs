@@ -3,5 +3,7 @@
 pub mod gps;
 pub mod pha;
 pub mod phad;
+pub mod report;
 pub mod scenario;
 pub mod table;
+pub mod wrappers;

@@ -10,13 +10,14 @@
 //! nothing is excluded. If every subflow is excluded, the inner scheduler sees none usable and
 //! waits — P0 assumes the two operators never hand over at the same place.
 use super::table::HandoverTable;
-use crate::mptcp::sched::{ConnView, Filtered, Scheduler, SubflowView};
-use std::rc::Rc;
+use crate::mptcp::sched::SubflowView;
 
-/// The filter PHA applies to the subflow views. `operators[i]` is subflow i's operator
-/// (`None`: never excluded).
-pub fn exclude_in_handover_ranges(table: &HandoverTable, operators: &[Option<String>], conn: &ConnView, views: &mut [SubflowView]) {
-    let Some(pos) = conn.position_m else { return };
+/// The filter PHA applies to the subflow views at GPS position `position_m` (metres along the
+/// track; `None` before the first fix). `operators[i]` is subflow i's operator (`None`: never
+/// excluded). PHA owns its GPS view: the wrapper ([`super::wrappers::WrapperPlan::Pha`]) looks the
+/// position up in the train's fixes at the decision time.
+pub fn exclude_in_handover_ranges(table: &HandoverTable, operators: &[Option<String>], position_m: Option<f64>, views: &mut [SubflowView]) {
+    let Some(pos) = position_m else { return };
     for v in views.iter_mut() {
         if let Some(Some(op)) = operators.get(v.id) {
             if table.contains(op, pos) {
@@ -26,18 +27,27 @@ pub fn exclude_in_handover_ranges(table: &HandoverTable, operators: &[Option<Str
     }
 }
 
-/// Wraps `inner` as `pha(inner)`.
-pub fn pha(inner: Box<dyn Scheduler>, table: Rc<HandoverTable>, operators: Vec<Option<String>>) -> Box<dyn Scheduler> {
-    Box::new(Filtered::new("pha", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
-        exclude_in_handover_ranges(&table, &operators, conn, views)
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::time::{Time, NS_PER_S};
     use crate::hst::table::ObservedHandover;
-    use crate::mptcp::sched::{build, Decision, SchedulerConfig, SegmentInfo};
+    use crate::hst::wrappers::WrapperPlan;
+    use crate::mptcp::sched::{build, ConnView, Decision, Scheduler, SchedulerConfig, SchedulerKind, SegmentInfo};
+    use std::rc::Rc;
+
+    /// PHA over `inner` with one GPS fix per second: at second k the train is at `positions[k]`.
+    fn pha(inner: Box<dyn Scheduler>, table: Rc<HandoverTable>, operators: Vec<Option<String>>) -> Box<dyn Scheduler> {
+        let gps: Vec<(Time, f64)> = POSITIONS.iter().enumerate().map(|(k, &p)| ((k as Time + 1) * NS_PER_S, p)).collect();
+        WrapperPlan::Pha { table, operators, gps: gps.into() }.wrap(inner)
+    }
+
+    const POSITIONS: [f64; 5] = [985.0, 1000.0, 1024.9, 1100.0, 0.0];
+
+    /// The decision time at which the train is at `pos` (t = 0: before the first fix).
+    fn at(pos: Option<f64>) -> Time {
+        pos.map_or(0, |p| (POSITIONS.iter().position(|&x| x == p).expect("a listed position") as Time + 1) * NS_PER_S)
+    }
 
     fn view(id: usize, srtt_ms: u64) -> SubflowView {
         SubflowView { id, established: true, cwnd: 10, srtt: srtt_ms * 1_000_000, mss: 1448, ..Default::default() }
@@ -45,12 +55,11 @@ mod tests {
 
     fn conn(pos: Option<f64>) -> ConnView {
         ConnView {
-            now: 0,
+            now: at(pos),
             send_window_left: 1 << 30,
             send_window: 1 << 30,
             unsent_bytes: 0,
             segment: SegmentInfo { dsn: 0, len: 1448, reinjection: false, sent_on: 0 },
-            position_m: pos,
         }
     }
 
@@ -60,7 +69,7 @@ mod tests {
         table.learn(&[ObservedHandover { operator: "A".into(), gps_start_m: 1000.0, gps_end_m: 1010.0 }], 15.0);
         let table = Rc::new(table);
         let ops = vec![Some("A".to_string()), Some("B".to_string())];
-        for name in ["minrtt", "ecf", "blest", "peekaboo", "roundrobin", "linux-default", "delay-predictive", "redundant"] {
+        for name in SchedulerKind::names() {
             let inner = build(&SchedulerConfig::named(name), 1).unwrap();
             let mut s = pha(inner, table.clone(), ops.clone());
             assert_eq!(s.name(), format!("pha({name})"));

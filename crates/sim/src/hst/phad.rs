@@ -205,6 +205,52 @@ impl PhaD {
     }
 }
 
+/// PHA-D in a simulated run: a [driver](crate::engine::drivers) that feeds the train's GPS fixes
+/// to the controller of one flow's data receiver and sends the MP_PRIO it asks for.
+pub struct PhaDDriver {
+    pub flow: usize,
+    pub ctl: PhaD,
+    /// The fixes: (time, metres along the track).
+    pub fixes: Rc<[(Time, f64)]>,
+}
+
+impl crate::engine::drivers::Driver for PhaDDriver {
+    fn flow(&self) -> usize {
+        self.flow
+    }
+
+    fn start(&mut self, q: &mut crate::engine::drivers::Schedule) {
+        if let Some(&(t, _)) = self.fixes.first() {
+            q.at(t, 0);
+        }
+    }
+
+    fn fire(&mut self, now: Time, token: u32, world: &mut dyn crate::engine::drivers::World, q: &mut crate::engine::drivers::Schedule) {
+        use crate::engine::drivers::Side;
+        let k = token as usize;
+        let Some(&(_, pos)) = self.fixes.get(k) else { return };
+        let obs = world.observe(self.flow, Side::Receiver);
+        for (subflow, backup) in self.ctl.on_fix(now, pos, &obs.rtt, &obs.segments_received) {
+            world.act(self.flow, Side::Receiver, crate::endpoint::Action::SetBackup { subflow, backup });
+        }
+        if let Some(&(t, _)) = self.fixes.get(k + 1) {
+            q.at(t, token + 1);
+        }
+    }
+
+    fn flow_summary(&self) -> Vec<(String, serde_json::Value)> {
+        use crate::core::time::to_secs_f64;
+        use crate::metrics::round6;
+        let log: Vec<serde_json::Value> = self
+            .ctl
+            .log
+            .iter()
+            .map(|p| serde_json::json!({"t_s": round6(to_secs_f64(p.at)), "subflow": p.subflow, "backup": p.backup, "predicted_lead_ms": round6(p.predicted_lead_ns as f64 / 1e6), "rtt_ms": round6(p.rtt as f64 / 1e6)}))
+            .collect();
+        vec![("pha_d_mp_prio".into(), serde_json::Value::Array(log))]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

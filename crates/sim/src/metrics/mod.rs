@@ -1,12 +1,39 @@
-//! Metric collection shared by every experiment (definitions: shared/spec/metrics.md).
+//! Metric collection shared by every experiment (definitions: docs/metrics.md) and the output
+//! types of a run ([`RunOutput`]).
 //!
 //! [`Bins`] accumulates per-bin counters (bytes delivered, bytes sent) aligned to t = 0;
 //! [`LongTable`] builds the time series in long form (`time_s, kind, name, metric, value`).
 pub mod hist;
 pub use hist::WeightedHist;
 
-use crate::api::{Column, Table};
 use crate::core::time::Time;
+
+/// One column of a result table.
+#[derive(Clone, Debug)]
+pub enum Column {
+    F64(Vec<f64>),
+    Str(Vec<String>),
+}
+
+/// A table in long ("tidy") form: one row per (bin, entity, metric).
+/// Columns: `time_s` (bin start), `kind` ("flow", "subflow", "link"), `name`, `metric`, `value`.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// Per-flow and per-link summary (what `summary.json` holds).
+    pub summary: serde_json::Value,
+    /// The scenario with every default filled in (for `provenance.json`).
+    pub resolved_scenario: serde_json::Value,
+    /// Time series in long form.
+    pub timeseries: Table,
+    /// Number of events processed (for benchmarks).
+    pub events: u64,
+}
 
 /// Counters per time bin (bins aligned to t = 0).
 #[derive(Clone, Debug)]

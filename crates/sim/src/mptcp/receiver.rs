@@ -91,11 +91,11 @@ pub struct MptcpReceiver {
     // metrics
     pub stats: MptcpReceiverStats,
     pub hol: WeightedHist,
-    /// HoL delay and OFO occupancy split by whether `now` lies in a handover window
-    /// (see [`MptcpReceiver::set_handover_windows`]): index 0 = outside, 1 = inside.
+    /// HoL delay and OFO occupancy split by whether `now` lies in a split window
+    /// (see [`MptcpReceiver::set_split_windows`]): index 0 = outside, 1 = inside.
     pub hol_split: [WeightedHist; 2],
     pub ofo_split: [WeightedHist; 2],
-    handover_windows: Vec<(Time, Time)>,
+    split_windows: Vec<(Time, Time)>,
     pub ofo_hist: WeightedHist,
     pub buf_hist: WeightedHist,
     /// Loss-recovery time (s, metrics.md): for each segment whose original transmission never
@@ -152,7 +152,7 @@ impl MptcpReceiver {
             hol: WeightedHist::new(1e-6, 1e3),
             hol_split: [WeightedHist::new(1e-6, 1e3), WeightedHist::new(1e-6, 1e3)],
             ofo_split: [WeightedHist::new(1.0, 1e10), WeightedHist::new(1.0, 1e10)],
-            handover_windows: Vec::new(),
+            split_windows: Vec::new(),
             ofo_hist: WeightedHist::new(1.0, 1e10),
             buf_hist: WeightedHist::new(1.0, 1e10),
             recovery_hist: WeightedHist::new(1e-6, 1e3),
@@ -206,21 +206,23 @@ impl MptcpReceiver {
         Some(a)
     }
 
-    /// Windows [start, end) in which metrics count as "during a handover" (sorted).
-    pub fn set_handover_windows(&mut self, windows: Vec<(Time, Time)>) {
-        self.handover_windows = windows;
+    /// Windows [start, end) (sorted) that split the HoL and OFO metrics into inside / outside
+    /// (`hol_split`, `ofo_split`). The receiver does not know what they stand for: the plan
+    /// gives them (P0's handover windows, from the train's record).
+    pub fn set_split_windows(&mut self, windows: Vec<(Time, Time)>) {
+        self.split_windows = windows;
     }
 
-    fn in_handover(&self, t: Time) -> usize {
-        let i = self.handover_windows.partition_point(|&(_, e)| e <= t);
-        usize::from(self.handover_windows.get(i).is_some_and(|&(s, _)| s <= t))
+    fn in_window(&self, t: Time) -> usize {
+        let i = self.split_windows.partition_point(|&(_, e)| e <= t);
+        usize::from(self.split_windows.get(i).is_some_and(|&(s, _)| s <= t))
     }
 
     fn account(&mut self, now: Time) {
         let dt = now.saturating_sub(self.last_change);
-        if dt > 0 && !self.handover_windows.is_empty() {
+        if dt > 0 && !self.split_windows.is_empty() {
             // Attribute the interval to where it ends (intervals are short: one packet apart).
-            let k = self.in_handover(now);
+            let k = self.in_window(now);
             self.ofo_split[k].add(self.ofo_bytes as f64, dt as f64);
         }
         if dt > 0 {
@@ -428,8 +430,8 @@ impl MptcpReceiver {
         self.stats.bytes_delivered += new_bytes;
         self.stats.delivered_per_subflow[i] += new_bytes;
         self.hol.add((now - arrival) as f64 / 1e9, new_bytes as f64);
-        if !self.handover_windows.is_empty() {
-            let k = self.in_handover(now);
+        if !self.split_windows.is_empty() {
+            let k = self.in_window(now);
             self.hol_split[k].add((now - arrival) as f64 / 1e9, new_bytes as f64);
         }
     }

@@ -109,8 +109,6 @@ pub struct MptcpSender {
     last_penalise: Time,
     conn_rto_deadline: Time,
     conn_backoff: u32,
-    /// Latest GPS position of the train (set by the event loop), for location-aware schedulers.
-    pub position_m: Option<f64>,
     pub stats: MptcpSenderStats,
     flow: u32,
 }
@@ -135,7 +133,6 @@ impl MptcpSender {
             last_penalise: 0,
             conn_rto_deadline: NEVER,
             conn_backoff: 0,
-            position_m: None,
             stats: MptcpSenderStats::default(),
             flow,
         }
@@ -514,7 +511,6 @@ impl MptcpSender {
                 send_window: self.peer_window,
                 unsent_bytes: self.app_limit.saturating_sub(self.next_dsn).min(1 << 40),
                 segment: seg.clone(),
-                position_m: self.position_m,
             };
             let decision = self.sched.schedule(&conn, &views);
             let usable = |s: &Self, i: usize| i < s.subflows.len() && s.subflows[i].established;

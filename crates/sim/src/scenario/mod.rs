@@ -5,11 +5,13 @@
 //! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
 //! references between entries, trace files) run over everything that decoded.
 use crate::error::{ConfigError, Errors};
-use crate::link::config::LinkConfig;
+use crate::element::ElementSpec;
+use crate::link::config::{LinkConfig, LinkSpec};
 use crate::hst::phad::PhaDConfig;
 use crate::hst::scenario::HstScenario;
-use crate::mptcp::sched::{SchedulerConfig, SchedulerSpec};
-use crate::tcp::cc;
+use crate::mptcp::sched::SchedulerSpec;
+use crate::tcp::cc::CcKind;
+use crate::hst::wrappers::split_wrapper;
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -78,6 +80,10 @@ fn default_bin_ms() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct NodeConfig {
     pub name: String,
+    /// Behaviour at this node for the paths that go through it (`via`); default: plain
+    /// forwarding. Kinds: see `crate::element::ElementSpec`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<ElementSpec>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -93,6 +99,10 @@ pub struct PathConfig {
     /// Link names in order from `from` to `to`; data uses their forward directions and ACKs
     /// their reverse directions (in the opposite order).
     pub links: Vec<String>,
+    /// The nodes between consecutive links (one fewer than `links`), so that their elements act
+    /// on this path's packets; empty (default): plain forwarding everywhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub via: Vec<String>,
 }
 
 fn default_from() -> String {
@@ -178,8 +188,8 @@ pub struct MpPrioEvent {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Traffic {
-    /// Always has data to send.
-    Bulk,
+    /// Always has data to send. (A struct variant so that unknown keys are refused.)
+    Bulk {},
     /// Sends `bytes` and stops; the flow completion time is recorded.
     File { bytes: u64 },
     /// Writes at a constant bit rate (application-limited), in MSS-sized chunks.
@@ -283,7 +293,8 @@ pub struct ReadPause {
     pub duration_s: f64,
 }
 
-/// A loaded, checked scenario.
+/// A loaded, checked scenario file: what the user wrote, with defaults. [`crate::plan::Plan`]
+/// turns it into what a run executes.
 #[derive(Clone, Debug)]
 pub struct Scenario {
     pub file: ScenarioFile,
@@ -291,6 +302,8 @@ pub struct Scenario {
     /// Folder that relative trace paths are resolved against.
     pub base_dir: PathBuf,
     pub source_name: String,
+    /// The links resolved while checking (traces read and parsed once), in `file.links` order.
+    pub links: Vec<LinkSpec>,
 }
 
 const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows", "hst"];
@@ -343,11 +356,12 @@ impl Scenario {
         };
         let n_flows_written = value.get("flows").and_then(|v| v.as_array()).map_or(0, |a| a.len());
         let raw = RawNames { links: raw_names(&value, "links"), paths: raw_names(&value, "paths"), n_flows_written };
-        validate(&sf, &raw, base_dir, duration_s.is_some(), &mut errs);
+        let links = validate(&sf, &raw, base_dir, duration_s.is_some(), &mut errs);
         if !errs.is_empty() || !decoded_all {
             return Err(errs.0);
         }
-        Ok(Scenario { seed: sf.seed, file: sf, base_dir: base_dir.to_path_buf(), source_name: file.to_string() })
+        let links = links.into_iter().collect::<Option<Vec<_>>>().ok_or_else(|| vec![ConfigError::new("links", "", "a link could not be resolved")])?;
+        Ok(Scenario { seed: sf.seed, file: sf, base_dir: base_dir.to_path_buf(), source_name: file.to_string(), links })
     }
 }
 
@@ -459,7 +473,8 @@ struct RawNames {
     n_flows_written: usize,
 }
 
-fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bool, errs: &mut Errors) {
+/// Checks everything that decoded and returns each link resolved (`None` where it has errors).
+fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bool, errs: &mut Errors) -> Vec<Option<LinkSpec>> {
     if has_duration {
         errs.check(sf.duration_s.is_finite() && sf.duration_s > 0.0 && sf.duration_s <= 86400.0, "duration_s", crate::error::fmt_num(sf.duration_s), "must be in (0, 86400]");
     }
@@ -474,13 +489,18 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         if !node_names.insert(&n.name) {
             errs.push(ConfigError::new(format!("nodes[{i}].name"), &n.name, "duplicate node name"));
         }
+        errs.check(!n.name.trim().is_empty(), format!("nodes[{i}].name"), &n.name, "must not be empty");
+        if let Some(e) = &n.element {
+            e.check(&format!("nodes[{i}].element"), errs);
+        }
     }
     let mut link_names: HashSet<&str> = HashSet::new();
+    let mut specs = Vec::with_capacity(sf.links.len());
     for (i, l) in sf.links.iter().enumerate() {
         if !link_names.insert(&l.name) {
             errs.push(ConfigError::new(format!("links[{i}].name"), &l.name, "duplicate link name"));
         }
-        l.validate(&format!("links[{i}]"), base_dir, errs);
+        specs.push(l.resolve(&format!("links[{i}]"), base_dir, errs));
     }
     let mut path_names: HashSet<&str> = HashSet::new();
     for (i, p) in sf.paths.iter().enumerate() {
@@ -504,6 +524,17 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         }
         if p.from == p.to {
             errs.push(ConfigError::new(format!("paths[{i}].to"), &p.to, "must differ from `from`"));
+        }
+        if !p.via.is_empty() && p.via.len() + 1 != p.links.len() {
+            let msg = format!("must name the {} node(s) between the path's {} links, or be left out", p.links.len().saturating_sub(1), p.links.len());
+            errs.push(ConfigError::new(format!("paths[{i}].via"), p.via.len(), msg));
+        }
+        for (j, n) in p.via.iter().enumerate() {
+            if !node_names.contains(n.as_str()) {
+                errs.push(ConfigError::new(format!("paths[{i}].via[{j}]"), n, format!("no node with this name; defined: {}", list(sf.nodes.iter().map(|n| &n.name)))));
+            } else if *n == p.from || *n == p.to {
+                errs.push(ConfigError::new(format!("paths[{i}].via[{j}]"), n, "must not be the path's `from` or `to` node"));
+            }
         }
     }
     if let Some(h) = &sf.hst {
@@ -542,14 +573,14 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             (None, None) => errs.push(ConfigError::new(format!("{pre}.path"), "", "missing: give `path` (TCP) or `paths` (MPTCP)")),
         }
         let multipath = f.paths.is_some();
-        let coupled = cc::coupled::NAMES.contains(&f.cc.as_str());
-        if cc::by_name(&f.cc).is_none() && !(multipath && coupled) {
+        let kind = CcKind::from_name(&f.cc);
+        if kind.is_none() || (kind.is_some_and(CcKind::coupled) && !multipath) {
             let allowed = if multipath {
-                format!("{}, {}", cc::NAMES.join(", "), cc::coupled::NAMES.join(", "))
+                format!("{}, {}", CcKind::single_path_names().join(", "), CcKind::coupled_names().join(", "))
             } else {
-                cc::NAMES.join(", ")
+                CcKind::single_path_names().join(", ")
             };
-            let hint = if coupled { " (coupled algorithms need an MPTCP flow: `paths = [...]`)" } else { "" };
+            let hint = if kind.is_some() { " (coupled algorithms need an MPTCP flow: `paths = [...]`)" } else { "" };
             errs.push(ConfigError::new(format!("{pre}.cc"), &f.cc, format!("unknown congestion control; allowed: {allowed}{hint}")));
         }
         if !multipath {
@@ -564,11 +595,11 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             let (wrapper, inner) = split_wrapper(&spec.config());
             inner.validate(&format!("{pre}.scheduler"), errs);
             match wrapper {
-                Some(Wrapper::Pha) if sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() => {
-                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("pha({})", inner.name), "PHA needs a train with a handover table: set [hst] table = \"FILE.csv\""));
+                Some(w) if w.needs_table() && sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() => {
+                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("{}({})", w.name(), inner.name), "PHA needs a train with a handover table: set [hst] table = \"FILE.csv\""));
                 }
-                Some(w @ (Wrapper::Oracle | Wrapper::Block)) if sf.hst.is_none() => {
-                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("{w:?}({})", inner.name).to_lowercase(), "needs a train: add an [hst] section"));
+                Some(w) if sf.hst.is_none() => {
+                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("{}({})", w.name(), inner.name), "needs a train: add an [hst] section"));
                 }
                 _ => {}
             }
@@ -611,7 +642,7 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             }
         }
         match &f.traffic {
-            Traffic::Bulk => {}
+            Traffic::Bulk {} => {}
             Traffic::File { bytes } => errs.check(*bytes > 0, format!("{pre}.traffic.bytes"), bytes, "must be > 0"),
             Traffic::Cbr { rate_mbps } => {
                 if !(rate_mbps.is_finite() && *rate_mbps > 0.0 && *rate_mbps <= 1e6) {
@@ -637,32 +668,7 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             }
         }
     }
-}
-
-/// A handover-aware wrapper around a scheduler, written `NAME(INNER)` in scenarios.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wrapper {
-    /// P0's PHA: exclusion while the GPS position is in a learned handover range (needs a table).
-    Pha,
-    /// Knows the true handover intervals: excludes a subflow from one RTT before each start to
-    /// the end (an upper bound for prediction).
-    Oracle,
-    /// Park et al. 2022 "subflow blocking": at a detected handover start the subflow's cwnd
-    /// collapses and it gets no new data until the handover ends; normal recovery after.
-    Block,
-}
-
-/// `pha(NAME)` / `oracle(NAME)` / `block(NAME)` → (wrapper, NAME's config with the same
-/// parameters); anything else → (None, itself).
-pub fn split_wrapper(cfg: &SchedulerConfig) -> (Option<Wrapper>, SchedulerConfig) {
-    for (prefix, w) in [("pha(", Wrapper::Pha), ("oracle(", Wrapper::Oracle), ("block(", Wrapper::Block)] {
-        if let Some(inner) = cfg.name.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')) {
-            let mut c = cfg.clone();
-            c.name = inner.trim().to_string();
-            return (Some(w), c);
-        }
-    }
-    (None, cfg.clone())
+    specs
 }
 
 fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {

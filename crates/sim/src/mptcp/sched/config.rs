@@ -14,19 +14,52 @@ use schemars::JsonSchema;
 use serde::{de, Deserialize, Deserializer, Serialize};
 use std::fmt;
 
-/// Every scheduler name accepted in scenarios.
-pub const NAMES: &[&str] =
-    &["minrtt", "linux-default", "roundrobin", "redundant", "blest", "ecf", "peekaboo", "delay-predictive"];
+/// Every scheduler a scenario can name: the registry. Adding one is a variant here, a row in
+/// [`SchedulerKind::ALL`] (with the parameters it takes) and an arm in [`build`]; validation, the
+/// Python layer (`_core.names()`) and the tests take the names from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SchedulerKind {
+    MinRtt,
+    LinuxDefault,
+    RoundRobin,
+    Redundant,
+    Blest,
+    Ecf,
+    Peekaboo,
+    DelayPredictive,
+}
 
-/// Which schedulers take which parameter.
-const PARAMS: &[(&str, &[&str])] = &[
-    ("num_segments", &["roundrobin"]),
-    ("cwnd_limited", &["roundrobin"]),
-    ("delta_floor_ms", &["ecf"]),
-    ("alpha", &["peekaboo"]),
-    ("epsilon", &["peekaboo"]),
-    ("rcvbuf_optimisation", &["delay-predictive"]),
-];
+impl SchedulerKind {
+    /// (kind, scenario name, parameters it takes).
+    pub const ALL: &'static [(SchedulerKind, &'static str, &'static [&'static str])] = &[
+        (SchedulerKind::MinRtt, "minrtt", &[]),
+        (SchedulerKind::LinuxDefault, "linux-default", &[]),
+        (SchedulerKind::RoundRobin, "roundrobin", &["num_segments", "cwnd_limited"]),
+        (SchedulerKind::Redundant, "redundant", &[]),
+        (SchedulerKind::Blest, "blest", &[]),
+        (SchedulerKind::Ecf, "ecf", &["delta_floor_ms"]),
+        (SchedulerKind::Peekaboo, "peekaboo", &["alpha", "epsilon"]),
+        (SchedulerKind::DelayPredictive, "delay-predictive", &["rcvbuf_optimisation"]),
+    ];
+
+    pub fn from_name(name: &str) -> Option<SchedulerKind> {
+        Self::ALL.iter().find(|(_, n, _)| *n == name).map(|(k, _, _)| *k)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(k, _, _)| *k == self).map(|(_, n, _)| *n).expect("every kind is listed in ALL")
+    }
+
+    /// Every scheduler name, in registry order.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|(_, n, _)| *n).collect()
+    }
+
+    /// Names of the schedulers that take parameter `param`.
+    fn takers(param: &str) -> Vec<&'static str> {
+        Self::ALL.iter().filter(|(_, _, ps)| ps.contains(&param)).map(|(_, n, _)| *n).collect()
+    }
+}
 
 pub const MAX_NUM_SEGMENTS: i64 = 255;
 pub const MAX_DELTA_FLOOR_MS: f64 = 10_000.0;
@@ -111,17 +144,17 @@ impl SchedulerConfig {
     /// Reports an unknown name (listing the allowed ones), parameters the scheduler does not take,
     /// and out-of-range values; `prefix` is the field path of this config (e.g. `flows[0].scheduler`).
     pub fn validate(&self, prefix: &str, errs: &mut Errors) {
-        let known = NAMES.contains(&self.name.as_str());
-        if !known {
+        let kind = SchedulerKind::from_name(&self.name);
+        if kind.is_none() {
             errs.push(ConfigError::new(
                 format!("{prefix}.name"),
                 &self.name,
-                format!("unknown scheduler; allowed: {}", NAMES.join(", ")),
+                format!("unknown scheduler; allowed: {}", SchedulerKind::names().join(", ")),
             ));
         }
         for (field, value) in self.given() {
-            let takers = PARAMS.iter().find(|(p, _)| *p == field).map_or(&[][..], |(_, t)| *t);
-            if known && !takers.contains(&self.name.as_str()) {
+            let takers = SchedulerKind::takers(field);
+            if kind.is_some() && !takers.contains(&self.name.as_str()) {
                 errs.push(ConfigError::new(
                     format!("{prefix}.{field}"),
                     value,
@@ -201,25 +234,25 @@ pub fn build(cfg: &SchedulerConfig, seed: u64) -> Result<Box<dyn Scheduler>, Str
     if !errs.is_empty() {
         return Err(errs.0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "));
     }
-    Ok(match cfg.name.as_str() {
-        "minrtt" => Box::new(MinRtt::new()),
-        "linux-default" => Box::new(LinuxDefault::new()),
-        "roundrobin" => {
+    let kind = SchedulerKind::from_name(&cfg.name).ok_or_else(|| format!("scheduler.name = {}: unknown scheduler", cfg.name))?;
+    Ok(match kind {
+        SchedulerKind::MinRtt => Box::new(MinRtt::new()),
+        SchedulerKind::LinuxDefault => Box::new(LinuxDefault::new()),
+        SchedulerKind::RoundRobin => {
             Box::new(RoundRobin::new(cfg.num_segments.unwrap_or(1) as u32, cfg.cwnd_limited.unwrap_or(true)))
         }
-        "redundant" => Box::new(Redundant::new()),
-        "blest" => Box::new(Blest::new()),
-        "ecf" => {
+        SchedulerKind::Redundant => Box::new(Redundant::new()),
+        SchedulerKind::Blest => Box::new(Blest::new()),
+        SchedulerKind::Ecf => {
             let floor = cfg.delta_floor_ms.map_or(ecf::DEFAULT_DELTA_FLOOR, |ms| (ms * 1e6).round() as Time);
             Box::new(Ecf::new(floor))
         }
-        "peekaboo" => Box::new(Peekaboo::new(
+        SchedulerKind::Peekaboo => Box::new(Peekaboo::new(
             cfg.alpha.unwrap_or(peekaboo::DEFAULT_ALPHA),
             cfg.epsilon.unwrap_or(peekaboo::DEFAULT_EPSILON),
             seed,
         )),
-        "delay-predictive" => Box::new(DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true))),
-        other => return Err(format!("scheduler.name = {other}: unknown scheduler")),
+        SchedulerKind::DelayPredictive => Box::new(DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true))),
     })
 }
 
@@ -245,7 +278,7 @@ mod tests {
 
     #[test]
     fn every_name_builds_with_its_own_name() {
-        for name in NAMES {
+        for name in SchedulerKind::names() {
             let s = build(&SchedulerConfig::named(name), 1).unwrap();
             assert_eq!(s.name(), *name);
         }

@@ -3,7 +3,8 @@
 //! As in Linux (`net/mptcp/sched.c`, out-of-tree `mptcp_sched.c`), a scheduler only *chooses*:
 //! it sees a read-only snapshot of the connection and its subflows and returns a
 //! [`Decision`]; the connection core pushes the segment, handles reinjection and fallback.
-//! Wrappers (PHA, later) filter the view before delegating to an inner scheduler.
+//! Wrappers (`hst::wrappers`: PHA, oracle, blocking) filter the view before delegating to an inner
+//! scheduler.
 use crate::core::Time;
 
 /// Read-only state of one subflow at decision time.
@@ -83,8 +84,6 @@ pub struct ConnView {
     pub unsent_bytes: u64,
     /// The segment to place.
     pub segment: SegmentInfo,
-    /// The train's GPS position along the track (metres), when the scenario has a train.
-    pub position_m: Option<f64>,
 }
 
 /// The segment the scheduler is asked to place.
@@ -159,7 +158,7 @@ pub mod peekaboo;
 pub mod redundant;
 pub mod roundrobin;
 
-pub use config::{build, SchedulerConfig, SchedulerSpec, NAMES};
+pub use config::{build, SchedulerConfig, SchedulerKind, SchedulerSpec};
 pub use filtered::Filtered;
 
 /// Whether bit `id` of a `sent_on` mask is set (ids ≥ 64 are never marked).
@@ -204,7 +203,6 @@ pub(crate) mod testutil {
             send_window: 1 << 30,
             unsent_bytes: 0,
             segment: SegmentInfo { dsn: 0, len: MSS, reinjection: false, sent_on: 0 },
-            position_m: None,
         }
     }
 

@@ -211,28 +211,97 @@ pub trait CongestionControl {
     }
 }
 
-/// Names accepted by [`by_name`].
-pub const NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "bbr", "vegas"];
-
-/// Creates an algorithm by name with a seed for algorithms that randomise (BBR's initial
-/// ProbeBW phase); the others ignore it.
-pub fn by_name_seeded(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
-    if name == "bbr" {
-        return Some(Box::new(bbr::Bbr::with_seed(seed)));
-    }
-    by_name(name)
+/// Every congestion control a scenario can name: the registry. Adding one is a variant here, a
+/// row in [`CcKind::ALL`] and an arm in [`CcKind::build`] / [`CcKind::build_coupled`]; scenario
+/// validation, the JSON Schema's description, the Python layer (`_core.names()`) and the tests
+/// all take the names from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcKind {
+    Tahoe,
+    Reno,
+    NewReno,
+    Cubic,
+    Bbr,
+    Vegas,
+    /// Coupled (MPTCP only): RFC 6356.
+    Lia,
+    /// Coupled: Khalili et al. 2013.
+    Olia,
+    /// Coupled: Peng et al. 2016.
+    Balia,
+    /// Coupled: Cao et al. 2012.
+    Wvegas,
 }
 
-/// Creates an algorithm by its scenario name.
+impl CcKind {
+    /// (kind, scenario name), single-path algorithms first.
+    pub const ALL: &'static [(CcKind, &'static str)] = &[
+        (CcKind::Tahoe, "tahoe"),
+        (CcKind::Reno, "reno"),
+        (CcKind::NewReno, "newreno"),
+        (CcKind::Cubic, "cubic"),
+        (CcKind::Bbr, "bbr"),
+        (CcKind::Vegas, "vegas"),
+        (CcKind::Lia, "lia"),
+        (CcKind::Olia, "olia"),
+        (CcKind::Balia, "balia"),
+        (CcKind::Wvegas, "wvegas"),
+    ];
+
+    pub fn from_name(name: &str) -> Option<CcKind> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(k, _)| *k)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(k, _)| *k == self).map(|(_, n)| *n).expect("every kind is listed in ALL")
+    }
+
+    /// Coupled algorithms share state across an MPTCP connection's subflows.
+    pub fn coupled(self) -> bool {
+        matches!(self, CcKind::Lia | CcKind::Olia | CcKind::Balia | CcKind::Wvegas)
+    }
+
+    /// Names of the single-path (or uncoupled per-subflow) algorithms.
+    pub fn single_path_names() -> Vec<&'static str> {
+        Self::ALL.iter().filter(|(k, _)| !k.coupled()).map(|(_, n)| *n).collect()
+    }
+
+    /// Names of the coupled algorithms.
+    pub fn coupled_names() -> Vec<&'static str> {
+        Self::ALL.iter().filter(|(k, _)| k.coupled()).map(|(_, n)| *n).collect()
+    }
+
+    /// An uncoupled instance; `seed` feeds algorithms that randomise (BBR's initial ProbeBW
+    /// phase). `None` for coupled kinds (see [`build_coupled`](Self::build_coupled)).
+    pub fn build(self, seed: u64) -> Option<Box<dyn CongestionControl>> {
+        Some(match self {
+            CcKind::Tahoe => Box::new(reno::Reno::new(RecoveryStyle::Tahoe)),
+            CcKind::Reno => Box::new(reno::Reno::new(RecoveryStyle::Reno)),
+            CcKind::NewReno => Box::new(reno::Reno::new(RecoveryStyle::NewReno)),
+            CcKind::Cubic => Box::new(cubic::Cubic::new()),
+            CcKind::Bbr => Box::new(bbr::Bbr::with_seed(seed)),
+            CcKind::Vegas => Box::new(vegas::Vegas::new()),
+            _ => return None,
+        })
+    }
+
+    /// The instance for subflow `index` of the connection owning `coupling` (coupled kinds only).
+    pub fn build_coupled(self, coupling: coupled::Coupling, index: usize) -> Option<Box<dyn CongestionControl>> {
+        Some(match self {
+            CcKind::Lia => Box::new(coupled::lia::Lia::new(coupling, index)),
+            CcKind::Olia => Box::new(coupled::olia::Olia::new(coupling, index)),
+            CcKind::Balia => Box::new(coupled::balia::Balia::new(coupling, index)),
+            CcKind::Wvegas => Box::new(coupled::wvegas::WVegas::new(coupling, index)),
+            _ => return None,
+        })
+    }
+}
+
+/// Creates an uncoupled algorithm by its scenario name with the default seed (tests, tools).
 pub fn by_name(name: &str) -> Option<Box<dyn CongestionControl>> {
-    Some(match name {
-        "tahoe" => Box::new(reno::Reno::new(RecoveryStyle::Tahoe)),
-        "reno" => Box::new(reno::Reno::new(RecoveryStyle::Reno)),
-        "newreno" => Box::new(reno::Reno::new(RecoveryStyle::NewReno)),
-        "cubic" => Box::new(cubic::Cubic::new()),
-        "bbr" => Box::new(bbr::Bbr::new()),
-        "vegas" => Box::new(vegas::Vegas::new()),
-        _ => return None,
-    })
+    match CcKind::from_name(name)? {
+        CcKind::Bbr => Some(Box::new(bbr::Bbr::new())),
+        k => k.build(0),
+    }
 }
 pub mod coupled;

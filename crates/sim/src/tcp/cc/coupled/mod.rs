@@ -74,9 +74,6 @@ pub fn new_coupling(n_subflows: usize) -> Coupling {
     Rc::new(RefCell::new(vec![SubflowCc::default(); n_subflows]))
 }
 
-/// Names of the coupled algorithms.
-pub const NAMES: &[&str] = &["lia", "olia", "balia", "wvegas"];
-
 pub mod balia;
 pub mod lia;
 pub mod olia;
@@ -87,16 +84,10 @@ mod fluid;
 
 use super::{CongestionControl as Cc, Tcb};
 
-/// Creates the coupled algorithm `name` (one of [`NAMES`]) for subflow `index` of the
-/// connection that owns `coupling`.
+/// Creates the coupled algorithm `name` for subflow `index` of the connection that owns
+/// `coupling` (names and constructors: the registry [`super::CcKind`]).
 pub fn build(name: &str, coupling: Coupling, index: usize) -> Option<Box<dyn Cc>> {
-    Some(match name {
-        "lia" => Box::new(lia::Lia::new(coupling, index)),
-        "olia" => Box::new(olia::Olia::new(coupling, index)),
-        "balia" => Box::new(balia::Balia::new(coupling, index)),
-        "wvegas" => Box::new(wvegas::WVegas::new(coupling, index)),
-        _ => return None,
-    })
+    super::CcKind::from_name(name)?.build_coupled(coupling, index)
 }
 
 /// One subflow as the coupled algorithms see it.
@@ -210,7 +201,7 @@ mod tests {
 
     #[test]
     fn build_by_name() {
-        for &name in NAMES {
+        for name in super::super::CcKind::coupled_names() {
             let c = new_coupling(2);
             assert_eq!(build(name, c.clone(), 1).unwrap().name(), name);
         }

@@ -1,0 +1,95 @@
+//! Network elements: behaviour at a node between two links (design note: ARCHITECTURE.md).
+//!
+//! A path is a chain of links; the nodes between consecutive links forward packets unchanged
+//! unless the scenario puts an element there (`[[nodes]] element = { kind = ... }` and the path's
+//! `via`). An element sees every packet that crosses its node, in both directions, and for each
+//! one decides: forward it now ([`ElementOut::forward`]), hold it and forward it later from its
+//! timer, drop it ([`ElementOut::drop`]), rewrite it (e.g. the advertised window of an ACK), or
+//! send packets of its own ([`ElementOut::send`]) along a route it has seen. It owns its timers
+//! ([`Element::next_timer`]); like every protocol component it never reads a clock — each call
+//! carries `now` — and draws randomness only from the stream the builder gives it.
+//!
+//! How the network mechanisms of the papers fit (each one element, nothing else in the core):
+//! - P2's split-connection relay: terminates the incoming connection (it owns a receiving
+//!   [`Endpoint`](crate::endpoint::Endpoint) for it) and writes what it reads into an outgoing one
+//!   (a sending endpoint); packets of both connections end at the element instead of passing it.
+//! - P3's base station: forwards to the mobile host while attached, holds or drops during a
+//!   handoff (driven by a handoff driver), answers the mobile's Greet, zeroes the advertised
+//!   window of ACKs it forwards (BUFFER+FREEZE).
+//! - P4's cell: one element in place of the radio link, holding per-UE uplink and downlink
+//!   queues and releasing packets per TTI from its MAC scheduler (its timer fires every TTI).
+use crate::core::time::{Time, NEVER};
+use crate::packet::Pkt;
+use crate::error::{ConfigError, Errors};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub mod delay_every_nth;
+
+/// Behaviour at a node (see the module docs).
+pub trait Element {
+    /// The registry name (`kind` in scenarios).
+    fn kind(&self) -> &'static str;
+    /// A packet reached the node; `reverse`: it travels against its path's data direction (ACKs
+    /// of a download). `p.route` and `p.hop` tell where it is.
+    fn on_packet(&mut self, now: Time, p: Pkt, reverse: bool, out: &mut ElementOut);
+    /// The element's timer fired (possibly late or early: re-check deadlines).
+    fn on_timer(&mut self, now: Time, out: &mut ElementOut);
+    /// When it next needs [`on_timer`](Self::on_timer); `NEVER` if not.
+    fn next_timer(&self) -> Time {
+        NEVER
+    }
+    /// Counters for the run summary (`elements.<node>`).
+    fn summary(&self) -> serde_json::Value;
+}
+
+/// What an element does with packets in one call.
+#[derive(Default)]
+pub struct ElementOut {
+    /// Packets that continue along their route from this node, in this order.
+    pub forward: Vec<Pkt>,
+    /// New packets; each must carry the `route` and `hop` (the index of the next hop after this
+    /// node) to travel, e.g. copied from a packet seen on that route.
+    pub send: Vec<Pkt>,
+    /// Packets dropped here (counted; the boxes are reused).
+    pub drop: Vec<Pkt>,
+}
+
+/// An element as written in a scenario: the registry of element kinds. Adding one: a variant
+/// here, its module, an arm in [`ElementSpec::build`] and [`ElementSpec::check`].
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ElementSpec {
+    /// Holds every `n`-th packet crossing the node (per direction) for `delay_ms` and lets the
+    /// others pass: a test element that reorders.
+    DelayEveryNth {
+        /// Every n-th packet, n in [1, 1000000].
+        n: u64,
+        /// Extra delay in ms, in [0, 3600000].
+        delay_ms: f64,
+    },
+}
+
+impl ElementSpec {
+    /// Registry names, as written in `kind`.
+    pub const NAMES: &'static [&'static str] = &["delay-every-nth"];
+
+    pub fn check(&self, prefix: &str, errs: &mut Errors) {
+        match self {
+            ElementSpec::DelayEveryNth { n, delay_ms } => {
+                if !(1..=1_000_000).contains(n) {
+                    errs.push(ConfigError::new(format!("{prefix}.n"), n, "must be in [1, 1000000]"));
+                }
+                errs.range(format!("{prefix}.delay_ms"), *delay_ms, 0.0, 3_600_000.0);
+            }
+        }
+    }
+
+    pub fn build(&self) -> Box<dyn Element> {
+        match self {
+            ElementSpec::DelayEveryNth { n, delay_ms } => {
+                Box::new(delay_every_nth::DelayEveryNth::new(*n, crate::core::time::from_ms_f64(*delay_ms)))
+            }
+        }
+    }
+}

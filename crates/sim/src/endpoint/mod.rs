@@ -1,0 +1,137 @@
+//! One interface for the ends of every transport: the event loop drives TCP and MPTCP senders
+//! and receivers through [`Endpoint`] and never asks which one it holds.
+//!
+//! Model: quinn-proto's `Connection` (a state machine fed packets and timer expiries with an
+//! explicit `now`, asked what to transmit and when it next needs a timer) and smoltcp's socket
+//! set (one trait, one-line delegation per kind). Each end of a connection is one endpoint: the
+//! data sender at the path's `from` node and the data receiver at its `to` node, so that a relay
+//! element can own the receiving end of one connection and the sending end of another.
+//!
+//! Adding a transport (e.g. a handoff-aware TCP) is one file implementing [`Endpoint`] for its
+//! two ends plus one arm in [`build`].
+use crate::core::rng::RngStreams;
+use crate::core::time::Time;
+use crate::packet::Packet;
+use crate::plan::{FlowPlan, Transport};
+use serde_json::{Map, Value};
+
+pub mod mptcp;
+pub mod tcp;
+
+/// What an endpoint call hands back besides its packets.
+pub struct Io<'a> {
+    /// Packets to send, as (subflow, packet); the loop routes them (data forward, ACKs reverse).
+    pub out: &'a mut Vec<(usize, Packet)>,
+    /// Sender: bytes the application has written in total (input to
+    /// [`Endpoint::poll_transmit`]).
+    pub app_limit: u64,
+    /// Receiver: bytes the application read during the call.
+    pub read: u64,
+    /// Receiver: the byte range `[start, end)` newly delivered in order to the application.
+    pub delivered: Option<(u64, u64)>,
+}
+
+impl<'a> Io<'a> {
+    pub fn new(out: &'a mut Vec<(usize, Packet)>) -> Self {
+        Io { out, app_limit: 0, read: 0, delivered: None }
+    }
+}
+
+/// Outside actions on an endpoint (from [drivers](crate::engine::drivers)).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// The data receiver asks the sender to treat `subflow` as backup (B=1) or regular (B=0):
+    /// MP_PRIO on a pure ACK of that subflow (RFC 8684 §3.3.8).
+    SetBackup { subflow: usize, backup: bool },
+    /// The sender collapses `subflow`'s congestion window to one segment (subflow blocking,
+    /// Park et al. 2022).
+    CollapseCwnd { subflow: usize },
+}
+
+/// What drivers may read of an endpoint.
+#[derive(Clone, Debug, Default)]
+pub struct Observation {
+    /// Per subflow: the receiver's RTT estimate (ns, 0 = unknown).
+    pub rtt: Vec<Time>,
+    /// Per subflow: segments received so far.
+    pub segments_received: Vec<u64>,
+}
+
+/// Cumulative byte counters (for the warm-up cut and the summary).
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Receiver: bytes delivered in order to the application.
+    pub delivered: u64,
+    /// Sender: bytes sent on the wire (payload + headers, retransmissions included).
+    pub sent: u64,
+    /// Per subflow, (delivered via it, sent on it); empty for single-path TCP.
+    pub subflows: Vec<(u64, u64)>,
+}
+
+/// One time-series sample (per bin); each end fills what it knows.
+#[derive(Clone, Debug, Default)]
+pub struct Sample {
+    pub cwnd_segments: f64,
+    pub srtt_ms: f64,
+    pub rto_ms: f64,
+    pub ofo_bytes: f64,
+    pub rcvbuf_bytes: f64,
+    /// Per subflow (MPTCP): (cwnd in segments, srtt in ms).
+    pub subflows: Vec<(f64, f64)>,
+}
+
+/// The end-of-run summary of an end: flow-level fields and, for MPTCP, per-subflow fields.
+/// Built from typed stats structs ([`to_map`]); the loop merges the two ends' maps.
+#[derive(Clone, Debug, Default)]
+pub struct EndpointSummary {
+    pub fields: Map<String, Value>,
+    pub subflows: Vec<Map<String, Value>>,
+}
+
+/// A typed stats struct as a JSON map.
+pub fn to_map<T: serde::Serialize>(v: &T) -> Map<String, Value> {
+    match serde_json::to_value(v).expect("stats serialise") {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// One end of a connection (see the module docs). Every call takes `now`; none reads a clock.
+pub trait Endpoint {
+    /// A packet for this end arrived.
+    fn on_packet(&mut self, now: Time, p: &Packet, io: &mut Io);
+    /// Its timer fired (possibly early: it re-checks its own deadlines).
+    fn on_timeout(&mut self, now: Time, io: &mut Io);
+    /// Sends what it may now, given `io.app_limit` (senders; receivers send only in reply).
+    fn poll_transmit(&mut self, _now: Time, _io: &mut Io) {}
+    /// When it next needs [`on_timeout`](Self::on_timeout) (`NEVER` if not).
+    fn poll_timeout(&self, now: Time) -> Time;
+    /// An outside action; ends that do not support it ignore it.
+    fn act(&mut self, _now: Time, _action: &Action, _io: &mut Io) {}
+    /// What drivers may read.
+    fn observe(&self) -> Observation {
+        Observation::default()
+    }
+    /// Sender: (bytes taken from the application so far, bytes the application has written).
+    fn app_position(&self) -> (u64, u64) {
+        (0, 0)
+    }
+    /// Receiver: bytes delivered per subflow so far (empty for single-path TCP).
+    fn delivered_per_subflow(&self) -> &[u64] {
+        &[]
+    }
+    fn counters(&self) -> Counters;
+    /// Adds what this end knows to the bin's sample.
+    fn record(&self, s: &mut Sample);
+    /// The end's summary at `end`; `since` is the flow's start.
+    fn summary(&mut self, end: Time, since: Time) -> EndpointSummary;
+}
+
+/// The two ends of a flow's connection: (data sender, data receiver). The registry of
+/// transports: one arm per transport.
+pub fn build(f: &FlowPlan, flow: u32, rngs: &RngStreams, split_windows: &[(Time, Time)]) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+    match &f.transport {
+        Transport::Tcp { .. } => tcp::build(f, flow, rngs),
+        Transport::Mptcp(m) => mptcp::build(f, m, flow, rngs, split_windows),
+    }
+}

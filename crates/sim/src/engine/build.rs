@@ -1,0 +1,88 @@
+//! Plan → a ready-to-run [`Sim`]: link directions with their random streams, routes through
+//! links and elements, the flows' endpoints, the drivers, and the report sections. This is the
+//! one place where the generic engine meets the models that plug into it (the train's PHA-D
+//! driver and handover report).
+use super::drivers::{Blocking, Driver, MpPrioSchedule};
+use super::flow::Flow;
+use super::world::{ElementSlot, LinkSlot, Sim, ELEMENT_HOP, NO_HEAD};
+use crate::core::time::NEVER;
+use crate::core::{EventQueue, RngStreams};
+use crate::endpoint;
+use crate::hst::phad::{PhaD, PhaDDriver};
+use crate::plan::{Hop, Plan, Transport};
+use std::collections::VecDeque;
+
+pub(crate) fn build(plan: &Plan) -> Sim {
+    let rngs = RngStreams::new(plan.seed);
+    // Link directions: index 2i = forward direction of link i, 2i + 1 = reverse.
+    let mut links = Vec::with_capacity(plan.links.len() * 2);
+    for spec in &plan.links {
+        let name = &spec.name;
+        let (fwd, rev) = spec.build(rngs.stream(&format!("link/{name}/forward")), rngs.stream(&format!("link/{name}/reverse")));
+        links.push(LinkSlot { dir: fwd, name: format!("{name}.forward"), wake_at: NEVER, pipe: VecDeque::new() });
+        links.push(LinkSlot { dir: rev, name: format!("{name}.reverse"), wake_at: NEVER, pipe: VecDeque::new() });
+    }
+    // Routes come in pairs per path: 2p = data direction, 2p + 1 = its reverse.
+    let mut routes: Vec<Vec<u32>> = Vec::with_capacity(plan.paths.len() * 2);
+    let mut route_reverse = Vec::with_capacity(plan.paths.len() * 2);
+    for p in &plan.paths {
+        let hop = |h: &Hop, reverse: bool| match *h {
+            Hop::Link(i) => (2 * i + usize::from(reverse)) as u32,
+            Hop::Element(e) => ELEMENT_HOP | e as u32,
+        };
+        routes.push(p.hops.iter().map(|h| hop(h, false)).collect());
+        routes.push(p.hops.iter().rev().map(|h| hop(h, true)).collect());
+        route_reverse.extend([false, true]);
+    }
+    let elements = plan
+        .elements
+        .iter()
+        .map(|(node, spec)| ElementSlot { node: node.clone(), element: spec.build(), wake_at: NEVER, dropped: 0 })
+        .collect();
+    let windows = plan.train.as_ref().map_or(&[][..], |t| t.windows.as_slice());
+    let mut flows = Vec::with_capacity(plan.flows.len());
+    let mut drivers: Vec<Option<Box<dyn Driver>>> = Vec::new();
+    for (i, fp) in plan.flows.iter().enumerate() {
+        let path_ids: Vec<usize> = match &fp.transport {
+            Transport::Tcp { path } => vec![*path],
+            Transport::Mptcp(m) => m.paths.clone(),
+        };
+        let flow_routes = path_ids.iter().map(|&p| ((2 * p) as u16, (2 * p + 1) as u16)).collect();
+        let n_sub = if matches!(fp.transport, Transport::Mptcp(_)) { path_ids.len() } else { 0 };
+        let ends = endpoint::build(fp, i as u32, &rngs, windows);
+        flows.push(Flow::new(fp.name.clone(), ends, flow_routes, fp.traffic.clone(), fp.start, fp.stop, fp.mss as u64, n_sub, plan.bin, plan.n_bins));
+        if let Transport::Mptcp(m) = &fp.transport {
+            if !m.mp_prio.is_empty() {
+                drivers.push(Some(Box::new(MpPrioSchedule { flow: i, events: m.mp_prio.clone() })));
+            }
+            if m.blocking.iter().any(|w| !w.is_empty()) {
+                drivers.push(Some(Box::new(Blocking { flow: i, windows: m.blocking.clone() })));
+            }
+            if let Some(p) = &m.pha_d {
+                let ctl = PhaD::new(p.cfg.clone(), p.table.clone(), p.operators.clone(), p.gps_period);
+                drivers.push(Some(Box::new(PhaDDriver { flow: i, ctl, fixes: p.fixes.clone() })));
+            }
+        }
+    }
+    let n_links = links.len();
+    Sim {
+        now: 0,
+        end: plan.duration,
+        queue: EventQueue::new(),
+        heads: vec![NO_HEAD; n_links],
+        links,
+        routes,
+        route_reverse,
+        elements,
+        flows,
+        drivers,
+        slab: Vec::with_capacity(4096),
+        free: Vec::new(),
+        out: Vec::with_capacity(64),
+        spare: Vec::with_capacity(1024),
+        pkts: Vec::with_capacity(64),
+        bin: plan.bin,
+        n_bins: plan.n_bins,
+        link_queue: vec![Vec::with_capacity(plan.n_bins); n_links],
+    }
+}

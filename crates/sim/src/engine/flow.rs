@@ -1,0 +1,176 @@
+//! A flow as the engine keeps it: its two endpoints, the application on top (traffic source and
+//! the in-order delivery check) and its time series.
+use crate::core::time::{Time, NEVER, NS_PER_MS};
+use crate::endpoint::{Counters, Endpoint, Sample};
+use crate::metrics::Bins;
+use crate::scenario::Traffic;
+
+/// Shortest application delivery gap recorded as a stall.
+pub(crate) const STALL_MIN: Time = NS_PER_MS;
+
+/// Per-subflow time series (MPTCP).
+pub(crate) struct SubflowSeries {
+    /// Bytes this subflow had delivered at the last look (for per-bin attribution).
+    pub delivered_seen: u64,
+    pub goodput: Bins,
+    pub sent: Bins,
+    pub cwnd: Vec<f64>,
+    pub srtt_ms: Vec<f64>,
+}
+
+pub(crate) struct Flow {
+    pub name: String,
+    pub sender: Box<dyn Endpoint>,
+    pub receiver: Box<dyn Endpoint>,
+    /// (forward, reverse) route per subflow.
+    pub routes: Vec<(u16, u16)>,
+    pub traffic: Traffic,
+    pub start: Time,
+    pub stop: Time,
+    pub mss: u64,
+    pub started: bool,
+    pub snd_timer_at: Time,
+    pub rcv_timer_at: Time,
+    // metrics
+    pub goodput: Bins,
+    pub sent: Bins,
+    pub cwnd: Vec<f64>,
+    pub srtt_ms: Vec<f64>,
+    pub rto_ms: Vec<f64>,
+    pub ofo_bytes: Vec<f64>,
+    pub rcvbuf_bytes: Vec<f64>,
+    pub sub: Vec<SubflowSeries>,
+    pub app_next: u64,
+    pub delivery_errors: u64,
+    pub fct: Option<Time>,
+    /// Last in-order delivery to the application, and the gaps between consecutive ones of
+    /// at least [`STALL_MIN`] as `[from, to)` (for the per-handover application-level gap).
+    pub last_delivery: Option<Time>,
+    pub stalls: Vec<(Time, Time)>,
+}
+
+impl Flow {
+    pub fn new(name: String, ends: (Box<dyn Endpoint>, Box<dyn Endpoint>), routes: Vec<(u16, u16)>, traffic: Traffic, start: Time, stop: Time, mss: u64, n_sub: usize, bin: Time, n_bins: usize) -> Self {
+        let series = || SubflowSeries { delivered_seen: 0, goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
+        Flow {
+            name,
+            sender: ends.0,
+            receiver: ends.1,
+            routes,
+            traffic,
+            start,
+            stop,
+            mss,
+            started: false,
+            snd_timer_at: NEVER,
+            rcv_timer_at: NEVER,
+            goodput: Bins::new(bin, n_bins),
+            sent: Bins::new(bin, n_bins),
+            cwnd: Vec::with_capacity(n_bins),
+            srtt_ms: Vec::with_capacity(n_bins),
+            rto_ms: Vec::with_capacity(n_bins),
+            ofo_bytes: Vec::with_capacity(n_bins),
+            rcvbuf_bytes: Vec::with_capacity(n_bins),
+            sub: (0..n_sub).map(|_| series()).collect(),
+            app_next: 0,
+            delivery_errors: 0,
+            fct: None,
+            last_delivery: None,
+            stalls: Vec::new(),
+        }
+    }
+
+    /// Bytes the application has written by `now` and when it writes more (NEVER if not).
+    pub fn app_bytes(&self, now: Time) -> (u64, Time) {
+        if !self.started {
+            return (0, NEVER);
+        }
+        let until = now.min(self.stop);
+        match &self.traffic {
+            Traffic::Bulk {} => (if now < self.stop { u64::MAX } else { self.sender.app_position().0 }, NEVER),
+            Traffic::File { bytes } => (*bytes, NEVER),
+            Traffic::Cbr { rate_mbps } => {
+                let elapsed = until.saturating_sub(self.start) as f64 / 1e9;
+                let bytes = rate_mbps * 1e6 / 8.0 * elapsed;
+                let chunks = (bytes / self.mss as f64).floor() as u64 + 1; // one chunk at start
+                let next = if now >= self.stop {
+                    NEVER
+                } else {
+                    let t = self.start as f64 + chunks as f64 * self.mss as f64 * 8.0 / (rate_mbps * 1e6) * 1e9;
+                    (t.ceil() as Time).max(now + 1)
+                };
+                (chunks * self.mss, next)
+            }
+        }
+    }
+
+    /// Exactly-once, in-order check of what the application receives, and the completion time.
+    pub fn note_delivery(&mut self, now: Time, start: u64, end: u64) {
+        if start != self.app_next || end <= start {
+            self.delivery_errors += 1;
+        }
+        self.app_next = end;
+        if let Some(t) = self.last_delivery.filter(|&t| now >= t + STALL_MIN) {
+            self.stalls.push((t, now));
+        }
+        self.last_delivery = Some(now);
+        if let Traffic::File { bytes } = self.traffic {
+            if end >= bytes && self.fct.is_none() {
+                self.fct = Some(now - self.start);
+            }
+        }
+    }
+
+    /// Attributes newly delivered bytes to the subflows they came over (per-bin goodput).
+    pub fn attribute_subflow_goodput(&mut self, now: Time) {
+        let per = self.receiver.delivered_per_subflow();
+        for (k, s) in self.sub.iter_mut().enumerate() {
+            let b = per[k];
+            if b > s.delivered_seen {
+                s.goodput.add(now, (b - s.delivered_seen) as f64);
+                s.delivered_seen = b;
+            }
+        }
+    }
+
+    /// One time-series sample per bin.
+    pub fn sample(&mut self) {
+        let mut s = Sample::default();
+        self.sender.record(&mut s);
+        self.receiver.record(&mut s);
+        self.cwnd.push(s.cwnd_segments);
+        self.srtt_ms.push(s.srtt_ms);
+        self.rto_ms.push(s.rto_ms);
+        self.ofo_bytes.push(s.ofo_bytes);
+        self.rcvbuf_bytes.push(s.rcvbuf_bytes);
+        for (k, &(cwnd, srtt)) in s.subflows.iter().enumerate() {
+            if let Some(series) = self.sub.get_mut(k) {
+                series.cwnd.push(cwnd);
+                series.srtt_ms.push(srtt);
+            }
+        }
+    }
+
+    /// Keeps the first `n` bins of every series (a run stopped early).
+    pub fn truncate_series(&mut self, n: usize) {
+        for b in [&mut self.goodput, &mut self.sent].into_iter().chain(self.sub.iter_mut().flat_map(|s| [&mut s.goodput, &mut s.sent])) {
+            b.values.truncate(n);
+        }
+        for v in [&mut self.cwnd, &mut self.srtt_ms, &mut self.rto_ms, &mut self.ofo_bytes, &mut self.rcvbuf_bytes] {
+            v.truncate(n);
+        }
+        for s in &mut self.sub {
+            s.cwnd.truncate(n);
+            s.srtt_ms.truncate(n);
+        }
+    }
+
+    /// What the flow has delivered and sent so far (the warm-up snapshot and the end of the
+    /// run): the receiver's delivered bytes, the sender's sent bytes, per subflow both.
+    pub fn counters(&self) -> Counters {
+        let s = self.sender.counters();
+        let r = self.receiver.counters();
+        let subflows = s.subflows.iter().enumerate().map(|(k, &(_, sent))| (r.subflows.get(k).map_or(0, |x| x.0), sent)).collect();
+        Counters { delivered: r.delivered, sent: s.sent, subflows }
+    }
+}

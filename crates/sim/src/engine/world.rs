@@ -1,0 +1,432 @@
+//! The event loop: owns virtual time, moves packets along routes (links, elements) to
+//! endpoints, fires timers and drivers, and samples the time series.
+//!
+//! Endpoints, links, elements and drivers never read a clock; every call passes `now`. Timers
+//! are lazy: each component has at most one pending wake-up event that is still current (`*_at`
+//! fields); stale events are recognised by their time and skipped, and early wake-ups are
+//! harmless because every handler re-checks its own deadlines.
+//!
+//! Packets on the wire wait in per-link-direction FIFO pipes, merged with the event queue by
+//! (time, insertion number): the order is exactly what one queued event per packet would give,
+//! without a heap push and pop per packet.
+use super::drivers::{Driver, Schedule, Side, World};
+use super::flow::Flow;
+use crate::core::time::{Time, NEVER};
+use crate::core::EventQueue;
+use crate::element::{Element, ElementOut};
+use crate::endpoint::{Action, Io, Observation};
+use crate::link::LinkDir;
+use crate::packet::{Packet, PacketKind, Pkt};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    LinkWake(u32),
+    /// The head of a link's propagation pipe reaches the far end.
+    PipeHead(u32),
+    /// A packet that could not join its link's pipe (reordered: it arrives before the pipe's
+    /// tail) reaches the far end; index into the slab.
+    Arrive(u32),
+    SenderTimer(u32),
+    ReceiverTimer(u32),
+    FlowStart(u32),
+    /// (driver, token).
+    Driver(u32, u32),
+    ElementWake(u32),
+    Bin,
+}
+
+/// An empty pipe's head key (after every real one).
+pub(crate) const NO_HEAD: (Time, u64) = (Time::MAX, u64::MAX);
+/// At most this many boxes are kept for reuse.
+const SPARE_BOXES: usize = 1024;
+/// Route hops with this bit set are elements (index in the low bits); others are link directions.
+pub(crate) const ELEMENT_HOP: u32 = 1 << 31;
+
+pub(crate) struct LinkSlot {
+    pub dir: LinkDir<Pkt>,
+    pub name: String,
+    pub wake_at: Time,
+    /// Packets on the wire after this link direction, in arrival order: (arrival time, event
+    /// insertion number reserved when the packet left the link, packet).
+    pub pipe: VecDeque<(Time, u64, Pkt)>,
+}
+
+pub(crate) struct ElementSlot {
+    pub node: String,
+    pub element: Box<dyn Element>,
+    pub wake_at: Time,
+    pub dropped: u64,
+}
+
+pub(crate) struct Sim {
+    pub now: Time,
+    pub end: Time,
+    pub queue: EventQueue<Ev>,
+    pub links: Vec<LinkSlot>,
+    /// Per link direction: (time, insertion number) of its pipe's head, [`NO_HEAD`] if empty.
+    pub heads: Vec<(Time, u64)>,
+    /// Hops per route: link-direction indices, or [`ELEMENT_HOP`] | element index.
+    pub routes: Vec<Vec<u32>>,
+    /// Per route: whether it runs against its path's data direction.
+    pub route_reverse: Vec<bool>,
+    pub elements: Vec<ElementSlot>,
+    pub flows: Vec<Flow>,
+    /// Taken out while one fires (see [`Sim::fire_driver`]).
+    pub drivers: Vec<Option<Box<dyn Driver>>>,
+    pub slab: Vec<Option<Pkt>>,
+    pub free: Vec<u32>,
+    pub out: Vec<(Time, Pkt)>,
+    /// Boxes of delivered packets, reused for new ones.
+    pub spare: Vec<Pkt>,
+    pub pkts: Vec<(usize, Packet)>,
+    pub bin: Time,
+    pub n_bins: usize,
+    pub link_queue: Vec<Vec<f64>>,
+}
+
+impl Sim {
+    /// The next event: the earliest pipe head or the event queue's next, by (time, insertion
+    /// number).
+    pub fn next_event(&mut self) -> Option<(Time, Ev)> {
+        let (mut best, mut key) = (0, NO_HEAD);
+        for (l, &h) in self.heads.iter().enumerate() {
+            if h < key {
+                (best, key) = (l, h);
+            }
+        }
+        if key != NO_HEAD && self.queue.peek_key().is_none_or(|q| key < q) {
+            self.queue.note_popped();
+            return Some((key.0, Ev::PipeHead(best as u32)));
+        }
+        self.queue.pop()
+    }
+
+    /// Handles one event at `self.now`.
+    pub fn handle(&mut self, t: Time, ev: Ev) {
+        match ev {
+            Ev::PipeHead(l) => {
+                let slot = &mut self.links[l as usize];
+                let Some((_, _, p)) = slot.pipe.pop_front() else { return };
+                self.heads[l as usize] = slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq));
+                self.forward(p);
+            }
+            Ev::Arrive(idx) => {
+                let p = self.slab[idx as usize].take().expect("live packet");
+                self.free.push(idx);
+                self.forward(p);
+            }
+            Ev::LinkWake(l) => {
+                if take_if_current(&mut self.links[l as usize].wake_at, t) {
+                    self.wake_link(l);
+                }
+            }
+            Ev::SenderTimer(fi) => {
+                if take_if_current(&mut self.flows[fi as usize].snd_timer_at, t) {
+                    self.sender_timer(fi);
+                }
+            }
+            Ev::ReceiverTimer(fi) => {
+                if take_if_current(&mut self.flows[fi as usize].rcv_timer_at, t) {
+                    self.receiver_timer(fi);
+                }
+            }
+            Ev::FlowStart(fi) => {
+                self.flows[fi as usize].started = true;
+                self.pump(fi);
+            }
+            Ev::Driver(d, token) => self.fire_driver(d as usize, token),
+            Ev::ElementWake(e) => {
+                if take_if_current(&mut self.elements[e as usize].wake_at, t) {
+                    let mut out = ElementOut::default();
+                    self.elements[e as usize].element.on_timer(self.now, &mut out);
+                    self.element_out(e, out);
+                }
+            }
+            Ev::Bin => unreachable!("bins are handled by the run loop"),
+        }
+    }
+
+    /// Queues the times a driver asked for (in the order given).
+    pub fn queue_driver(&mut self, d: usize, q: Schedule) {
+        for (t, token) in q.items {
+            self.queue.push(t, Ev::Driver(d as u32, token));
+        }
+    }
+
+    fn fire_driver(&mut self, d: usize, token: u32) {
+        let Some(mut drv) = self.drivers[d].take() else { return };
+        let mut q = Schedule::default();
+        drv.fire(self.now, token, self, &mut q);
+        self.drivers[d] = Some(drv);
+        self.queue_driver(d, q);
+    }
+
+    fn recycle(&mut self, p: Pkt) {
+        if self.spare.len() < SPARE_BOXES {
+            self.spare.push(p);
+        }
+    }
+
+    fn alloc(&mut self, p: Pkt) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.slab[i as usize] = Some(p);
+            i
+        } else {
+            self.slab.push(Some(p));
+            (self.slab.len() - 1) as u32
+        }
+    }
+
+    /// Moves a packet to its next hop, or hands it to its endpoint at the end of the route.
+    fn forward(&mut self, mut p: Pkt) {
+        let route = &self.routes[p.route as usize];
+        if (p.hop as usize) < route.len() {
+            let h = route[p.hop as usize];
+            p.hop += 1;
+            if h & ELEMENT_HOP != 0 {
+                self.to_element(h & !ELEMENT_HOP, p);
+                return;
+            }
+            let now = self.now;
+            let _ = self.links[h as usize].dir.enqueue(now, p);
+            self.arm_link(h);
+            return;
+        }
+        let fi = p.flow;
+        match p.kind {
+            PacketKind::Data | PacketKind::WindowProbe | PacketKind::Syn => self.to_receiver(fi, p),
+            PacketKind::Ack | PacketKind::SynAck => self.to_sender(fi, p),
+        }
+    }
+
+    fn to_element(&mut self, e: u32, p: Pkt) {
+        let reverse = self.route_reverse[p.route as usize];
+        let mut out = ElementOut::default();
+        self.elements[e as usize].element.on_packet(self.now, p, reverse, &mut out);
+        self.element_out(e, out);
+    }
+
+    fn element_out(&mut self, e: u32, out: ElementOut) {
+        self.elements[e as usize].dropped += out.drop.len() as u64;
+        for p in out.drop {
+            self.recycle(p);
+        }
+        for p in out.forward.into_iter().chain(out.send) {
+            self.forward(p);
+        }
+        let slot = &mut self.elements[e as usize];
+        let t = slot.element.next_timer();
+        if t != NEVER {
+            let t = t.max(self.now);
+            if t < slot.wake_at {
+                slot.wake_at = t;
+                self.queue.push(t, Ev::ElementWake(e));
+            }
+        }
+    }
+
+    fn to_sender(&mut self, fi: u32, p: Pkt) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
+        self.flows[fi as usize].sender.on_packet(now, &p, &mut Io::new(&mut pkts));
+        self.recycle(p);
+        self.inject_all(fi, &mut pkts, true);
+        self.pkts = pkts;
+        self.pump(fi);
+    }
+
+    fn to_receiver(&mut self, fi: u32, p: Pkt) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
+        let fl = &mut self.flows[fi as usize];
+        let mut io = Io::new(&mut pkts);
+        fl.receiver.on_packet(now, &p, &mut io);
+        let (read, delivered) = (io.read, io.delivered);
+        fl.goodput.add(now, read as f64);
+        if read > 0 && !fl.sub.is_empty() {
+            fl.attribute_subflow_goodput(now);
+        }
+        if let Some((s, e)) = delivered {
+            fl.note_delivery(now, s, e);
+        }
+        self.recycle(p);
+        self.inject_all(fi, &mut pkts, false);
+        self.pkts = pkts;
+        self.arm_receiver(fi);
+    }
+
+    fn inject_all(&mut self, fi: u32, pkts: &mut Vec<(usize, Packet)>, from_sender: bool) {
+        for (i, p) in pkts.drain(..) {
+            self.inject(fi, i, p, from_sender);
+        }
+    }
+
+    /// Puts a packet from an endpoint onto its subflow's route: data forward, ACKs reverse.
+    fn inject(&mut self, fi: u32, subflow: usize, mut p: Packet, from_sender: bool) {
+        let fl = &self.flows[fi as usize];
+        let (fwd, rev) = fl.routes[subflow.min(fl.routes.len() - 1)];
+        p.route = if from_sender { fwd } else { rev };
+        p.hop = 0;
+        p.flow = fi;
+        p.subflow = subflow as u16;
+        let b = match self.spare.pop() {
+            Some(mut b) => {
+                *b = p;
+                b
+            }
+            None => Box::new(p),
+        };
+        self.forward(b);
+    }
+
+    fn wake_link(&mut self, l: u32) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        self.links[l as usize].dir.wake(now, &mut out);
+        for (t, p) in out.drain(..) {
+            let pipe = &mut self.links[l as usize].pipe;
+            match pipe.back() {
+                Some(&(last, _, _)) if t < last => {
+                    // Overtakes packets already on the wire (reordering): an event of its own.
+                    let idx = self.alloc(p);
+                    self.queue.push(t, Ev::Arrive(idx));
+                }
+                _ => {
+                    let seq = self.queue.reserve();
+                    if pipe.is_empty() {
+                        self.heads[l as usize] = (t, seq);
+                    }
+                    pipe.push_back((t, seq, p));
+                }
+            }
+        }
+        self.out = out;
+        self.arm_link(l);
+    }
+
+    fn arm_link(&mut self, l: u32) {
+        let slot = &mut self.links[l as usize];
+        if let Some(t) = slot.dir.next_wakeup() {
+            let t = t.max(self.now);
+            if t < slot.wake_at {
+                slot.wake_at = t;
+                self.queue.push(t, Ev::LinkWake(l));
+            }
+        }
+    }
+
+    fn sender_timer(&mut self, fi: u32) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
+        self.flows[fi as usize].sender.on_timeout(now, &mut Io::new(&mut pkts));
+        self.inject_all(fi, &mut pkts, true);
+        self.pkts = pkts;
+        self.pump(fi);
+    }
+
+    fn receiver_timer(&mut self, fi: u32) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
+        let fl = &mut self.flows[fi as usize];
+        let mut io = Io::new(&mut pkts);
+        fl.receiver.on_timeout(now, &mut io);
+        let read = io.read;
+        if read > 0 {
+            fl.goodput.add(now, read as f64);
+        }
+        self.inject_all(fi, &mut pkts, false);
+        self.pkts = pkts;
+        self.arm_receiver(fi);
+    }
+
+    /// Lets the application write, sends what the sender allows and re-arms its timer.
+    pub fn pump(&mut self, fi: u32) {
+        let now = self.now;
+        let (limit, app_next) = self.flows[fi as usize].app_bytes(now);
+        let mut pkts = std::mem::take(&mut self.pkts);
+        let fl = &mut self.flows[fi as usize];
+        let mut io = Io::new(&mut pkts);
+        io.app_limit = limit;
+        fl.sender.poll_transmit(now, &mut io);
+        for (i, p) in pkts.iter() {
+            if p.kind == PacketKind::Data {
+                fl.sent.add(now, p.wire_bytes() as f64);
+                if let Some(s) = fl.sub.get_mut(*i) {
+                    s.sent.add(now, p.wire_bytes() as f64);
+                }
+            }
+        }
+        self.inject_all(fi, &mut pkts, true);
+        self.pkts = pkts;
+        let fl = &mut self.flows[fi as usize];
+        let mut t = fl.sender.poll_timeout(now);
+        let (taken, app_limit) = fl.sender.app_position();
+        if taken >= app_limit || app_limit < limit {
+            t = t.min(app_next);
+        }
+        if t < fl.snd_timer_at {
+            let t = t.max(now);
+            fl.snd_timer_at = t;
+            self.queue.push(t, Ev::SenderTimer(fi));
+        }
+    }
+
+    fn arm_receiver(&mut self, fi: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[fi as usize];
+        let t = fl.receiver.poll_timeout(now);
+        if t < fl.rcv_timer_at {
+            let t = t.max(now);
+            fl.rcv_timer_at = t;
+            self.queue.push(t, Ev::ReceiverTimer(fi));
+        }
+    }
+
+    /// One time-series sample of every flow and link (a bin ends).
+    pub fn sample(&mut self) {
+        for fl in &mut self.flows {
+            if fl.cwnd.len() < self.n_bins {
+                fl.sample();
+            }
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            if self.link_queue[i].len() < self.n_bins {
+                self.link_queue[i].push(l.dir.queue_packets() as f64);
+            }
+        }
+    }
+}
+
+impl World for Sim {
+    fn act(&mut self, flow: usize, side: Side, action: Action) {
+        let now = self.now;
+        let mut pkts = std::mem::take(&mut self.pkts);
+        let fl = &mut self.flows[flow];
+        let ep = match side {
+            Side::Sender => &mut fl.sender,
+            Side::Receiver => &mut fl.receiver,
+        };
+        ep.act(now, &action, &mut Io::new(&mut pkts));
+        self.inject_all(flow as u32, &mut pkts, side == Side::Sender);
+        self.pkts = pkts;
+    }
+
+    fn observe(&self, flow: usize, side: Side) -> Observation {
+        let fl = &self.flows[flow];
+        match side {
+            Side::Sender => fl.sender.observe(),
+            Side::Receiver => fl.receiver.observe(),
+        }
+    }
+}
+
+/// Lazy timers: an event is current only if it fires at the time its owner last asked for; a
+/// current one is consumed (the owner re-arms), a stale one is skipped.
+fn take_if_current(scheduled_at: &mut Time, t: Time) -> bool {
+    if *scheduled_at != t {
+        return false;
+    }
+    *scheduled_at = NEVER;
+    true
+}

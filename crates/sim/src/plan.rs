@@ -1,0 +1,373 @@
+//! The typed, resolved plan of one run: what the engine executes, built once from a checked
+//! scenario and a seed.
+//!
+//! Everything is in simulation units (integer-ns [`Time`], bytes), every name is resolved to an
+//! index or an enum ([`CcKind`], [`SchedulerConfig`] checked against the scheduler registry,
+//! [`WrapperPlan`] instead of a `pha(...)` prefix), traces are parsed ([`LinkSpec`]), and the
+//! train's run for this seed (handovers, GPS fixes, capacity) is computed and folded into the
+//! links it drives. Nothing downstream re-validates or re-parses: the engine
+//! ([`crate::engine`]), the emulator's link set ([`Plan::effective_links`]) and the Python layer
+//! (`_core.plan()`) all read this.
+use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER, NS_PER_MS, NS_PER_S};
+use crate::element::ElementSpec;
+use crate::error::{ConfigError, Errors};
+use crate::hst::phad::PhaDConfig;
+use crate::hst::scenario::{train_link, TrainRun};
+use crate::hst::table::HandoverTable;
+use crate::hst::wrappers::{split_wrapper, Wrapper, WrapperPlan};
+use crate::link::config::{LinkConfig, LinkSpec};
+use crate::mptcp::sched::SchedulerConfig;
+use crate::scenario::{FlowConfig, Scenario, Traffic};
+use crate::tcp::cc::CcKind;
+use crate::tcp::receiver::ReceiverConfig;
+use crate::tcp::sender::SenderConfig;
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+/// One run, resolved.
+pub struct Plan {
+    /// The scenario's `name`, or its file name.
+    pub scenario_name: String,
+    pub seed: u64,
+    pub duration: Time,
+    /// Time-series bin width and count (bins aligned to t = 0, the last one possibly partial).
+    pub bin: Time,
+    pub n_bins: usize,
+    pub warmup: Time,
+    /// `duration_s`, `output.warmup_s` and `output.bin_ms` as written (for the summary).
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub bin_ms: f64,
+    /// Links with the train's handovers and capacity folded in (in scenario order).
+    pub links: Vec<LinkSpec>,
+    /// Elements, one per node that has one: (node name, element).
+    pub elements: Vec<(String, ElementSpec)>,
+    pub paths: Vec<PathPlan>,
+    pub flows: Vec<FlowPlan>,
+    /// The train (P0), if the scenario has one.
+    pub train: Option<TrainPlan>,
+    /// The scenario with every default filled in and the run's seed (for provenance).
+    pub resolved: serde_json::Value,
+}
+
+/// A path: its hops in the data direction (ACKs take them in reverse).
+#[derive(Clone, Debug)]
+pub struct PathPlan {
+    pub name: String,
+    pub hops: Vec<Hop>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// Index into [`Plan::links`].
+    Link(usize),
+    /// Index into [`Plan::elements`].
+    Element(usize),
+}
+
+/// A connection and its application.
+pub struct FlowPlan {
+    pub name: String,
+    pub cc: CcKind,
+    pub traffic: Traffic,
+    pub start: Time,
+    /// When the application stops writing (`NEVER`: it does not).
+    pub stop: Time,
+    pub mss: u32,
+    pub sender: SenderConfig,
+    /// The receiver (for MPTCP: each subflow's, before the connection-level window is applied).
+    pub receiver: ReceiverConfig,
+    pub transport: Transport,
+}
+
+pub enum Transport {
+    /// Single-path TCP over one path (index into [`Plan::paths`]).
+    Tcp { path: usize },
+    Mptcp(MptcpPlan),
+}
+
+/// An MPTCP connection's subflows and options.
+pub struct MptcpPlan {
+    /// One subflow per path, in this order (index into [`Plan::paths`]); subflow 0 is the initial one.
+    pub paths: Vec<usize>,
+    /// The scheduler (checked against the registry).
+    pub scheduler: SchedulerConfig,
+    /// A handover-aware wrapper around it.
+    pub wrapper: Option<WrapperPlan>,
+    /// Connection-level receive buffer, bytes.
+    pub rcv_buf: u64,
+    /// When the additional subflows start their join handshakes.
+    pub join_at: Time,
+    /// MP_JOIN B flag per subflow.
+    pub backup: Vec<bool>,
+    /// P1's receiver-based loss recovery.
+    pub receiver_recovery: bool,
+    /// MP_PRIO the receiver sends: (time, subflow, backup).
+    pub mp_prio: Vec<(Time, usize, bool)>,
+    /// PHA-D on the receiver side.
+    pub pha_d: Option<PhaDPlan>,
+    /// Subflow blocking (Park et al.): per subflow, the handover intervals at whose start its cwnd
+    /// collapses (empty unless the wrapper is `block`).
+    pub blocking: Vec<Vec<(Time, Time)>>,
+}
+
+/// PHA-D (P0): the receiver marks subflows backup around predicted handovers.
+pub struct PhaDPlan {
+    pub cfg: PhaDConfig,
+    pub table: Rc<HandoverTable>,
+    /// Each subflow's operator (`None`: not on a train link).
+    pub operators: Vec<Option<String>>,
+    pub gps_period: Time,
+    /// The GPS fixes the controller receives: (time, metres along the track).
+    pub fixes: Rc<[(Time, f64)]>,
+}
+
+/// The train of a scenario for this run (P0).
+pub struct TrainPlan {
+    pub run: TrainRun,
+    /// Operator names, in `radio.operators` order.
+    pub operators: Vec<String>,
+    /// `hst.links`: the link that follows each operator.
+    pub links: Vec<String>,
+    /// X2 forwarding delay after each interruption (for the application-level gap).
+    pub forwarding_delay: Time,
+    /// The handover windows (metrics.md): the 1 s windows, aligned to whole seconds, that contain
+    /// a handover start, sorted.
+    pub windows: Vec<(Time, Time)>,
+}
+
+impl Plan {
+    /// Loads, checks and resolves scenario text; `seed` overrides the file's seed.
+    pub fn load(text: &str, file: &str, base_dir: &Path, seed: Option<u64>) -> Result<Plan, Vec<ConfigError>> {
+        let sc = Scenario::load(text, file, base_dir)?;
+        Plan::new(&sc, seed.unwrap_or(sc.seed))
+    }
+
+    /// Resolves a checked scenario for `seed`.
+    pub fn new(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
+        let f = &sc.file;
+        let duration = from_secs_f64(f.duration_s);
+        let bin = from_ms_f64(f.output.bin_ms).max(NS_PER_MS / 1000);
+        let mut errs = Errors::default();
+
+        // The train (P0): each handover of an operator is an outage of the link that follows it
+        // (queued packets held), with X2 forwarding of the held downlink packets
+        // (radio/effect.rs); with `radio.capacity = sinr` the link's downlink capacity follows
+        // the serving cell's SINR.
+        let train = f.hst.as_ref().map(|h| {
+            let run = TrainRun::for_scenario(h, seed, duration, &sc.base_dir);
+            let mut windows: Vec<(Time, Time)> =
+                run.handovers.iter().map(|e| (e.start / NS_PER_S * NS_PER_S, e.start / NS_PER_S * NS_PER_S + NS_PER_S)).collect();
+            windows.sort_unstable();
+            windows.dedup();
+            TrainPlan {
+                operators: (0..h.radio.operators.len()).map(|i| h.operator_name(i)).collect(),
+                links: h.links.clone(),
+                forwarding_delay: from_ms_f64(h.handover.forwarding_delay_ms),
+                windows,
+                run,
+            }
+        });
+        let links: Vec<LinkSpec> = f
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, orig)| match train_config(sc, train.as_ref(), orig) {
+                Some(cfg) => cfg.resolve(&format!("links[{i}]"), &sc.base_dir, &mut errs).unwrap_or_else(|| sc.links[i].clone()),
+                None => sc.links[i].clone(),
+            })
+            .collect();
+
+        let elements: Vec<(String, ElementSpec)> =
+            f.nodes.iter().filter_map(|n| n.element.clone().map(|e| (n.name.clone(), e))).collect();
+        let link_index: HashMap<&str, usize> = f.links.iter().enumerate().map(|(i, l)| (l.name.as_str(), i)).collect();
+        let element_index: HashMap<&str, usize> = elements.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+        let paths: Vec<PathPlan> = f
+            .paths
+            .iter()
+            .map(|p| {
+                let mut hops = Vec::with_capacity(2 * p.links.len());
+                for (k, l) in p.links.iter().enumerate() {
+                    if k > 0 {
+                        if let Some(&e) = p.via.get(k - 1).and_then(|n| element_index.get(n.as_str())) {
+                            hops.push(Hop::Element(e));
+                        }
+                    }
+                    hops.push(Hop::Link(link_index[l.as_str()]));
+                }
+                PathPlan { name: p.name.clone(), hops }
+            })
+            .collect();
+        let path_index: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
+
+        // What P0's wrappers and PHA-D need: the table, each path's operator, the true handovers.
+        let table = match f.hst.as_ref().map(|h| h.load_table(&sc.base_dir)) {
+            Some(Ok(t)) => t.map(Rc::new),
+            Some(Err(e)) => return Err(e),
+            None => None,
+        };
+        let fixes: Rc<[(Time, f64)]> = train.as_ref().map_or_else(|| Rc::from(Vec::new()), |t| Rc::from(t.run.gps.clone()));
+        let path_operator = |path: &str| -> Option<String> {
+            let (h, t) = (f.hst.as_ref()?, train.as_ref()?);
+            let p = f.paths.iter().find(|p| p.name == path)?;
+            let op = h.links.iter().position(|l| p.links.contains(l))?;
+            Some(t.operators[op].clone())
+        };
+        let true_handovers = |op: &Option<String>| -> Vec<(Time, Time)> {
+            let (Some(op), Some(t)) = (op, train.as_ref()) else { return Vec::new() };
+            t.run.handovers.iter().filter(|e| t.operators.get(e.operator) == Some(op)).map(|e| (e.start, e.end)).collect()
+        };
+
+        let mut flows = Vec::with_capacity(f.flows.len());
+        for (i, fc) in f.flows.iter().enumerate() {
+            let pre = format!("flows[{i}]");
+            let Some(cc) = CcKind::from_name(&fc.cc) else {
+                errs.push(ConfigError::new(format!("{pre}.cc"), &fc.cc, "unknown congestion control"));
+                continue;
+            };
+            let transport = match (&fc.path, &fc.paths) {
+                (Some(p), None) => Transport::Tcp { path: path_index[p.as_str()] },
+                (None, Some(ps)) => {
+                    let opts = fc.mptcp.clone().unwrap_or_default();
+                    let spec = fc.scheduler.clone().unwrap_or_default().config();
+                    let (wrapper, scheduler) = split_wrapper(&spec);
+                    let operators: Vec<Option<String>> = ps.iter().map(|p| path_operator(p)).collect();
+                    let windows: Vec<Vec<(Time, Time)>> = operators.iter().map(true_handovers).collect();
+                    let needs = |what: &str| ConfigError::new(format!("{pre}.scheduler"), "", format!("{what}: add an [hst] section with a `table`"));
+                    let wrapper = match wrapper {
+                        None => None,
+                        Some(Wrapper::Pha) => match &table {
+                            Some(t) => Some(WrapperPlan::Pha { table: t.clone(), operators: operators.clone(), gps: fixes.clone() }),
+                            None => {
+                                errs.push(needs("PHA needs a train with a handover table"));
+                                None
+                            }
+                        },
+                        Some(Wrapper::Oracle) => Some(WrapperPlan::Oracle { windows: windows.clone() }),
+                        Some(Wrapper::Block) => Some(WrapperPlan::Block { windows: windows.clone() }),
+                    };
+                    let blocking = if matches!(wrapper, Some(WrapperPlan::Block { .. })) { windows } else { Vec::new() };
+                    let pha_d = match (&opts.pha_d, &table, &train) {
+                        (None, _, _) => None,
+                        (Some(cfg), Some(t), Some(tr)) => Some(PhaDPlan {
+                            cfg: cfg.clone(),
+                            table: t.clone(),
+                            operators,
+                            gps_period: f.hst.as_ref().map_or(0, |h| tr.run.gps_period(h)),
+                            fixes: fixes.clone(),
+                        }),
+                        _ => {
+                            errs.push(ConfigError::new(format!("{pre}.mptcp.pha_d"), "", "PHA-D needs a train with a handover table"));
+                            None
+                        }
+                    };
+                    let start = from_secs_f64(fc.start_s);
+                    Transport::Mptcp(MptcpPlan {
+                        paths: ps.iter().map(|p| path_index[p.as_str()]).collect(),
+                        scheduler,
+                        wrapper,
+                        rcv_buf: match (opts.rcv_buf_bytes, opts.rcv_buf_packets) {
+                            (Some(b), _) => b,
+                            (None, Some(p)) => p * fc.tcp.mss_bytes as u64,
+                            _ => fc.receiver.rcv_buf_bytes,
+                        },
+                        join_at: start + from_ms_f64(opts.join_delay_ms),
+                        backup: (0..ps.len()).map(|k| opts.backup.get(k).copied().unwrap_or(false)).collect(),
+                        receiver_recovery: opts.receiver_recovery,
+                        mp_prio: opts.mp_prio.iter().map(|e| (from_secs_f64(e.at_s), e.subflow, e.backup)).collect(),
+                        pha_d,
+                        blocking,
+                    })
+                }
+                _ => {
+                    errs.push(ConfigError::new(format!("{pre}.path"), "", "give `path` (TCP) or `paths` (MPTCP)"));
+                    continue;
+                }
+            };
+            flows.push(FlowPlan {
+                name: fc.name.clone(),
+                cc,
+                traffic: fc.traffic.clone(),
+                start: from_secs_f64(fc.start_s),
+                stop: fc.stop_s.map(from_secs_f64).unwrap_or(NEVER),
+                mss: fc.tcp.mss_bytes,
+                sender: sender_config(fc),
+                receiver: receiver_config(fc),
+                transport,
+            });
+        }
+        if !errs.is_empty() {
+            return Err(errs.0);
+        }
+        let mut resolved = serde_json::to_value(&sc.file).expect("scenario serialises");
+        resolved["seed"] = serde_json::json!(seed);
+        Ok(Plan {
+            scenario_name: f.name.clone().unwrap_or_else(|| sc.source_name.clone()),
+            seed,
+            duration,
+            bin,
+            n_bins: duration.div_ceil(bin) as usize,
+            warmup: from_secs_f64(f.output.warmup_s),
+            duration_s: f.duration_s,
+            warmup_s: f.output.warmup_s,
+            bin_ms: f.output.bin_ms,
+            links,
+            elements,
+            paths,
+            flows,
+            train,
+            resolved,
+        })
+    }
+
+    /// The train's true handovers `(operator, start, end)`.
+    pub fn handovers(&self) -> Vec<(usize, Time, Time)> {
+        self.train.as_ref().map(|t| t.run.handovers.iter().map(|e| (e.operator, e.start, e.end)).collect()).unwrap_or_default()
+    }
+}
+
+/// The scenario's links exactly as a run builds them (the train's handovers and capacity folded
+/// into each train link), as scenario tables: what the emulator applies to the real kernel.
+pub fn effective_link_configs(sc: &Scenario, seed: u64) -> Vec<LinkConfig> {
+    let duration = from_secs_f64(sc.file.duration_s);
+    let train = sc.file.hst.as_ref().map(|h| TrainRun::for_scenario(h, seed, duration, &sc.base_dir));
+    sc.file.links.iter().map(|l| train_link_config(sc, train.as_ref(), l).unwrap_or_else(|| l.clone())).collect()
+}
+
+fn train_config(sc: &Scenario, train: Option<&TrainPlan>, orig: &LinkConfig) -> Option<LinkConfig> {
+    train_link_config(sc, train.map(|t| &t.run), orig)
+}
+
+/// `orig` as the train changes it, if it follows an operator (`[hst] links`).
+fn train_link_config(sc: &Scenario, run: Option<&TrainRun>, orig: &LinkConfig) -> Option<LinkConfig> {
+    let (Some(h), Some(run)) = (&sc.file.hst, run) else { return None };
+    let op = h.links.iter().position(|l| *l == orig.name)?;
+    Some(train_link(orig, &run.handovers, op, &h.handover, run.capacity.as_ref().map(|c| c[op].as_slice())))
+}
+
+fn sender_config(fc: &FlowConfig) -> SenderConfig {
+    let t = &fc.tcp;
+    SenderConfig {
+        mss: t.mss_bytes,
+        initial_cwnd: t.initial_cwnd,
+        sack: t.sack,
+        rto_style: t.rto_style,
+        min_rto: from_ms_f64(t.min_rto_ms),
+        initial_rto: from_ms_f64(t.initial_rto_ms),
+        slow_start_after_idle: t.slow_start_after_idle,
+    }
+}
+
+fn receiver_config(fc: &FlowConfig) -> ReceiverConfig {
+    let r = &fc.receiver;
+    ReceiverConfig {
+        sack: fc.tcp.sack,
+        delayed_ack: r.delayed_ack,
+        quickack: true,
+        window_buf: r.rcv_buf_bytes,
+        delack_timeout: from_ms_f64(r.delack_ms),
+        rcv_buf: r.rcv_buf_bytes,
+        read_pauses: r.read_pauses.iter().map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s))).collect(),
+    }
+}
