@@ -7,7 +7,8 @@ from typing import Any, Callable, Iterator, Optional, Tuple
 
 import typer
 
-app = typer.Typer(help="Reproduce a paper's experiments and write a report.", no_args_is_help=True)
+# rich_markup_mode=None: help texts are plain text ("[default: ...]" must print as written), as in cli.py.
+app = typer.Typer(help="Reproduce a paper's experiments and write a report.", no_args_is_help=True, rich_markup_mode=None)
 
 
 class _Bar:

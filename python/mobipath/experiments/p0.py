@@ -22,7 +22,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .common import core_revision, mean_ci, run_all, write_csv
 
-ROOT_SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "p0" / "hst-minrtt.toml"
+# The base scenario, shipped inside the package (mobipath.shipped), so an installed mobipath
+# finds it from any directory.
+BASE_SCENARIO = "scenarios/p0/hst-minrtt.toml"
 
 PROFILES: Dict[str, Dict[str, Any]] = {
     # rcv_buf_bytes None = the base scenario's (ns-3's default 128 KiB socket buffer, see
@@ -200,7 +202,9 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
         bad = [s for s in schedulers if s not in known]
         if bad:
             raise ValueError(f"scheduler(s) {', '.join(bad)} not in the selected profile(s) (known: {', '.join(sorted(known))})")
-    base_path = Path(base_scenario or ROOT_SCENARIO)
+    from .. import shipped
+
+    base_path = Path(base_scenario) if base_scenario is not None else shipped.path(BASE_SCENARIO)
     base = base_path.read_text(encoding="utf-8")
     duration = QUICK_DURATION_S if quick else None
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -249,7 +253,7 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
         "mobipath_version": provenance.version(),
         "git_revision": provenance.git_revision(),
         "core_build_git_revision": core_revision(),
-        "base_scenario": str(base_path),
+        "base_scenario": str(base_path) if base_scenario is not None else f"{BASE_SCENARIO} (shipped with mobipath)",
         "duration_s": rows[0]["duration_s"] if rows else None,
         "evaluation_seeds": [1, seeds],
         "table_runs": table_runs,
