@@ -27,10 +27,7 @@ LINK_METRICS = ("drops", "drop_ratio", "utilization", "mean_queue_packets", "byt
 # The compact view of an MPTCP connection and of its subflows: (summary key, column label);
 # metrics absent from a summary are left out.
 MPTCP_FLOW_METRICS = (
-    ("scheduler", "scheduler"),
-    ("cc", "cc"),
     ("goodput_mbps", "goodput Mbit/s"),
-    ("throughput_mbps", "throughput Mbit/s"),
     ("retransmission_ratio", "retx ratio"),
     ("reinjections", "reinjections"),
     ("timeouts", "RTOs"),
@@ -146,9 +143,10 @@ def compact_table(title: str, label: str, rows: List[Tuple[str, Mapping[str, Any
         return None
     cols = [(k, lab) for k, lab in metrics if any(k in r for _, r in rows)]
     table = Table(title=title, title_justify="left")
-    table.add_column(label, style="bold")
+    # overflow="fold": a narrow terminal wraps a number rather than cutting it to "12…"
+    table.add_column(label, style="bold", overflow="fold")
     for _, lab in cols:
-        table.add_column(escape(lab), justify="right")
+        table.add_column(escape(lab), justify="right", overflow="fold")
     for name, r in rows:
         table.add_row(escape(name), *(escape(fmt_value(r.get(k))) for k, _ in cols))
     return table
@@ -157,7 +155,11 @@ def compact_table(title: str, label: str, rows: List[Tuple[str, Mapping[str, Any
 def mptcp_tables(flows: List[Tuple[str, Mapping[str, Any]]]) -> List[Table]:
     """The MPTCP flows' compact table, then a subflow table per flow."""
     out: List[Table] = []
-    table = compact_table("MPTCP flows", "flow", flows, MPTCP_FLOW_METRICS)
+    labelled = []
+    for name, f in flows:
+        how = ", ".join(str(f[k]) for k in ("scheduler", "cc") if isinstance(f.get(k), str))
+        labelled.append((f"{name} ({how})" if how else name, f))
+    table = compact_table("MPTCP flows", "flow", labelled, MPTCP_FLOW_METRICS)
     if table is not None:
         out.append(table)
     for name, f in flows:

@@ -44,7 +44,7 @@ QUICK_DURATION_S = 20
 
 LABEL = {"minrtt": "minRTT", "ecf": "ECF", "blest": "BLEST", "peekaboo": "Peekaboo", "linux-default": "Linux default"}
 
-# The paper's published numbers (../shared/spec/papers.md, P0). Relative changes only are compared:
+# The paper's published numbers (docs/papers.md, P0). Relative changes only are compared:
 # the paper's absolute unit is ambiguous (most likely MB/s).
 PAPER_T2_CHANGE = {"minrtt": 1.95, "ecf": 2.20, "blest": 1.87, "peekaboo": 1.64}
 PAPER_T3_CHANGE = {"minrtt": 20.8, "ecf": 22.5, "blest": 19.1, "peekaboo": 17.9}

@@ -1,5 +1,5 @@
 """P1 reproduction: delay-predictive scheduling and receiver-based loss recovery for MPTCP on
-heterogeneous paths (J-KICS 2012; ../shared/spec/papers.md, P1; Table 2 setup).
+heterogeneous paths (J-KICS 2012; docs/papers.md, P1; Table 2 setup).
 
 Scenario 1 (the paper's Figs. 8 and 9): path 1 100 Mbit/s, 3 ms; path 2 swept in rate, 15 ms,
 1 % random loss; 1500-byte packets (MSS 1448), a 500-packet receive buffer, Reno. Variants:
