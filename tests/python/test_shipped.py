@@ -20,7 +20,9 @@ def test_the_package_ships_every_scenario_and_data_file():
     """python/mobipath/share mirrors scenarios/ and data/ (run scripts/sync-package-data after
     adding or removing a file there)."""
     shipped_files = [str(p) for p in shipped.files()]
-    assert shipped_files == repository_files()
+    repo = repository_files()
+    assert shipped_files == repo, (f"run scripts/sync-package-data: missing from the package {sorted(set(repo) - set(shipped_files))}, "
+                                   f"extra {sorted(set(shipped_files) - set(repo))}")
     for rel in ("scenarios/p0/hst-minrtt.toml", "scenarios/p0/table.csv", "scenarios/examples/single-cubic.toml",
                 "scenarios/bench/cubic-100mbps-60s.toml", "data/hsr-traces/LICENSE"):
         assert (shipped.root() / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
