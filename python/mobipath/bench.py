@@ -39,13 +39,19 @@ class BenchError(Exception):
 
 def find_scenarios(files: Optional[Sequence[Path]] = None) -> List[Path]:
     """The benchmark scenarios: `files` if given, else ``scenarios/bench/*.toml`` found in the
-    current directory or the mobipath source tree."""
+    current directory, the mobipath source tree or the scenarios shipped with mobipath."""
     if files:
         return [Path(f) for f in files]
+    from . import shipped
+
     candidates = [Path.cwd() / BENCH_DIR]
     root = provenance.source_tree()
     if root is not None:
         candidates.append(root / BENCH_DIR)
+    try:
+        candidates.append(shipped.root() / BENCH_DIR)
+    except shipped.ShippedError:
+        pass
     for d in dict.fromkeys(c.resolve() for c in candidates):
         found = sorted(d.glob("*.toml"))
         if found:

@@ -19,9 +19,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import api, bench as bench_mod, jsonfmt, provenance
+from . import api, bench as bench_mod, jsonfmt, provenance, shipped
 from .display import RunProgress, fmt_value, print_summary
 from .errors import InternalError, ScenarioError
+
+# Help texts are plain text, not rich markup: "[hst]" and "[default: ...]" must print as written.
+# Every sub-command group (hotable, reproduce, router) sets the same.
+RICH_MARKUP_MODE = None
 
 app = typer.Typer(
     name="mobipath",
@@ -29,6 +33,7 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=RICH_MARKUP_MODE,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +52,28 @@ def _fail(message: str, code: int = 1) -> "typer.Exit":
     return typer.Exit(code)
 
 
+def input_file(path: Path, quiet: bool = False) -> Path:
+    """`path`, or the file shipped with mobipath that it names when it does not exist here
+    (``scenarios/examples/...``, ``data/...``): the documented commands then work from any
+    directory. Says so on stderr unless `quiet`."""
+    found = shipped.find(path)
+    if found is None:
+        return path
+    if not quiet:
+        typer.echo(f"note: {path} is not in this directory; using the copy shipped with mobipath ({found})", err=True)
+    return found
+
+
+def out_dir_option(value: Optional[str], flag: str = "--out") -> Optional[Path]:
+    """An output directory flag: None stays None (the default applies), an empty string is refused
+    (it would silently mean the current directory)."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise typer.BadParameter("must name a directory (got an empty string)", param_hint=f"'{flag}'")
+    return Path(value)
+
+
 def _guarded(fn: F) -> F:
     """Turns every error of a command into a clear message and an exit code, never a traceback."""
 
@@ -54,8 +81,8 @@ def _guarded(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except typer.Exit:
-            raise
+        except (typer.Exit, typer.BadParameter):
+            raise  # exit codes, and bad flags reported as usage errors (code 2)
         except ScenarioError as e:
             for err in e.errors:
                 typer.echo(err.with_file(), err=True)
@@ -80,15 +107,17 @@ def _guarded(fn: F) -> F:
 @app.command()
 @_guarded
 def run(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML).", show_default=False),
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML); a shipped one also by its name, e.g. examples/single-cubic.toml.", show_default=False),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, max=api.MAX_SEED, help="Override the scenario's seed."),
-    out: Optional[Path] = typer.Option(
+    out_arg: Optional[str] = typer.Option(
         None, "--out", help="Result directory [default: results/<scenario>-seed<N>].", show_default=False
     ),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or messages on stderr."),
 ) -> None:
-    """Run a scenario, write its results and print a summary."""
+    """Run a scenario, write its results and print a summary (plot them with `mobipath plot DIR`)."""
+    out = out_dir_option(out_arg)
+    scenario = input_file(scenario, quiet)
     err = _stderr()
     show_progress = not quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
@@ -119,7 +148,7 @@ def validate(files: List[Path] = typer.Argument(..., help="Scenario files to che
     bad = 0
     for f in files:
         try:
-            errors = api.validate(f)
+            errors = api.validate(input_file(f))
         except OSError as e:
             typer.echo(f"{f}: cannot read: {e.strerror or e}")
             bad += 1
@@ -157,7 +186,7 @@ def bench(
         _bench_emulator(as_json)
         return
     try:
-        paths = bench_mod.find_scenarios(files)
+        paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None)
     except bench_mod.BenchError as e:
         raise _fail(str(e))
     err = _stderr()
@@ -256,7 +285,7 @@ _ROUTER = typer.Option(False, "--router", help="Put the receiver behind a forwar
 @_guarded
 def emulate(
     scenario: Path = _SCENARIO_EMU,
-    out: Optional[Path] = typer.Option(
+    out_arg: Optional[str] = typer.Option(
         None, "--out", help="Result directory [default: results/<scenario>-emulated].", show_default=False
     ),
     substitute: bool = _SUBSTITUTE,
@@ -266,6 +295,9 @@ def emulate(
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
     from . import emulate as emu
+
+    out = out_dir_option(out_arg)
+    scenario = input_file(scenario)
 
     try:
         result = emu.run(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
@@ -286,7 +318,7 @@ def emulate(
 @_guarded
 def compare(
     scenario: Path = _SCENARIO_EMU,
-    out: Optional[Path] = typer.Option(
+    out_arg: Optional[str] = typer.Option(
         None, "--out", help="Result directory [default: results/<scenario>-compare].", show_default=False
     ),
     substitute: bool = _SUBSTITUTE,
@@ -297,6 +329,9 @@ def compare(
     """Simulate and emulate a scenario (same seed), print both side by side and plot the goodput overlaid."""
     from . import emulate as emu
     from .emulate import compare as cmp
+
+    out = out_dir_option(out_arg)
+    scenario = input_file(scenario)
 
     try:
         c = cmp.compare(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
@@ -326,9 +361,11 @@ def fidelity(
     full: bool = typer.Option(False, "--full", help="The full grid (12 links × reno/cubic/bbr + two-path MPTCP) instead of the reduced one."),
     seconds: float = typer.Option(15.0, "--seconds", min=3.0, max=600.0, help="Length of each run (s)."),
     warmup: float = typer.Option(3.0, "--warmup", min=0.0, max=60.0, help="Excluded from goodput at the start of each run (s)."),
-    out: Path = typer.Option(Path("results/fidelity"), "--out", help="Report directory."),
+    out_arg: str = typer.Option("results/fidelity", "--out", help="Report directory."),
 ) -> None:
     """Simulator vs Linux kernel goodput over a grid of emulated links (root; real time)."""
+    out = out_dir_option(out_arg)
+    assert out is not None
     from . import emulate as emu
     from .emulate import fidelity as fid
 
@@ -350,6 +387,48 @@ def fidelity(
     fid.report(rows, out, title=title, seconds=seconds, warmup_s=warmup, kernel=os.uname().release)
     _stdout().print((out / "fidelity.md").read_text())
     _stderr().print(f"report written to {escape(str(out))} (fidelity.md, fidelity.json, fidelity.png)")
+
+
+@app.command()
+@_guarded
+def examples(
+    dest: Path = typer.Argument(Path("mobipath-examples"), help="Directory to copy them into (created if needed)."),
+    list_only: bool = typer.Option(False, "--list", help="Only list the shipped files."),
+    force: bool = typer.Option(False, "--force", help="Overwrite files that exist with other contents."),
+) -> None:
+    """Copy the scenarios and data shipped with mobipath (scenarios/, data/) into a directory."""
+    if list_only:
+        for f in shipped.files():
+            typer.echo(str(f))
+        return
+    if not str(dest).strip():
+        raise typer.BadParameter("must name a directory (got an empty string)", param_hint="'DEST'")
+    try:
+        copied, unchanged = shipped.copy_to(dest, overwrite=force)
+    except shipped.ShippedError as e:
+        raise _fail(str(e))
+    typer.echo(f"{len(copied)} files copied into {dest}" + (f" ({len(unchanged)} already there)" if unchanged else ""))
+    typer.echo(f"next: cd {dest} && mobipath run scenarios/examples/single-cubic.toml --out results/cubic && mobipath plot results/cubic")
+
+
+@app.command()
+@_guarded
+def plot(
+    result_dir: Path = typer.Argument(..., help="Result directory of `mobipath run` (summary.json, timeseries.parquet).", show_default=False),
+    fmt: str = typer.Option("png", "--format", "-f", help="png or svg."),
+    out_arg: Optional[str] = typer.Option(None, "--out", help="Directory for the figures [default: RESULT_DIR].", show_default=False),
+    flow: Optional[List[str]] = typer.Option(None, "--flow", help="Only this flow (repeat for several) [default: every flow].", show_default=False),
+) -> None:
+    """Plot a run: goodput, cwnd and RTT over time per flow (and per subflow for MPTCP), handovers marked."""
+    from .plot import PlotError, plot_result
+
+    out = out_dir_option(out_arg)
+    try:
+        done = plot_result(result_dir, fmt=fmt.lower(), out_dir=out, flows=flow)
+    except PlotError as e:
+        raise _fail(str(e))
+    for path in done.files:
+        typer.echo(str(path))
 
 
 @app.command()

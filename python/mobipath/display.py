@@ -1,8 +1,9 @@
 """Terminal output for the CLI: summary tables and the run progress bar (rich).
 
 Tables show whatever scalar metrics the summary holds: the usual ones first, in a fixed order,
-then any others alphabetically. Nested values (e.g. per-subflow breakdowns) stay in
-``summary.json``.
+then any others alphabetically. MPTCP flows are shown compactly instead: a few connection-level
+metrics in one table, then one table per flow with a row per subflow (subflow names come from the
+summary, whatever they are). Everything else stays in ``summary.json``.
 """
 from __future__ import annotations
 
@@ -23,6 +24,25 @@ FLOW_METRICS = (
     "bytes_delivered",
 )
 LINK_METRICS = ("drops", "drop_ratio", "utilization", "mean_queue_packets", "bytes_sent")
+# The compact view of an MPTCP connection and of its subflows: (summary key, column label);
+# metrics absent from a summary are left out.
+MPTCP_FLOW_METRICS = (
+    ("goodput_mbps", "goodput Mbit/s"),
+    ("retransmission_ratio", "retx ratio"),
+    ("reinjections", "reinjections"),
+    ("timeouts", "RTOs"),
+    ("hol_delay_p99_ms", "HoL p99 ms"),
+    ("ofo_mean_bytes", "OFO mean B"),
+)
+SUBFLOW_METRICS = (
+    ("goodput_mbps", "goodput Mbit/s"),
+    ("throughput_mbps", "throughput Mbit/s"),
+    ("mean_rtt_ms", "mean RTT ms"),
+    ("segments_retransmitted", "retransmitted"),
+    ("timeouts", "RTOs"),
+    ("scheduler_decisions", "decisions"),
+    ("backup_at_end", "backup at end"),
+)
 
 
 def fmt_value(v: Any) -> str:
@@ -103,17 +123,73 @@ def entity_table(title: str, section: Any, preferred: Iterable[str], width: int 
     return table
 
 
+def is_mptcp(flow: Mapping[str, Any]) -> bool:
+    return flow.get("protocol") == "mptcp" or isinstance(flow.get("subflows"), list)
+
+
+def subflow_name(flow: str, index: int, sub: Mapping[str, Any]) -> str:
+    """A subflow's name as the summary gives it (``name``, else ``path``), without a leading
+    ``<flow>/``; its position when the summary names it neither way."""
+    name = sub.get("name") or sub.get("path")
+    if not isinstance(name, str) or not name:
+        return str(index)
+    return name[len(flow) + 1:] if name.startswith(flow + "/") and len(name) > len(flow) + 1 else name
+
+
+def compact_table(title: str, label: str, rows: List[Tuple[str, Mapping[str, Any]]],
+                  metrics: Iterable[Tuple[str, str]]) -> Optional[Table]:
+    """One row per entity; as columns only `metrics` ((key, label) pairs) present in some row."""
+    if not rows:
+        return None
+    cols = [(k, lab) for k, lab in metrics if any(k in r for _, r in rows)]
+    table = Table(title=title, title_justify="left")
+    # overflow="fold": a narrow terminal wraps a number rather than cutting it to "12…"
+    table.add_column(label, style="bold", overflow="fold")
+    for _, lab in cols:
+        table.add_column(escape(lab), justify="right", overflow="fold")
+    for name, r in rows:
+        table.add_row(escape(name), *(escape(fmt_value(r.get(k))) for k, _ in cols))
+    return table
+
+
+def mptcp_tables(flows: List[Tuple[str, Mapping[str, Any]]]) -> List[Table]:
+    """The MPTCP flows' compact table, then a subflow table per flow."""
+    out: List[Table] = []
+    labelled = []
+    for name, f in flows:
+        how = ", ".join(str(f[k]) for k in ("scheduler", "cc") if isinstance(f.get(k), str))
+        labelled.append((f"{name} ({how})" if how else name, f))
+    table = compact_table("MPTCP flows", "flow", labelled, MPTCP_FLOW_METRICS)
+    if table is not None:
+        out.append(table)
+    for name, f in flows:
+        subs = [s for s in f.get("subflows") or [] if isinstance(s, Mapping)]
+        rows = [(subflow_name(name, i, s), s) for i, s in enumerate(subs)]
+        table = compact_table(f"Subflows of {name}", "subflow", rows, SUBFLOW_METRICS)
+        if table is not None:
+            out.append(table)
+    return out
+
+
 def print_summary(console: Console, summary: Mapping[str, Any], header: Optional[str] = None) -> None:
-    """Prints a run summary: top-level scalars, then a flow table and a link table."""
+    """Prints a run summary: top-level scalars, then a flow table (MPTCP flows compactly, with
+    their subflows in a second table) and a link table."""
     if header:
         console.print(header)
     scalars = {k: v for k, v in sorted(summary.items()) if _is_scalar(v)}
     if scalars:
         console.print(escape("  ".join(f"{k}: {fmt_value(v)}" for k, v in scalars.items())))
-    for title, key, preferred in (("Flows", "flows", FLOW_METRICS), ("Links", "links", LINK_METRICS)):
-        table = entity_table(title, summary.get(key), preferred, console.width)
-        if table is not None:
-            console.print(table)
+    flows = entities(summary.get("flows"))
+    mptcp = [(n, f) for n, f in flows if is_mptcp(f)]
+    single = {n: f for n, f in flows if not is_mptcp(f)}
+    table = entity_table("Flows", single, FLOW_METRICS, console.width)
+    if table is not None:
+        console.print(table)
+    for table in mptcp_tables(mptcp):
+        console.print(table)
+    table = entity_table("Links", summary.get("links"), LINK_METRICS, console.width)
+    if table is not None:
+        console.print(table)
     for key, value in sorted(summary.items()):
         if key in ("flows", "links") or _is_scalar(value):
             continue

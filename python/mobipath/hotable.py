@@ -1,7 +1,8 @@
-"""Handover tables (P0): `mobipath hotable learn` builds or accumulates a table from the
-preliminary runs of a scenario's train; `mobipath hotable learn-recorded` from recorded runs (NMEA
-0183 GPS logs, handover logs and a lat/lon track). The CSV formats are documented in
-crates/sim/src/hst/README.md."""
+"""Handover tables (P0): `mobipath hotable learn` builds a table from the preliminary runs of a
+scenario's train; `mobipath hotable learn-recorded` from recorded runs (NMEA 0183 GPS logs,
+handover logs and a lat/lon track). Both replace the output table unless `--accumulate` is given
+(then counts add up, so accumulating the same runs twice counts them twice). The CSV formats are
+documented in crates/sim/src/hst/README.md."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +15,22 @@ from .api import _scenario_error
 from .errors import ConfigError, ScenarioError
 from .source import ScenarioLike, load_source
 
-app = typer.Typer(help="Handover tables for PHA (learn from GPS-tagged runs).", no_args_is_help=True)
+# rich_markup_mode=None: help texts are plain text ("[hst]" must print as written), as in cli.py.
+app = typer.Typer(help="Handover tables for PHA (learn from GPS-tagged runs).", no_args_is_help=True, rich_markup_mode=None)
+
+
+OUT_HELP = "Table CSV to write (replaced if it exists, unless --accumulate)."
+ACCUMULATE_HELP = ("Add to the table in -o instead of replacing it: counts add up and ranges merge, so run it "
+                   "only on new runs (learning the same seeds twice counts them twice).")
+
+
+def _existing(out: Path, accumulate: bool, fresh: bool) -> Optional[str]:
+    """The table to accumulate into: the one in `out` with --accumulate, else none (overwrite)."""
+    if accumulate and fresh:
+        raise typer.BadParameter("--fresh (overwrite) and --accumulate contradict each other", param_hint="'--accumulate'")
+    if accumulate and out.exists():
+        return out.read_text(encoding="utf-8")
+    return None
 
 
 def learn(
@@ -39,17 +55,18 @@ def learn(
 def learn_cmd(
     scenario: Path = typer.Argument(..., help="Scenario with an [hst] section.", show_default=False),
     runs: int = typer.Option(50, "--runs", min=1, max=100000, help="Preliminary runs to learn from."),
-    out: Path = typer.Option(..., "-o", "--out", help="Table CSV to write; an existing file is accumulated into."),
+    out: Path = typer.Option(..., "-o", "--out", help=OUT_HELP),
     first_seed: int = typer.Option(1, "--first-seed", min=0, help="Seed of the first preliminary run."),
     margin_m: Optional[float] = typer.Option(None, "--margin-m", min=0.0, help="GPS error margin added on both sides (default 3 sigma of the GPS error)."),
-    fresh: bool = typer.Option(False, "--fresh", help="Overwrite an existing table instead of accumulating into it."),
+    accumulate: bool = typer.Option(False, "--accumulate", help=ACCUMULATE_HELP),
+    fresh: bool = typer.Option(False, "--fresh", hidden=True, help="Overwrite (the default; kept for old scripts)."),
 ) -> None:
-    """Learn (or accumulate) a handover table from preliminary runs of the scenario's train."""
-    from .cli import _guarded  # late import: cli imports this module
+    """Learn a handover table from preliminary runs of the scenario's train (overwrites -o unless --accumulate)."""
+    from .cli import _guarded, input_file  # late import: cli imports this module
 
     def go() -> None:
-        existing = out.read_text(encoding="utf-8") if out.exists() and not fresh else None
-        csv = learn(scenario, runs=runs, first_seed=first_seed, margin_m=margin_m, existing=existing)
+        existing = _existing(out, accumulate, fresh)
+        csv = learn(input_file(scenario), runs=runs, first_seed=first_seed, margin_m=margin_m, existing=existing)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(csv, encoding="utf-8")
         n = sum(1 for line in csv.splitlines() if line and not line.startswith("#")) - 1
@@ -87,20 +104,22 @@ def learn_recorded_cmd(
     track: Path = typer.Option(..., "--track", help="Track polyline CSV `lat,lon` (WGS84), in running order.", show_default=False),
     gps: List[Path] = typer.Option(..., "--gps", help="NMEA 0183 log of a run (GGA/RMC); repeat, paired in order with --handovers.", show_default=False),
     handovers: List[Path] = typer.Option(..., "--handovers", help="Handover log `operator,start,end` (UTC) of the same run; repeat.", show_default=False),
-    out: Path = typer.Option(..., "-o", "--out", help="Table CSV to write; an existing file is accumulated into."),
+    out: Path = typer.Option(..., "-o", "--out", help=OUT_HELP),
     margin_m: Optional[float] = typer.Option(None, "--margin-m", min=0.0, help="GPS error margin added on both sides (default 15 m)."),
     max_offset_m: Optional[float] = typer.Option(None, "--max-offset-m", min=0.0, help="Drop fixes farther than this from the track (default 50 m)."),
     max_gap_s: Optional[float] = typer.Option(None, "--max-gap-s", min=0.0, help="Interpolate handover positions only between fixes this close (default 2 s)."),
-    fresh: bool = typer.Option(False, "--fresh", help="Overwrite an existing table instead of accumulating into it."),
+    accumulate: bool = typer.Option(False, "--accumulate", help=ACCUMULATE_HELP),
+    fresh: bool = typer.Option(False, "--fresh", hidden=True, help="Overwrite (the default; kept for old scripts)."),
 ) -> None:
-    """Learn (or accumulate) a handover table from recorded runs (GPS logs + handover logs)."""
-    from .cli import _guarded  # late import: cli imports this module
+    """Learn a handover table from recorded runs, GPS logs + handover logs (overwrites -o unless --accumulate)."""
+    from .cli import _guarded, input_file  # late import: cli imports this module
 
     def go() -> None:
         if len(gps) != len(handovers):
             raise ScenarioError([ConfigError("--handovers", str(len(handovers)), f"give one handover log per --gps log ({len(gps)})")])
-        existing = out.read_text(encoding="utf-8") if out.exists() and not fresh else None
-        csv, summary = learn_recorded(track, list(zip(gps, handovers)), margin_m, max_offset_m, max_gap_s, existing)
+        existing = _existing(out, accumulate, fresh)
+        runs = [(input_file(g), input_file(h)) for g, h in zip(gps, handovers)]
+        csv, summary = learn_recorded(input_file(track), runs, margin_m, max_offset_m, max_gap_s, existing)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(csv, encoding="utf-8")
         n = sum(1 for line in csv.splitlines() if line and not line.startswith("#")) - 1

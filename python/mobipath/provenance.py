@@ -94,9 +94,10 @@ def git_revision() -> str:
 
 
 def command_line(argv: Optional[Sequence[str]] = None) -> str:
-    """The command line as a shell would need it; the CLI's own name replaces its full path."""
+    """The command line as a shell would need it; the CLI's own name replaces its full path (also
+    for ``python -m mobipath``, whose argv[0] is the package's ``__main__.py``)."""
     args = list(sys.argv if argv is None else argv)
-    if args and Path(args[0]).name == "mobipath":
+    if args and (Path(args[0]).name == "mobipath" or Path(args[0]).parts[-2:] == ("mobipath", "__main__.py")):
         args[0] = "mobipath"
     return " ".join(shlex.quote(a) for a in args)
 

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Tuple
 
 import typer
+from rich.markup import escape
 
-app = typer.Typer(help="Reproduce a paper's experiments and write a report.", no_args_is_help=True)
+# rich_markup_mode=None: help texts are plain text ("[default: ...]" must print as written), as in cli.py.
+app = typer.Typer(help="Reproduce a paper's experiments and write a report.", no_args_is_help=True, rich_markup_mode=None)
 
 
 class _Bar:
@@ -18,16 +20,39 @@ class _Bar:
         self.progress.advance(self.task)
 
 
-def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path) -> None:
+def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path, fresh: bool) -> None:
     """Runs `run(bar)` (an experiment's reproduce) under a progress display, turns its
-    ValueErrors into flag errors and says where the report went."""
+    ValueErrors into flag errors and says where the report went. Ctrl-C stops it at once (exit
+    130) and says how many finished runs are kept for the next invocation."""
+    from .cli import _fail
+    from .experiments.common import RunCache
+
+    kept = RunCache(out / "runs")
     with _progress() as (err, bar):
+        if kept.count() and not fresh:
+            err.print(f"resuming: {kept.count()} finished results kept in {escape(str(kept.directory))} (--fresh to discard them)")
         try:
             summary = run(bar)
         except ValueError as e:
             raise typer.BadParameter(str(e))
+        except KeyboardInterrupt:
+            n = kept.count()
+            raise _fail(f"interrupted; {n} finished results are kept in {kept.directory}: run the same command "
+                        "again to resume", 130) from None
     prov = summary["provenance"]
-    err.print(f"{prov['runs']} runs in {prov['wall_time_s']:.1f} s; report written to {out / 'report.md'}")
+    reused = f" ({prov['reused_runs']} reused)" if prov.get("reused_runs") else ""
+    err.print(f"{prov['runs']} runs{reused} in {prov['wall_time_s']:.1f} s; report written to {escape(str(out / 'report.md'))}")
+
+
+def _out(value: str) -> Path:
+    from .cli import out_dir_option
+
+    out = out_dir_option(value, "--out")
+    assert out is not None
+    return out
+
+
+_FRESH = typer.Option(False, "--fresh", help="Discard the finished runs kept in OUT/runs by an earlier (interrupted) invocation and run everything again.")
 
 
 @contextmanager
@@ -46,15 +71,18 @@ def _progress() -> Iterator[Tuple[Any, Callable[[str, int], _Bar]]]:
 def p0(
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Evaluation seeds 1..N per scheduler and variant [default: 10, 3 with --quick]."),
     table_runs: Optional[int] = typer.Option(None, "--table-runs", min=1, max=100000, help="Preliminary runs the handover table is learned from [default: 50, 10 with --quick]."),
-    out: Path = typer.Option(Path("reports/p0"), "--out", "-o", help="Report directory."),
+    out_arg: str = typer.Option("reports/p0", "--out", "-o", help="Report directory; finished runs are kept in its runs/ to resume after an interruption."),
     profile: str = typer.Option("both", "--profile", help="paper (minRTT/ECF/BLEST/Peekaboo, LIA), modern (linux-default, CUBIC) or both."),
     schedulers: Optional[str] = typer.Option(None, "--schedulers", help="Comma list restricting the schedulers, e.g. minrtt,ecf."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="20 s runs and fewer seeds (for tests and smoke checks)."),
+    fresh: bool = _FRESH,
 ) -> None:
     """P0 (high-speed train, PHA): learn the handover table, run every scheduler plain and with PHA
     over the seeds in parallel, and write report.md, figures, results.csv and summary.json."""
     from .cli import _guarded  # late import: cli imports this module
+
+    out = _out(out_arg)
 
     def go() -> None:
         from .experiments import p0 as exp
@@ -66,7 +94,7 @@ def p0(
         n_seeds = seeds if seeds is not None else (3 if quick else 10)
         n_table = table_runs if table_runs is not None else (10 if quick else 50)
         _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, table_runs=n_table, profiles=profiles, schedulers=sched,
-                                             jobs=jobs, quick=quick, progress=bar), out)
+                                             jobs=jobs, quick=quick, progress=bar, resume=not fresh), out, fresh)
 
     _guarded(go)()
 
@@ -77,14 +105,17 @@ app.command("hst", help="Alias of `p0`.")(p0)
 
 def p1(
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Seeds 1..N per point [default: 4, 2 with --quick]."),
-    out: Path = typer.Option(Path("reports/p1"), "--out", "-o", help="Report directory."),
+    out_arg: str = typer.Option("reports/p1", "--out", "-o", help="Report directory; finished runs are kept in its runs/ to resume after an interruption."),
     scenario: str = typer.Option("both", "--scenario", help="s1 (path-2 rate swept: Figs. 8, 9), s2 (path-2 delay swept: Figs. 10, 11) or both."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="Fewer sweep points, shorter runs and 2 seeds (for tests and smoke checks)."),
+    fresh: bool = _FRESH,
 ) -> None:
     """P1 (heterogeneous paths): delay-predictive vs minRTT/round robin/TCP over path-2 rates, and
     receiver-based recovery over path-2 delays; writes report.md, figures, results.csv and summary.json."""
     from .cli import _guarded  # late import: cli imports this module
+
+    out = _out(out_arg)
 
     def go() -> None:
         from .experiments import p1 as exp
@@ -93,7 +124,8 @@ def p1(
             raise typer.BadParameter(f"--scenario must be s1, s2 or both (got {scenario!r})")
         parts = ("s1", "s2") if scenario == "both" else (scenario,)
         n_seeds = seeds if seeds is not None else (2 if quick else 4)
-        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar), out)
+        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar,
+                                             resume=not fresh), out, fresh)
 
     _guarded(go)()
 

@@ -26,20 +26,30 @@ def mobipath_command() -> List[str]:
     return [found] if found else [sys.executable, "-m", "mobipath"]
 
 
-def run_cli(args: List[str], cwd: Optional[Path] = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Runs the CLI in a subprocess (no TTY, so no progress bar) and captures text output."""
+def cli_env(extra: Optional[dict] = None) -> dict:
+    """The environment for a CLI subprocess: no debug tracebacks, wide output, and PYTHONPATH
+    entries made absolute (a relative one would break once the command runs in another cwd)."""
     env = dict(os.environ)
     env.pop("MOBIPATH_DEBUG", None)
     env["COLUMNS"] = "200"
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in env["PYTHONPATH"].split(os.pathsep) if p)
+    env.update(extra or {})
+    return env
+
+
+def run_cli(args: List[str], cwd: Optional[Path] = None, timeout: float = 600,
+            command: Optional[List[str]] = None, env: Optional[dict] = None) -> subprocess.CompletedProcess:
+    """Runs the CLI in a subprocess (no TTY, so no progress bar) and captures text output."""
     return subprocess.run(
-        mobipath_command() + [str(a) for a in args],
+        (command or mobipath_command()) + [str(a) for a in args],
         cwd=str(cwd) if cwd else None,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
         timeout=timeout,
-        env=env,
+        env=cli_env(env),
     )
 
 
@@ -47,3 +57,21 @@ def run_cli(args: List[str], cwd: Optional[Path] = None, timeout: float = 600) -
 def example() -> Path:
     assert EXAMPLE.is_file(), f"{EXAMPLE} is missing (the run-path tests need it)"
     return EXAMPLE
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory):
+    """How to run mobipath as a user's install would, outside the repository: the command named
+    by MOBIPATH_INSTALLED_CLI (set by scripts/check-install to a wheel installed into a fresh
+    venv), else `python -m mobipath` on a copy of the imported package (symlinks followed, as in
+    a wheel) in a temporary site directory. Returns (command, env, a scratch directory)."""
+    work = tmp_path_factory.mktemp("user")
+    cli = os.environ.get("MOBIPATH_INSTALLED_CLI")
+    if cli:
+        return [cli], {}, work
+    import mobipath
+
+    site = tmp_path_factory.mktemp("site")
+    shutil.copytree(Path(mobipath.__file__).resolve().parent, site / "mobipath",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return [sys.executable, "-m", "mobipath"], {"PYTHONPATH": str(site)}, work

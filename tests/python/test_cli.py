@@ -164,9 +164,15 @@ def test_run_invalid_scenario_exits_1(tmp_path):
 
 def test_bench_without_scenarios_is_a_clear_error(tmp_path, monkeypatch):
     import mobipath.bench as bench
+    import mobipath.shipped
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(bench.provenance, "source_tree", lambda: None)
+
+    def broken_install():
+        raise mobipath.shipped.ShippedError("missing")
+
+    monkeypatch.setattr(mobipath.shipped, "root", broken_install)
     result = runner.invoke(app, ["bench"])
     assert result.exit_code == 1
     assert "no benchmark scenarios" in result.output

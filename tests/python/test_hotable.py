@@ -25,7 +25,7 @@ def test_learn_writes_then_accumulates_without_shrinking(tmp_path):
     assert r.exit_code == 0, r.output
     first = ranges(out)
     assert first and {op for op, *_ in first} == {"A", "B"}
-    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "100", "-o", str(out)])
+    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "100", "-o", str(out), "--accumulate"])
     assert r.exit_code == 0 and "accumulated" in r.output, r.output
     second = ranges(out)
     alone = tmp_path / "alone.csv"
@@ -36,10 +36,34 @@ def test_learn_writes_then_accumulates_without_shrinking(tmp_path):
         assert covered(second, op, a) and covered(second, op, b) and covered(second, op, (a + b) / 2)
 
 
+def test_learning_twice_into_the_same_file_overwrites_unless_accumulating(tmp_path):
+    """Run twice, `-o t.csv` used to double every count silently; now it replaces the table, and
+    adding to it takes --accumulate."""
+    out = tmp_path / "t.csv"
+    args = ["hotable", "learn", str(P0), "--runs", "3", "-o", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    once = out.read_text()
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0 and "written to" in r.output and "accumulated" not in r.output, r.output
+    assert out.read_text() == once
+    r = runner.invoke(app, args + ["--accumulate"])
+    assert r.exit_code == 0 and "accumulated into" in r.output, r.output
+    assert sum(c for *_, c in ranges(out)) == 2 * sum(int(l.split(",")[3]) for l in once.splitlines()[2:])
+    r = runner.invoke(app, args + ["--accumulate", "--fresh"])
+    assert r.exit_code == 2 and "contradict" in r.output
+
+
+def test_help_says_what_happens_to_an_existing_table():
+    for cmd in ("learn", "learn-recorded"):
+        r = runner.invoke(app, ["hotable", cmd, "--help"], terminal_width=200)
+        text = " ".join(r.output.split())
+        assert "replaced if it exists, unless --accumulate" in text and "--accumulate" in text, r.output
+
+
 def test_malformed_existing_table_is_reported(tmp_path):
     out = tmp_path / "table.csv"
     out.write_text("operator,start_m,end_m,count\nA,10,5,1\n")
-    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "2", "-o", str(out)])
+    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "2", "-o", str(out), "--accumulate"])
     assert r.exit_code == 1
     assert "end_m = 5: must be greater than start_m (10)" in r.output
     assert "Traceback" not in r.output

@@ -100,3 +100,53 @@ def test_bad_options_are_reported(tmp_path):
     assert r.returncode != 0 and "--scenario" in (r.stderr + r.stdout)
     r = run_cli(["reproduce", "p1", "--seeds", "0", "--out", tmp_path / "y"])
     assert r.returncode != 0 and "seeds" in (r.stderr + r.stdout).lower()
+
+
+def test_ctrl_c_stops_at_once_and_the_next_invocation_resumes(two_runs, tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) exits within a second with
+    code 130 and keeps the finished runs; the same command then reuses them, and the results
+    equal an uninterrupted run's."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import cli_env, mobipath_command
+
+    out = tmp_path / "r"
+    cmd = mobipath_command() + ["reproduce", "p1", *ARGS, "--out", str(out), "--jobs", "2"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+                         start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list((out / "runs").glob("*.json"))) < 3 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    assert p.poll() is None, "finished before it could be interrupted"
+    t0 = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert time.monotonic() - t0 < 1.5
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "run the same command again to resume" in err and "Traceback" not in err, err
+    kept = len(list((out / "runs").glob("*.json")))
+    assert 3 <= kept < 36 and not (out / "results.csv").exists()
+    r = run_cli(["reproduce", "p1", *ARGS, "--out", out, "--jobs", "2"], timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert f"resuming: {kept} finished results" in r.stderr and f"({kept} reused)" in r.stderr, r.stderr
+    assert json.loads((out / "summary.json").read_text())["provenance"]["reused_runs"] == kept
+    assert (out / "results.csv").read_bytes() == (two_runs[0] / "results.csv").read_bytes()
+    # --fresh discards them
+    r = run_cli(["reproduce", "p1", *ARGS, "--out", out, "--jobs", "2", "--fresh"], timeout=180)
+    assert r.returncode == 0 and "reused" not in r.stderr, r.stderr
+    assert (out / "results.csv").read_bytes() == (two_runs[0] / "results.csv").read_bytes()
+
+
+def test_kept_runs_are_keyed_by_what_determines_them(tmp_path, monkeypatch):
+    from mobipath import provenance
+    from mobipath.experiments.common import RunCache
+
+    c = RunCache(tmp_path)
+    c.put("scenario A, seed 1", {"goodput": 1.5})
+    assert c.get("scenario A, seed 1") == {"goodput": 1.5}
+    assert c.get("scenario A, seed 2") is None and c.get("scenario B, seed 1") is None
+    monkeypatch.setattr(provenance, "version", lambda: "99.0")  # another mobipath: nothing reused
+    assert RunCache(tmp_path).get("scenario A, seed 1") is None

@@ -1,14 +1,17 @@
-"""Pieces every paper reproduction shares: confidence intervals, the parallel run loop, the
-results CSV and the provenance block. Results are keyed, so the number of worker processes never
-changes a number."""
+"""Pieces every paper reproduction shares: confidence intervals, the parallel run loop with its
+cache of finished runs (resuming an interrupted reproduction), the results CSV and the provenance
+block. Results are keyed, so the number of worker processes never changes a number."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import math
+import multiprocessing
 import os
+import signal
 import statistics
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
@@ -35,25 +38,124 @@ def mean_ci(values: Sequence[Optional[float]]) -> Tuple[Optional[float], Optiona
     return m, t975(len(vals)) * statistics.stdev(vals) / math.sqrt(len(vals))
 
 
+class RunCache:
+    """Finished runs of a reproduction, one JSON file each in `directory` (``<report>/runs/``), so
+    an interrupted ``mobipath reproduce`` resumes where it stopped. A run's file name is a hash of
+    what determines its result: the experiment's description of the run (scenario text, seed,
+    ...), mobipath's version and the simulator extension's bytes; anything else changed means
+    another name, so a stale result is never reused."""
+
+    def __init__(self, directory: Path, enabled: bool = True) -> None:
+        self.directory, self.enabled = Path(directory), enabled
+        self.reused = 0
+        self._salt: Optional[str] = None
+
+    def salt(self) -> str:
+        if self._salt is None:
+            from .. import _core, provenance
+
+            h = hashlib.sha256(provenance.version().encode())
+            h.update(Path(_core.__file__).read_bytes())
+            self._salt = h.hexdigest()
+        return self._salt
+
+    def path(self, description: str) -> Path:
+        h = hashlib.sha256(self.salt().encode())
+        h.update(description.encode("utf-8"))
+        return self.directory / f"{h.hexdigest()[:32]}.json"
+
+    def get(self, description: str) -> Any:
+        """The kept result of the run `description` describes, or None."""
+        if not self.enabled:
+            return None
+        try:
+            data = json.loads(self.path(description).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("description") != description:  # a hash collision, or a damaged file
+            return None
+        self.reused += 1
+        return data["result"]
+
+    def put(self, description: str, result: Any) -> None:
+        if not self.enabled:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.path(description)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps({"description": description, "result": result}), encoding="utf-8")
+        tmp.replace(path)  # a reader never sees half a file, even after Ctrl-C
+
+    def clear(self) -> None:
+        """Forgets every kept result (``--fresh``)."""
+        for f in self.directory.glob("*.json*") if self.directory.is_dir() else []:
+            f.unlink()
+
+    def count(self) -> int:
+        return len(list(self.directory.glob("*.json"))) if self.directory.is_dir() else 0
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group: the workers leave it to the main process, which
+    # stops them (no traceback from each worker).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call(job: Callable[..., Any], args: Tuple[Any, ...]) -> Any:
+    return job(*args)
+
+
 def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-            jobs: Optional[int], bar: Any = None) -> Tuple[Dict[Any, Any], int]:
+            jobs: Optional[int], bar: Any = None, cache: Optional[RunCache] = None,
+            describe: Optional[Callable[[Any], str]] = None) -> Tuple[Dict[Any, Any], int]:
     """Runs `job(*args(key))` for every key, in `jobs` worker processes (default: all cores; 1 =
-    in this process). `job` must be a module-level function (it is pickled). Returns the results
-    by key and the number of workers used; `bar.advance()` is called after each run."""
+    in this process). `job` must be a module-level function (it is pickled) and its results
+    JSON-serialisable when a `cache` is given: runs whose `describe(key)` is in the cache are not
+    run again, and each finished run is put there at once. Returns the results by key and the
+    number of workers used; `bar.advance()` is called after each run.
+
+    On KeyboardInterrupt the workers are terminated at once and the interrupt propagates; what
+    finished is in the cache."""
     n = max(1, jobs or os.cpu_count() or 1)
     results: Dict[Any, Any] = {}
-    if n == 1:
-        for k in keys:
-            results[k] = job(*args(k))
+    todo = []
+    for k in keys:
+        kept = cache.get(describe(k)) if cache is not None and describe is not None else None
+        if kept is not None:
+            results[k] = kept
             if bar is not None:
                 bar.advance()
+        else:
+            todo.append(k)
+
+    def done(k: Any, result: Any) -> None:
+        if cache is not None and describe is not None:
+            cache.put(describe(k), result)
+            result = json.loads(json.dumps(result))  # the same types a resumed run reads back
+        results[k] = result
+        if bar is not None:
+            bar.advance()
+
+    if n == 1 or len(todo) <= 1:
+        for k in todo:
+            done(k, job(*args(k)))
         return results, n
-    with ProcessPoolExecutor(max_workers=n) as ex:
-        futs = {ex.submit(job, *args(k)): k for k in keys}
-        for fut in as_completed(futs):
-            results[futs[fut]] = fut.result()
-            if bar is not None:
-                bar.advance()
+    pool = multiprocessing.Pool(processes=min(n, len(todo)), initializer=_ignore_sigint)
+    try:
+        pending = {pool.apply_async(_call, (job, args(k))): k for k in todo}
+        while pending:
+            ready = [r for r in pending if r.ready()]
+            if not ready:
+                next(iter(pending)).wait(0.05)  # short waits: Ctrl-C is handled at once
+                continue
+            for r in ready:
+                done(pending.pop(r), r.get())
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
     return results, n
 
 

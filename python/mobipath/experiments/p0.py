@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import core_revision, mean_ci, run_all, write_csv
+from .common import RunCache, core_revision, mean_ci, run_all, write_csv
 
-ROOT_SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "p0" / "hst-minrtt.toml"
+# The base scenario, shipped inside the package (mobipath.shipped), so an installed mobipath
+# finds it from any directory.
+BASE_SCENARIO = "scenarios/p0/hst-minrtt.toml"
 
 PROFILES: Dict[str, Dict[str, Any]] = {
     # rcv_buf_bytes None = the base scenario's (ns-3's default 128 KiB socket buffer, see
@@ -42,7 +44,7 @@ QUICK_DURATION_S = 20
 
 LABEL = {"minrtt": "minRTT", "ecf": "ECF", "blest": "BLEST", "peekaboo": "Peekaboo", "linux-default": "Linux default"}
 
-# The paper's published numbers (../shared/spec/papers.md, P0). Relative changes only are compared:
+# The paper's published numbers (docs/papers.md, P0). Relative changes only are compared:
 # the paper's absolute unit is ambiguous (most likely MB/s).
 PAPER_T2_CHANGE = {"minrtt": 1.95, "ecf": 2.20, "blest": 1.87, "peekaboo": 1.64}
 PAPER_T3_CHANGE = {"minrtt": 20.8, "ecf": 22.5, "blest": 19.1, "peekaboo": 17.9}
@@ -186,9 +188,11 @@ def plan(profiles: Sequence[str], schedulers: Optional[Sequence[str]], seeds: in
 def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles: Sequence[str] = ("paper", "modern"),
               schedulers: Optional[Sequence[str]] = None, jobs: Optional[int] = None, quick: bool = False,
               base_scenario: Optional[Path] = None, command: str = "",
-              progress: Optional[Callable[[str, int], Any]] = None) -> Dict[str, Any]:
+              progress: Optional[Callable[[str, int], Any]] = None, resume: bool = True) -> Dict[str, Any]:
     """Runs the whole P0 experiment and writes the report into `out_dir`; returns the aggregates.
-    `progress(description, total)` returns an object with `advance()` (or None for silence)."""
+    `progress(description, total)` returns an object with `advance()` (or None for silence).
+    Finished runs (and the learned table) are kept in ``out_dir/runs`` and reused by the next call;
+    `resume=False` discards them first (RunCache)."""
     from .. import hotable, provenance
 
     t0 = time.monotonic()
@@ -200,7 +204,9 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
         bad = [s for s in schedulers if s not in known]
         if bad:
             raise ValueError(f"scheduler(s) {', '.join(bad)} not in the selected profile(s) (known: {', '.join(sorted(known))})")
-    base_path = Path(base_scenario or ROOT_SCENARIO)
+    from .. import shipped
+
+    base_path = Path(base_scenario) if base_scenario is not None else shipped.path(BASE_SCENARIO)
     base = base_path.read_text(encoding="utf-8")
     duration = QUICK_DURATION_S if quick else None
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -212,7 +218,14 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
     learn_text = make_scenario(base, "minrtt", "plain", "lia", duration, None)
     learn_path = scen_dir / "table-learning.toml"
     learn_path.write_text(learn_text, encoding="utf-8")
-    table_csv = hotable.learn(str(learn_path), runs=table_runs, first_seed=TABLE_FIRST_SEED)
+    cache = RunCache(out_dir / "runs")
+    if not resume:
+        cache.clear()
+    table_desc = json.dumps(["p0 table", learn_text, table_runs, TABLE_FIRST_SEED])
+    table_csv = cache.get(table_desc)
+    if table_csv is None:
+        table_csv = hotable.learn(str(learn_path), runs=table_runs, first_seed=TABLE_FIRST_SEED)
+        cache.put(table_desc, table_csv)
     (out_dir / "table.csv").write_text(table_csv, encoding="utf-8")
     table_s = time.monotonic() - t_table
 
@@ -233,7 +246,9 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
 
     bar = progress("P0 runs", len(keys)) if progress else None
     t_runs = time.monotonic()
-    results, jobs = run_all(keys, run_one, lambda k: (k, paths[k[:3]], keep(k)), jobs, bar)
+    texts = {pk: Path(p).read_text(encoding="utf-8") for pk, p in paths.items()}
+    results, jobs = run_all(keys, run_one, lambda k: (k, paths[k[:3]], keep(k)), jobs, bar, cache,
+                            lambda k: json.dumps(["p0 run", k, texts[k[:3]], table_csv, keep(k)]))
     runs_s = time.monotonic() - t_runs
     rows = [results[k]["row"] for k in keys]  # plan order, independent of completion order
 
@@ -249,7 +264,7 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
         "mobipath_version": provenance.version(),
         "git_revision": provenance.git_revision(),
         "core_build_git_revision": core_revision(),
-        "base_scenario": str(base_path),
+        "base_scenario": str(base_path) if base_scenario is not None else f"{BASE_SCENARIO} (shipped with mobipath)",
         "duration_s": rows[0]["duration_s"] if rows else None,
         "evaluation_seeds": [1, seeds],
         "table_runs": table_runs,
@@ -258,6 +273,7 @@ def reproduce(out_dir: Path, *, seeds: int = 10, table_runs: int = 50, profiles:
         "schedulers": sorted({k[1] for k in keys}),
         "jobs": jobs,
         "runs": len(rows),
+        "reused_runs": cache.reused,
         "wall_time_s": round(wall, 2),
         "table_learning_s": round(table_s, 2),
         "runs_s": round(runs_s, 2),
@@ -589,6 +605,7 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
     a(f"- handover table: {n_ranges} ranges (`table.csv`)")
     a(f"- handover metrics from: {', '.join(prov['handover_metrics_source'])}")
     a(f"- wall time {prov['wall_time_s']:.1f} s (table learning {prov['table_learning_s']:.1f} s, "
-      f"runs {prov['runs_s']:.1f} s on {prov['jobs']} worker processes)")
+      f"runs {prov['runs_s']:.1f} s on {prov['jobs']} worker processes"
+      + (f"; {prov['reused_runs']} results reused from `runs/`, kept by an earlier invocation)" if prov.get("reused_runs") else ")"))
     a("- per-run numbers: `results.csv`; aggregates: `summary.json`")
     return "\n".join(L) + "\n"

@@ -1,5 +1,5 @@
 """P1 reproduction: delay-predictive scheduling and receiver-based loss recovery for MPTCP on
-heterogeneous paths (J-KICS 2012; ../shared/spec/papers.md, P1; Table 2 setup).
+heterogeneous paths (J-KICS 2012; docs/papers.md, P1; Table 2 setup).
 
 Scenario 1 (the paper's Figs. 8 and 9): path 1 100 Mbit/s, 3 ms; path 2 swept in rate, 15 ms,
 1 % random loss; 1500-byte packets (MSS 1448), a 500-packet receive buffer, Reno. Variants:
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import core_revision, mean_ci, run_all, write_csv
+from .common import RunCache, core_revision, mean_ci, run_all, write_csv
 
 MSS = 1448
 RCV_BUF_PACKETS = 500
@@ -301,9 +301,10 @@ def render_report(agg: Dict[Point, Dict[str, Any]], prov: Dict[str, Any], figs: 
         if "fig10" in figs:
             w(f"\n![Fig. 10]({figs['fig10']})\n\n![Fig. 11]({figs['fig11']})\n")
     w("## Provenance\n")
-    for k in ("command", "mobipath_version", "git_revision", "core_build_git_revision", "seeds", "runs", "jobs",
-              "wall_time_s"):
-        w(f"- {k.replace('_', ' ')}: `{prov[k]}`")
+    for k in ("command", "mobipath_version", "git_revision", "core_build_git_revision", "seeds", "runs", "reused_runs",
+              "jobs", "wall_time_s"):
+        if k in prov:
+            w(f"- {k.replace('_', ' ')}: `{prov[k]}`")
     w("- scenario files: `scenarios/` next to this report; one row per run in `results.csv`.")
     return "\n".join(out) + "\n"
 
@@ -314,9 +315,11 @@ def render_report(agg: Dict[Point, Dict[str, Any]], prov: Dict[str, Any], figs: 
 
 def reproduce(out_dir: Path, *, seeds: int = 4, parts: Sequence[str] = ("s1", "s2"), jobs: Optional[int] = None,
               quick: bool = False, command: str = "",
-              progress: Optional[Callable[[str, int], Any]] = None) -> Dict[str, Any]:
+              progress: Optional[Callable[[str, int], Any]] = None, resume: bool = True) -> Dict[str, Any]:
     """Runs P1's two scenarios and writes the report into `out_dir`; returns the summary.
-    `progress(description, total)` returns an object with `advance()` (or None for silence)."""
+    `progress(description, total)` returns an object with `advance()` (or None for silence).
+    Finished runs are kept in ``out_dir/runs`` and reused by the next call; `resume=False`
+    discards them first (RunCache)."""
     from .. import provenance
 
     for p in parts:
@@ -337,7 +340,12 @@ def reproduce(out_dir: Path, *, seeds: int = 4, parts: Sequence[str] = ("s1", "s
             path.write_text(scenario_text(p, v, x, durations[p]), encoding="utf-8")
             paths[(p, v, x)] = str(path)
     bar = progress("P1 runs", len(keys)) if progress else None
-    results, n_jobs = run_all(keys, run_one, lambda k: (k, paths[k[:3]]), jobs, bar)
+    cache = RunCache(out_dir / "runs")
+    if not resume:
+        cache.clear()
+    texts = {pk: Path(p).read_text(encoding="utf-8") for pk, p in paths.items()}
+    results, n_jobs = run_all(keys, run_one, lambda k: (k, paths[k[:3]]), jobs, bar, cache,
+                              lambda k: json.dumps(["p1 run", k, texts[k[:3]]]))
     rows = [results[k] for k in keys]  # plan order, independent of completion order
     write_csv(out_dir / "results.csv", rows, CSV_FIELDS)
     written = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]
@@ -352,6 +360,7 @@ def reproduce(out_dir: Path, *, seeds: int = 4, parts: Sequence[str] = ("s1", "s
         "scenarios": list(parts),
         "duration_s": {p: durations[p] for p in parts},
         "runs": len(rows),
+        "reused_runs": cache.reused,
         "jobs": n_jobs,
         "wall_time_s": round(time.monotonic() - t0, 2),
     }

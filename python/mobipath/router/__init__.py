@@ -8,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-app = typer.Typer(help="Components for a real Linux MPTCP router.", no_args_is_help=True)
+# rich_markup_mode=None: help texts are plain text, as in cli.py.
+app = typer.Typer(help="Components for a real Linux MPTCP router.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @app.command("pha-d")
@@ -30,10 +31,12 @@ def pha_d(
     """PHA-D on the train router: marks the subflow of the operator about to hand over as backup
     (MP_PRIO via the endpoint's backup flag) from live gpsd positions and a handover table, and
     clears it before the range ends. Prints one JSON line per MP_PRIO."""
-    from ..cli import _guarded  # late import: cli imports this module
+    from ..cli import _guarded, input_file  # late import: cli imports this module
 
     def go() -> None:
         from .. import gpsd as gps
+
+        table_file, track_file = input_file(table), input_file(track)
         from .phad import EndpointActuator, PhaDRouter, RecordingActuator, RouterError, ip_rx_packets, parse_subflow
 
         try:
@@ -43,16 +46,16 @@ def pha_d(
             host, _, port_s = gpsd.rpartition(":")
             if not host or not port_s.isdigit() or not 0 < int(port_s) < 65536:
                 raise RouterError(f"--gpsd {gpsd!r}: expected HOST:PORT with a port in 1..65535")
-            trk = gps.Track.from_csv(track)
+            trk = gps.Track.from_csv(track_file)
             actuator = RecordingActuator() if dry_run else EndpointActuator(netns)
             rx = (lambda s: ip_rx_packets(s.iface, netns)) if any(s.iface for s in specs) else None
 
             def log(ev: dict) -> None:
                 print(json.dumps(ev, sort_keys=True), flush=True)
 
-            router = PhaDRouter(table.read_text(encoding="utf-8"), specs, actuator, policy=policy, lead_ms=lead_ms,
+            router = PhaDRouter(table_file.read_text(encoding="utf-8"), specs, actuator, policy=policy, lead_ms=lead_ms,
                                 gps_period_s=gps_period_ms / 1e3, rtt_s=rtt_ms / 1e3, rx_packets=rx, log=log,
-                                table_file=str(table))
+                                table_file=str(table_file))
             with gps.GpsdClient(host, int(port_s)) as client:
                 n = router.run(client.positions(trk, max_offset_m), max_fixes, tick_ms / 1e3 if tick_ms > 0 else None)
             print(f"{n} fixes, {len(router.events)} MP_PRIO", file=sys.stderr)

@@ -1,0 +1,178 @@
+"""`mobipath plot RESULT_DIR`: figures of one run's time series, one file per flow.
+
+A flow's figure has a row of three panels — goodput, congestion window, smoothed RTT over time —
+for the flow, and for an MPTCP flow one more row per subflow. Subflows are the time series of
+kind ``subflow`` named ``<flow>/<subflow>``; the subflow names are taken from the data as they
+are. Handovers listed in ``summary.json`` are marked on every panel as vertical spans from their
+start to their end (colour = operator).
+
+matplotlib is imported only here, through its object-oriented API (no pyplot state): PNG goes
+through the Agg renderer, SVG through matplotlib's SVG writer.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+__all__ = ["plot_result", "PlotError", "Plotted", "FORMATS"]
+
+FORMATS = ("png", "svg")
+# (metric in the time series, axis label)
+PANELS = (("goodput_mbps", "goodput (Mbit/s)"), ("cwnd_segments", "cwnd (segments)"), ("srtt_ms", "RTT (ms)"))
+Series = Tuple[List[float], List[float]]
+
+
+class PlotError(Exception):
+    """The directory does not hold a run's results, or they cannot be plotted."""
+
+
+@dataclass
+class Plotted:
+    """What `plot_result` drew: the files written and, per file, its rows and handover spans."""
+
+    files: List[Path] = field(default_factory=list)
+    rows: Dict[str, List[str]] = field(default_factory=dict)
+    handover_spans: Dict[str, int] = field(default_factory=dict)
+
+
+def _load(result_dir: Path) -> Tuple[Dict[str, Any], Any]:
+    import polars as pl
+
+    summary_path, ts_path = result_dir / "summary.json", result_dir / "timeseries.parquet"
+    for p in (summary_path, ts_path):
+        if not p.is_file():
+            raise PlotError(f"{p}: not found ({result_dir} is not a result directory of `mobipath run`)")
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise PlotError(f"{summary_path}: not a summary ({e})") from None
+    try:
+        ts = pl.read_parquet(ts_path)
+    except Exception as e:  # polars raises several types for a damaged file
+        raise PlotError(f"{ts_path}: cannot read ({e})") from None
+    missing = {"time_s", "kind", "name", "metric", "value"} - set(ts.columns)
+    if missing:
+        raise PlotError(f"{ts_path}: missing column(s) {', '.join(sorted(missing))}")
+    return summary, ts
+
+
+def _series(ts: Any, kind: str) -> Dict[Tuple[str, str], Series]:
+    """(name, metric) -> (times, values) for the rows of `kind`, in time order."""
+    import polars as pl
+
+    out: Dict[Tuple[str, str], Series] = {}
+    part = ts.filter(pl.col("kind") == kind).sort("time_s")
+    for (name, metric), g in part.group_by(["name", "metric"], maintain_order=True):
+        out[(str(name), str(metric))] = (g["time_s"].to_list(), g["value"].to_list())
+    return out
+
+
+def _flow_names(summary: Mapping[str, Any], flows: Mapping[Tuple[str, str], Series]) -> List[str]:
+    names = list((summary.get("flows") or {}).keys()) if isinstance(summary.get("flows"), Mapping) else []
+    for name, _ in flows:
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def subflows_of(flow: str, subflows: Mapping[Tuple[str, str], Series]) -> List[str]:
+    """The subflow names of `flow` in the data (``<flow>/<name>`` → ``<name>``), in order of
+    first appearance."""
+    prefix = flow + "/"
+    out: List[str] = []
+    for name, _ in subflows:
+        if name.startswith(prefix) and len(name) > len(prefix) and name[len(prefix):] not in out:
+            out.append(name[len(prefix):])
+    return out
+
+
+def _file_name(flow: str, fmt: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", flow).strip("._") or "flow"
+    return f"flow-{safe}.{fmt}"
+
+
+def _handovers(summary: Mapping[str, Any]) -> List[Tuple[float, float, str]]:
+    out = []
+    for h in summary.get("handovers") or []:
+        if isinstance(h, Mapping) and isinstance(h.get("start_s"), (int, float)):
+            end = h.get("end_s") if isinstance(h.get("end_s"), (int, float)) else h["start_s"]
+            out.append((float(h["start_s"]), float(end), str(h.get("operator", ""))))
+    return out
+
+
+def plot_result(result_dir: Path, fmt: str = "png", out_dir: Optional[Path] = None,
+                flows: Optional[Sequence[str]] = None, dpi: int = 110) -> Plotted:
+    """Writes one figure per flow of the run in `result_dir` into `out_dir` (default:
+    `result_dir`) and returns what was drawn."""
+    if fmt not in FORMATS:
+        raise PlotError(f"--format {fmt!r}: must be one of {', '.join(FORMATS)}")
+    result_dir = Path(result_dir)
+    summary, ts = _load(result_dir)
+    flow_series, sub_series = _series(ts, "flow"), _series(ts, "subflow")
+    names = _flow_names(summary, flow_series)
+    if flows:
+        unknown = [f for f in flows if f not in names]
+        if unknown:
+            raise PlotError(f"--flow {', '.join(unknown)}: no such flow (the run has {', '.join(names) or 'none'})")
+        names = [n for n in names if n in flows]
+    if not names:
+        raise PlotError(f"{result_dir}: the run has no flow time series to plot")
+    out = Path(out_dir) if out_dir is not None else result_dir
+    out.mkdir(parents=True, exist_ok=True)
+    handovers = _handovers(summary)
+    duration = summary.get("duration_s") if isinstance(summary.get("duration_s"), (int, float)) else None
+    done = Plotted()
+    for flow in names:
+        rows = [("flow " + flow, {m: flow_series.get((flow, m)) for m, _ in PANELS})]
+        for sub in subflows_of(flow, sub_series):
+            rows.append((f"subflow {sub}", {m: sub_series.get((f"{flow}/{sub}", m)) for m, _ in PANELS}))
+        path = out / _file_name(flow, fmt)
+        spans = _draw(path, fmt, flow, rows, handovers, duration, dpi)
+        done.files.append(path)
+        done.rows[flow] = [label for label, _ in rows]
+        done.handover_spans[flow] = spans
+    return done
+
+
+def _draw(path: Path, fmt: str, flow: str, rows: List[Tuple[str, Dict[str, Optional[Series]]]],
+          handovers: List[Tuple[float, float, str]], duration: Optional[float], dpi: int) -> int:
+    """Draws one flow's figure; returns the number of handovers marked (each once, on all panels)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 2.3 * len(rows) + 0.6))
+    axes = fig.subplots(len(rows), len(PANELS), sharex=True, squeeze=False)
+    operators = sorted({op for _, _, op in handovers})
+    colours = {op: f"C{(i + 3) % 10}" for i, op in enumerate(operators)}
+    for r, (label, series) in enumerate(rows):
+        for c, (metric, ylabel) in enumerate(PANELS):
+            ax = axes[r][c]
+            s = series.get(metric)
+            if s is not None and s[0]:
+                ax.plot(s[0], s[1], lw=0.8, color="C0" if r == 0 else f"C{r % 10}")
+            else:
+                ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.5")
+            for start, end, op in handovers:
+                # edge line: a 40 ms interruption is thinner than a pixel on a long run
+                ax.axvspan(start, end, color=colours[op], alpha=0.35, lw=0.8)
+            ax.set_ylabel(ylabel, fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+            if c == 0:
+                ax.set_title(label, fontsize=9, loc="left")
+            if duration:
+                ax.set_xlim(0, duration)
+    for c in range(len(PANELS)):
+        axes[-1][c].set_xlabel("time (s)", fontsize=8)
+    if handovers:
+        from matplotlib.patches import Patch
+
+        axes[0][0].legend(handles=[Patch(color=colours[op], alpha=0.5, label=f"handover, operator {op}") for op in operators],
+                          fontsize=7, loc="lower right")
+    fig.suptitle(flow, fontsize=10)
+    fig.tight_layout()
+    metadata: Dict[str, Any] = {"Date": None} if fmt == "svg" else {}
+    fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata)
+    return len(handovers)

@@ -1,0 +1,60 @@
+"""Every command's `--help` prints its help texts as written: square brackets ("[hst]",
+"[default: all cores]") are text, not rich markup to be swallowed."""
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Tuple
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from mobipath.cli import app
+
+runner = CliRunner()
+BRACKETED = re.compile(r"\[[^\[\]]+\]")
+
+
+def walk(cmd, path: Tuple[str, ...] = ()) -> Iterator[Tuple[Tuple[str, ...], object]]:
+    yield path, cmd
+    for name, sub in sorted((getattr(cmd, "commands", None) or {}).items()):
+        yield from walk(sub, path + (name,))
+
+
+COMMANDS = list(walk(typer.main.get_command(app)))
+
+
+def help_strings(cmd) -> List[str]:
+    texts = [getattr(cmd, "help", None) or ""]
+    texts += [getattr(p, "help", None) or "" for p in getattr(cmd, "params", [])]
+    return [t for t in texts if t]
+
+
+def normalized(text: str) -> str:
+    """Whitespace collapsed and table borders dropped, so wrapping does not matter."""
+    return " ".join(re.sub(r"[│╭╮╰╯─┃━]", " ", text).split())
+
+
+def test_the_tree_has_every_command_group():
+    names = {" ".join(p) for p, _ in COMMANDS}
+    for expected in ("run", "plot", "examples", "hotable learn", "hotable learn-recorded", "reproduce p0",
+                     "reproduce p1", "router pha-d"):
+        assert expected in names, sorted(names)
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=lambda p: " ".join(p) or "mobipath")
+def test_help_keeps_bracketed_text(path):
+    cmd = dict(COMMANDS)[path]
+    r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "100"}, terminal_width=100)
+    assert r.exit_code == 0, r.output
+    out = normalized(r.output)
+    for text in help_strings(cmd):
+        for bracketed in BRACKETED.findall(text):
+            assert normalized(bracketed) in out, f"{' '.join(path)} --help lost {bracketed!r}:\n{r.output}"
+
+
+def test_the_reported_cases():
+    r = runner.invoke(app, ["hotable", "learn", "--help"])
+    assert "Scenario with an [hst] section." in normalized(r.output)
+    r = runner.invoke(app, ["reproduce", "p0", "--help"])
+    assert "Worker processes [default: all cores]." in normalized(r.output)

@@ -1,0 +1,86 @@
+"""`mobipath plot RESULT_DIR` and the compact MPTCP summary on the terminal."""
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from conftest import ROOT, run_cli
+from rich.console import Console
+
+from mobipath.display import print_summary
+from mobipath.plot import PlotError, plot_result
+from mobipath.results import timeseries_frame
+
+P0 = ROOT / "scenarios" / "p0" / "hst-minrtt.toml"
+
+
+@pytest.fixture(scope="module")
+def train_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("plot") / "train"
+    r = run_cli(["run", P0, "--seed", "2", "--out", out, "-q"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_plot_writes_png_and_svg_with_subflow_rows_and_handovers(train_run, tmp_path):
+    r = run_cli(["plot", train_run])
+    assert r.returncode == 0, r.stderr
+    png = train_run / "flow-mptcp.png"
+    assert r.stdout.split() == [str(png)]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = run_cli(["plot", train_run, "--format", "svg", "--out", tmp_path / "figs"])
+    assert r.returncode == 0, r.stderr
+    svg = (tmp_path / "figs" / "flow-mptcp.svg").read_text()
+    assert "<svg" in svg
+    summary = json.loads((train_run / "summary.json").read_text())
+    done = plot_result(train_run, fmt="svg", out_dir=tmp_path / "again")
+    # one row for the connection and one per subflow; every handover of the summary marked
+    assert done.rows["mptcp"] == ["flow mptcp"] + [f"subflow {i}" for i in range(2)]
+    assert summary["handovers"] and done.handover_spans["mptcp"] == len(summary["handovers"])
+
+
+def test_subflow_names_come_from_the_data(tmp_path):
+    """Subflow series are named `<flow>/<anything>` (e.g. after their paths), not only by index."""
+    t = [i / 10 for i in range(50)]
+    cols = {"time_s": [], "kind": [], "name": [], "metric": [], "value": []}
+    for kind, name in (("flow", "conn"), ("subflow", "conn/lte-a"), ("subflow", "conn/wifi")):
+        for metric in ("goodput_mbps", "cwnd_segments", "srtt_ms"):
+            for x in t:
+                for k, v in zip(cols, (x, kind, name, metric, 1.0 + x)):
+                    cols[k].append(v)
+    timeseries_frame(cols).write_parquet(tmp_path / "timeseries.parquet")
+    summary = {"duration_s": 5, "flows": {"conn": {"protocol": "mptcp", "subflows": [{"name": "lte-a"}, {"name": "wifi"}]}},
+               "handovers": [{"start_s": 1.0, "end_s": 1.04, "operator": "A"}, {"start_s": 3.0, "end_s": 3.05, "operator": "B"}]}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    done = plot_result(tmp_path, fmt="svg")
+    assert done.rows["conn"] == ["flow conn", "subflow lte-a", "subflow wifi"]
+    assert done.handover_spans["conn"] == 2
+    svg = (tmp_path / "flow-conn.svg").read_text()
+    assert "subflow lte-a" in svg and "subflow wifi" in svg
+
+
+def test_plot_errors_are_one_line(tmp_path):
+    r = run_cli(["plot", tmp_path])
+    assert r.returncode == 1 and "summary.json: not found" in r.stderr and "Traceback" not in r.stderr
+    with pytest.raises(PlotError, match="--format"):
+        plot_result(tmp_path, fmt="jpg")
+
+
+def test_mptcp_summary_is_compact_with_a_subflow_table():
+    summary = {"duration_s": 10, "flows": {
+        "tcp": {"protocol": "tcp", "goodput_mbps": 9.5, "timeouts": 0},
+        "mp": {"protocol": "mptcp", "scheduler": "minrtt", "cc": "lia", "goodput_mbps": 40.25, "reinjections": 3,
+               "penalisations": 77, "scheduler_waits": 12345,
+               "subflows": [{"name": "mp/via-a", "goodput_mbps": 30.5, "mean_rtt_ms": 41.5},
+                            {"name": "via-b", "goodput_mbps": 9.75, "mean_rtt_ms": 80.25}]}}}
+    console = Console(width=120, record=True, file=open("/dev/null", "w"))
+    print_summary(console, summary)
+    text = console.export_text()
+    assert "MPTCP flows" in text and "Subflows of mp" in text
+    sub = text.split("Subflows of mp")[1]
+    assert "via-a" in sub and "30.5" in sub and "via-b" in sub and "80.25" in sub
+    # the connection table is the compact one: no rarely read counters
+    assert "40.25" in text and "scheduler_waits" not in text and "12345" not in text
+    # single-path flows keep their own table
+    assert "Flows" in text.split("MPTCP flows")[0] and "9.5" in text

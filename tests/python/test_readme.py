@@ -1,0 +1,238 @@
+"""Every `mobipath ...` command in the READMEs, run as written from an empty directory outside
+the repository through an installed mobipath (the `installed` fixture: the wheel of
+scripts/check-install, else a copy of the package), in the order the READMEs give them.
+
+Each command found is one of:
+- RUN: run exactly as written (a `&&` chain runs in order; all of them share one directory);
+- SLOW: run as written when MOBIPATH_README_FULL=1 (scripts/check-install), else checked like HELP;
+- GPSD: run as written against a fake gpsd on 127.0.0.1:2947 replaying the sample ride;
+- checked only — the command exists and takes every `--flag` shown (in this process's command
+  tree, which is the installed package's when MOBIPATH_INSTALLED_CLI is set): a synopsis (placeholders such
+  as SCENARIO or [--seed N]), a bare command name, or a command listed in HELP_ONLY with the
+  reason it is not run here.
+A command in no class fails the test: add it to one.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shlex
+import socket
+import subprocess
+import threading
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+from conftest import ROOT, cli_env
+
+DOCS = ["README.md", "data/sample-ride/README.md", "python/mobipath/README.md", "python/mobipath/router/README.md"]
+LEARN_RECORDED = ("mobipath hotable learn-recorded --track data/sample-ride/track.csv --gps data/sample-ride/ride.nmea "
+                  "--handovers data/sample-ride/handovers.csv -o table.csv")
+RUN = {
+    "mobipath run scenarios/examples/mptcp-two-paths.toml --out results/mptcp",
+    "mobipath plot results/mptcp",
+    "mobipath examples my-examples",
+    "mobipath examples --list",
+    "mobipath schema",
+    LEARN_RECORDED,
+    "mobipath run scenarios/examples/hsr-two-operators.toml --out results/hsr",
+    "mobipath plot results/hsr",
+    "mobipath bench",
+}
+SLOW = {"mobipath reproduce p0", "mobipath reproduce p1"}
+GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
+        "--subflow B=2:wwan1 --dry-run"}
+HELP_ONLY = {
+    "mobipath compare scenarios/p0/hst-linux-default.toml": "root and network namespaces (test_emulate.py)",
+    "mobipath fidelity --full": "root, and a real-time grid of many minutes",
+    "mobipath bench --emulator": "measures this machine's emulator (root for its second half)",
+    "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",
+    "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",
+    "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1":
+        "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
+}
+FULL = os.environ.get("MOBIPATH_README_FULL") == "1"
+PLACEHOLDER = re.compile(r"\[|\b[A-Z][A-Z_]{1,}\b")
+
+
+def documented() -> Tuple[List[str], List[str], List[str]]:
+    """(commands, python blocks, toml blocks) of DOCS in order, whitespace collapsed, `&&` chains split."""
+    commands: List[str] = []
+    python: List[str] = []
+    toml: List[str] = []
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        pieces: List[str] = []
+        for m in re.finditer(r"```(\w*)\n(.*?)```|(?<!`)`([^`]+)`(?!`)", text, flags=re.S):
+            if m.group(3) is not None:
+                pieces.append(m.group(3))
+            elif m.group(1) == "python":
+                python.append(m.group(2))
+            elif m.group(1) == "toml":
+                toml.append(m.group(2))
+            elif m.group(1) in ("bash", "sh", ""):
+                pieces += m.group(2).splitlines()
+        for piece in pieces:
+            for part in " ".join(piece.split()).split(" && "):
+                part = part.split(" #")[0].strip()
+                if re.match(r"^(time )?(\S*/bin/)?mobipath \S", part) and part not in commands:
+                    commands.append(part)
+    return commands, python, toml
+
+
+COMMANDS, PYTHON, TOML = documented()
+
+
+def words(cmd: str) -> List[str]:
+    w = shlex.split(cmd)
+    while w and not w[0].endswith("mobipath"):
+        w.pop(0)  # `time`
+    return w[1:]
+
+
+def command_path(args: List[str]) -> List[str]:
+    """The longest prefix of `args` naming a (sub)command (from the command tree in this process)."""
+    import typer
+
+    from mobipath.cli import app
+
+    cmd, path = typer.main.get_command(app), []
+    for a in args:
+        sub = (getattr(cmd, "commands", None) or {}).get(a)
+        if sub is None:
+            break
+        cmd, path = sub, path + [a]
+    return path
+
+
+def classify(cmd: str) -> str:
+    if cmd in RUN:
+        return "run"
+    if cmd in SLOW:
+        return "run" if FULL else "help"
+    if cmd in GPSD:
+        return "gpsd"
+    if cmd in HELP_ONLY or PLACEHOLDER.search(cmd):
+        return "help"
+    args = words(cmd)
+    if args and command_path(args) == args:
+        return "help"  # a bare command name
+    return "unclassified"
+
+
+def check_help(cmd: str) -> None:
+    from typer.testing import CliRunner
+
+    from mobipath.cli import app
+
+    args = words(cmd)
+    path = command_path(args)
+    assert path, f"`{cmd}`: no such command"
+    r = CliRunner().invoke(app, path + ["--help"], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    for flag in re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", " ".join(args[len(path):])):
+        assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", r.output), f"`{cmd}`: {' '.join(path)} has no {flag}"
+
+
+class FakeGpsd:
+    """gpsd on 127.0.0.1:2947 (another port if that is taken): greets, reads ?WATCH, sends one TPV
+    per fix of an NMEA log, then closes."""
+
+    def __init__(self, nmea: Path):
+        self.lines = [json.dumps(tpv) .encode() + b"\n" for tpv in tpv_reports(nmea)]
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.sock.bind(("127.0.0.1", 2947))
+        except OSError:
+            self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.sock.listen(1)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        conn, _ = self.sock.accept()
+        with conn:
+            conn.sendall(b'{"class":"VERSION","release":"3.25","proto_major":3,"proto_minor":15}\n')
+            conn.settimeout(10)
+            buf = b""
+            while b"\n" not in buf:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                buf += chunk
+            conn.sendall(b"".join(self.lines))
+        self.sock.close()
+
+
+def tpv_reports(nmea: Path) -> List[dict]:
+    """gpsd TPV reports for the GGA fixes of an NMEA log (date from its RMC sentences)."""
+    date = next(line.split(",")[9] for line in nmea.read_text().splitlines() if line[3:6] == "RMC")
+    day = dt.datetime.strptime(date, "%d%m%y").replace(tzinfo=dt.timezone.utc)
+    out = []
+    for line in nmea.read_text().splitlines():
+        f = line.split("*")[0].split(",")
+        if f[0][3:] != "GGA":
+            continue
+        t = day + dt.timedelta(hours=int(f[1][:2]), minutes=int(f[1][2:4]), seconds=float(f[1][4:]))
+        lat = (int(f[2][:2]) + float(f[2][2:]) / 60) * (1 if f[3] == "N" else -1)
+        lon = (int(f[4][:3]) + float(f[4][3:]) / 60) * (1 if f[5] == "E" else -1)
+        out.append({"class": "TPV", "mode": 3, "time": t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z", "lat": lat, "lon": lon})
+    return out
+
+
+def test_every_documented_command_is_classified():
+    assert len(COMMANDS) > 10 and RUN | GPSD <= set(COMMANDS), sorted((RUN | GPSD) - set(COMMANDS))
+    bad = [c for c in COMMANDS if classify(c) == "unclassified"]
+    assert not bad, f"README commands neither run nor checked by this test (add them to RUN/SLOW/HELP_ONLY): {bad}"
+
+
+def test_documented_commands_run_as_written(installed):
+    cli, env, work = installed
+    cwd = work / "readme"
+    cwd.mkdir()
+    for cmd in COMMANDS:
+        mode = classify(cmd)
+        if mode == "help":
+            check_help(cmd)
+        elif mode == "run":
+            r = subprocess.run(cli + words(cmd), cwd=cwd, capture_output=True, text=True, env=cli_env(env), timeout=900)
+            assert r.returncode == 0, f"`{cmd}` failed:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+        elif mode == "gpsd":
+            fake = FakeGpsd(cwd / "my-examples" / "data/sample-ride/ride.nmea")
+            extra = [] if fake.port == 2947 else ["--gpsd", f"127.0.0.1:{fake.port}"]
+            r = subprocess.run(cli + words(cmd) + extra, cwd=cwd, capture_output=True, text=True, env=cli_env(env), timeout=120)
+            # gpsd going away ends the live loop with an error; until then every decision was printed
+            assert r.returncode == 1 and "gpsd closed the connection" in r.stderr, r.stderr
+            events = [json.loads(line) for line in r.stdout.splitlines()]
+            for endpoint in (1, 2):
+                flags = [e["backup"] for e in events if e["endpoint_id"] == endpoint]
+                assert len(flags) >= 4 and flags[::2] == [True] * len(flags[::2]) and not any(flags[1::2]), events
+        else:
+            pytest.fail(f"`{cmd}` is unclassified")
+    # what the commands promised to write
+    for f in ("results/mptcp/flow-mptcp.png", "results/hsr/flow-mptcp.png", "table.csv",
+              "my-examples/scenarios/examples/hsr-two-operators.toml"):
+        assert (cwd / f).is_file(), f
+    if FULL:
+        assert (cwd / "reports/p0/report.md").is_file() and (cwd / "reports/p1/report.md").is_file()
+
+
+def test_documented_python_and_toml_examples_run(installed):
+    cli, env, work = installed
+    examples = work / "python-examples"
+    r = subprocess.run(cli + ["examples", str(examples)], capture_output=True, text=True, env=cli_env(env))
+    assert r.returncode == 0, r.stderr
+    assert PYTHON and TOML
+    python = [str(Path(cli[0]).with_name("python"))] if len(cli) == 1 else cli[:1]
+    for code in PYTHON:
+        r = subprocess.run(python + ["-c", code], cwd=examples, capture_output=True, text=True, env=cli_env(env), timeout=300)
+        assert r.returncode == 0, f"{code}\n{r.stderr[-2000:]}"
+    for i, text in enumerate(TOML):
+        f = examples / f"readme-{i}.toml"
+        f.write_text(text)
+        r = subprocess.run(cli + ["validate", str(f)], capture_output=True, text=True, env=cli_env(env))
+        assert r.returncode == 0, f"{text}\n{r.stdout}"
