@@ -122,13 +122,18 @@ def run(
     show_progress = not quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
     with RunProgress(f"simulating {scenario.name}", err) as bar:
-        result = api.run(scenario, seed=seed, progress=bar if show_progress else None, command=provenance.command_line())
+        result = api.run(scenario, seed=seed, progress=bar if show_progress else None, allow_partial=True,
+                         command=provenance.command_line())
     wall = time.perf_counter() - t0
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-seed{result.seed if result.seed is not None else 'default'}"
     try:
         result.write(out_dir)
     except OSError as e:
         raise _fail(f"cannot write results to {out_dir}: {e.strerror or e}")
+    if result.partial:
+        stopped = result.summary["partial"]["stopped_at_s"]
+        raise _fail(f"interrupted at {stopped:g} s of simulated time; partial results (marked \"partial\" in "
+                    f"summary.json) written to {out_dir}", 130)
     if as_json:
         sys.stdout.write(result.summary_json())
         sys.stdout.flush()
