@@ -194,6 +194,26 @@ fn effective_links(py: Python<'_>, text: String, file: String, base_dir: PathBuf
     }
 }
 
+/// The resolved plan of a run as JSON text (see `mobipath_sim::api::plan_json`): what the
+/// emulator and other layers act on instead of re-reading the TOML. Raises `ScenarioError`.
+#[pyfunction]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None))]
+fn plan(py: Python<'_>, text: String, file: String, base_dir: PathBuf, seed: Option<u64>) -> PyResult<String> {
+    let result = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| api::plan_json(&text, &file, &base_dir, seed))));
+    match result {
+        Ok(Ok(json)) => Ok(json),
+        Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
+        Err(payload) => Err(panic_error("resolving the scenario", payload)),
+    }
+}
+
+/// The registries' names as JSON text: `{"cc", "coupled_cc", "schedulers", "wrappers",
+/// "elements"}` (each a list), so no name list is written twice.
+#[pyfunction]
+fn names() -> String {
+    api::names_json()
+}
+
 /// Learns a handover table from `runs` preliminary runs of the scenario's train and returns it
 /// as CSV; `existing` (CSV text) is accumulated into when given. Raises `ScenarioError`.
 #[pyfunction]
@@ -361,6 +381,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
     m.add_function(wrap_pyfunction!(effective_links, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add_class::<PhaDController>()?;

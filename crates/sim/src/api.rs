@@ -149,3 +149,78 @@ pub fn learn_handover_table_recorded(
     }
     Ok((table.to_csv(), summary))
 }
+
+/// The resolved plan of a run as JSON, for the layers that act on a scenario without simulating
+/// it (the emulator): `{"name", "seed", "duration_s", "bin_ms", "warmup_s", "scenario" (every
+/// default filled in), "links" (as the run builds them: the train folded in), "handovers",
+/// "paths": [{"name", "links"}], "flows": [{"name", "protocol", "cc", "scheduler" (as written,
+/// with its wrapper), "paths", "start_s", "stop_s", "traffic", "mptcp" (options with defaults),
+/// "non_default": [fields of `tcp`, `receiver` and `mptcp` set away from their defaults]}]}`.
+/// `seed` overrides the file's seed.
+pub fn plan_json(text: &str, file: &str, base_dir: &Path, seed: Option<u64>) -> Result<String, Vec<ConfigError>> {
+    use crate::scenario::{MptcpOptions, ReceiverOptions, TcpOptions};
+    use serde_json::{json, Value};
+    let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
+    let plan = crate::plan::Plan::new(&sc, seed.unwrap_or(sc.seed))?;
+    let links: Value = serde_json::from_str(&effective_links_json(text, file, base_dir, Some(plan.seed))?).expect("JSON we wrote");
+    // The fields of `value` (a table) that differ from `default`'s, as `prefix.field`.
+    fn changed<T: serde::Serialize>(prefix: &str, value: &T, default: &T, out: &mut Vec<String>) {
+        let (Value::Object(a), Value::Object(b)) = (serde_json::to_value(value).expect("ser"), serde_json::to_value(default).expect("ser")) else { return };
+        for (k, v) in &a {
+            if b.get(k) != Some(v) {
+                out.push(format!("{prefix}.{k}"));
+            }
+        }
+    }
+    let flows: Vec<Value> = sc
+        .file
+        .flows
+        .iter()
+        .map(|f| {
+            let mut non_default = Vec::new();
+            changed("tcp", &f.tcp, &TcpOptions::default(), &mut non_default);
+            changed("receiver", &f.receiver, &ReceiverOptions::default(), &mut non_default);
+            let mptcp = f.mptcp.clone().unwrap_or_default();
+            changed("mptcp", &mptcp, &MptcpOptions::default(), &mut non_default);
+            json!({
+                "name": f.name,
+                "protocol": if f.paths.is_some() { "mptcp" } else { "tcp" },
+                "cc": f.cc,
+                "scheduler": f.paths.as_ref().map(|_| f.scheduler.clone().unwrap_or_default().config().name),
+                "paths": f.paths.clone().unwrap_or_else(|| f.path.iter().cloned().collect()),
+                "start_s": f.start_s,
+                "stop_s": f.stop_s,
+                "traffic": f.traffic,
+                "mptcp": mptcp,
+                "non_default": non_default,
+            })
+        })
+        .collect();
+    Ok(json!({
+        "name": plan.scenario_name,
+        "seed": plan.seed,
+        "duration_s": plan.duration_s,
+        "bin_ms": plan.bin_ms,
+        "warmup_s": plan.warmup_s,
+        "scenario": plan.resolved,
+        "links": links["links"],
+        "handovers": links["handovers"],
+        "paths": sc.file.paths.iter().map(|p| json!({"name": p.name, "links": p.links})).collect::<Vec<_>>(),
+        "flows": flows,
+    })
+    .to_string())
+}
+
+/// Every registry's names as JSON text: `{"cc": [single-path], "coupled_cc": [...],
+/// "schedulers": [...], "wrappers": [...], "elements": [...]}`.
+pub fn names_json() -> String {
+    use crate::tcp::cc::CcKind;
+    serde_json::json!({
+        "cc": CcKind::single_path_names(),
+        "coupled_cc": CcKind::coupled_names(),
+        "schedulers": crate::mptcp::sched::SchedulerKind::names(),
+        "wrappers": crate::hst::wrappers::Wrapper::ALL.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+        "elements": crate::element::ElementSpec::NAMES,
+    })
+    .to_string()
+}

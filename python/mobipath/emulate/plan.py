@@ -53,6 +53,8 @@ class Plan:
     mp_prio: List[Dict[str, Any]] = field(default_factory=list)
     #: The train's true handovers (``{"operator", "link", "start_s", "end_s"}``), applied as link outages.
     handovers: List[Dict[str, Any]] = field(default_factory=list)
+    #: The scenario with every default filled in (from the simulator's plan; for provenance).
+    resolved_scenario: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def link(self) -> Dict[str, Any]:
@@ -61,6 +63,7 @@ class Plan:
 
 
 def load_toml(text: str) -> Dict[str, Any]:
+    """The scenario's TOML table (for building the kernel-equivalent scenario from the user's text)."""
     try:
         import tomllib  # type: ignore[import-not-found]
     except ImportError:  # pragma: no cover - Python < 3.11
@@ -68,12 +71,14 @@ def load_toml(text: str) -> Dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _scheduler_name(spec: Any) -> str:
-    if spec is None:
-        return "minrtt"  # the simulator's default
-    if isinstance(spec, dict):
-        return str(spec.get("name", "minrtt"))
-    return str(spec)
+def resolved_plan(src: Any) -> Dict[str, Any]:
+    """The simulator's resolved plan of a valid scenario (`_core.plan`): flows, paths, the links
+    as a run builds them (the train's handovers folded in) and what is set away from defaults."""
+    import json
+
+    from .. import _core
+
+    return json.loads(_core.plan(src.text, src.file, str(src.base_dir), None))
 
 
 def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S) -> Plan:
@@ -83,30 +88,23 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
 
     src = load_source(scenario)
     where = src.file or "scenario"
-    try:
-        sc = load_toml(src.text)
-    except ValueError:
-        sc = None  # the simulator's validation names the syntax error
-    flows = sc.get("flows") if isinstance(sc, dict) else None
-    if isinstance(flows, list) and len(flows) != 1:
-        raise EmulateError(f"{where}: emulate runs exactly one flow; the scenario has {len(flows)}")
     errors = api.validate(scenario)
     if errors:
         raise ScenarioError(errors, src.file)
-    assert isinstance(sc, dict)
-    fl = sc["flows"][0]
-    kind = fl.get("traffic", {}).get("kind")
+    rp = resolved_plan(src)
+    flows = rp["flows"]
+    if len(flows) != 1:
+        raise EmulateError(f"{where}: emulate runs exactly one flow; the scenario has {len(flows)}")
+    fl = flows[0]
+    kind = fl["traffic"]["kind"]
     if kind != "bulk":
         raise EmulateError(f"{where}: flows[0].traffic.kind = {kind!r}: emulate runs bulk transfers only")
-    mptcp = fl.get("paths") is not None
-    path_names = list(fl["paths"]) if mptcp else [fl["path"]]
+    mptcp = fl["protocol"] == "mptcp"
+    path_names = list(fl["paths"])
     if len(path_names) > MAX_PATHS:
         raise EmulateError(f"{where}: flows[0].paths has {len(path_names)} paths; emulate builds at most {MAX_PATHS}")
-    # The links exactly as the simulator builds them: with [hst], each train link carries its
-    # handovers (outages with X2 forwarding) and capacity, computed by the simulator's own model.
-    effective = _effective(src, sc)
-    links_by_name = {l["name"]: l for l in effective["links"]}
-    paths_by_name = {p["name"]: p for p in sc.get("paths", [])}
+    links_by_name = {l["name"]: l for l in rp["links"]}
+    paths_by_name = {p["name"]: p for p in rp["paths"]}
     paths: List[Dict[str, Any]] = []
     seen: Dict[str, str] = {}
     for pn in path_names:
@@ -117,6 +115,8 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
                                    "emulate gives every path its own links, so shared bottlenecks cannot be emulated")
             seen[ln] = pn
         paths.append({"name": pn, "links": [links_by_name[ln] for ln in p["links"]]})
+    if any(n.get("element") for n in rp["scenario"].get("nodes", [])):
+        raise EmulateError(f"{where}: nodes[].element: network elements are simulated only; emulate cannot run them")
 
     subs: List[str] = []
     not_applied: List[str] = []
@@ -144,12 +144,13 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
     sched_req: Optional[str] = None
     backup: List[bool] = []
     mp_prio: List[Dict[str, Any]] = []
+    non_default = set(fl["non_default"])
     if mptcp:
-        sched_req = _scheduler_name(fl.get("scheduler"))
+        sched_req = str(fl["scheduler"])
         if sched_req != KERNEL_SCHEDULER:
             needs_substitute("flows[0].scheduler", f"{sched_req!r} is not in the Linux kernel (its only scheduler is "
                              f"our {KERNEL_SCHEDULER!r})", "the kernel's default scheduler")
-        m = fl.get("mptcp") or {}
+        m = fl["mptcp"]
         backup = [bool(b) for b in m.get("backup", [])]
         if backup[:1] == [True]:
             raise EmulateError(f"{where}: flows[0].mptcp.backup[0]: the kernel cannot open the initial subflow as "
@@ -159,30 +160,29 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
                           ("join_delay_ms", "the kernel joins as soon as the connection is established"),
                           ("receiver_recovery", "the kernel has no receiver-based recovery (P1)"),
                           ("pha_d", "PHA-D needs the router-side controller, not emulated yet")):
-            if m.get(key):
+            if f"mptcp.{key}" in non_default:
                 needs_substitute(f"flows[0].mptcp.{key}", what, "kernel defaults")
         mp_prio = sorted((dict(e) for e in m.get("mp_prio", [])), key=lambda e: float(e["at_s"]))
     for key in ("tcp", "receiver"):
-        if fl.get(key):
+        if any(f.startswith(key + ".") for f in non_default):
             needs_substitute(f"flows[0].{key}", "the emulator uses the kernel's own TCP settings", "kernel defaults")
 
-    duration = float(sc["duration_s"])
+    duration = float(rp["duration_s"])
     if duration > max_duration_s:
         raise EmulateError(f"{where}: duration_s = {duration:g}: emulation runs in real time; the limit is "
                            f"{max_duration_s:g} s (raise it with --max-duration)")
-    out = sc.get("output", {})
     return Plan(
-        name=str(sc.get("name", Path(src.file).stem if src.file else "scenario")),
-        seed=int(sc.get("seed", 1)),
+        name=str(rp["scenario"].get("name") or (Path(src.file).stem if src.file else "scenario")),
+        seed=int(rp["seed"]),
         duration_s=duration,
-        bin_s=float(out.get("bin_ms", 100.0)) / 1000.0,
-        warmup_s=float(out.get("warmup_s", 0.0)),
+        bin_s=float(rp["bin_ms"]) / 1000.0,
+        warmup_s=float(rp["warmup_s"]),
         flow=fl["name"],
         protocol="mptcp" if mptcp else "tcp",
         cc_requested=cc_req,
         cc=cc,
-        start_s=float(fl.get("start_s", 0.0)),
-        stop_s=fl.get("stop_s"),
+        start_s=float(fl["start_s"]),
+        stop_s=fl["stop_s"],
         paths=paths,
         base_dir=Path(src.base_dir).resolve(),
         substitutions=subs,
@@ -192,19 +192,9 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
         scheduler_requested=sched_req,
         backup=backup,
         mp_prio=mp_prio,
-        handovers=effective["handovers"],
+        handovers=rp["handovers"],
+        resolved_scenario=rp["scenario"],
     )
-
-
-def _effective(src: Any, sc: Dict[str, Any]) -> Dict[str, Any]:
-    """`{"links": [...], "handovers": [...]}` from the simulator (the scenario is valid)."""
-    import json
-
-    from .. import _core
-
-    if sc.get("hst") is None:
-        return {"links": list(sc.get("links", [])), "handovers": []}
-    return json.loads(_core.effective_links(src.text, src.file, str(src.base_dir), None))
 
 
 def ensure_cc(cc: str) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 from .. import jsonfmt, provenance
 from ..results import Result, timeseries_frame
 from .netns import check_environment, emulator_command, netstat_counters, sweep_stale
-from .plan import DEFAULT_MAX_DURATION_S, ensure_cc, load_toml, plan
+from .plan import DEFAULT_MAX_DURATION_S, ensure_cc, plan
 from .topology import Topology
 from .traffic import bulk
 
@@ -129,7 +129,7 @@ def run(
         "emulation": emulation,
     }
     prov = provenance.collect(
-        resolved_scenario=load_toml(p.scenario_text),
+        resolved_scenario=p.resolved_scenario,
         seed=p.seed,
         scenario_file=p.scenario_file,
         scenario_text=p.scenario_text,
