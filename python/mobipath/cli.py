@@ -130,6 +130,9 @@ def run(
         result.write(out_dir)
     except OSError as e:
         raise _fail(f"cannot write results to {out_dir}: {e.strerror or e}")
+    if seed is not None and not result.seed_matters and not quiet:
+        err.print("warning: nothing in this scenario is random (no random loss, reordering, BBR, Peekaboo or train), "
+                  "so every seed gives the same result")
     if result.partial:
         stopped = result.summary["partial"]["stopped_at_s"]
         raise _fail(f"interrupted at {stopped:g} s of simulated time; partial results (marked \"partial\" in "

@@ -30,6 +30,8 @@ class ConfigError:
 
     def __str__(self) -> str:
         # Same format as the Rust `Display` of `ConfigError`.
+        if not self.field:
+            return self.message
         if self.value:
             return f"{self.field} = {self.value}: {self.message}"
         return f"{self.field}: {self.message}"

@@ -74,6 +74,7 @@ class Result:
         summary = _json_value(raw.get("summary", {}))
         resolved = _json_value(raw.get("resolved_scenario", {}))
         events = int(raw.get("events", 0))
+        extra = {"seed_matters": bool(raw.get("seed_matters", True))}
         used_seed = effective_seed(seed, summary, resolved)
         scenario_file = str(source.path) if source.path is not None else None
         prov = provenance.collect(
@@ -92,7 +93,13 @@ class Result:
             provenance=prov,
             seed=used_seed,
             scenario_file=scenario_file,
+            extra=extra,
         )
+
+    @property
+    def seed_matters(self) -> bool:
+        """False if nothing in the scenario is random: every seed gives this same result."""
+        return bool(self.extra.get("seed_matters", True))
 
     @property
     def partial(self) -> bool:

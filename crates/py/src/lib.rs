@@ -124,6 +124,7 @@ fn output_to_dict(py: Python<'_>, out: &RunOutput) -> PyResult<Py<PyDict>> {
     }
     d.set_item("timeseries", ts)?;
     d.set_item("events", out.events)?;
+    d.set_item("seed_matters", out.seed_matters)?;
     Ok(d.unbind())
 }
 

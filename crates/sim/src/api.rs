@@ -73,8 +73,11 @@ pub fn learn_handover_table(
         return Err(vec![ConfigError::new("--runs", 0, "must be at least 1")]);
     }
     if let Some(m) = margin_m {
-        if !(m.is_finite() && m >= 0.0) {
-            return Err(vec![ConfigError::new("--margin-m", m, "must be a finite number >= 0")]);
+        // Half the densest operator's site spacing: wider margins merge every range of that
+        // operator into one covering the whole track.
+        let limit = h.radio.operators.iter().map(|o| o.spacing_m / 2.0).fold(f64::INFINITY, f64::min);
+        if !(m.is_finite() && m >= 0.0 && m < limit) {
+            return Err(vec![ConfigError::new("--margin-m", crate::error::fmt_num(m), format!("must be in [0, {}) m (half the operators' site spacing; wider margins merge every range into one)", crate::error::fmt_num(limit)))]);
         }
     }
     let mut table = match existing {
@@ -130,6 +133,10 @@ pub fn learn_handover_table_recorded(
         return Err(errs);
     }
     let track = gps::GeoTrack::from_csv(track, track_file)?;
+    if margin >= track.length_m() {
+        let msg = format!("must be less than the track's length ({:.1} m)", track.length_m());
+        return Err(vec![ConfigError::new("--margin-m", crate::error::fmt_num(margin), msg)]);
+    }
     let mut table = match existing {
         Some(csv) => crate::hst::table::HandoverTable::from_csv(csv, "existing table")?,
         None => crate::hst::table::HandoverTable::new(),

@@ -1,6 +1,9 @@
 //! Configuration errors that name the field, the offending value and what is allowed.
 use std::fmt;
 
+/// Longest value an error message quotes in full.
+pub const MAX_VALUE_CHARS: usize = 80;
+
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ConfigError {
     /// Dotted path of the field, e.g. `links[0].loss.p` (or a file name for trace errors).
@@ -12,14 +15,23 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// A value longer than [`MAX_VALUE_CHARS`] is shown cut, with its length.
     pub fn new(field: impl Into<String>, value: impl ToString, message: impl Into<String>) -> Self {
-        Self { field: field.into(), value: value.to_string(), message: message.into() }
+        let mut value = value.to_string();
+        let n = value.chars().count();
+        if n > MAX_VALUE_CHARS {
+            value = format!("{}... ({n} characters)", value.chars().take(MAX_VALUE_CHARS - 20).collect::<String>());
+        }
+        Self { field: field.into(), value, message: message.into() }
     }
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.value.is_empty() {
+        if self.field.is_empty() {
+            // About the whole file (e.g. not TOML): the file is named by whoever prints it.
+            write!(f, "{}", self.message)
+        } else if self.value.is_empty() {
             write!(f, "{}: {}", self.field, self.message)
         } else {
             write!(f, "{} = {}: {}", self.field, self.value, self.message)

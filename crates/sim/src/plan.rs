@@ -321,6 +321,33 @@ impl Plan {
         })
     }
 
+    /// Whether anything in the run draws random numbers, so that another seed can change the
+    /// result: random loss, reordering or forwarding loss on a link, BBR's random start phase,
+    /// Peekaboo's exploration, or a train (GPS error, radio terms per run).
+    pub fn seed_matters(&self) -> bool {
+        use crate::link::config::{LossConfig, SojournConfig};
+        let strictly_between = |p: f64| p > 0.0 && p < 1.0;
+        let dir_random = |d: &crate::link::config::DirSpec| {
+            let loss = match &d.loss {
+                None => false,
+                Some(LossConfig::Bernoulli { p }) => strictly_between(*p),
+                Some(LossConfig::GilbertElliott { p_good, p_bad, good, bad, .. }) => {
+                    let random_sojourn = |s: &SojournConfig| !matches!(s, SojournConfig::Deterministic { .. });
+                    strictly_between(*p_good) || strictly_between(*p_bad) || random_sojourn(good) || random_sojourn(bad)
+                }
+            };
+            loss || d.reorder.as_ref().is_some_and(|r| strictly_between(r.p) && r.extra_delay_ms > 0.0)
+        };
+        let links = self.links.iter().any(|l| {
+            dir_random(&l.forward) || dir_random(&l.reverse) || l.forwarding.iter().any(|f| strictly_between(f.loss_prob) || strictly_between(f.queued_loss))
+        });
+        let flows = self.flows.iter().any(|f| {
+            f.cc == CcKind::Bbr
+                || matches!(&f.transport, Transport::Mptcp(m) if m.scheduler.name == "peekaboo" && m.scheduler.epsilon.unwrap_or(0.05) > 0.0)
+        });
+        links || flows || self.train.is_some()
+    }
+
     /// The train's true handovers `(operator, start, end)`.
     pub fn handovers(&self) -> Vec<(usize, Time, Time)> {
         self.train.as_ref().map(|t| t.run.handovers.iter().map(|e| (e.operator, e.start, e.end)).collect()).unwrap_or_default()

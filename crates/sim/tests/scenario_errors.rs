@@ -25,6 +25,7 @@ fn errors(text: &str) -> Vec<String> {
     let dir = std::env::temp_dir().join(format!("mobipath-scenario-errors-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("bad.trace"), "0\n5\nabc\n").unwrap();
+    std::fs::write(dir.join("table-c.csv"), "operator,start_m,end_m,count\nC,100,200,1\n").unwrap();
     validate_toml(text, "t.toml", &dir).into_iter().map(|e| e.to_string()).collect()
 }
 
@@ -43,7 +44,7 @@ fn each_invalid_scenario_gets_its_specific_error() {
         ("unknown key", "delay_ms = 10", "links[0].colour: unknown field `colour`"),
         ("unknown top-level key", "duration_s = 10", "durations: unknown key"),
         ("bad loss probability", "delay_ms = 10", "links[0].loss.p = 1.5: must be in [0, 1]"),
-        ("zero duration", "duration_s = 10", "duration_s = 0: must be in (0, 86400]"),
+        ("zero duration", "duration_s = 10", "duration_s = 0: must be in [0.001, 86400] seconds"),
         ("wrong type", "delay_ms = 10", "links[0].delay_ms = \"ten\": invalid type"),
         ("unknown traffic kind", "traffic = { kind = \"bulk\" }", "flows[0].traffic.kind = \"video\": unknown variant `video`, expected one of `bulk`, `file`, `cbr`"),
     ];
@@ -82,7 +83,45 @@ fn every_error_is_reported_not_just_the_first() {
 fn not_toml_at_all_is_one_clear_error() {
     let errs = validate_toml("this is = = not toml", "x.toml", Path::new("."));
     assert_eq!(errs.len(), 1);
-    assert!(errs[0].to_string().starts_with("x.toml: not valid TOML"), "{}", errs[0]);
+    assert!(errs[0].to_string().starts_with("not valid TOML"), "{}", errs[0]);
+}
+
+/// Nonsense that used to run silently (issue 10's fuzz campaign): each is refused, naming the
+/// field and what is allowed.
+#[test]
+fn nonsense_is_refused_with_the_field_named() {
+    let hst = "\n[hst]\nlinks = [\"l\", \"l\"]\n";
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("unknown key in a file traffic", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"file\", bytes = 100, colour = 1 }", "flows[0].traffic.colour: unknown field `colour`"),
+        ("unknown key in bulk traffic", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\", bytes = 5000 }", "flows[0].traffic.bytes: unknown field `bytes`"),
+        ("array for a table", "cc = \"cubic\"", "cc = \"cubic\"\nreceiver = []", "flows[0].receiver = [...]: must be a table"),
+        ("positional table", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = [1000]", "flows[0].tcp = [...]: must be a table"),
+        ("outage after the end", "delay_ms = 10", "delay_ms = 10\noutages = [ { start_s = 20, duration_s = 1 } ]", "links[0].outages[0].start_s = 20: must be before the run ends (duration_s = 10)"),
+        ("read pause after the end", "cc = \"cubic\"", "cc = \"cubic\"\nreceiver = { read_pauses = [ { start_s = 11, duration_s = 1 } ] }", "flows[0].receiver.read_pauses[0].start_s = 11: must be before the run ends"),
+        ("one link for two operators", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\n", "hst.links[1] = l: already follows another operator"),
+        ("empty scenario name", "duration_s = 10", "duration_s = 10\nname = \"\"", "name = \"\": must not be empty"),
+        ("empty flow name", "name = \"f\"", "name = \"\"", "flows[0].name = \"\": must not be empty"),
+        ("empty path name", "name = \"p\"\nlinks", "name = \"\"\nlinks", "paths[0].name = \"\": must not be empty"),
+        ("shorter than one event", "duration_s = 10", "duration_s = 1e-7", "duration_s = 0.0000001: must be in [0.001, 86400] seconds"),
+        ("absurd queue", "delay_ms = 10", "delay_ms = 10\nqueue_packets = 1000000000000", "links[0].queue_packets = 1000000000000: must be in [1, 100000000]"),
+        ("absurd byte queue", "delay_ms = 10", "delay_ms = 10\nqueue_bytes = 1000000000000000", "links[0].queue_bytes = 1000000000000000: must be in [1500"),
+        ("table of another network", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\n[hst]\nlinks = [\"l\"]\ntable = \"table-c.csv\"\n", "table-c.csv = C: rows of an unknown operator; operators here: A, B"),
+    ];
+    for (what, from, to, expected) in cases {
+        let mut text = GOOD.replacen(from, to, 1);
+        if *what == "one link for two operators" {
+            text.push_str(hst);
+        }
+        let errs = errors(&text);
+        assert!(errs.iter().any(|e| e.starts_with(expected)), "{what}: expected an error starting with {expected:?}, got {errs:?}");
+        if what.starts_with("unknown key") {
+            assert_eq!(errs.len(), 1, "{what}: one error, not a second wrong one: {errs:?}");
+        }
+    }
+    // A long value is quoted cut, with its length.
+    let long = "x".repeat(300);
+    let errs = errors(&GOOD.replacen("path = \"p\"", &format!("path = \"{long}\""), 1));
+    assert!(errs.iter().any(|e| e.contains("... (300 characters)") && e.len() < 250), "{errs:?}");
 }
 
 #[test]

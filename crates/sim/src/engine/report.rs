@@ -152,7 +152,7 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
     if let Some(t) = partial {
         summary["partial"] = json!({ "stopped_at_s": round6(to_secs_f64(t)) });
     }
-    RunOutput { summary, resolved_scenario: plan.resolved.clone(), timeseries: table.finish(), events }
+    RunOutput { summary, resolved_scenario: plan.resolved.clone(), timeseries: table.finish(), events, seed_matters: plan.seed_matters() }
 }
 
 /// Instantaneous throughput during handovers (metrics.md): the mean over handover windows of the

@@ -457,17 +457,18 @@ pub fn parse_handover_log(text: &str, file: &str) -> Result<Vec<LoggedHandover>,
     Ok(out)
 }
 
-/// Parses a `time_s,position_m` trace (time from the run's start, non-decreasing).
+/// Parses a `time_s,position_m` trace (time from the run's start, strictly increasing; positions
+/// on the track, >= 0).
 pub fn parse_position_trace(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<ConfigError>> {
     let mut errs = Vec::new();
     let mut out: Vec<(f64, f64)> = Vec::new();
     let header = csv_rows(text, file, "time_s,position_m", "expected `time_s,position_m`", &mut errs, |n, _, c, errs| {
         let t = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0 && *v <= 1e9);
-        let p = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 1e9);
+        let p = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e9).contains(v));
         match (t, p) {
             (Some(t), Some(p)) => {
-                if out.last().is_some_and(|&(pt, _)| t < pt) {
-                    errs.push(err(file, n, "time_s", c[0], "must not be less than the previous line's"));
+                if out.last().is_some_and(|&(pt, _)| t <= pt) {
+                    errs.push(err(file, n, "time_s", c[0], "must be greater than the previous line's (one fix per time)"));
                 } else {
                     out.push((t, p));
                 }
@@ -477,7 +478,7 @@ pub fn parse_position_trace(text: &str, file: &str) -> Result<Vec<(f64, f64)>, V
                     errs.push(err(file, n, "time_s", c[0], "must be a number in [0, 1e9] (seconds from the run's start)"));
                 }
                 if p.is_none() {
-                    errs.push(err(file, n, "position_m", c[1], "must be a finite number (metres along the track)"));
+                    errs.push(err(file, n, "position_m", c[1], "must be a number in [0, 1e9] (metres along the track, which starts at 0)"));
                 }
             }
         }

@@ -108,6 +108,9 @@ impl HstScenario {
             if !link_names.contains(l) {
                 errs.push(ConfigError::new(format!("hst.links[{i}]"), l, "no link with this name"));
             }
+            if self.links[..i].contains(l) {
+                errs.push(ConfigError::new(format!("hst.links[{i}]"), l, "already follows another operator: each link follows one operator"));
+            }
         }
         if let Some(g) = &self.gps_trace {
             if let Err(e) = g.load(base_dir) {
@@ -115,10 +118,14 @@ impl HstScenario {
             }
         }
         if let Some(t) = &self.table {
-            if let Err(e) = self.load_table(base_dir) {
-                errs.0.extend(e);
-            } else if t.is_empty() {
-                errs.push(ConfigError::new("hst.table", "", "must name a CSV file"));
+            match self.load_table(base_dir) {
+                Err(e) => errs.0.extend(e),
+                Ok(_) if t.is_empty() => errs.push(ConfigError::new("hst.table", "", "must name a CSV file")),
+                Ok(Some(table)) => {
+                    let ops: Vec<String> = (0..n_ops).map(|i| self.operator_name(i)).collect();
+                    errs.0.extend(table.check_operators(&ops, t));
+                }
+                Ok(None) => {}
             }
         }
     }

@@ -102,6 +102,25 @@ impl HandoverTable {
         ranges.get(i)
     }
 
+    /// Errors for rows whose operator is not one of `operators` (a table learned for another
+    /// network, or a typo), naming the file and the operators known.
+    pub fn check_operators(&self, operators: &[String], file: &str) -> Vec<ConfigError> {
+        self.operators
+            .keys()
+            .filter(|op| !operators.contains(op))
+            .map(|op| ConfigError::new(file, op, format!("rows of an unknown operator; operators here: {}", operators.join(", "))))
+            .collect()
+    }
+
+    /// Errors for ranges that end beyond a track of `length_m` metres (positions off the track).
+    pub fn check_track_length(&self, length_m: f64, file: &str) -> Vec<ConfigError> {
+        self.operators
+            .iter()
+            .flat_map(|(op, rs)| rs.iter().filter(|r| r.end_m > length_m).map(move |r| (op, r)))
+            .map(|(op, r)| ConfigError::new(file, format!("{op},{:.1},{:.1}", r.start_m, r.end_m), format!("range ends beyond the track ({length_m:.1} m long)")))
+            .collect()
+    }
+
     pub fn to_csv(&self) -> String {
         let mut s = format!("# mobipath handover table v1\n{HEADER}\n");
         for (op, ranges) in &self.operators {

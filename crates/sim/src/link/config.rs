@@ -572,16 +572,21 @@ fn load_trace(field: &str, t: &TraceConfig, base_dir: &Path, errs: &mut Errors) 
 }
 
 /// `None` on error; `Some(None)` if neither field was given.
+/// Largest queue limits: 10^8 packets, or as many bytes of full-sized packets (beyond that a
+/// queue is "infinite" for any run the simulator can do, and a typo is likelier).
+pub const MAX_QUEUE_PACKETS: i64 = 100_000_000;
+pub const MAX_QUEUE_BYTES: i64 = 150_000_000_000;
+
 fn resolve_queue(prefix: &str, pk: Option<i64>, by: Option<i64>, errs: &mut Errors) -> Option<Option<QueueLimit>> {
     let n0 = errs.0.len();
     if pk.is_some() && by.is_some() {
         errs.push(ConfigError::new(prefix, "", "at most one of queue_packets, queue_bytes may be given"));
     }
     if let Some(p) = pk {
-        errs.check(p >= 1, format!("{prefix}.queue_packets"), p, "must be >= 1");
+        errs.check((1..=MAX_QUEUE_PACKETS).contains(&p), format!("{prefix}.queue_packets"), p, "must be in [1, 100000000]");
     }
     if let Some(b) = by {
-        errs.check(b >= 1500, format!("{prefix}.queue_bytes"), b, "must be >= 1500 (one full-sized packet)");
+        errs.check((1500..=MAX_QUEUE_BYTES).contains(&b), format!("{prefix}.queue_bytes"), b, "must be in [1500 (one full-sized packet), 150000000000]");
     }
     if errs.0.len() > n0 {
         return None;
@@ -823,8 +828,8 @@ mod tests {
                 "rate_mbps = 1\nqueue_packets = 0\nqueue_bytes = 100\n",
                 &[
                     "links[0]: at most one of queue_packets, queue_bytes may be given",
-                    "links[0].queue_packets = 0: must be >= 1",
-                    "links[0].queue_bytes = 100: must be >= 1500 (one full-sized packet)",
+                    "links[0].queue_packets = 0: must be in [1, 100000000]",
+                    "links[0].queue_bytes = 100: must be in [1500 (one full-sized packet), 150000000000]",
                 ],
             ),
             ("rate_mbps = 1\nloss = { model = \"bernoulli\", p = 1.5 }\n", &["links[0].loss.p = 1.5: must be in [0, 1]"]),
@@ -865,7 +870,7 @@ mod tests {
                     "links[0].reverse: exactly one of rate_mbps, rate_schedule, trace must be given (found rate_mbps, trace)",
                     "links[0].reverse.rate_mbps = 0: must be > 0",
                     "links[0].reverse.trace.file = nope: trace file not found",
-                    "links[0].reverse.queue_bytes = 10: must be >= 1500",
+                    "links[0].reverse.queue_bytes = 10: must be in [1500",
                     "links[0].reverse.loss.p = -1: must be in [0, 1]",
                 ],
             ),

@@ -33,6 +33,8 @@ pub struct RunOutput {
     pub timeseries: Table,
     /// Number of events processed (for benchmarks).
     pub events: u64,
+    /// Whether anything in the run was random (another seed can change the result).
+    pub seed_matters: bool,
 }
 
 /// Counters per time bin (bins aligned to t = 0).

@@ -293,6 +293,9 @@ pub struct ReadPause {
     pub duration_s: f64,
 }
 
+/// Shortest run: one millisecond (a run must span at least one event of every kind it has).
+pub const MIN_DURATION_S: f64 = 0.001;
+
 /// A loaded, checked scenario file: what the user wrote, with defaults. [`crate::plan::Plan`]
 /// turns it into what a run executes.
 #[derive(Clone, Debug)]
@@ -316,7 +319,7 @@ impl Scenario {
             Ok(v) => v,
             Err(e) => {
                 let msg = e.to_string().replace('\n', " ").trim().to_string();
-                return Err(vec![ConfigError::new(file, "", format!("not valid TOML: {msg}"))]);
+                return Err(vec![ConfigError::new("", "", format!("not valid TOML: {msg}"))]);
             }
         };
         let mut errs = Errors::default();
@@ -365,18 +368,26 @@ impl Scenario {
     }
 }
 
-fn decode_opt<T: serde::de::DeserializeOwned>(t: &toml::Table, key: &str, errs: &mut Errors) -> Option<T> {
+fn decode_opt<T: serde::de::DeserializeOwned + Serialize>(t: &toml::Table, key: &str, errs: &mut Errors) -> Option<T> {
     let v = t.get(key)?;
     decode_value(v.clone(), key, errs)
 }
 
 /// Decodes one entry, reporting its errors under `field`. An unknown key is reported and then
 /// removed so that decoding continues and the entry's other problems are reported too.
-fn decode_value<T: serde::de::DeserializeOwned>(mut v: toml::Value, field: &str, errs: &mut Errors) -> Option<T> {
+fn decode_value<T: serde::de::DeserializeOwned + Serialize>(mut v: toml::Value, field: &str, errs: &mut Errors) -> Option<T> {
     for _ in 0..32 {
         let shown = short_value(&v);
         match serde_path_to_error::deserialize::<_, T>(v.clone()) {
-            Ok(x) => return Some(x),
+            Ok(x) => {
+                // serde accepts a struct from an array (positionally): `receiver = []` would run
+                // with the defaults. Where the decoded value is a table, the input must be one.
+                let n0 = errs.0.len();
+                if let Ok(back) = toml::Value::try_from(&x) {
+                    shape_errors(&v, &back, field, errs);
+                }
+                return (errs.0.len() == n0).then_some(x);
+            }
             Err(e) => {
                 let inner = e.path().to_string();
                 let path = if inner == "." || inner.is_empty() { field.to_string() } else { format!("{field}.{inner}") };
@@ -384,6 +395,15 @@ fn decode_value<T: serde::de::DeserializeOwned>(mut v: toml::Value, field: &str,
                 let msg = full.lines().next().unwrap_or("").trim().to_string();
                 let unknown = msg.starts_with("unknown field");
                 let value = if unknown || msg.contains("missing field") { String::new() } else { value_at(&v, e.path()).unwrap_or(shown) };
+                // Inside a tagged enum (`traffic = { kind = ..., typo = 1 }`) the path stops at the
+                // enum's table: name the key and remove it there, not the whole table (which
+                // would add a wrong "missing field" error).
+                let key = unknown.then(|| msg.split('`').nth(1)).flatten().map(str::to_string);
+                if let Some(k) = key.as_ref().filter(|k| table_at_mut(&mut v, e.path()).is_some_and(|t| t.contains_key(k.as_str()))) {
+                    errs.push(ConfigError::new(format!("{path}.{k}"), value, msg));
+                    table_at_mut(&mut v, e.path()).expect("checked").remove(k.as_str());
+                    continue;
+                }
                 errs.push(ConfigError::new(path, value, msg));
                 if !(unknown && remove_at(&mut v, e.path())) {
                     return None;
@@ -392,6 +412,28 @@ fn decode_value<T: serde::de::DeserializeOwned>(mut v: toml::Value, field: &str,
         }
     }
     None
+}
+
+/// Reports every place where `input` has an array and the decoded value a table.
+fn shape_errors(input: &toml::Value, decoded: &toml::Value, path: &str, errs: &mut Errors) {
+    match (input, decoded) {
+        (toml::Value::Array(a), toml::Value::Table(_)) => {
+            errs.push(ConfigError::new(path, short_value(input), format!("must be a table ({{ ... }}), not an array of {} values", a.len())));
+        }
+        (toml::Value::Table(a), toml::Value::Table(b)) => {
+            for (k, x) in a {
+                if let Some(y) = b.get(k) {
+                    shape_errors(x, y, &format!("{path}.{k}"), errs);
+                }
+            }
+        }
+        (toml::Value::Array(a), toml::Value::Array(b)) => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                shape_errors(x, y, &format!("{path}[{i}]"), errs);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn segments(path: &serde_path_to_error::Path) -> Vec<serde_path_to_error::Segment> {
@@ -409,6 +451,20 @@ fn value_at(v: &toml::Value, path: &serde_path_to_error::Path) -> Option<String>
         };
     }
     Some(short_value(cur))
+}
+
+/// The table at `path` inside `v`, if there is one.
+fn table_at_mut<'a>(v: &'a mut toml::Value, path: &serde_path_to_error::Path) -> Option<&'a mut toml::Table> {
+    use serde_path_to_error::Segment;
+    let mut cur = v;
+    for seg in segments(path) {
+        cur = match seg {
+            Segment::Seq { index } => cur.as_array_mut()?.get_mut(index)?,
+            Segment::Map { key } => cur.as_table_mut()?.get_mut(&key)?,
+            _ => return None,
+        };
+    }
+    cur.as_table_mut()
 }
 
 fn remove_at(v: &mut toml::Value, path: &serde_path_to_error::Path) -> bool {
@@ -444,7 +500,7 @@ fn raw_names(t: &toml::Table, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn decode_list<T: serde::de::DeserializeOwned>(t: &toml::Table, key: &str, errs: &mut Errors) -> Vec<T> {
+fn decode_list<T: serde::de::DeserializeOwned + Serialize>(t: &toml::Table, key: &str, errs: &mut Errors) -> Vec<T> {
     let Some(v) = t.get(key) else { return vec![] };
     let Some(arr) = v.as_array() else {
         errs.push(ConfigError::new(key, short_value(v), "must be an array of tables ([[...]])"));
@@ -476,10 +532,14 @@ struct RawNames {
 /// Checks everything that decoded and returns each link resolved (`None` where it has errors).
 fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bool, errs: &mut Errors) -> Vec<Option<LinkSpec>> {
     if has_duration {
-        errs.check(sf.duration_s.is_finite() && sf.duration_s > 0.0 && sf.duration_s <= 86400.0, "duration_s", crate::error::fmt_num(sf.duration_s), "must be in (0, 86400]");
+        errs.check(sf.duration_s.is_finite() && sf.duration_s >= MIN_DURATION_S && sf.duration_s <= 86400.0, "duration_s", crate::error::fmt_num(sf.duration_s), "must be in [0.001, 86400] seconds");
+    }
+    if sf.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        errs.push(ConfigError::new("name", "\"\"", "must not be empty (leave it out to name the run after its file)"));
     }
     errs.range("output.bin_ms", sf.output.bin_ms, 1.0, 60000.0);
-    let dur = if sf.duration_s.is_finite() { sf.duration_s } else { f64::INFINITY };
+    // Checks that depend on the duration only apply once the duration itself is valid.
+    let dur = if sf.duration_s.is_finite() && (MIN_DURATION_S..=86400.0).contains(&sf.duration_s) { sf.duration_s } else { f64::INFINITY };
     if !(sf.output.warmup_s >= 0.0 && sf.output.warmup_s < dur) {
         errs.push(ConfigError::new("output.warmup_s", crate::error::fmt_num(sf.output.warmup_s), "must be in [0, duration_s)"));
     }
@@ -501,12 +561,18 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             errs.push(ConfigError::new(format!("links[{i}].name"), &l.name, "duplicate link name"));
         }
         specs.push(l.resolve(&format!("links[{i}]"), base_dir, errs));
+        for (j, o) in l.outages.iter().enumerate() {
+            if o.start_s.is_finite() && o.start_s >= dur {
+                errs.push(ConfigError::new(format!("links[{i}].outages[{j}].start_s"), crate::error::fmt_num(o.start_s), format!("must be before the run ends (duration_s = {})", crate::error::fmt_num(dur))));
+            }
+        }
     }
     let mut path_names: HashSet<&str> = HashSet::new();
     for (i, p) in sf.paths.iter().enumerate() {
         if !path_names.insert(&p.name) {
             errs.push(ConfigError::new(format!("paths[{i}].name"), &p.name, "duplicate path name"));
         }
+        errs.check(!p.name.trim().is_empty(), format!("paths[{i}].name"), "\"\"", "must not be empty");
         if p.links.is_empty() {
             errs.push(ConfigError::new(format!("paths[{i}].links"), "[]", "must name at least one link"));
         }
@@ -554,6 +620,7 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         if !flow_names.insert(&f.name) {
             errs.push(ConfigError::new(format!("{pre}.name"), &f.name, "duplicate flow name"));
         }
+        errs.check(!f.name.trim().is_empty(), format!("{pre}.name"), "\"\"", "must not be empty");
         let mut check_path = |field: String, p: &String| {
             if !raw.paths.contains(p) {
                 errs.push(ConfigError::new(field, p, format!("no path with this name; defined: {}", list(raw.paths.iter()))));
@@ -663,6 +730,9 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         errs.range(format!("{pre}.receiver.delack_ms"), r.delack_ms, 1.0, 500.0);
         for (j, p) in r.read_pauses.iter().enumerate() {
             errs.range(format!("{pre}.receiver.read_pauses[{j}].start_s"), p.start_s, 0.0, 86400.0);
+            if p.start_s.is_finite() && p.start_s >= dur {
+                errs.push(ConfigError::new(format!("{pre}.receiver.read_pauses[{j}].start_s"), crate::error::fmt_num(p.start_s), format!("must be before the run ends (duration_s = {})", crate::error::fmt_num(dur))));
+            }
             if !(p.duration_s.is_finite() && p.duration_s > 0.0) {
                 errs.push(ConfigError::new(format!("{pre}.receiver.read_pauses[{j}].duration_s"), crate::error::fmt_num(p.duration_s), "must be > 0"));
             }
