@@ -182,12 +182,7 @@ impl EmuConfig {
         for (i, p) in self.paths.iter().enumerate() {
             let mut built = BuiltPath { forward: Vec::new(), reverse: Vec::new() };
             for l in &p.links {
-                let name = &l.name;
-                match l.build(
-                    self.base_dir(),
-                    rngs.stream(&format!("link/{name}/forward")),
-                    rngs.stream(&format!("link/{name}/reverse")),
-                ) {
+                match l.build(self.base_dir(), &rngs) {
                     Ok((f, r)) => {
                         built.forward.push(f);
                         built.reverse.push(r);

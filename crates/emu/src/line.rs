@@ -208,7 +208,7 @@ mod tests {
         .unwrap();
         let r = RngStreams::new(3);
         let (f, _) = cfg
-            .build(std::path::Path::new("."), r.stream("f"), r.stream("r"))
+            .build(std::path::Path::new("."), &r)
             .unwrap();
         let mut l = Line::new(f);
         let n = 2000u32;
@@ -249,7 +249,7 @@ mod tests {
         .unwrap();
         let r = RngStreams::new(1);
         let (f, _) = cfg
-            .build(std::path::Path::new("."), r.stream("f"), r.stream("r"))
+            .build(std::path::Path::new("."), &r)
             .unwrap();
         let mut l = Line::new(f);
         for _ in 0..50 {

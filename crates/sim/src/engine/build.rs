@@ -18,7 +18,7 @@ pub(crate) fn build(plan: &Plan) -> Sim {
     let mut links = Vec::with_capacity(plan.links.len() * 2);
     for spec in &plan.links {
         let name = &spec.name;
-        let (fwd, rev) = spec.build(rngs.stream(&format!("link/{name}/forward")), rngs.stream(&format!("link/{name}/reverse")));
+        let (fwd, rev) = spec.build(&rngs);
         links.push(LinkSlot { dir: fwd, name: format!("{name}.forward"), wake_at: NEVER, pipe: VecDeque::new() });
         links.push(LinkSlot { dir: rev, name: format!("{name}.reverse"), wake_at: NEVER, pipe: VecDeque::new() });
     }

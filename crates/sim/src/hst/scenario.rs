@@ -291,7 +291,7 @@ mod tests {
         l.outages[0].start_s = to_secs_f64(mine[0].start) - 0.01;
         let l2 = train_link(&l, &run.handovers, 0, &h.handover, None);
         assert_eq!(l2.outages.len(), mine.len());
-        assert!(l2.build::<crate::packet::Packet>(Path::new("."), RngStreams::new(1).stream("f"), RngStreams::new(1).stream("r")).is_ok());
+        assert!(l2.build::<crate::packet::Packet>(Path::new("."), &RngStreams::new(1)).is_ok());
     }
 
     #[test]
@@ -301,7 +301,7 @@ mod tests {
         let sched = &run.capacity.as_ref().unwrap()[0];
         let l = train_link(&link(), &run.handovers, 0, &h.handover, Some(sched));
         let s = RngStreams::new(1);
-        let (fwd, rev) = l.build::<crate::packet::Packet>(Path::new("."), s.stream("f"), s.stream("r")).unwrap();
+        let (fwd, rev) = l.build::<crate::packet::Packet>(Path::new("."), &s).unwrap();
         let rates: Vec<f64> = (0..700).map(|i| fwd.rate_bps_at(i * 100 * NS_PER_MS + 1)).collect();
         let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &r| (a.min(r), b.max(r)));
         assert!(hi <= 20e6 && hi == 20e6, "max {hi}");

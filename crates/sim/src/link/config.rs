@@ -10,7 +10,8 @@
 use super::capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline};
 use super::dir::{LinkDir, Wire};
 use super::trace;
-use crate::core::rng::Rng;
+use crate::core::rng::RngStreams;
+use super::loss::DirStreams;
 use crate::core::time::{from_ms_f64, from_secs_f64, Time};
 use crate::error::{fmt_num, ConfigError, Errors};
 use schemars::JsonSchema;
@@ -317,12 +318,14 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
-    /// The two directions. `fwd_rng` and `rev_rng` should be distinct streams (e.g.
-    /// `streams.stream("link/<name>/fwd")`) so the directions' randomness is independent.
-    pub fn build<P: Wire>(&self, fwd_rng: Rng, rev_rng: Rng) -> (LinkDir<P>, LinkDir<P>) {
-        let mut fwd = LinkDir::new(&self.forward, &self.outages, fwd_rng);
+    /// The two directions, with their impairments' random streams named
+    /// `link/<name>/forward/...` and `link/<name>/reverse/...` ([`DirStreams::named`]): the
+    /// simulator and the emulator draw the same losses for the same seed.
+    pub fn build<P: Wire>(&self, rngs: &RngStreams) -> (LinkDir<P>, LinkDir<P>) {
+        let name = &self.name;
+        let mut fwd = LinkDir::new(&self.forward, &self.outages, DirStreams::named(rngs, &format!("link/{name}/forward")));
         fwd.set_forwarding(&self.forwarding);
-        (fwd, LinkDir::new(&self.reverse, &self.outages, rev_rng))
+        (fwd, LinkDir::new(&self.reverse, &self.outages, DirStreams::named(rngs, &format!("link/{name}/reverse"))))
     }
 }
 
@@ -396,10 +399,10 @@ impl LinkConfig {
     /// Resolves and builds both directions (forward, reverse). Errors name fields as
     /// `links["<name>"].<field>`; a scenario loader that knows the link's index should
     /// prefer [`resolve`](Self::resolve) with its own prefix.
-    pub fn build<P: Wire>(&self, base_dir: &Path, fwd_rng: Rng, rev_rng: Rng) -> Result<(LinkDir<P>, LinkDir<P>), Vec<ConfigError>> {
+    pub fn build<P: Wire>(&self, base_dir: &Path, rngs: &RngStreams) -> Result<(LinkDir<P>, LinkDir<P>), Vec<ConfigError>> {
         let mut errs = Errors::default();
         match self.resolve(&format!("links[{:?}]", self.name), base_dir, &mut errs) {
-            Some(spec) if errs.is_empty() => Ok(spec.build(fwd_rng, rev_rng)),
+            Some(spec) if errs.is_empty() => Ok(spec.build(rngs)),
             _ => Err(errs.0),
         }
     }
@@ -888,8 +891,7 @@ mod tests {
     #[test]
     fn build_reports_errors_with_name_prefix() {
         let c = parse("name = \"x\"\ndelay_ms = 1\nrate_mbps = 0\n");
-        let rng = || crate::core::RngStreams::new(1).stream("a");
-        let e = c.build::<crate::packet::Packet>(Path::new("."), rng(), rng()).err().unwrap();
+        let e = c.build::<crate::packet::Packet>(Path::new("."), &crate::core::RngStreams::new(1)).err().unwrap();
         assert_eq!(e[0].to_string(), "links[\"x\"].rate_mbps = 0: must be > 0");
     }
 

@@ -9,11 +9,11 @@
 //! "drop" outages (which flush the queue).
 use super::capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
 use super::config::{timeline, DirSpec, QueueLimit};
-use super::loss::{LossModel, Reorder, SubStreams};
+use super::loss::{DirStreams, LossModel, Reorder};
 use crate::core::rng::Rng;
 use crate::core::time::{from_ms_f64, Time, NEVER, NS_PER_S};
 use crate::packet::Packet;
-use rand::{Rng as _, SeedableRng};
+use rand::Rng as _;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -129,8 +129,8 @@ pub struct LinkDir<P: Wire = Packet> {
 
 impl<P: Wire> LinkDir<P> {
     /// A direction from its resolved spec, the link's outages (sorted, non-overlapping)
-    /// and its own RNG stream.
-    pub fn new(spec: &DirSpec, outages: &[Outage], rng: Rng) -> LinkDir<P> {
+    /// and its impairments' random streams.
+    pub fn new(spec: &DirSpec, outages: &[Outage], streams: DirStreams) -> LinkDir<P> {
         let mut tl = timeline(spec, outages);
         // Defensive for hand-built specs: order what the timeline searches.
         tl.cap = tl.cap.sanitized();
@@ -143,7 +143,6 @@ impl<P: Wire> LinkDir<P> {
             Capacity::Constant { bps } if tl.outages.is_empty() => bps,
             _ => 0,
         };
-        let streams = SubStreams::derive(rng);
         let drop_starts = tl.outages.iter().filter(|o| o.queued == OutageQueued::Drop).map(|o| o.start).collect();
         LinkDir {
             tl,
@@ -203,7 +202,7 @@ impl<P: Wire> LinkDir<P> {
             loss: None,
             reorder: None,
         };
-        LinkDir::new(&spec, &[], Rng::seed_from_u64(0))
+        LinkDir::new(&spec, &[], DirStreams::named(&crate::core::RngStreams::new(0), "constant"))
     }
 
     /// A packet arrives at the link's input at `now`. Returns `Err(pkt)` if it was

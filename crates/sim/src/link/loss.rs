@@ -1,33 +1,36 @@
 //! Random impairments applied as a packet leaves a link direction: loss (Bernoulli or
 //! Gilbert–Elliott) and reordering (extra delay).
 //!
-//! Each model draws from its own sub-stream of the direction's RNG (see
-//! [`SubStreams`]), so enabling reordering does not change which packets are lost, and
-//! the Gilbert–Elliott state timeline does not depend on the traffic at all: the same
-//! seed gives the same good/bad periods whether Reno or CUBIC runs over the link.
+//! Each model draws from its own named stream ([`DirStreams`]: `<direction>/loss`,
+//! `<direction>/ge-state`, `<direction>/reorder`, `<direction>/forwarding`, each derived from the
+//! scenario seed by its name), so enabling reordering does not change which packets are lost,
+//! adding a new impairment changes no other's draws, and the Gilbert–Elliott state timeline does
+//! not depend on the traffic at all: the same seed gives the same good/bad periods whether Reno
+//! or CUBIC runs over the link.
 use super::config::{GeState, LossConfig, ReorderConfig, SojournConfig};
-use crate::core::rng::Rng;
+use crate::core::rng::{Rng, RngStreams};
 use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER};
 use rand::distributions::{Bernoulli, Distribution};
-use rand::{Rng as _, SeedableRng};
+use rand::Rng as _;
 
-/// The independent streams of a direction, derived in a fixed order from the
-/// direction's RNG whatever models are enabled.
-pub(crate) struct SubStreams {
+/// The independent random streams of one link direction's impairments, each named
+/// `<direction>/<impairment>` (e.g. `link/lte-a/forward/loss`) and derived from the scenario
+/// seed by that name alone ([`RngStreams::stream`]). A new impairment takes a new name: no
+/// other stream's draws change.
+pub struct DirStreams {
     pub loss: Rng,
     pub ge_state: Rng,
     pub reorder: Rng,
-    /// Loss of packets forwarded at handovers (derived last, so adding it changed no other stream).
+    /// Loss of packets forwarded at handovers.
     pub forwarding: Rng,
 }
 
-impl SubStreams {
-    pub fn derive(mut parent: Rng) -> Self {
-        let loss = Rng::from_seed(parent.gen());
-        let ge_state = Rng::from_seed(parent.gen());
-        let reorder = Rng::from_seed(parent.gen());
-        let forwarding = Rng::from_seed(parent.gen());
-        SubStreams { loss, ge_state, reorder, forwarding }
+impl DirStreams {
+    /// The streams of direction `dir` (the simulator and the emulator name a link's directions
+    /// `link/<name>/forward` and `link/<name>/reverse`).
+    pub fn named(rngs: &RngStreams, dir: &str) -> Self {
+        let s = |what: &str| rngs.stream(&format!("{dir}/{what}"));
+        DirStreams { loss: s("loss"), ge_state: s("ge-state"), reorder: s("reorder"), forwarding: s("forwarding") }
     }
 }
 
@@ -191,5 +194,25 @@ impl Reorder {
         } else {
             0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each impairment's stream depends on the seed and its own name only: another impairment
+    /// added beside it (a new name) cannot shift its draws, unlike sub-streams derived in order.
+    #[test]
+    fn streams_are_named_not_positional() {
+        let rngs = RngStreams::new(9);
+        let mut d = DirStreams::named(&rngs, "link/x/forward");
+        let mut direct = rngs.stream("link/x/forward/loss");
+        let a: Vec<u64> = (0..4).map(|_| d.loss.gen()).collect();
+        let b: Vec<u64> = (0..4).map(|_| direct.gen()).collect();
+        assert_eq!(a, b);
+        let mut other = DirStreams::named(&rngs, "link/x/reverse");
+        assert_ne!(a[0], other.loss.gen::<u64>());
+        assert_ne!(d.reorder.gen::<u64>(), d.forwarding.gen::<u64>());
     }
 }

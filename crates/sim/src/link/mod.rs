@@ -25,3 +25,4 @@ pub use config::{
     ReorderConfig, ReverseConfig, SojournConfig, TraceConfig,
 };
 pub use dir::{ForwardingGap, LinkDir, LinkStats, Wire};
+pub use loss::DirStreams;

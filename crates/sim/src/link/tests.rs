@@ -2,7 +2,7 @@
 //! configured capacity, exact delays, drop-tail accounting, loss statistics within
 //! binomial bounds, Gilbert–Elliott timing, outages, reordering, determinism.
 use super::*;
-use crate::core::rng::Rng;
+
 use crate::core::time::{Time, NS_PER_MS, NS_PER_S, NS_PER_US};
 use crate::core::RngStreams;
 use crate::packet::{Packet, PacketKind, HEADER_BYTES};
@@ -16,8 +16,8 @@ fn pkt(id: u64, wire: u32) -> Packet {
     p
 }
 
-fn rng(name: &str) -> Rng {
-    RngStreams::new(42).stream(name)
+fn rng(name: &str) -> DirStreams {
+    DirStreams::named(&RngStreams::new(42), name)
 }
 
 fn dir(cap: Capacity, delay_ms: f64, queue: QueueLimit, outages: &[Outage]) -> LinkDir {
@@ -31,7 +31,7 @@ fn dir_with(
     outages: &[Outage],
     loss: Option<LossConfig>,
     reorder: Option<ReorderConfig>,
-    r: Rng,
+    r: DirStreams,
 ) -> LinkDir {
     let spec = DirSpec { capacity: cap, delay: crate::core::time::from_ms_f64(delay_ms), queue, loss, reorder };
     LinkDir::new(&spec, outages, r)
@@ -609,7 +609,7 @@ fn same_seed_same_drops_and_streams_are_independent() {
     let a = lost_ids("s1", None);
     assert_eq!(a, lost_ids("s1", None));
     assert_ne!(a, lost_ids("s2", None));
-    // Reordering draws from its own sub-stream: enabling it changes no loss.
+    // Reordering draws from its own named stream: enabling it changes no loss.
     assert_eq!(a, lost_ids("s1", Some(ReorderConfig { p: 0.5, extra_delay_ms: 1.0 })));
 }
 
@@ -676,7 +676,7 @@ fn config_builds_both_directions() {
     )
     .unwrap();
     let s = RngStreams::new(1);
-    let (mut f, mut r) = c.build(Path::new("."), s.stream("l/fwd"), s.stream("l/rev")).unwrap();
+    let (mut f, mut r) = c.build(Path::new("."), &s).unwrap();
     for d in [&mut f, &mut r] {
         d.enqueue(0, pkt(0, 1500)).unwrap();
         assert_eq!(d.next_wakeup(), Some(NS_PER_MS));
@@ -801,7 +801,7 @@ mod prop {
         ) {
             let queue = if by_bytes { QueueLimit::Bytes(1500 * limit) } else { QueueLimit::Packets(limit) };
             let mut d = dir_with(cap, 1.0, queue, &outs, Some(LossConfig::Bernoulli { p }), None,
-                RngStreams::new(seed).stream("p"));
+                DirStreams::named(&RngStreams::new(seed), "p"));
             // Hold outages forward their held packets `extra` later (drop outages cannot).
             let fws: Vec<Forwarding> = outs.iter().filter(|o| o.queued == OutageQueued::Hold)
                 .map(|o| Forwarding { start: o.start, end: o.end, extra_delay: extra, loss_prob: fp, queued_loss: qp }).collect();
