@@ -68,3 +68,16 @@ def test_cli_warns_when_no_seed_can_change_the_result(tmp_path):
     assert "nothing in this scenario is random" not in r.stderr
     assert mobipath.run(EXAMPLES / "lossy-newreno.toml").seed_matters
     assert not mobipath.run(EXAMPLES / "single-cubic.toml").seed_matters
+
+
+def test_emulator_maps_or_refuses_every_registered_controller():
+    """A new congestion control in the simulator's registry must be placed here: run by the
+    kernel, substituted, or refused (ARCHITECTURE.md, 'A congestion control')."""
+    import json
+
+    from mobipath import _core
+    from mobipath.emulate.plan import KERNEL_CC, NO_KERNEL_EQUIVALENT, SUBSTITUTES
+
+    names = json.loads(_core.names())
+    for cc in names["cc"] + names["coupled_cc"]:
+        assert cc in KERNEL_CC or cc in SUBSTITUTES or cc in NO_KERNEL_EQUIVALENT, cc

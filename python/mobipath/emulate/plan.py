@@ -22,6 +22,8 @@ KERNEL_CC = ("reno", "cubic", "bbr")
 #: coupled controllers (LIA, OLIA, BALIA, wVegas) are not in upstream Linux; per subflow they
 #: are AIMD with Reno's increase as an upper bound, so uncoupled Reno is the nearest.
 SUBSTITUTES = {"newreno": "reno", "tahoe": "reno", "lia": "reno", "olia": "reno", "balia": "reno", "wvegas": "reno"}
+#: Simulator controllers with no kernel counterpart close enough to substitute (refused).
+NO_KERNEL_EQUIVALENT = ("vegas",)
 #: The upstream kernel's only packet scheduler (net/mptcp/protocol.c), our `linux-default`.
 KERNEL_SCHEDULER = "linux-default"
 DEFAULT_MAX_DURATION_S = 300.0
