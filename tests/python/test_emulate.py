@@ -461,9 +461,9 @@ def test_mptcp_uses_both_paths_and_a_backup_mark_moves_sending_off_within_a_seco
     assert max(mbps["pb"][40:50]) < 1.0, "still sending on the backup path a second after MP_PRIO B=1"
     assert mean(mbps["pa"][40:50]) >= 0.85 * 20, "the regular path carries on"
     assert mean(mbps["pb"][60:70]) >= 0.5 * 20, "MP_PRIO B=0 did not bring the path back"
-    # The kernel's own per-subflow counters agree with the wire: subflow 1 idle in [4, 5) s.
+    # The kernel's own per-subflow counters agree with the wire: subflow 1 (path pb) idle in [4, 5) s.
     import polars as pl
-    sub1 = r.timeseries.filter((pl.col("name") == "mp/1") & (pl.col("metric") == "throughput_mbps"))
+    sub1 = r.timeseries.filter((pl.col("name") == "mp/pb") & (pl.col("metric") == "throughput_mbps"))
     vals = [v or 0.0 for v in sub1.sort("time_s")["value"].to_list()]
     assert max(vals[40:50]) < 1.0, vals
     assert not [n for n in emu.list_namespaces() if n.startswith(f"mp-{os.getpid()}-")]

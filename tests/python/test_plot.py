@@ -36,7 +36,8 @@ def test_plot_writes_png_and_svg_with_subflow_rows_and_handovers(train_run, tmp_
     summary = json.loads((train_run / "summary.json").read_text())
     done = plot_result(train_run, fmt="svg", out_dir=tmp_path / "again")
     # one row for the connection and one per subflow; every handover of the summary marked
-    assert done.rows["mptcp"] == ["flow mptcp"] + [f"subflow {i}" for i in range(2)]
+    assert done.rows["mptcp"] == ["flow mptcp"] + [f"subflow {s['path']}" for s in summary["flows"]["mptcp"]["subflows"]]
+    assert done.rows["mptcp"][1:] == ["subflow via-a", "subflow via-b"]  # named after their paths
     assert summary["handovers"] and done.handover_spans["mptcp"] == len(summary["handovers"])
 
 

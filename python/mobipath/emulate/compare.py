@@ -130,7 +130,7 @@ def plot(c: Comparison, path: Path) -> None:
 
     panels = [("flow", c.plan.flow, f"flow {c.plan.flow}")]
     if c.plan.protocol == "mptcp":
-        panels += [("subflow", f"{c.plan.flow}/{k}", f"subflow {k} ({p['name']})") for k, p in enumerate(c.plan.paths)]
+        panels += [("subflow", f"{c.plan.flow}/{p['name']}", f"subflow {k} ({p['name']})") for k, p in enumerate(c.plan.paths)]
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.4 * len(panels)), sharex=True, squeeze=False)
     for ax, (kind, name, title) in zip(axes[:, 0], panels):
         for r, label, style in ((c.simulation, "simulation", "-"), (c.emulation, "emulation (Linux)", "--")):

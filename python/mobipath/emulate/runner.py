@@ -98,7 +98,7 @@ def run(
         push("flow", p.flow, metric, m.series.get(metric, []))
     for k, ss in sorted(m.subflow_series.items()):
         for metric in ("goodput_mbps", "throughput_mbps", "cwnd_segments", "srtt_ms"):
-            push("subflow", f"{p.flow}/{k}", metric, ss[metric])
+            push("subflow", f"{p.flow}/{p.paths[k]['name']}", metric, ss[metric])
     emulation = {
         "mode": "emulation",
         "kernel": os.uname().release,

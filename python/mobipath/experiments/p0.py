@@ -163,8 +163,10 @@ def run_one(key: Tuple[str, str, str, int], scenario_path: str, keep_series: boo
     out: Dict[str, Any] = {"row": row}
     if keep_series:
         ts = r.timeseries.filter((pl.col("kind") == "subflow") & (pl.col("metric") == "goodput_mbps"))
+        # In subflow order (subflow k rides operator k's link in the P0 scenarios).
+        names = [f"{flow_name}/{s['path']}" for s in subs]
         out["series"] = {name: ts.filter(pl.col("name") == name).sort("time_s").select("time_s", "value").rows()
-                         for name in sorted(ts["name"].unique().to_list())}
+                         for name in names}
         out["handovers"] = handovers
     return out
 
@@ -344,12 +346,12 @@ def write_figures(out_dir: Path, agg: Agg, series: Dict[str, Dict[str, Any]], fi
         fig, axes = plt.subplots(len(variants), 1, figsize=(10, 3.2 * len(variants)), sharex=True, squeeze=False)
         for ax, v in zip(axes[:, 0], variants):
             data = series[v]
-            for name, pts in data["series"].items():
+            for k, (name, pts) in enumerate(data["series"].items()):
                 t = [p[0] for p in pts]
                 y = [p[1] for p in pts]
                 k = 5  # 0.5 s moving average of the 100 ms bins
                 ys = [statistics.fmean(y[max(0, i - k + 1): i + 1]) for i in range(len(y))]
-                op = "A" if name.endswith("/0") else "B"
+                op = "AB"[k] if k < 2 else "?"
                 ax.plot(t, ys, lw=0.9, label=f"subflow {name} (operator {op})")
             for h in data["handovers"]:
                 ax.axvline(h["start_s"], color="C0" if h["operator"] == "A" else "C1", ls="--", lw=0.8, alpha=0.7)

@@ -48,9 +48,20 @@ pub(crate) fn build(plan: &Plan) -> Sim {
             Transport::Mptcp(m) => m.paths.clone(),
         };
         let flow_routes = path_ids.iter().map(|&p| ((2 * p) as u16, (2 * p + 1) as u16)).collect();
-        let n_sub = if matches!(fp.transport, Transport::Mptcp(_)) { path_ids.len() } else { 0 };
+        let subflow_names = match &fp.transport {
+            Transport::Mptcp(_) => {
+                let mut names: Vec<String> = Vec::with_capacity(path_ids.len());
+                for &p in &path_ids {
+                    let base = &plan.paths[p].name;
+                    let seen = names.iter().filter(|n| *n == base || n.starts_with(&format!("{base}#"))).count();
+                    names.push(if seen == 0 { base.clone() } else { format!("{base}#{}", seen + 1) });
+                }
+                names
+            }
+            Transport::Tcp { .. } => Vec::new(),
+        };
         let ends = endpoint::build(fp, i as u32, &rngs, windows);
-        flows.push(Flow::new(fp.name.clone(), ends, flow_routes, fp.traffic.clone(), fp.start, fp.stop, fp.mss as u64, n_sub, plan.bin, plan.n_bins));
+        flows.push(Flow::new(fp.name.clone(), ends, flow_routes, subflow_names, fp.traffic.clone(), fp.start, fp.stop, fp.mss as u64, plan.bin, plan.n_bins));
         if let Transport::Mptcp(m) = &fp.transport {
             if !m.mp_prio.is_empty() {
                 drivers.push(Some(Box::new(MpPrioSchedule { flow: i, events: m.mp_prio.clone() })));

@@ -24,6 +24,9 @@ pub(crate) struct Flow {
     pub receiver: Box<dyn Endpoint>,
     /// (forward, reverse) route per subflow.
     pub routes: Vec<(u16, u16)>,
+    /// Per subflow (MPTCP): its name in the results, the path it takes (`a`, `b`; a path listed
+    /// twice gets `a#2`).
+    pub subflow_names: Vec<String>,
     pub traffic: Traffic,
     pub start: Time,
     pub stop: Time,
@@ -50,13 +53,16 @@ pub(crate) struct Flow {
 }
 
 impl Flow {
-    pub fn new(name: String, ends: (Box<dyn Endpoint>, Box<dyn Endpoint>), routes: Vec<(u16, u16)>, traffic: Traffic, start: Time, stop: Time, mss: u64, n_sub: usize, bin: Time, n_bins: usize) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: String, ends: (Box<dyn Endpoint>, Box<dyn Endpoint>), routes: Vec<(u16, u16)>, subflow_names: Vec<String>, traffic: Traffic, start: Time, stop: Time, mss: u64, bin: Time, n_bins: usize) -> Self {
+        let n_sub = subflow_names.len();
         let series = || SubflowSeries { delivered_seen: 0, goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
         Flow {
             name,
             sender: ends.0,
             receiver: ends.1,
             routes,
+            subflow_names,
             traffic,
             start,
             stop,

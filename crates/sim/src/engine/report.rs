@@ -84,8 +84,9 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
                 s.insert("goodput_mbps".into(), json!(round6((g - g0.min(g)) as f64 * 8.0 / window_s / 1e6)));
                 s.insert("throughput_mbps".into(), json!(round6((st - s0.min(st)) as f64 * 8.0 / window_s / 1e6)));
                 s.extend(r);
+                s.insert("path".into(), json!(fl.subflow_names[k]));
                 subs.push(Value::Object(s));
-                let name = format!("{}/{}", fl.name, k);
+                let name = format!("{}/{}", fl.name, fl.subflow_names[k]);
                 let ss = &fl.sub[k];
                 table.push_series(bin_s, "subflow", &name, "goodput_mbps", &ss.goodput.as_mbps());
                 table.push_series(bin_s, "subflow", &name, "throughput_mbps", &ss.sent.as_mbps());
