@@ -1,5 +1,6 @@
 //! Handover tables (`HandoverTable::from_csv`): never panics; an accepted table has sorted,
-//! disjoint, finite ranges with counts >= 1, and what `to_csv` writes of it reads back.
+//! disjoint, finite ranges with counts >= 1, and what `to_csv` writes of it reads back (except
+//! ranges narrower than `to_csv`'s 0.1 m rounding: known finding F3 in FINDINGS.md).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use mobipath_sim::hst::table::HandoverTable;
@@ -15,6 +16,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(ranges.windows(2).all(|w| w[0].end_m < w[1].start_m), "{op}: ranges overlap: {ranges:?}");
         let mid = (ranges[0].start_m + ranges[0].end_m) / 2.0;
         assert!(t.contains(op, mid));
+    }
+    // F3: `to_csv` rounds to 0.1 m, so a range that narrow is written with start_m == end_m,
+    // which `from_csv` refuses. Skip those until it is fixed.
+    let f3 = t.operators.values().flatten().any(|r| format!("{:.1}", r.start_m) == format!("{:.1}", r.end_m));
+    if f3 {
+        return;
     }
     if let Err(e) = HandoverTable::from_csv(&t.to_csv(), "written.csv") {
         panic!("a table read from CSV does not read back after to_csv: {e:?}\n{}", t.to_csv());
