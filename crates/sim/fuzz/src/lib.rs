@@ -46,6 +46,9 @@ fn strings_ok(v: &toml::Value) -> bool {
 /// finding in `FINDINGS.md`); the scenario target skips them. Remove an entry when its bug is
 /// fixed, so the fuzzer checks the fix.
 pub fn known_issue(text: &str) -> Option<&'static str> {
+    if no_skip() {
+        return None;
+    }
     let Ok(t) = text.parse::<toml::Table>() else { return None };
     // F1: `scenario::short_value` cuts a value shown in an error at byte 57, inside a multi-byte
     // character when one straddles it: a long non-ASCII string where another type is expected.
@@ -53,6 +56,12 @@ pub fn known_issue(text: &str) -> Option<&'static str> {
         return Some("F1");
     }
     None
+}
+
+/// `FUZZ_NO_SKIP=1`: do not skip known issues (to check that a fix works).
+pub fn no_skip() -> bool {
+    static NO_SKIP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *NO_SKIP.get_or_init(|| std::env::var_os("FUZZ_NO_SKIP").is_some_and(|v| v == "1"))
 }
 
 fn any_string(v: &toml::Value, f: &dyn Fn(&str) -> bool) -> bool {
@@ -66,6 +75,9 @@ fn any_string(v: &toml::Value, f: &dyn Fn(&str) -> bool) -> bool {
 
 /// Known run-time blow-ups of valid scenarios (see `FINDINGS.md`), skipped when running.
 pub fn known_run_issue(t: &toml::Table) -> Option<&'static str> {
+    if no_skip() {
+        return None;
+    }
     // F2: the train's shadowing grid covers [0, train.start_m + ...] in `radio.shadowing.grid_m`
     // steps: start_m near its allowed maximum (1e9 m) allocates gigabytes.
     let start = t.get("hst").and_then(|h| h.get("train")).and_then(|tr| tr.get("start_m"));
