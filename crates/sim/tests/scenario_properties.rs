@@ -43,14 +43,20 @@ const MM_PEAK_MBPS: f64 = 1500.0 * 8.0 / 0.003 / 1e6 * 1.06; // 21 opportunities
 const PS_TRACE: &str = "ps.trace";
 const PS_PEAK_MBPS: f64 = 12.0;
 
+/// The folder the generated scenarios' files are in (written once per test process: the tests
+/// run in parallel and must not see a file being rewritten).
 fn data_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mobipath-props-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mm: String = (0..=20).map(|i| format!("{}\n", i * 3)).collect();
-    std::fs::write(dir.join(MM_TRACE), mm).unwrap();
-    std::fs::write(dir.join(PS_TRACE), "1 5\r\n2 12\r\n4 2.5\r\n").unwrap();
-    std::fs::write(dir.join("table.csv"), include_str!("../../../scenarios/p0/table.csv")).unwrap();
-    dir
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("mobipath-props-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mm: String = (0..=20).map(|i| format!("{}\n", i * 3)).collect();
+        std::fs::write(dir.join(MM_TRACE), mm).unwrap();
+        std::fs::write(dir.join(PS_TRACE), "1 5\r\n2 12\r\n4 2.5\r\n").unwrap();
+        std::fs::write(dir.join("table.csv"), include_str!("../../../scenarios/p0/table.csv")).unwrap();
+        dir
+    })
+    .clone()
 }
 
 fn capacity() -> impl Strategy<Value = Cap> {
