@@ -5,7 +5,8 @@
 //!   completes, and its summary satisfies, for every flow: `delivery_errors == 0` (the
 //!   application received every byte exactly once, in order), `bytes_delivered <= bytes_sent`,
 //!   and goodput <= the sum over the flow's paths of each path's bottleneck (the smallest peak
-//!   forward rate of its links), with a tolerance of 1 % and three packets;
+//!   forward rate of its links), with a tolerance of 1 % and three packets; and (every fourth
+//!   scenario) a second run gives the same summary;
 //! - **invalid ⇒ errors**: each of a list of mutations that break a valid scenario (a bad range,
 //!   a typo'd key, a dangling reference, a missing field, ...) yields errors naming the field,
 //!   from both `validate_toml` and `run_toml`, and never a panic.
@@ -430,8 +431,14 @@ fn num(v: &serde_json::Value, what: &str) -> f64 {
 }
 
 /// Checks the run's summary against the generated scenario's bounds; Err(message) if violated.
-fn check_run(g: &Generated, dir: &Path) -> Result<(), String> {
+fn check_run(g: &Generated, dir: &Path, twice: bool) -> Result<(), String> {
     let out = run_toml(&g.toml, "gen.toml", dir, None, None).map_err(|e| format!("validated but run_toml refused it: {e:?}"))?;
+    if twice {
+        let again = run_toml(&g.toml, "gen.toml", dir, None, None).map_err(|e| format!("second run refused: {e:?}"))?;
+        if again.summary != out.summary {
+            return Err(format!("two runs of the same scenario and seed differ:\n{}\n{}", out.summary, again.summary));
+        }
+    }
     let duration: f64 = g.toml.lines().find_map(|l| l.strip_prefix("duration_s = ")).unwrap().parse().unwrap();
     for (name, bound) in &g.bounds {
         let f = &out.summary["flows"][name.as_str()];
@@ -472,7 +479,8 @@ fn every_scenario_that_validates_runs_within_its_invariants() {
             return Ok(());
         }
         valid.set(valid.get() + 1);
-        check_run(&g, &dir).map_err(|m| TestCaseError::fail(format!("{m}\n--- scenario ---\n{}", g.toml)))
+        // Every fourth one twice: same scenario and seed, same summary (determinism).
+        check_run(&g, &dir, valid.get() % 4 == 0).map_err(|m| TestCaseError::fail(format!("{m}\n--- scenario ---\n{}", g.toml)))
     });
     if let Err(e) = result {
         panic!("{e}");
