@@ -52,6 +52,8 @@ def shorten(toml: str) -> str:
     toml = re.sub(r"(?m)^warmup_s = .*$", "warmup_s = 0.2", toml)
     toml = re.sub(r'file = "[^"]*hsr[^"]*"', 'file = "per-second.trace"', toml)
     toml = toml.replace('file = "malformed.trace"', 'file = "malformed.trace"')
+    # The scenario target skips text with a `/` in any string (file names stay in data/).
+    toml = toml.replace("Mbit/s", "Mbps")
     # Comments are noise for the fuzzer.
     return "\n".join(l for l in toml.splitlines() if not l.lstrip().startswith("#")) + "\n"
 
