@@ -65,7 +65,7 @@ def test_malformed_existing_table_is_reported(tmp_path):
     out.write_text("operator,start_m,end_m,count\nA,10,5,1\n")
     r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "2", "-o", str(out), "--accumulate"])
     assert r.exit_code == 1
-    assert "end_m = 5: must be greater than start_m (10)" in r.output
+    assert "end_m = 5: must not be less than start_m (10)" in r.output
     assert "Traceback" not in r.output
 
 

@@ -42,7 +42,7 @@ def test_sigint_stops_the_run_and_writes_partial_results(tmp_path):
     _, err = proc.communicate(timeout=30)
     waited = time.monotonic() - t0
     assert proc.returncode == 130, err
-    assert waited < 3.0, f"took {waited:.1f} s to stop (writing results included)"
+    assert waited < 3.0, f"took {waited:.1f} s to stop (writing results included)"  # < 1 s unloaded
     assert "interrupted" in err and "partial" in err
     summary = json.loads((out / "summary.json").read_text())
     stopped = summary["partial"]["stopped_at_s"]

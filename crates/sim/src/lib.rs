@@ -12,6 +12,7 @@ pub mod element;
 pub mod endpoint;
 pub mod engine;
 pub mod error;
+pub mod handoff;
 pub mod hst;
 pub mod link;
 pub mod metrics;

@@ -17,6 +17,12 @@ pub enum PacketKind {
     Syn,
     /// Answer to a join request (SYN/ACK with MP_JOIN).
     SynAck,
+    /// P3's Explicit Handoff Notification, mobile host → fixed host (ICMP-like, not a TCP
+    /// segment): a handoff started; `handoff_id` names it, `ack` is the receiver's `rcv_nxt`.
+    Ehn,
+    /// P3's Greet, mobile host → the new base station (which consumes it): `handoff_id`, and the
+    /// receiver's `rcv_nxt` in `ack` so the base station can answer window probes for it.
+    Greet,
 }
 
 /// No value in an optional `u64` packet field.
@@ -71,6 +77,9 @@ pub struct Packet {
     pub retx_request: u64,
     /// Length of the requested range.
     pub retx_request_len: u32,
+    /// P3 handoff messages: the handoff this EHN or Greet announces, or (on an ACK) the handoff
+    /// whose end this resume ACK signals; 0 = none.
+    pub handoff_id: u32,
 }
 
 impl Packet {
@@ -99,6 +108,7 @@ impl Packet {
             dsn_first_seq: 0,
             retx_request: NONE_U64,
             retx_request_len: 0,
+            handoff_id: 0,
         }
     }
 

@@ -10,6 +10,7 @@
 //! (`_core.plan()`) all read this.
 use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER, NS_PER_MS, NS_PER_S};
 use crate::element::ElementSpec;
+use crate::handoff::{FlowHandoffPlan, HandoffPattern, HandoffPlan, HandoffScheme};
 use crate::error::{ConfigError, Errors};
 use crate::hst::phad::PhaDConfig;
 use crate::hst::scenario::{train_link, TrainRun};
@@ -47,6 +48,8 @@ pub struct Plan {
     pub flows: Vec<FlowPlan>,
     /// The train (P0), if the scenario has one.
     pub train: Option<TrainPlan>,
+    /// Handoffs of mobile hosts behind radio links (P3), one entry per link that has them.
+    pub handoffs: Vec<HandoffPlan>,
     /// The scenario with every default filled in and the run's seed (for provenance).
     pub resolved: serde_json::Value,
 }
@@ -79,6 +82,8 @@ pub struct FlowPlan {
     /// The receiver (for MPTCP: each subflow's, before the connection-level window is applied).
     pub receiver: ReceiverConfig,
     pub transport: Transport,
+    /// The mobile host's handoff scheme and the handoffs on the flow's path (P3).
+    pub handoff: Option<FlowHandoffPlan>,
 }
 
 pub enum Transport {
@@ -169,7 +174,7 @@ impl Plan {
                 run,
             }
         });
-        let links: Vec<LinkSpec> = f
+        let mut links: Vec<LinkSpec> = f
             .links
             .iter()
             .enumerate()
@@ -178,6 +183,31 @@ impl Plan {
                 None => sc.links[i].clone(),
             })
             .collect();
+
+        // Handoffs (P3): each link's intervals for this seed; except on a train's link (which the
+        // train interrupts already), they stop its forward direction.
+        let rngs = crate::core::RngStreams::new(seed);
+        let mut handoffs = Vec::new();
+        for h in &f.handoffs {
+            let Some(li) = f.links.iter().position(|l| l.name == h.link) else { continue };
+            let intervals = match (&h.pattern, &train, f.hst.as_ref()) {
+                (HandoffPattern::Train {}, Some(t), Some(hst)) => {
+                    let op = hst.links.iter().position(|l| *l == h.link);
+                    t.run.handovers.iter().filter(|e| Some(e.operator) == op).map(|e| (e.start, e.end)).filter(|&(s, e)| e > s).collect()
+                }
+                _ => {
+                    let iv = h.intervals(&rngs, duration);
+                    let (outages, forwarding) = h.outages(&iv);
+                    let spec = &mut links[li];
+                    spec.forward_outages.extend(outages);
+                    spec.forward_outages.sort_by_key(|o| o.start);
+                    spec.forwarding.extend(forwarding);
+                    spec.forwarding.sort_by_key(|x| x.start);
+                    iv
+                }
+            };
+            handoffs.push(HandoffPlan { link: li, link_name: h.link.clone(), intervals });
+        }
 
         let elements: Vec<(String, ElementSpec)> =
             f.nodes.iter().filter_map(|n| n.element.clone().map(|e| (n.name.clone(), e))).collect();
@@ -285,6 +315,18 @@ impl Plan {
                     continue;
                 }
             };
+            let handoff = fc.handoff.as_ref().map(|h| {
+                let path_links: &[String] = fc.path.as_ref().and_then(|p| f.paths.iter().find(|x| &x.name == p)).map_or(&[], |p| &p.links);
+                let mut iv: Vec<(Time, Time)> =
+                    handoffs.iter().filter(|x| path_links.contains(&x.link_name)).flat_map(|x| x.intervals.iter().copied()).collect();
+                iv.sort_unstable();
+                h.plan(iv)
+            });
+            let mut sender = sender_config(fc);
+            if let Some(h) = fc.handoff.as_ref().filter(|h| h.scheme == HandoffScheme::Ehn) {
+                sender.ehn = true;
+                sender.ehn_max_freeze = h.max_freeze();
+            }
             flows.push(FlowPlan {
                 name: fc.name.clone(),
                 cc,
@@ -292,9 +334,10 @@ impl Plan {
                 start: from_secs_f64(fc.start_s),
                 stop: fc.stop_s.map(from_secs_f64).unwrap_or(NEVER),
                 mss: fc.tcp.mss_bytes,
-                sender: sender_config(fc),
+                sender,
                 receiver: receiver_config(fc),
                 transport,
+                handoff,
             });
         }
         if !errs.is_empty() {
@@ -317,6 +360,7 @@ impl Plan {
             paths,
             flows,
             train,
+            handoffs,
             resolved,
         })
     }
@@ -383,6 +427,7 @@ fn sender_config(fc: &FlowConfig) -> SenderConfig {
         min_rto: from_ms_f64(t.min_rto_ms),
         initial_rto: from_ms_f64(t.initial_rto_ms),
         slow_start_after_idle: t.slow_start_after_idle,
+        ..SenderConfig::default()
     }
 }
 

@@ -330,7 +330,7 @@ fn mp_prio_backup_moves_traffic_off_and_back() {
     let link = "rate_mbps = 20\ndelay_ms = 20\nqueue_packets = 100";
     let f_cfg = "cc = \"cubic\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"bulk\" }\nmptcp = { mp_prio = [ { at_s = 10, subflow = 1, backup = true }, { at_s = 20, subflow = 1, backup = false } ] }";
     let o = run(&two_paths(30.0, link, link, f_cfg));
-    let tput = series(&o, "subflow", "mp/1", "throughput_mbps");
+    let tput = series(&o, "subflow", "mp/b", "throughput_mbps");
     let mean = |lo: f64, hi: f64| {
         let v: Vec<f64> = tput.iter().filter(|(t, _)| *t >= lo && *t < hi).map(|x| x.1).collect();
         v.iter().sum::<f64>() / v.len() as f64

@@ -1,6 +1,6 @@
 //! Handover tables (`HandoverTable::from_csv`): never panics; an accepted table has sorted,
 //! disjoint, finite ranges with counts >= 1, and what `to_csv` writes of it reads back (except
-//! ranges narrower than `to_csv`'s 0.1 m rounding: known finding F3 in FINDINGS.md).
+//! ranges of any width: finding F3 in FINDINGS.md, fixed).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use mobipath_sim::hst::table::HandoverTable;
@@ -17,12 +17,7 @@ fuzz_target!(|data: &[u8]| {
         let mid = (ranges[0].start_m + ranges[0].end_m) / 2.0;
         assert!(t.contains(op, mid));
     }
-    // F3: `to_csv` rounds to 0.1 m, so a range that narrow is written with start_m == end_m,
-    // which `from_csv` refuses. Skip those until it is fixed.
-    let f3 = t.operators.values().flatten().any(|r| format!("{:.1}", r.start_m) == format!("{:.1}", r.end_m));
-    if f3 && !mobipath_sim_fuzz::no_skip() {
-        return;
-    }
+    // F3 (fixed): ranges narrower than `to_csv`'s 0.1 m read back with start == end.
     if let Err(e) = HandoverTable::from_csv(&t.to_csv(), "written.csv") {
         panic!("a table read from CSV does not read back after to_csv: {e:?}\n{}", t.to_csv());
     }

@@ -24,6 +24,7 @@ use crate::error::{ConfigError, Errors};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod base_station;
 pub mod delay_every_nth;
 
 /// Behaviour at a node (see the module docs).
@@ -53,6 +54,19 @@ pub struct ElementOut {
     pub send: Vec<Pkt>,
     /// Packets dropped here (counted; the boxes are reused).
     pub drop: Vec<Pkt>,
+    /// Packets that end here by design (e.g. a message addressed to this element; not counted
+    /// as drops).
+    pub absorb: Vec<Pkt>,
+    /// Answers to a packet: each carries the `route` and `hop` of the packet it answers (as it
+    /// arrived here), and the engine sends it back along the reverse route from this node.
+    pub reply: Vec<Pkt>,
+}
+
+/// What an element knows of the scenario around its node.
+#[derive(Clone, Debug, Default)]
+pub struct ElementContext {
+    /// The handoffs of the links adjacent to the node (`[[handoffs]]`), sorted.
+    pub handoffs: Vec<(Time, Time)>,
 }
 
 /// An element as written in a scenario: the registry of element kinds. Adding one: a variant
@@ -68,11 +82,19 @@ pub enum ElementSpec {
         /// Extra delay in ms, in [0, 3600000].
         delay_ms: f64,
     },
+    /// A base station that takes part in its mobile hosts' handoffs (P3; see
+    /// `element::base_station`): answers window probes for greeted hosts during a handoff.
+    BaseStation {
+        /// BUFFER+FREEZE (P3 §2): send the latest relayed ACK with a zero window when a handoff
+        /// starts (default false).
+        #[serde(default)]
+        buffer_freeze: bool,
+    },
 }
 
 impl ElementSpec {
     /// Registry names, as written in `kind`.
-    pub const NAMES: &'static [&'static str] = &["delay-every-nth"];
+    pub const NAMES: &'static [&'static str] = &["delay-every-nth", "base-station"];
 
     pub fn check(&self, prefix: &str, errs: &mut Errors) {
         match self {
@@ -82,14 +104,16 @@ impl ElementSpec {
                 }
                 errs.range(format!("{prefix}.delay_ms"), *delay_ms, 0.0, 3_600_000.0);
             }
+            ElementSpec::BaseStation { .. } => {}
         }
     }
 
-    pub fn build(&self) -> Box<dyn Element> {
+    pub fn build(&self, ctx: &ElementContext) -> Box<dyn Element> {
         match self {
             ElementSpec::DelayEveryNth { n, delay_ms } => {
                 Box::new(delay_every_nth::DelayEveryNth::new(*n, crate::core::time::from_ms_f64(*delay_ms)))
             }
+            ElementSpec::BaseStation { buffer_freeze } => Box::new(base_station::BaseStation::new(*buffer_freeze, ctx.handoffs.clone())),
         }
     }
 }

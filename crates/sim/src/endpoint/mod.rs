@@ -46,6 +46,21 @@ pub enum Action {
     /// The sender collapses `subflow`'s congestion window to one segment (subflow blocking,
     /// Park et al. 2022).
     CollapseCwnd { subflow: usize },
+    /// A phase of handoff `id` (1, 2, ...) at the mobile host (the data receiver; `handoff`).
+    Handoff { phase: HandoffPhase, id: u32 },
+}
+
+/// The moments of a handoff a receiver's scheme may act on (`crate::handoff`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandoffPhase {
+    /// A predicted handoff is `warning` away (Freeze-TCP's zero window).
+    Warn,
+    /// The handoff starts: the old base station stops delivering.
+    Start,
+    /// EHN's notification leaves (at the start unless delayed for a test).
+    SendEhn,
+    /// The handoff ends: the new base station delivers.
+    End,
 }
 
 /// What drivers may read of an endpoint.
@@ -76,6 +91,8 @@ pub struct Sample {
     pub rto_ms: f64,
     pub ofo_bytes: f64,
     pub rcvbuf_bytes: f64,
+    /// Receiver: ACKs sent so far (cumulative).
+    pub acks_sent: u64,
     /// Per subflow (MPTCP): (cwnd in segments, srtt in ms).
     pub subflows: Vec<(f64, f64)>,
 }

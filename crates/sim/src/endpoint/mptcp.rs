@@ -128,6 +128,9 @@ struct SubflowReceiverSummary {
 impl Endpoint for MptcpSenderEnd {
     fn on_packet(&mut self, now: Time, p: &Packet, _io: &mut Io) {
         let i = p.subflow as usize;
+        if matches!(p.kind, PacketKind::Ehn | PacketKind::Greet) {
+            return; // P3's handoff messages are for single-path TCP
+        }
         if p.kind == PacketKind::SynAck {
             self.s.on_syn_ack(i, now, p);
         } else {
@@ -273,6 +276,7 @@ impl Endpoint for MptcpReceiverEnd {
     fn record(&self, s: &mut Sample) {
         s.ofo_bytes = self.r.ofo_bytes() as f64;
         s.rcvbuf_bytes = self.r.buffered() as f64;
+        s.acks_sent = self.r.subflows.iter().map(|x| x.stats.acks_sent).sum();
     }
 
     fn summary(&mut self, end: Time, since: Time) -> EndpointSummary {

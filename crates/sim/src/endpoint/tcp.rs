@@ -1,25 +1,73 @@
 //! Single-path TCP as two [`Endpoint`]s: the data sender ([`TcpSender`]) and the data receiver
 //! ([`TcpReceiver`]).
-use super::{to_map, Counters, Endpoint, EndpointSummary, Io, Sample};
-use crate::core::rng::RngStreams;
+use super::{to_map, Action, Counters, Endpoint, EndpointSummary, HandoffPhase, Io, Sample};
+use crate::core::rng::{Rng, RngStreams};
 use crate::core::time::{to_secs_f64, Time};
+use crate::handoff::{FlowHandoffPlan, HandoffScheme};
 use crate::metrics::round6;
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketKind};
 use crate::plan::FlowPlan;
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
+use rand::Rng as _;
 use serde::Serialize;
 
 pub fn build(f: &FlowPlan, flow: u32, rngs: &RngStreams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
     let cc = f.cc.build(rngs.seed_for(&format!("flow/{}/cc", f.name))).expect("the plan holds an uncoupled controller for TCP");
+    let handoff = f.handoff.clone().filter(|h| h.scheme != HandoffScheme::None).map(|plan| Handoffs {
+        rng: rngs.stream(&format!("flow/{}/handoff", f.name)),
+        plan,
+        stats: HandoffStats::default(),
+    });
     (
         Box::new(TcpSenderEnd(TcpSender::new(f.sender.clone(), cc, flow, 0))),
-        Box::new(TcpReceiverEnd(TcpReceiver::new(f.receiver.clone(), flow, 0))),
+        Box::new(TcpReceiverEnd { r: TcpReceiver::new(f.receiver.clone(), flow, 0), handoff }),
     )
 }
 
 pub struct TcpSenderEnd(pub TcpSender);
-pub struct TcpReceiverEnd(pub TcpReceiver);
+
+pub struct TcpReceiverEnd {
+    pub r: TcpReceiver,
+    /// The receiver's handoff scheme (P3), if any.
+    handoff: Option<Handoffs>,
+}
+
+/// A mobile host's handoff scheme at work (`crate::handoff`).
+struct Handoffs {
+    plan: FlowHandoffPlan,
+    rng: Rng,
+    stats: HandoffStats,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+struct HandoffStats {
+    handoff_scheme: &'static str,
+    handoff_messages_sent: u64,
+    handoff_messages_lost: u64,
+}
+
+impl Handoffs {
+    /// Sends `p` unless it is lost (a `lose`-listed kind, or `message_loss`).
+    fn send(&mut self, what: &str, p: Packet, io: &mut Io) {
+        let lost = self.plan.lose.iter().any(|m| m == what) || (self.plan.message_loss > 0.0 && self.rng.gen::<f64>() < self.plan.message_loss);
+        if lost {
+            self.stats.handoff_messages_lost += 1;
+        } else {
+            self.stats.handoff_messages_sent += 1;
+            io.out.push((0, p));
+        }
+    }
+}
+
+fn scheme_name(s: HandoffScheme) -> &'static str {
+    match s {
+        HandoffScheme::None => "none",
+        HandoffScheme::Ehn => "ehn",
+        HandoffScheme::FreezeTcp => "freeze-tcp",
+        HandoffScheme::FrAfterHandoff => "fr-after-handoff",
+    }
+}
 
 /// The sender's part of a TCP flow's summary.
 #[derive(Serialize)]
@@ -35,6 +83,20 @@ struct SenderSummary {
     mean_rtt_ms: Option<f64>,
     min_rtt_ms: Option<f64>,
     final_cwnd_segments: u32,
+    /// EHN senders only (P3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ehn: Option<EhnSummary>,
+}
+
+#[derive(Serialize)]
+struct EhnSummary {
+    freezes: u64,
+    resumes: u64,
+    watchdog_resumes: u64,
+    ignored_ehn: u64,
+    probes: u64,
+    go_back_segments: u64,
+    frozen_s: f64,
 }
 
 /// The receiver's part.
@@ -47,7 +109,11 @@ struct ReceiverSummary {
 
 impl Endpoint for TcpSenderEnd {
     fn on_packet(&mut self, now: Time, p: &Packet, _io: &mut Io) {
-        self.0.on_ack(now, p);
+        match p.kind {
+            PacketKind::Ehn => self.0.on_ehn(now, p),
+            PacketKind::Greet => {} // for the base station; a sender ignores it
+            _ => self.0.on_ack(now, p),
+        }
     }
 
     fn on_timeout(&mut self, now: Time, io: &mut Io) {
@@ -99,6 +165,15 @@ impl Endpoint for TcpSenderEnd {
             mean_rtt_ms: s.rtt.mean_rtt().map(|x| round6(x / 1e6)),
             min_rtt_ms: s.rtt.has_sample().then(|| round6(s.rtt.min_rtt as f64 / 1e6)),
             final_cwnd_segments: s.tcb.cwnd,
+            ehn: s.cfg.ehn.then(|| EhnSummary {
+                freezes: s.ehn_stats.freezes,
+                resumes: s.ehn_stats.resumes,
+                watchdog_resumes: s.ehn_stats.watchdog,
+                ignored_ehn: s.ehn_stats.ignored,
+                probes: s.ehn_stats.probes,
+                go_back_segments: s.ehn_stats.go_back_segments,
+                frozen_s: round6(s.ehn_stats.frozen_ns as f64 / 1e9),
+            }),
         });
         EndpointSummary { fields, subflows: Vec::new() }
     }
@@ -106,9 +181,9 @@ impl Endpoint for TcpSenderEnd {
 
 impl Endpoint for TcpReceiverEnd {
     fn on_packet(&mut self, now: Time, p: &Packet, io: &mut Io) {
-        let before = self.0.stats.bytes_delivered;
-        let (range, ack) = self.0.on_segment(now, p);
-        io.read = self.0.stats.bytes_delivered - before;
+        let before = self.r.stats.bytes_delivered;
+        let (range, ack) = self.r.on_segment(now, p);
+        io.read = self.r.stats.bytes_delivered - before;
         if let Some(a) = ack {
             io.out.push((0, a));
         }
@@ -116,35 +191,102 @@ impl Endpoint for TcpReceiverEnd {
     }
 
     fn on_timeout(&mut self, now: Time, io: &mut Io) {
-        let before = self.0.stats.bytes_delivered;
-        if let Some(a) = self.0.on_timer(now) {
+        let before = self.r.stats.bytes_delivered;
+        if let Some(a) = self.r.on_timer(now) {
             io.out.push((0, a));
         }
-        io.read = self.0.stats.bytes_delivered - before;
+        io.read = self.r.stats.bytes_delivered - before;
     }
 
     fn poll_timeout(&self, now: Time) -> Time {
-        self.0.next_timeout(now)
+        self.r.next_timeout(now)
+    }
+
+    fn act(&mut self, now: Time, action: &Action, io: &mut Io) {
+        let (Action::Handoff { phase, id }, Some(h)) = (action, self.handoff.as_mut()) else { return };
+        let (phase, id) = (*phase, *id);
+        let r = &mut self.r;
+        match (h.plan.scheme, phase) {
+            // EHN (P3 §3): Greet to the new base station and the notification to the fixed host
+            // at the start; at the end an ACK of everything received, window reopened.
+            (HandoffScheme::Ehn, HandoffPhase::Start) => {
+                // The EHN advertises a zero window; ACKs of data still arriving from before the
+                // handoff must say the same, or they would end the freeze at once.
+                r.zero_window = true;
+                let mut g = control(PacketKind::Greet, r, id);
+                g.ack = r.rcv_nxt();
+                h.send("greet", g, io);
+            }
+            (HandoffScheme::Ehn, HandoffPhase::SendEhn) => {
+                let mut e = control(PacketKind::Ehn, r, id);
+                e.ack = r.rcv_nxt();
+                e.ts_val = now;
+                h.send("ehn", e, io);
+            }
+            (HandoffScheme::Ehn, HandoffPhase::End) => {
+                r.zero_window = false;
+                for _ in 0..h.plan.resume_copies {
+                    let mut a = r.force_ack(now);
+                    a.handoff_id = id;
+                    h.send("resume", a, io);
+                }
+            }
+            // Freeze-TCP (Goff et al. 2000): a zero window ahead of the handoff, three ACKs with
+            // the window reopened after it.
+            (HandoffScheme::FreezeTcp, HandoffPhase::Warn) => {
+                r.zero_window = true;
+                let a = r.force_ack(now);
+                h.send("ehn", a, io);
+            }
+            (HandoffScheme::FreezeTcp, HandoffPhase::End) => {
+                r.zero_window = false;
+                for _ in 0..3 {
+                    let a = r.force_ack(now);
+                    h.send("resume", a, io);
+                }
+            }
+            // Caceres & Iftode 1995: three duplicate ACKs when the handoff completes.
+            (HandoffScheme::FrAfterHandoff, HandoffPhase::End) => {
+                for _ in 0..3 {
+                    let a = r.force_ack(now);
+                    h.send("resume", a, io);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn counters(&self) -> Counters {
-        Counters { delivered: self.0.stats.bytes_delivered, ..Default::default() }
+        Counters { delivered: self.r.stats.bytes_delivered, ..Default::default() }
     }
 
     fn record(&self, s: &mut Sample) {
-        s.ofo_bytes = self.0.ofo_bytes() as f64;
-        s.rcvbuf_bytes = self.0.buffered() as f64;
+        s.ofo_bytes = self.r.ofo_bytes() as f64;
+        s.rcvbuf_bytes = self.r.buffered() as f64;
+        s.acks_sent = self.r.stats.acks_sent;
     }
 
     fn summary(&mut self, end: Time, since: Time) -> EndpointSummary {
-        self.0.finish(end);
-        let r = &self.0.stats;
+        self.r.finish(end);
+        let r = &self.r.stats;
         let active_s = to_secs_f64(end.saturating_sub(since)).max(1e-9);
-        let fields = to_map(&ReceiverSummary {
+        let mut fields = to_map(&ReceiverSummary {
             ofo_mean_bytes: round6(r.ofo_byte_ns / (active_s * 1e9)),
             ofo_max_bytes: r.max_ofo_bytes,
             duplicate_segments: r.duplicate_segments,
         });
+        if let Some(h) = &mut self.handoff {
+            h.stats.handoff_scheme = scheme_name(h.plan.scheme);
+            fields.extend(to_map(&h.stats));
+        }
         EndpointSummary { fields, subflows: Vec::new() }
     }
+}
+
+/// A handoff control packet of the receiver's connection.
+fn control(kind: PacketKind, r: &TcpReceiver, id: u32) -> Packet {
+    let mut p = Packet::new(kind);
+    p.flow = r.flow();
+    p.handoff_id = id;
+    p
 }

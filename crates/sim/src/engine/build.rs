@@ -8,6 +8,9 @@ use super::world::{ElementSlot, LinkSlot, Sim, ELEMENT_HOP, NO_HEAD};
 use crate::core::time::NEVER;
 use crate::core::{EventQueue, RngStreams};
 use crate::endpoint;
+use crate::element::ElementContext;
+use crate::handoff::driver::HandoffDriver;
+use crate::handoff::HandoffScheme;
 use crate::hst::phad::{PhaD, PhaDDriver};
 use crate::plan::{Hop, Plan, Transport};
 use std::collections::VecDeque;
@@ -37,7 +40,8 @@ pub(crate) fn build(plan: &Plan) -> Sim {
     let elements = plan
         .elements
         .iter()
-        .map(|(node, spec)| ElementSlot { node: node.clone(), element: spec.build(), wake_at: NEVER, dropped: 0 })
+        .enumerate()
+        .map(|(e, (node, spec))| ElementSlot { node: node.clone(), element: spec.build(&element_context(plan, e)), wake_at: NEVER, dropped: 0 })
         .collect();
     let windows = plan.train.as_ref().map_or(&[][..], |t| t.windows.as_slice());
     let mut flows = Vec::with_capacity(plan.flows.len());
@@ -74,6 +78,9 @@ pub(crate) fn build(plan: &Plan) -> Sim {
                 drivers.push(Some(Box::new(PhaDDriver { flow: i, ctl, fixes: p.fixes.clone() })));
             }
         }
+        if let Some(h) = fp.handoff.as_ref().filter(|h| h.scheme != HandoffScheme::None && !h.intervals.is_empty()) {
+            drivers.push(Some(Box::new(HandoffDriver { flow: i, plan: h.clone() })));
+        }
     }
     let n_links = links.len();
     Sim {
@@ -96,4 +103,25 @@ pub(crate) fn build(plan: &Plan) -> Sim {
         n_bins: plan.n_bins,
         link_queue: vec![Vec::with_capacity(plan.n_bins); n_links],
     }
+}
+
+/// What element `e` knows of its surroundings: the handoffs of the links next to its node on
+/// any path.
+fn element_context(plan: &Plan, e: usize) -> ElementContext {
+    let mut adjacent = Vec::new();
+    for p in &plan.paths {
+        for (k, h) in p.hops.iter().enumerate() {
+            if *h == Hop::Element(e) {
+                for n in [k.checked_sub(1), Some(k + 1)].into_iter().flatten() {
+                    if let Some(Hop::Link(l)) = p.hops.get(n) {
+                        adjacent.push(*l);
+                    }
+                }
+            }
+        }
+    }
+    let mut handoffs: Vec<_> = plan.handoffs.iter().filter(|h| adjacent.contains(&h.link)).flat_map(|h| h.intervals.iter().copied()).collect();
+    handoffs.sort_unstable();
+    handoffs.dedup();
+    ElementContext { handoffs }
 }

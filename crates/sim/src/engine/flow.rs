@@ -42,6 +42,10 @@ pub(crate) struct Flow {
     pub rto_ms: Vec<f64>,
     pub ofo_bytes: Vec<f64>,
     pub rcvbuf_bytes: Vec<f64>,
+    /// ACKs the receiver sent per bin, per second (P3's Fig. 3), and the count at the last bin.
+    pub acks_per_s: Vec<f64>,
+    acks_seen: u64,
+    bin_s: f64,
     pub sub: Vec<SubflowSeries>,
     pub app_next: u64,
     pub delivery_errors: u64,
@@ -77,6 +81,9 @@ impl Flow {
             rto_ms: Vec::with_capacity(n_bins),
             ofo_bytes: Vec::with_capacity(n_bins),
             rcvbuf_bytes: Vec::with_capacity(n_bins),
+            acks_per_s: Vec::with_capacity(n_bins),
+            acks_seen: 0,
+            bin_s: bin as f64 / 1e9,
             sub: (0..n_sub).map(|_| series()).collect(),
             app_next: 0,
             delivery_errors: 0,
@@ -149,6 +156,8 @@ impl Flow {
         self.rto_ms.push(s.rto_ms);
         self.ofo_bytes.push(s.ofo_bytes);
         self.rcvbuf_bytes.push(s.rcvbuf_bytes);
+        self.acks_per_s.push((s.acks_sent - self.acks_seen.min(s.acks_sent)) as f64 / self.bin_s);
+        self.acks_seen = s.acks_sent;
         for (k, &(cwnd, srtt)) in s.subflows.iter().enumerate() {
             if let Some(series) = self.sub.get_mut(k) {
                 series.cwnd.push(cwnd);
@@ -162,7 +171,7 @@ impl Flow {
         for b in [&mut self.goodput, &mut self.sent].into_iter().chain(self.sub.iter_mut().flat_map(|s| [&mut s.goodput, &mut s.sent])) {
             b.values.truncate(n);
         }
-        for v in [&mut self.cwnd, &mut self.srtt_ms, &mut self.rto_ms, &mut self.ofo_bytes, &mut self.rcvbuf_bytes] {
+        for v in [&mut self.cwnd, &mut self.srtt_ms, &mut self.rto_ms, &mut self.ofo_bytes, &mut self.rcvbuf_bytes, &mut self.acks_per_s] {
             v.truncate(n);
         }
         for s in &mut self.sub {

@@ -13,6 +13,7 @@ pub(crate) mod world;
 
 use crate::core::time::to_secs_f64;
 use crate::endpoint::Counters;
+use crate::handoff::report::HandoffSection;
 use crate::hst::report::HandoverSection;
 use crate::metrics::RunOutput;
 use crate::plan::Plan;
@@ -20,8 +21,12 @@ use report::Section;
 use world::Ev;
 
 /// Progress callback: called with the fraction of simulated time done, a few hundred times per
-/// run at most; returning `false` stops the run there (the output is then marked `partial`).
+/// run and at least every [`PROGRESS_EVENTS`] events (a few ms of wall time), so a caller can stop a
+/// long run promptly; returning `false` stops the run there (the output is then marked `partial`).
 pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
+
+/// Events between two progress calls at most (2^16: a few milliseconds of wall time).
+pub const PROGRESS_EVENTS: u64 = 1 << 16;
 
 /// Runs a plan to its end (or until `progress` asks to stop).
 pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
@@ -45,10 +50,20 @@ pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
     let mut bins_done = 0usize;
     let progress_every = (plan.n_bins / 200).max(1);
     let mut stopped = None;
+    let mut next_check = PROGRESS_EVENTS;
 
     while let Some((t, ev)) = sim.next_event() {
         if t > end {
             break;
+        }
+        if sim.queue.popped() >= next_check {
+            next_check = sim.queue.popped() + PROGRESS_EVENTS;
+            if let Some(cb) = progress.as_deref_mut() {
+                if !cb(to_secs_f64(t) / to_secs_f64(end)) {
+                    stopped = Some(t);
+                    break;
+                }
+            }
         }
         if warm_snapshot.is_none() && t >= plan.warmup {
             warm_snapshot = Some(counters(&sim));
@@ -96,7 +111,9 @@ pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
     let extras = flow_extras(&sim);
     let windows = plan.train.as_ref().map(|t| t.windows.clone()).unwrap_or_default();
     let handovers = plan.train.as_ref().map(HandoverSection);
-    let sections: Vec<&dyn Section> = handovers.iter().map(|s| s as &dyn Section).collect();
+    let handoffs = (!plan.handoffs.is_empty()).then(|| HandoffSection(&plan.handoffs));
+    let sections: Vec<&dyn Section> =
+        handovers.iter().map(|s| s as &dyn Section).chain(handoffs.iter().map(|s| s as &dyn Section)).collect();
     report::finish(sim, plan, &warm, &windows, extras, &sections, stopped)
 }
 

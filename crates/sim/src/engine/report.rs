@@ -103,6 +103,7 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
         table.push_series(bin_s, "flow", &fl.name, "rto_ms", &fl.rto_ms);
         table.push_series(bin_s, "flow", &fl.name, "ofo_bytes", &fl.ofo_bytes);
         table.push_series(bin_s, "flow", &fl.name, "rcvbuf_bytes", &fl.rcvbuf_bytes);
+        table.push_series(bin_s, "flow", &fl.name, "acks_per_s", &fl.acks_per_s);
     }
     let mut links_json = Map::new();
     for (i, l) in sim.links.iter().enumerate() {

@@ -196,7 +196,7 @@ impl Sim {
         let fi = p.flow;
         match p.kind {
             PacketKind::Data | PacketKind::WindowProbe | PacketKind::Syn => self.to_receiver(fi, p),
-            PacketKind::Ack | PacketKind::SynAck => self.to_sender(fi, p),
+            PacketKind::Ack | PacketKind::SynAck | PacketKind::Ehn | PacketKind::Greet => self.to_sender(fi, p),
         }
     }
 
@@ -209,8 +209,16 @@ impl Sim {
 
     fn element_out(&mut self, e: u32, out: ElementOut) {
         self.elements[e as usize].dropped += out.drop.len() as u64;
-        for p in out.drop {
+        for p in out.drop.into_iter().chain(out.absorb) {
             self.recycle(p);
+        }
+        for mut p in out.reply {
+            // Back along the reverse route from this node: the reverse of route r is r ^ 1, and
+            // this node's next hop there is len + 1 - hop (hop = the answered packet's, advanced).
+            let n = self.routes[p.route as usize].len() as u8;
+            p.route ^= 1;
+            p.hop = n + 1 - p.hop;
+            self.forward(p);
         }
         for p in out.forward.into_iter().chain(out.send) {
             self.forward(p);

@@ -47,7 +47,7 @@ impl Section for HandoverSection<'_> {
 }
 
 /// The longest application-level delivery gap (ms) among `stalls` that overlaps `[a, b]`.
-fn stall_over(stalls: &[(Time, Time)], a: Time, b: Time) -> Option<f64> {
+pub(crate) fn stall_over(stalls: &[(Time, Time)], a: Time, b: Time) -> Option<f64> {
     let i = stalls.partition_point(|&(_, to)| to < a);
     stalls[i..].iter().take_while(|&&(from, _)| from <= b).map(|&(from, to)| (to - from) as f64 / 1e6).reduce(f64::max)
 }

@@ -125,6 +125,8 @@ impl HandoverTable {
         let mut s = format!("# mobipath handover table v1\n{HEADER}\n");
         for (op, ranges) in &self.operators {
             for r in ranges {
+                // Decimetres (format v1): a range narrower than that reads back with start == end,
+                // which the reader accepts (a handover seen at one position).
                 s.push_str(&format!("{op},{:.1},{:.1},{}\n", r.start_m, r.end_m, r.count));
             }
         }
@@ -178,8 +180,10 @@ impl HandoverTable {
                 }
             };
             if let (Some(s), Some(e)) = (start, end) {
-                if s >= e {
-                    errs.push(ConfigError::new(at("end_m"), cols[2], format!("must be greater than start_m ({})", cols[1])));
+                // A zero-width range is a handover seen at one GPS position, learned without a
+                // margin (`--margin-m 0` and a handover shorter than the GPS period).
+                if s > e {
+                    errs.push(ConfigError::new(at("end_m"), cols[2], format!("must not be less than start_m ({})", cols[1])));
                     continue;
                 }
                 if let (Some(c), false) = (count, op.is_empty()) {
@@ -248,7 +252,7 @@ mod tests {
         let cases = [
             ("", "t.csv: empty table"),
             ("op,start,end\n", "t.csv: line 1: header"),
-            ("operator,start_m,end_m,count\nA,10,5,1\n", "t.csv: line 2: end_m = 5: must be greater than start_m (10)"),
+            ("operator,start_m,end_m,count\nA,10,5,1\n", "t.csv: line 2: end_m = 5: must not be less than start_m (10)"),
             ("operator,start_m,end_m,count\nA,x,5,1\n", "t.csv: line 2: start_m = x: must be a finite number >= 0"),
             ("operator,start_m,end_m,count\nA,1,5\n", "t.csv: line 2: columns"),
             ("operator,start_m,end_m,count\nA,1,5,0\n", "t.csv: line 2: count = 0: must be an integer >= 1"),

@@ -313,6 +313,10 @@ pub struct LinkSpec {
     pub reverse: DirSpec,
     /// Sorted by start, non-overlapping.
     pub outages: Vec<Outage>,
+    /// Outages of the forward direction only (a handoff: the radio delivers nothing toward the
+    /// mobile host while its own messages still reach the new base station), sorted, not
+    /// overlapping `outages`.
+    pub forward_outages: Vec<Outage>,
     /// Forwarding at the end of outages (forward direction only), sorted by start.
     pub forwarding: Vec<Forwarding>,
 }
@@ -323,7 +327,12 @@ impl LinkSpec {
     /// simulator and the emulator draw the same losses for the same seed.
     pub fn build<P: Wire>(&self, rngs: &RngStreams) -> (LinkDir<P>, LinkDir<P>) {
         let name = &self.name;
-        let mut fwd = LinkDir::new(&self.forward, &self.outages, DirStreams::named(rngs, &format!("link/{name}/forward")));
+        let mut fwd_outages = self.outages.clone();
+        if !self.forward_outages.is_empty() {
+            fwd_outages.extend(self.forward_outages.iter().cloned());
+            fwd_outages.sort_by_key(|o| o.start);
+        }
+        let mut fwd = LinkDir::new(&self.forward, &fwd_outages, DirStreams::named(rngs, &format!("link/{name}/forward")));
         fwd.set_forwarding(&self.forwarding);
         (fwd, LinkDir::new(&self.reverse, &self.outages, DirStreams::named(rngs, &format!("link/{name}/reverse"))))
     }
@@ -393,7 +402,7 @@ impl LinkConfig {
             loss: rv.loss.clone(),
             reorder: rv.reorder.clone(),
         };
-        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages, forwarding })
+        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages, forward_outages: Vec::new(), forwarding })
     }
 
     /// Resolves and builds both directions (forward, reverse). Errors name fields as
@@ -614,7 +623,7 @@ fn check_loss(field: &str, l: Option<&LossConfig>, errs: &mut Errors) {
     }
 }
 
-fn check_sojourn(field: &str, s: &SojournConfig, errs: &mut Errors) {
+pub(crate) fn check_sojourn(field: &str, s: &SojournConfig, errs: &mut Errors) {
     match s {
         // At least 1 µs: the state process advances sojourn by sojourn, so absurdly short
         // ones would cost time without changing anything at packet scale.

@@ -34,6 +34,11 @@ impl DirStreams {
     }
 }
 
+/// One draw of a sojourn time (at least 1 ns) from a checked configuration.
+pub(crate) fn draw_sojourn(c: &SojournConfig, rng: &mut Rng) -> Time {
+    Sojourn::from_config(c).draw(rng)
+}
+
 /// A Bernoulli distribution from a checked probability (clamped defensively; NaN → 0).
 fn bern(p: f64) -> Bernoulli {
     let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };

@@ -13,7 +13,7 @@
 pub mod capacity;
 pub mod config;
 mod dir;
-mod loss;
+pub(crate) mod loss;
 pub mod trace;
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::hst::scenario::HstScenario;
 use crate::mptcp::sched::SchedulerSpec;
 use crate::tcp::cc::CcKind;
 use crate::hst::wrappers::split_wrapper;
+use crate::handoff::{FlowHandoffConfig, HandoffConfig, HandoffScheme};
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -31,7 +32,7 @@ pub struct ScenarioFile {
     /// Seed from which every component's random stream is derived (`--seed` overrides it).
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Simulated time in seconds, in (0, 86400].
+    /// Simulated time in seconds, in [0.001, 86400].
     pub duration_s: f64,
     /// Output options.
     #[serde(default)]
@@ -49,6 +50,9 @@ pub struct ScenarioFile {
     /// A high-speed train whose handovers drive links (P0).
     #[serde(default)]
     pub hst: Option<HstScenario>,
+    /// Handoffs of a mobile host behind a radio link (P3; `crate::handoff`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handoffs: Vec<HandoffConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -144,6 +148,10 @@ pub struct FlowConfig {
     pub tcp: TcpOptions,
     #[serde(default)]
     pub receiver: ReceiverOptions,
+    /// How this single-path flow's mobile host reacts to the handoffs on its path (P3; default:
+    /// no scheme).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<FlowHandoffConfig>,
 }
 
 /// Connection-level options of an MPTCP flow.
@@ -293,6 +301,9 @@ pub struct ReadPause {
     pub duration_s: f64,
 }
 
+/// Most cells of a train's radio map (8 bytes each, per operator and map): 2·10^7 ≈ 160 MB.
+const MAX_MAP_CELLS: f64 = 2e7;
+
 /// Shortest run: one millisecond (a run must span at least one event of every kind it has).
 pub const MIN_DURATION_S: f64 = 0.001;
 
@@ -309,7 +320,7 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
 }
 
-const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows", "hst"];
+const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows", "hst", "handoffs"];
 
 impl Scenario {
     /// Parses and checks scenario text. `file` names the source in errors; relative trace
@@ -344,6 +355,7 @@ impl Scenario {
         let paths = decode_list::<PathConfig>(&value, "paths", &mut errs);
         let flows = decode_list::<FlowConfig>(&value, "flows", &mut errs);
         let hst = decode_opt::<HstScenario>(&value, "hst", &mut errs);
+        let handoffs = decode_list::<HandoffConfig>(&value, "handoffs", &mut errs);
         let decoded_all = errs.is_empty();
         let sf = ScenarioFile {
             name,
@@ -356,6 +368,7 @@ impl Scenario {
             paths,
             flows,
             hst,
+            handoffs,
         };
         let n_flows_written = value.get("flows").and_then(|v| v.as_array()).map_or(0, |a| a.len());
         let raw = RawNames { links: raw_names(&value, "links"), paths: raw_names(&value, "paths"), n_flows_written };
@@ -517,8 +530,9 @@ fn short_value(v: &toml::Value) -> String {
         toml::Value::Table(_) => "{...}".into(),
         toml::Value::Array(_) => "[...]".into(),
         other => {
+            // Cut on a character boundary (a value may be any UTF-8 text).
             let s = other.to_string();
-            if s.len() > 60 { format!("{}...", &s[..57]) } else { s }
+            if s.chars().count() > 60 { format!("{}...", s.chars().take(57).collect::<String>()) } else { s }
         }
     }
 }
@@ -605,10 +619,33 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
     }
     if let Some(h) = &sf.hst {
         h.validate(&raw.links, base_dir, errs);
+        // The radio map covers the track from 0 to where the ride can end, one cell per grid_m.
+        let top_kmh = h.train.speed_profile.iter().map(|s| s.speed_kmh).fold(h.train.speed_kmh, f64::max);
+        let reach_m = h.train.start_m + top_kmh / 3.6 * dur.min(86400.0);
+        let cells = reach_m / h.radio.shadowing.grid_m;
+        if reach_m.is_finite() && cells.is_finite() && cells > MAX_MAP_CELLS {
+            let msg = format!(
+                "the ride reaches {:.0} km along the track: {cells:.3e} radio-map cells of shadowing.grid_m = {} m, at most {MAX_MAP_CELLS:e} (start nearer 0, shorten the run or raise grid_m)",
+                reach_m / 1000.0,
+                crate::error::fmt_num(h.radio.shadowing.grid_m)
+            );
+            errs.push(ConfigError::new("hst.train.start_m", crate::error::fmt_num(h.train.start_m), msg));
+        }
         for l in &h.links {
             if sf.links.iter().any(|c| &c.name == l && !c.outages.is_empty()) {
                 errs.push(ConfigError::new("hst.links", l, "this link has its own `outages`; a link driven by the train's handovers cannot have both"));
             }
+        }
+    }
+    let train_links: Vec<String> = sf.hst.as_ref().map(|h| h.links.clone()).unwrap_or_default();
+    for (i, h) in sf.handoffs.iter().enumerate() {
+        let pre = format!("handoffs[{i}]");
+        h.validate(&pre, &raw.links, &train_links, errs);
+        if sf.handoffs[..i].iter().any(|o| o.link == h.link) {
+            errs.push(ConfigError::new(format!("{pre}.link"), &h.link, "has handoffs already (one [[handoffs]] per link)"));
+        }
+        if sf.links.iter().any(|l| l.name == h.link && !l.outages.is_empty()) {
+            errs.push(ConfigError::new(format!("{pre}.link"), &h.link, "this link has its own `outages`; a link with handoffs cannot have both"));
         }
     }
     if raw.n_flows_written == 0 && !sf.paths.is_empty() {
@@ -717,8 +754,30 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                 }
             }
         }
+        if let Some(h) = &f.handoff {
+            h.validate(&format!("{pre}.handoff"), errs);
+            if multipath && h.scheme != HandoffScheme::None {
+                errs.push(ConfigError::new(format!("{pre}.handoff"), "", "handoff schemes are for single-path TCP flows (`path = ...`)"));
+            }
+            let crosses = f.path.as_ref().and_then(|p| sf.paths.iter().find(|x| &x.name == p)).is_some_and(|p| sf.handoffs.iter().any(|h| p.links.contains(&h.link)));
+            if h.scheme != HandoffScheme::None && f.path.is_some() && !crosses {
+                errs.push(ConfigError::new(format!("{pre}.handoff.scheme"), "", "the flow's path crosses no link with [[handoffs]]"));
+            }
+        }
         let t = &f.tcp;
         errs.range(format!("{pre}.tcp.mss_bytes"), t.mss_bytes as f64, 64.0, 9000.0);
+        // Every link on the flow's paths must be able to queue one of its packets.
+        let packet = t.mss_bytes as i64 + crate::packet::HEADER_BYTES as i64;
+        let flow_paths: Vec<&String> = f.path.iter().chain(f.paths.iter().flatten()).collect();
+        for (li, l) in sf.links.iter().enumerate() {
+            let on_path = sf.paths.iter().any(|p| flow_paths.contains(&&p.name) && p.links.contains(&l.name));
+            let queues = [(format!("links[{li}].queue_bytes"), l.queue_bytes), (format!("links[{li}].reverse.queue_bytes"), l.reverse.as_ref().and_then(|r| r.queue_bytes))];
+            for (field, q) in queues {
+                if let Some(q) = q.filter(|&q| on_path && q < packet) {
+                    errs.push(ConfigError::new(field, q, format!("smaller than one packet of flow {} ({packet} bytes: mss_bytes + {} header bytes); every packet would be dropped", f.name, crate::packet::HEADER_BYTES)));
+                }
+            }
+        }
         errs.range(format!("{pre}.tcp.initial_cwnd"), t.initial_cwnd as f64, 1.0, 1000.0);
         errs.range(format!("{pre}.tcp.min_rto_ms"), t.min_rto_ms, 1.0, 60000.0);
         errs.range(format!("{pre}.tcp.initial_rto_ms"), t.initial_rto_ms, 1.0, 60000.0);

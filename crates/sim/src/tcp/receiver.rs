@@ -105,6 +105,8 @@ pub struct TcpReceiver {
     last_ofo_change: Time,
     next_id: u64,
     window_was_closed: bool,
+    /// Advertise a zero window whatever the buffer holds (Freeze-TCP around a handoff).
+    pub zero_window: bool,
 }
 
 impl TcpReceiver {
@@ -128,11 +130,16 @@ impl TcpReceiver {
             last_ofo_change: 0,
             next_id: 0,
             window_was_closed: false,
+            zero_window: false,
         }
     }
 
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
+    }
+    /// The flow (connection) this receiver belongs to.
+    pub fn flow(&self) -> u32 {
+        self.flow
     }
     pub fn ofo_bytes(&self) -> u64 {
         self.ofo_bytes
@@ -146,6 +153,9 @@ impl TcpReceiver {
     /// while holes are filled (as Linux, which never shrinks an advertised window); this keeps
     /// duplicate ACKs identical, as RFC 5681's duplicate-ACK definition needs.
     pub fn rwnd(&self) -> u64 {
+        if self.zero_window {
+            return 0;
+        }
         self.cfg.rcv_buf.saturating_sub(self.unread)
     }
 

@@ -37,6 +37,10 @@ pub struct SenderConfig {
     pub min_rto: Time,
     pub initial_rto: Time,
     pub slow_start_after_idle: bool,
+    /// P3's Explicit Handoff Notification: freeze on an EHN message (see [`TcpSender::on_ehn`]).
+    pub ehn: bool,
+    /// EHN: longest freeze before the sender gives up waiting and resumes as plain TCP.
+    pub ehn_max_freeze: Time,
 }
 
 impl Default for SenderConfig {
@@ -49,9 +53,44 @@ impl Default for SenderConfig {
             min_rto: 200 * NS_PER_MS,
             initial_rto: NS_PER_S,
             slow_start_after_idle: true,
+            ehn: false,
+            ehn_max_freeze: 10 * NS_PER_S,
         }
     }
 }
+
+/// EHN (P3 §3) counters.
+#[derive(Clone, Debug, Default)]
+pub struct EhnStats {
+    /// EHN messages that froze the sender.
+    pub freezes: u64,
+    /// Freezes ended by an ACK that reopened the window.
+    pub resumes: u64,
+    /// Freezes ended by the watchdog (`ehn_max_freeze`) instead.
+    pub watchdog: u64,
+    /// EHN messages ignored: late (their handoff already ended) or repeated.
+    pub ignored: u64,
+    /// Window probes sent while frozen.
+    pub probes: u64,
+    /// Segments outstanding at a resume, sent again from the acknowledged point.
+    pub go_back_segments: u64,
+    /// Time spent frozen, ns.
+    pub frozen_ns: u64,
+}
+
+/// The sender while frozen by an EHN: nothing is sent but window probes, the retransmission
+/// timer is stopped, and the congestion state is left as it was.
+#[derive(Clone, Copy, Debug)]
+struct Frozen {
+    id: u32,
+    since: Time,
+    probe_at: Time,
+    backoff: u32,
+}
+
+/// Linux `TCP_RTO_MIN` (the floor of the zero-window probe interval) and `TCP_RTO_MAX` (its cap).
+const PROBE_MIN: Time = 200 * NS_PER_MS;
+const PROBE_MAX: Time = 120 * NS_PER_S;
 
 /// Counters reported in the summary.
 #[derive(Clone, Debug, Default)]
@@ -92,6 +131,11 @@ pub struct TcpSender {
     cc: Box<dyn CongestionControl>,
     pub rtt: RttEstimator,
     pub stats: SenderStats,
+    pub ehn_stats: EhnStats,
+    frozen: Option<Frozen>,
+    /// Highest handoff id whose end this sender has seen (a resume ACK), or whose EHN froze it:
+    /// an EHN with an id not above it is late or repeated and is ignored.
+    last_handoff_id: u32,
     flow: u32,
     subflow: u16,
 
@@ -150,6 +194,9 @@ impl TcpSender {
             cc,
             rtt,
             stats: SenderStats::default(),
+            ehn_stats: EhnStats::default(),
+            frozen: None,
+            last_handoff_id: 0,
             flow,
             subflow,
             snd_una: 0,
@@ -275,6 +322,9 @@ impl TcpSender {
 
     /// The earliest time at which `on_timer` must be called (RTO, persist, pacing).
     pub fn next_timeout(&self) -> Time {
+        if let Some(f) = &self.frozen {
+            return f.probe_at.min(f.since + self.cfg.ehn_max_freeze);
+        }
         let mut t = self.rto_deadline.min(self.persist_deadline);
         if self.pacing_blocked {
             t = t.min(self.next_send_time);
@@ -287,7 +337,7 @@ impl TcpSender {
     /// The next packet to put on the wire at `now`, if cwnd, the receive window and pacing allow.
     /// Call repeatedly until it returns `None`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        if self.in_persist() {
+        if self.in_persist() || self.frozen.is_some() {
             return None;
         }
         // Only a send attempt that pacing (and nothing else) held back needs a pacing timer.
@@ -469,6 +519,33 @@ impl TcpSender {
 
     /// Handles whatever timer is due at `now`; may return a window probe to send.
     pub fn on_timer(&mut self, now: Time) -> Option<Packet> {
+        if let Some(f) = self.frozen {
+            if now >= f.since + self.cfg.ehn_max_freeze {
+                // No resume came (the mobile host is gone, or every message was lost): carry on
+                // as plain TCP, whose retransmission timer then recovers what is outstanding.
+                self.ehn_stats.watchdog += 1;
+                self.unfreeze(now);
+                if !self.board.is_empty() {
+                    self.rto_deadline = now + self.rto();
+                }
+                return None;
+            }
+            if now >= f.probe_at {
+                let backoff = (f.backoff + 1).min(20);
+                let probe_at = now + Self::probe_interval(self.rto(), backoff);
+                self.frozen = Some(Frozen { backoff, probe_at, ..f });
+                self.ehn_stats.probes += 1;
+                self.stats.window_probes += 1;
+                let mut p = Packet::new(PacketKind::WindowProbe);
+                p.id = self.next_id();
+                p.flow = self.flow;
+                p.subflow = self.subflow;
+                p.seq = self.snd_una;
+                p.ts_val = now;
+                return Some(p);
+            }
+            return None;
+        }
         if now >= self.persist_deadline {
             return Some(self.window_probe(now));
         }
@@ -529,10 +606,102 @@ impl TcpSender {
 
     // ---------------------------------------------------------------- ACK processing
 
+    // ---------------------------------------------------------------- EHN (P3)
+
+    /// Linux `tcp_probe0_when`: the zero-window probe interval, `max(rto, TCP_RTO_MIN)` doubled per
+    /// backoff, capped at `TCP_RTO_MAX`.
+    fn probe_interval(rto: Time, backoff: u32) -> Time {
+        rto.max(PROBE_MIN).saturating_mul(1 << backoff.min(20)).min(PROBE_MAX)
+    }
+
+    /// Whether an EHN froze the sender.
+    pub fn frozen(&self) -> bool {
+        self.frozen.is_some()
+    }
+
+    /// P3 §3: an Explicit Handoff Notification from the mobile host. The sender enters persist
+    /// mode whatever is outstanding: the retransmission timer and the congestion state freeze,
+    /// only window probes go out (Linux's probe schedule), until an ACK reopens the window.
+    /// An EHN whose handoff already ended (a late one) or was already handled is ignored, so it
+    /// cannot freeze a healthy path; a newer one while frozen just takes over.
+    pub fn on_ehn(&mut self, now: Time, p: &Packet) {
+        if !self.cfg.ehn {
+            return;
+        }
+        if p.handoff_id <= self.last_handoff_id {
+            self.ehn_stats.ignored += 1;
+            return;
+        }
+        self.last_handoff_id = p.handoff_id;
+        if let Some(f) = &mut self.frozen {
+            f.id = p.handoff_id; // back-to-back handoffs: one freeze
+            return;
+        }
+        self.ehn_stats.freezes += 1;
+        self.frozen = Some(Frozen { id: p.handoff_id, since: now, probe_at: now + Self::probe_interval(self.rto(), 0), backoff: 0 });
+        self.rto_deadline = NEVER;
+        self.persist_deadline = NEVER;
+        self.persist_backoff = 0;
+        self.pacing_blocked = false;
+    }
+
+    fn unfreeze(&mut self, now: Time) {
+        if let Some(f) = self.frozen.take() {
+            self.ehn_stats.frozen_ns += now.saturating_sub(f.since);
+        }
+        // The pre-handoff window is kept: no restart after the idle time the freeze caused.
+        self.last_send = now;
+    }
+
+    /// An ACK while frozen: the cumulative part only frees acknowledged data (no window growth, no
+    /// RTT sample: the segments may be old); a reopened window resumes from the acknowledged
+    /// point with the pre-handoff congestion window — what was outstanding is sent again,
+    /// without a congestion response (P3 §3: "the FH continues from that sequence").
+    fn on_ack_frozen(&mut self, now: Time, ack: &Packet) {
+        while let Some(s) = self.board.front() {
+            if s.seq + s.len as u64 > ack.ack {
+                break;
+            }
+            let s = self.board.pop_front().expect("front exists");
+            self.sacked_out -= u32::from(s.sacked);
+            self.lost_out -= u32::from(s.lost);
+            self.retrans_out -= u32::from(s.retrans);
+        }
+        if ack.ack > self.snd_una {
+            self.stats.bytes_acked += ack.ack - self.snd_una;
+            self.snd_una = ack.ack;
+        }
+        self.peer_rwnd = ack.rwnd;
+        if ack.rwnd == 0 {
+            // Linux tcp_ack_probe: the next probe is timed from this ACK, same backoff.
+            if let Some(f) = &mut self.frozen {
+                f.probe_at = now + Self::probe_interval(self.rtt.rto(), f.backoff);
+            }
+            return;
+        }
+        self.ehn_stats.resumes += 1;
+        self.ehn_stats.go_back_segments += self.board.len() as u64;
+        self.stats.segments_retransmitted += self.board.len() as u64;
+        self.board.clear();
+        (self.sacked_out, self.lost_out, self.retrans_out, self.dupacks) = (0, 0, 0, 0);
+        self.snd_nxt = self.snd_una;
+        self.lost_scan_from = self.snd_una;
+        self.backoff = 0;
+        self.unfreeze(now);
+    }
+
     /// Processes an ACK (or the ACK of a window probe).
     pub fn on_ack(&mut self, now: Time, ack: &Packet) {
         if ack.ack > self.snd_nxt {
             return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
+        }
+        if ack.handoff_id > self.last_handoff_id {
+            // A resume ACK: its handoff ended (an EHN for it arriving later is late).
+            self.last_handoff_id = ack.handoff_id;
+        }
+        if self.frozen.is_some() {
+            self.on_ack_frozen(now, ack);
+            return;
         }
         let prior_in_flight = self.pipe();
         let prior_una = self.snd_una;
