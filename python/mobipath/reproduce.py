@@ -132,3 +132,33 @@ def p1(
 
 app.command("p1")(p1)
 app.command("heterogeneous", help="Alias of `p1`.")(p1)
+
+
+def p3(
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Seeds 1..N per point of the random-handoff sweeps and the train [default: 10, 2 with --quick]."),
+    out_arg: str = typer.Option("reports/p3", "--out", "-o", help="Report directory; finished runs are kept in its runs/ to resume after an interruption."),
+    blocks: Optional[str] = typer.Option(None, "--blocks", help="Comma list of blocks: paper, det-duration, duration, rate, rtt, loss, train [default: all]."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    quick: bool = typer.Option(False, "--quick", help="Fewer sweep points, 30 s sweep runs and 2 seeds (for tests and smoke checks)."),
+    fresh: bool = _FRESH,
+) -> None:
+    """P3 (Explicit Handoff Notification): Tahoe vs EHN on P3's handoff pattern (Figs. 2, 3 and the
+    throughput table), every handoff scheme over swept handoff durations, rates, RTTs and losses, and
+    on the P0 train; writes report.md, figures, results.csv and summary.json."""
+    from .cli import _guarded  # late import: cli imports this module
+
+    out = _out(out_arg)
+
+    def go() -> None:
+        from .experiments import p3 as exp
+
+        chosen = [b.strip() for b in blocks.split(",") if b.strip()] if blocks else list(exp.BLOCKS)
+        n_seeds = seeds if seeds is not None else (2 if quick else 10)
+        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, blocks=chosen, jobs=jobs, quick=quick, progress=bar,
+                                             resume=not fresh), out, fresh)
+
+    _guarded(go)()
+
+
+app.command("p3")(p3)
+app.command("handoff", help="Alias of `p3`.")(p3)

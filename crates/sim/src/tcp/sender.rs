@@ -655,7 +655,7 @@ impl TcpSender {
 
     /// An ACK while frozen: the cumulative part only frees acknowledged data (no window growth, no
     /// RTT sample: the segments may be old); a reopened window resumes from the acknowledged
-    /// point with the pre-handoff congestion window — what was outstanding is sent again,
+    /// point with the pre-handoff congestion window — what was outstanding is sent again first,
     /// without a congestion response (P3 §3: "the FH continues from that sequence").
     fn on_ack_frozen(&mut self, now: Time, ack: &Packet) {
         while let Some(s) = self.board.front() {
@@ -680,13 +680,19 @@ impl TcpSender {
             return;
         }
         self.ehn_stats.resumes += 1;
-        self.ehn_stats.go_back_segments += self.board.len() as u64;
-        self.stats.segments_retransmitted += self.board.len() as u64;
-        self.board.clear();
-        (self.sacked_out, self.lost_out, self.retrans_out, self.dupacks) = (0, 0, 0, 0);
-        self.snd_nxt = self.snd_una;
-        self.lost_scan_from = self.snd_una;
+        // Everything still outstanding was lost in the handoff (or is on its way, forwarded):
+        // send it again first, like after a timeout (Linux tcp_enter_loss marks the same) but
+        // with no congestion response — cwnd, ssthresh and the controller keep their pre-handoff
+        // state, and the Loss state only orders the retransmissions until snd_nxt is acked.
+        // snd_nxt stays: the receiver may hold data beyond the hole and acknowledge up to it.
+        self.ehn_stats.go_back_segments += self.board.iter().filter(|s| !s.sacked).count() as u64;
+        if !self.board.is_empty() {
+            self.mark_all_lost();
+            self.tcb.ca_state = CaState::Loss;
+            self.recovery_point = self.snd_nxt;
+        }
         self.backoff = 0;
+        self.next_send_time = now;
         self.unfreeze(now);
     }
 
