@@ -10,7 +10,7 @@
 //! (`_core.plan()`) all read this.
 use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER, NS_PER_MS, NS_PER_S};
 use crate::element::ElementSpec;
-use crate::handoff::{FlowHandoffPlan, HandoffPattern, HandoffPlan, HandoffScheme};
+use crate::handoff::{FlowHandoffPlan, HandoffPattern, HandoffPlan, HandoffPredict, HandoffScheme};
 use crate::error::{ConfigError, Errors};
 use crate::hst::phad::PhaDConfig;
 use crate::hst::scenario::{train_link, TrainRun};
@@ -320,7 +320,26 @@ impl Plan {
                 let mut iv: Vec<(Time, Time)> =
                     handoffs.iter().filter(|x| path_links.contains(&x.link_name)).flat_map(|x| x.intervals.iter().copied()).collect();
                 iv.sort_unstable();
-                h.plan(iv)
+                let mut plan = h.plan(iv);
+                if h.predict == HandoffPredict::Table {
+                    let field = format!("{pre}.handoff.predict");
+                    let op = fc.path.as_deref().and_then(|p| path_operator(p));
+                    match (h.scheme, op, &table) {
+                        (HandoffScheme::Ehn | HandoffScheme::FreezeTcp, Some(op), Some(t)) => {
+                            let (eps, stats) = crate::handoff::predict::from_table(t, &op, &fixes, &plan.intervals, h.scheme, plan.ehn_delay);
+                            plan.episodes = eps;
+                            plan.prediction = Some(stats);
+                        }
+                        (HandoffScheme::Ehn | HandoffScheme::FreezeTcp, Some(_), None) => {
+                            errs.push(ConfigError::new(field, "table", "needs a handover table: add `table` to the [hst] section"));
+                        }
+                        (HandoffScheme::Ehn | HandoffScheme::FreezeTcp, None, _) => {
+                            errs.push(ConfigError::new(field, "table", "needs the flow's path to cross a train link (`[hst] links`)"));
+                        }
+                        _ => errs.push(ConfigError::new(field, "table", "only the ehn and freeze-tcp schemes act on a prediction")),
+                    }
+                }
+                plan
             });
             let mut sender = sender_config(fc);
             if let Some(h) = fc.handoff.as_ref().filter(|h| h.scheme == HandoffScheme::Ehn) {

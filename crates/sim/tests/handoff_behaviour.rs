@@ -265,3 +265,99 @@ fn ehn_resumes_every_handoff_under_random_loss() {
         assert_eq!(f(&e["watchdog_resumes"]), 0.0, "seed {seed}: {e}");
     }
 }
+
+/// One operator of P0's train (as `reproduce p3`'s train block): server —core— eNB —LTE with A3/X2
+/// handovers— train, a CUBIC bulk flow whose `handoff` is `handoff`.
+fn train(handoff: &str, table: Option<&str>) -> String {
+    let table = table.map_or(String::new(), |t| format!("table = \"{t}\"\n"));
+    format!(
+        r#"
+seed = 1
+duration_s = 70
+[[nodes]]
+name = "server"
+[[nodes]]
+name = "train"
+[[nodes]]
+name = "enb"
+element = {{ kind = "base-station" }}
+[[links]]
+name = "core"
+rate_mbps = 100
+delay_ms = 10
+queue_packets = 500
+[[links]]
+name = "lte-a"
+rate_mbps = 25
+delay_ms = 10
+queue_packets = 100
+[[paths]]
+name = "p"
+from = "server"
+to = "train"
+links = ["core", "lte-a"]
+via = ["enb"]
+[[handoffs]]
+link = "lte-a"
+pattern = {{ kind = "train" }}
+[[flows]]
+name = "tcp"
+path = "p"
+cc = "cubic"
+traffic = {{ kind = "bulk" }}
+{handoff}
+[hst]
+links = ["lte-a"]
+{table}"#
+    )
+}
+
+/// With `predict = "table"` EHN and Freeze-TCP act when the train enters a learned handover range,
+/// before the interruption: nothing is in flight toward the train when the handover starts, so
+/// the X2 forwarding that loses packets for plain CUBIC (and for EHN at the true start) has
+/// nothing to lose; every handover of the run was predicted (table learned on other seeds).
+#[test]
+fn table_prediction_acts_before_the_train_handover() {
+    use mobipath_sim::api::{learn_handover_table, run_toml};
+    let dir = std::env::temp_dir().join(format!("mobipath-p3-predict-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = learn_handover_table(&train("", None), "train.toml", &dir, 20, 100, None, None).unwrap();
+    std::fs::write(dir.join("table.csv"), &csv).unwrap();
+    let go = |handoff: &str| run_toml(&train(handoff, Some("table.csv")), "train.toml", &dir, None, None).expect("valid");
+    let lost = |o: &mobipath_sim::api::RunOutput| f(&o.summary["links"]["lte-a.forward"]["drops_forwarding"]) + f(&o.summary["links"]["lte-a.forward"]["drops_outage"]);
+    let plain = go("");
+    let at_start = go("handoff = { scheme = \"ehn\" }");
+    let handovers = plain.summary["handoffs"].as_array().unwrap().len() as f64;
+    assert!(handovers >= 3.0, "{handovers} handovers");
+    assert!(lost(&plain) > 10.0 * handovers, "plain CUBIC loses {} packets in the handovers", lost(&plain));
+    assert!(lost(&at_start) > 0.0, "EHN at the true start still loses what is in flight");
+    for scheme in ["ehn", "freeze-tcp"] {
+        let o = go(&format!("handoff = {{ scheme = \"{scheme}\", predict = \"table\" }}"));
+        let fl = flow(&o, "tcp");
+        println!("{scheme} with the table: {fl}");
+        assert_eq!(f(&fl["missed_handovers"]), 0.0, "{scheme}: {fl}");
+        assert!(f(&fl["predicted_episodes"]) >= handovers, "{scheme}: {fl}");
+        assert_eq!(lost(&o), 0.0, "{scheme} with the table: packets lost in the handovers");
+        assert_eq!(f(&fl["timeouts"]), 0.0, "{scheme}: {fl}");
+        assert_eq!(f(&fl["delivery_errors"]), 0.0);
+        if scheme == "ehn" {
+            assert_eq!(f(&fl["ehn"]["freezes"]), f(&fl["predicted_episodes"]), "{fl}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_table_prediction_needs_a_train_a_table_and_a_scheme_that_uses_it() {
+    use mobipath_sim::api::run_toml;
+    let dir = std::env::temp_dir();
+    let err = |text: &str| format!("{:?}", run_toml(text, "x.toml", &dir, None, None).err().expect("refused"));
+    let e = err(&train("handoff = { scheme = \"ehn\", predict = \"table\" }", None));
+    assert!(e.contains("flows[0].handoff.predict") && e.contains("handover table"), "{e}");
+    let e = err(&train("handoff = { scheme = \"fr-after-handoff\", predict = \"table\" }", Some("t.csv")));
+    assert!(e.contains("flows[0].handoff.predict") && e.contains("only the ehn and freeze-tcp"), "{e}");
+    let e = err(&p3(10.0, PAPER, "tahoe", "handoff = { scheme = \"ehn\", predict = \"table\" }", BULK));
+    assert!(e.contains("flows[0].handoff.predict") && e.contains("train link"), "{e}");
+    let e = err(&p3(10.0, PAPER, "tahoe", "handoff = { scheme = \"ehn\", predict = \"gps\" }", BULK));
+    assert!(e.contains("predict"), "{e}");
+}

@@ -25,6 +25,7 @@ EHN (P3 §3). The last four run over Tahoe, as P3's EHN does.
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -34,12 +35,17 @@ from .common import RunCache, core_revision, mean_ci, run_all, write_csv
 PAPER_TAHOE, PAPER_EHN = 12.383, 13.383  # P3 §4.2.2 (no unit given)
 PAPER_GOOD_S, PAPER_HANDOFF_S = 10.0, 4.0  # P3 §4.2.2: 10 s between handoffs of 4 s
 SCHEMES = ["tahoe", "reno", "newreno", "cubic", "bbr", "fr-after-handoff", "freeze-tcp", "buffer-freeze", "ehn"]
-TRAIN_SCHEMES = ["cubic", "cubic+ehn", "cubic+freeze-tcp", "cubic+fr-after-handoff", "tahoe", "tahoe+ehn"]
+TRAIN_SCHEMES = ["cubic", "cubic+ehn", "cubic+freeze-tcp", "cubic+fr-after-handoff", "cubic+ehn+table",
+                 "cubic+freeze-tcp+table", "tahoe", "tahoe+ehn"]
+# The handover table of the `+table` train schemes: learned from runs of the plain train scenario
+# on seeds disjoint from the evaluated ones (as `reproduce p0`).
+TABLE_FIRST_SEED, TABLE_RUNS, QUICK_TABLE_RUNS = 100000, 50, 10
 LABEL = {
     "tahoe": "Tahoe", "reno": "Reno", "newreno": "NewReno", "cubic": "CUBIC", "bbr": "BBR",
     "fr-after-handoff": "fast retransmit after handoff", "freeze-tcp": "Freeze-TCP", "buffer-freeze": "BUFFER+FREEZE",
     "ehn": "EHN", "tahoe-no-handoff": "Tahoe, no handoffs", "cubic+ehn": "CUBIC + EHN",
     "cubic+freeze-tcp": "CUBIC + Freeze-TCP", "cubic+fr-after-handoff": "CUBIC + FR after handoff", "tahoe+ehn": "Tahoe + EHN",
+    "cubic+ehn+table": "CUBIC + EHN (table)", "cubic+freeze-tcp+table": "CUBIC + Freeze-TCP (table)",
 }
 # Sweeps: block -> (x values, x label, quick x values).
 SWEEPS: Dict[str, Tuple[List[float], str, List[float]]] = {
@@ -53,7 +59,8 @@ DURATION_S, TRAIN_DURATION_S = 60.0, 70.0
 QUICK_DURATION_S = 30.0
 
 CSV_FIELDS = ["block", "scheme", "x", "seed", "duration_s", "goodput_mbps", "timeouts", "fast_retransmits",
-              "window_probes", "retransmission_ratio", "handoffs", "mean_handoff_gap_ms", "ehn_freezes", "ehn_resumes"]
+              "window_probes", "retransmission_ratio", "handoffs", "mean_handoff_gap_ms", "ehn_freezes", "ehn_resumes",
+              "ehn_frozen_s", "predicted_episodes", "false_alarms", "missed_handovers"]
 METRICS = ["goodput_mbps", "timeouts", "fast_retransmits", "mean_handoff_gap_ms"]
 
 Key = Tuple[str, str, float, int]
@@ -67,6 +74,8 @@ def _scheme(scheme: str) -> Tuple[str, str, bool]:
         return "tahoe", f'handoff = {{ scheme = "{base}" }}', False
     if base == "buffer-freeze":
         return "tahoe", "", True
+    if extra.endswith("+table"):
+        return base, f'handoff = {{ scheme = "{extra[:-len("+table")]}", predict = "table" }}', False
     if extra:
         return base, f'handoff = {{ scheme = "{extra}" }}', False
     return base, "", False
@@ -123,14 +132,15 @@ def _train_text(scheme: str, duration_s: float) -> str:
             '[[handoffs]]\nlink = "lte-a"\npattern = { kind = "train" }\n\n'
             f'[[flows]]\nname = "tcp"\npath = "p"\ncc = "{cc}"\ntraffic = {{ kind = "bulk" }}\n'
             + (handoff + "\n" if handoff else "")
-            + '\n[hst]\nlinks = ["lte-a"]\n')
+            + '\n[hst]\nlinks = ["lte-a"]\n'
+            + ('table = "../table.csv"  # learned by `mobipath reproduce p3` (see the report)\n' if "predict" in handoff else ""))
 
 
-def run_one(key: Key, text: str, file: str, keep_series: bool) -> Dict[str, Any]:
+def run_one(key: Key, text: str, file: str, keep_series: bool, base_dir: str = ".") -> Dict[str, Any]:
     from .. import _core
 
     block, scheme, x, seed = key
-    raw = _core.run(text, file, ".", seed, None)
+    raw = _core.run(text, file, base_dir, seed, None)
     s = json.loads(raw["summary"]) if isinstance(raw["summary"], str) else raw["summary"]
     f = s["flows"]["tcp"]
     gaps = [h["app_gap_ms"]["tcp"] for h in s.get("handoffs", []) if "tcp" in h.get("app_gap_ms", {})]
@@ -140,6 +150,8 @@ def run_one(key: Key, text: str, file: str, keep_series: bool) -> Dict[str, Any]
         "window_probes": f["window_probes"], "retransmission_ratio": f["retransmission_ratio"],
         "handoffs": len(s.get("handoffs", [])), "mean_handoff_gap_ms": sum(gaps) / len(gaps) if gaps else None,
         "ehn_freezes": (f.get("ehn") or {}).get("freezes"), "ehn_resumes": (f.get("ehn") or {}).get("resumes"),
+        "ehn_frozen_s": (f.get("ehn") or {}).get("frozen_s"), "predicted_episodes": f.get("predicted_episodes"),
+        "false_alarms": f.get("false_alarms"), "missed_handovers": f.get("missed_handovers"),
     }
     out: Dict[str, Any] = {"row": row}
     if keep_series:
@@ -388,8 +400,22 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         w("\n**Does EHN help when the interruption is shorter than an RTO?** The answer the numbers give is in the "
           "verdicts above: a train handover interrupts delivery for 40-60 ms, while the retransmission timer is at "
           "least 200 ms + the smoothed RTT, so plain TCP does not time out and there is no timeout for EHN to "
-          "avoid; what EHN can change is the freeze and resume around each handover. Freeze-TCP and EHN act at the "
-          "true handover start here (the schedule is known to the driver), not from the handover table.\n")
+          "avoid; what EHN can change is the freeze and resume around each handover. Without `(table)` Freeze-TCP "
+          "and EHN act at the true handover start (the schedule is known to the driver; Freeze-TCP's warning "
+          "300 ms before it); with `(table)` they act when the train's GPS position enters a handover range of a "
+          f"table learned from {prov.get('table_runs', 0)} runs on other seeds (`handoff.predict = \"table\"`), "
+          "before the interruption.\n")
+        tab = [s for s in tr if s.endswith("+table")]
+        if tab:
+            w("| with the table | episodes per run | false alarms per run | missed handovers per run | frozen s per run (EHN) |")
+            w("|---|---:|---:|---:|---:|")
+            for s in tab:
+                rs = [r for r in rows if r["block"] == "train" and r["scheme"] == s]
+                mean = lambda f: statistics.mean(float(r[f]) for r in rs) if rs and all(r.get(f) is not None for r in rs) else None
+                w(f"| {LABEL[s]} | {_f(mean('predicted_episodes'), 1)} | {_f(mean('false_alarms'), 1)} | "
+                  f"{_f(mean('missed_handovers'), 1)} | {_f(mean('ehn_frozen_s'), 2)} |")
+            w(f"\n(means over {seeds} seeds; a false alarm is a range the train crossed without a handover, a "
+              "freeze for nothing; the ranges' width is the subject of issue 17.)\n")
     w("## Where mobipath differs from the paper, and why\n")
     w("- Link rates, delays, buffers, packet size and the throughput unit are not in P3: mobipath's are stated above "
       "and compared by ratio only.")
@@ -401,7 +427,7 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
     w("- Freeze-TCP and BUFFER+FREEZE run on an unmodified sender: with data outstanding under a zero window its "
       "retransmission timer keeps running (Linux and BSD both do this), so they can still time out, unlike P3's "
       "description of BUFFER+FREEZE.")
-    w("- Handoff prediction for Freeze-TCP (and EHN on the train) uses the true schedule, not the hotable table.\n")
+    w("- On P3's model Freeze-TCP's warning comes from the true schedule (an oracle `warning_ms` ahead); on the train the `(table)` variants predict from the handover table instead.\n")
     w("## Provenance\n")
     for k in ("command", "mobipath_version", "git_revision", "core_build_git_revision", "seeds", "runs", "reused_runs",
               "jobs", "wall_time_s"):
@@ -441,12 +467,35 @@ def reproduce(out_dir: Path, *, seeds: int = 10, blocks: Sequence[str] = tuple(B
             texts[(b, s, x)] = scenario_text(b, s, x, dur)
             (scen_dir / f"{b}-{s}-{x:g}.toml").write_text(texts[(b, s, x)], encoding="utf-8")
     keep = {k for k in keys if k[0] == "paper" and k[1] in ("tahoe-no-handoff", "tahoe", "ehn")}
-    bar = progress("P3 runs", len(keys)) if progress else None
     cache = RunCache(out_dir / "runs")
     if not resume:
         cache.clear()
-    results, n_jobs = run_all(keys, run_one, lambda k: (k, texts[k[:3]], f"{k[0]}-{k[1]}-{k[2]:g}.toml", k in keep), jobs,
-                              bar, cache, lambda k: json.dumps(["p3 run", k, texts[k[:3]], k in keep]))
+    # The handover table of the `+table` train schemes (cached like a run).
+    table_csv, table_runs = "", 0
+    if any(k[0] == "train" and k[1].endswith("+table") for k in keys):
+        from .. import hotable
+
+        table_runs = QUICK_TABLE_RUNS if quick else TABLE_RUNS
+        learn_text = scenario_text("train", "cubic", 0.0, TRAIN_DURATION_S)
+        learn_path = scen_dir / "table-learning.toml"
+        learn_path.write_text(learn_text, encoding="utf-8")
+        desc = json.dumps(["p3 table", learn_text, table_runs, TABLE_FIRST_SEED])
+        table_csv = cache.get(desc)
+        if table_csv is None:
+            table_csv = hotable.learn(str(learn_path), runs=table_runs, first_seed=TABLE_FIRST_SEED)
+            cache.put(desc, table_csv)
+        (out_dir / "table.csv").write_text(table_csv, encoding="utf-8")
+    bar = progress("P3 runs", len(keys)) if progress else None
+
+    def args(k: Key):
+        uses_table = k[0] == "train" and k[1].endswith("+table")
+        return (k, texts[k[:3]], f"{k[0]}-{k[1]}-{k[2]:g}.toml", k in keep, str(scen_dir) if uses_table else ".")
+
+    def cache_key(k: Key) -> str:
+        uses_table = k[0] == "train" and k[1].endswith("+table")
+        return json.dumps(["p3 run", k, texts[k[:3]], k in keep] + ([table_csv] if uses_table else []))
+
+    results, n_jobs = run_all(keys, run_one, args, jobs, bar, cache, cache_key)
     rows = [results[k]["row"] for k in keys]
     write_csv(out_dir / "results.csv", rows, CSV_FIELDS)
     written = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]
@@ -460,6 +509,7 @@ def reproduce(out_dir: Path, *, seeds: int = 10, blocks: Sequence[str] = tuple(B
         "core_build_git_revision": core_revision(),
         "seeds": seeds,
         "blocks": list(blocks),
+        "table_runs": table_runs,
         "runs": len(rows),
         "reused_runs": cache.reused,
         "jobs": n_jobs,

@@ -278,6 +278,9 @@ impl Endpoint for TcpReceiverEnd {
         if let Some(h) = &mut self.handoff {
             h.stats.handoff_scheme = scheme_name(h.plan.scheme);
             fields.extend(to_map(&h.stats));
+            if let Some(p) = &h.plan.prediction {
+                fields.extend(to_map(p));
+            }
         }
         EndpointSummary { fields, subflows: Vec::new() }
     }

@@ -1,6 +1,7 @@
 //! The handoff driver: tells a flow's mobile host (its data receiver) when each handoff is about
-//! to start (`Warn`, `warning` before it: Freeze-TCP), starts (`Start`), when its EHN leaves
-//! (`SendEhn`, `ehn_delay` after the start) and when it ends (`End`). The receiver endpoint reacts
+//! to start (`Warn`: Freeze-TCP's zero window), starts (`Start`), when its EHN leaves
+//! (`SendEhn`, `ehn_delay` after the start) and when it ends (`End`), at the times of its episodes (`super::predict`: the true
+//! schedule, or a prediction from the train's handover table). The receiver endpoint reacts
 //! according to its scheme (`endpoint::tcp`).
 use super::{FlowHandoffPlan, HandoffScheme};
 use crate::core::time::Time;
@@ -21,16 +22,19 @@ impl Driver for HandoffDriver {
 
     fn start(&mut self, q: &mut Schedule) {
         let p = &self.plan;
-        for (i, &(s, e)) in p.intervals.iter().enumerate() {
+        for (i, ep) in p.episodes.iter().enumerate() {
             let token = |phase: usize| (4 * i + phase) as u32;
             if p.scheme == HandoffScheme::FreezeTcp {
-                q.at(s.saturating_sub(p.warning), token(0));
+                match ep.warn {
+                    Some(w) => q.at(w, token(0)),
+                    None => continue, // not predicted: Freeze-TCP does nothing
+                }
             }
-            q.at(s, token(1));
+            q.at(ep.start, token(1));
             if p.scheme == HandoffScheme::Ehn {
-                q.at(s + p.ehn_delay, token(2));
+                q.at(ep.ehn, token(2));
             }
-            q.at(e, token(3));
+            q.at(ep.end, token(3));
         }
     }
 

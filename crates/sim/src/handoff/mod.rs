@@ -32,6 +32,7 @@
 //! - BUFFER+FREEZE (as P3 §2 describes Chan et al.): a property of the base station
 //!   (`element = { kind = "base-station", buffer_freeze = true }`) with `queued = "forward"`.
 pub mod driver;
+pub mod predict;
 pub mod report;
 
 use crate::core::rng::RngStreams;
@@ -108,8 +109,8 @@ pub struct HandoffInterval {
 pub struct FlowHandoffConfig {
     /// `none`, `ehn`, `freeze-tcp` or `fr-after-handoff` (see the module docs).
     pub scheme: HandoffScheme,
-    /// freeze-tcp: how long before the handoff the zero window is advertised, ms, in [0, 60000]
-    /// (default 300, about one RTT of P3's topology).
+    /// freeze-tcp with `predict = "schedule"`: how long before the handoff the zero window is
+    /// advertised, ms, in [0, 60000] (default 300, about one RTT of P3's topology).
     #[serde(default = "default_warning")]
     pub warning_ms: f64,
     /// ehn: copies of the resume ACK sent at handoff end, in [1, 10] (default 1).
@@ -131,6 +132,20 @@ pub struct FlowHandoffConfig {
     /// tests of a late EHN).
     #[serde(default)]
     pub ehn_delay_ms: f64,
+    /// When the mobile host acts (ehn, freeze-tcp): "schedule" (default: at the true handoff
+    /// times) or "table" (on a train: from the `[hst] table` handover ranges and the GPS fixes,
+    /// before the interruption; see `handoff::predict`).
+    #[serde(default)]
+    pub predict: HandoffPredict,
+}
+
+/// `flows[].handoff.predict`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandoffPredict {
+    #[default]
+    Schedule,
+    Table,
 }
 
 fn default_warning() -> f64 {
@@ -283,13 +298,22 @@ pub struct FlowHandoffPlan {
     pub message_loss: f64,
     pub lose: Vec<String>,
     pub ehn_delay: Time,
-    /// The handoffs on the flow's path.
+    /// The handoffs on the flow's path (true times).
     pub intervals: Vec<(Time, Time)>,
+    /// When the mobile host acts on them (`predict`), sorted and disjoint.
+    pub episodes: Vec<predict::Episode>,
+    /// `predict = "table"`: how well the table predicted this run's handoffs.
+    pub prediction: Option<predict::PredictionStats>,
 }
 
 impl FlowHandoffConfig {
+    /// The plan at the true handoff times (`predict = "schedule"`); the caller replaces the
+    /// episodes for a table prediction.
     pub fn plan(&self, intervals: Vec<(Time, Time)>) -> FlowHandoffPlan {
+        let episodes = predict::from_schedule(&intervals, from_ms_f64(self.warning_ms), from_ms_f64(self.ehn_delay_ms));
         FlowHandoffPlan {
+            episodes,
+            prediction: None,
             scheme: self.scheme,
             warning: from_ms_f64(self.warning_ms),
             resume_copies: self.resume_copies,
