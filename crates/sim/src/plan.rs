@@ -84,6 +84,19 @@ pub struct FlowPlan {
     pub transport: Transport,
     /// The mobile host's handoff scheme and the handoffs on the flow's path (P3).
     pub handoff: Option<FlowHandoffPlan>,
+    /// `traffic = { kind = "relay" }`: the flow it relays and the relay's buffer (P2).
+    pub relay: Option<RelayPlan>,
+    /// Bytes after which the flow is complete (its file, or the file at the head of its relay
+    /// chain), for the completion time.
+    pub fct_bytes: Option<u64>,
+}
+
+/// A split-connection relay between flow `from` (whose receiver it reads) and this flow (whose
+/// sender it writes).
+#[derive(Clone, Copy, Debug)]
+pub struct RelayPlan {
+    pub from: usize,
+    pub buffer: u64,
 }
 
 pub enum Transport {
@@ -357,6 +370,11 @@ impl Plan {
                 receiver: receiver_config(fc),
                 transport,
                 handoff,
+                relay: match &fc.traffic {
+                    Traffic::Relay { from, buffer_bytes } => f.flows.iter().position(|x| &x.name == from).map(|from| RelayPlan { from, buffer: *buffer_bytes }),
+                    _ => None,
+                },
+                fct_bytes: chain_file(&f.flows, i),
             });
         }
         if !errs.is_empty() {
@@ -461,4 +479,16 @@ fn receiver_config(fc: &FlowConfig) -> ReceiverConfig {
         rcv_buf: r.rcv_buf_bytes,
         read_pauses: r.read_pauses.iter().map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s))).collect(),
     }
+}
+
+/// The file size at the head of flow `i`'s relay chain (its own for a file transfer).
+fn chain_file(flows: &[FlowConfig], mut i: usize) -> Option<u64> {
+    for _ in 0..=flows.len() {
+        match &flows[i].traffic {
+            Traffic::File { bytes } => return Some(*bytes),
+            Traffic::Relay { from, .. } => i = flows.iter().position(|x| &x.name == from)?,
+            _ => return None,
+        }
+    }
+    None
 }

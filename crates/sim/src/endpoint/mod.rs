@@ -137,6 +137,19 @@ pub trait Endpoint {
     fn delivered_per_subflow(&self) -> &[u64] {
         &[]
     }
+    /// Sender: bytes the peer has acknowledged cumulatively (connection level for MPTCP).
+    fn acked_bytes(&self) -> u64 {
+        0
+    }
+    /// Receiver: bytes the application has read.
+    fn read_bytes(&self) -> u64 {
+        0
+    }
+    /// Receiver feeding a relay: the application reads at most up to stream offset `limit`
+    /// (raised as the relay's output drains). Sets `io.read` and may send a window update.
+    fn set_read_limit(&mut self, _now: Time, _limit: u64, _io: &mut Io) {}
+    /// Receiver feeding a relay: the read limit before the run starts (the relay's buffer).
+    fn init_read_limit(&mut self, _limit: u64) {}
     fn counters(&self) -> Counters;
     /// Adds what this end knows to the bin's sample.
     fn record(&self, s: &mut Sample);

@@ -166,6 +166,10 @@ impl Endpoint for MptcpSenderEnd {
         (self.s.next_dsn(), self.s.app_limit())
     }
 
+    fn acked_bytes(&self) -> u64 {
+        self.s.data_ack()
+    }
+
     fn counters(&self) -> Counters {
         Counters {
             sent: self.s.subflows.iter().map(|s| s.tcp.stats.bytes_sent).sum(),
@@ -263,6 +267,20 @@ impl Endpoint for MptcpReceiverEnd {
 
     fn delivered_per_subflow(&self) -> &[u64] {
         &self.r.stats.delivered_per_subflow
+    }
+
+    fn read_bytes(&self) -> u64 {
+        self.r.stats.bytes_delivered
+    }
+
+    fn set_read_limit(&mut self, now: Time, limit: u64, io: &mut Io) {
+        let (n, update) = self.r.set_read_limit(now, limit);
+        io.read = n;
+        io.out.extend(update);
+    }
+
+    fn init_read_limit(&mut self, limit: u64) {
+        self.r.init_read_limit(limit);
     }
 
     fn counters(&self) -> Counters {

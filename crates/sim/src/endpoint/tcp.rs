@@ -139,6 +139,10 @@ impl Endpoint for TcpSenderEnd {
         (self.0.snd_nxt(), self.0.app_limit())
     }
 
+    fn acked_bytes(&self) -> u64 {
+        self.0.snd_una()
+    }
+
     fn counters(&self) -> Counters {
         Counters { sent: self.0.stats.bytes_sent, ..Default::default() }
     }
@@ -200,6 +204,20 @@ impl Endpoint for TcpReceiverEnd {
 
     fn poll_timeout(&self, now: Time) -> Time {
         self.r.next_timeout(now)
+    }
+
+    fn read_bytes(&self) -> u64 {
+        self.r.stats.bytes_delivered
+    }
+
+    fn set_read_limit(&mut self, now: Time, limit: u64, io: &mut Io) {
+        let (n, update) = self.r.set_read_limit(now, limit);
+        io.read = n;
+        io.out.extend(update.map(|a| (0, a)));
+    }
+
+    fn init_read_limit(&mut self, limit: u64) {
+        self.r.init_read_limit(limit);
     }
 
     fn act(&mut self, now: Time, action: &Action, io: &mut Io) {

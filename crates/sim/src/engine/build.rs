@@ -82,6 +82,16 @@ pub(crate) fn build(plan: &Plan) -> Sim {
             drivers.push(Some(Box::new(HandoffDriver { flow: i, plan: h.clone() })));
         }
     }
+    // Relays (P2): the output flow reads its input's receiver, at most `buffer` bytes ahead of
+    // what it has had acknowledged.
+    for (i, fp) in plan.flows.iter().enumerate() {
+        flows[i].fct_bytes = fp.fct_bytes;
+        if let Some(r) = fp.relay {
+            flows[i].relay_from = Some((r.from as u32, r.buffer));
+            flows[r.from].feeds = Some(i as u32);
+            flows[r.from].receiver.init_read_limit(r.buffer);
+        }
+    }
     let n_links = links.len();
     Sim {
         now: 0,

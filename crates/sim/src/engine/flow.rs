@@ -54,6 +54,17 @@ pub(crate) struct Flow {
     /// at least [`STALL_MIN`] as `[from, to)` (for the per-handover application-level gap).
     pub last_delivery: Option<Time>,
     pub stalls: Vec<(Time, Time)>,
+    /// Completion: bytes of the file (at the head of the relay chain).
+    pub fct_bytes: Option<u64>,
+    /// A relay's output flow: the flow it reads from and its buffer.
+    pub relay_from: Option<(u32, u64)>,
+    /// A relay's input flow: the flow its receiver feeds.
+    pub feeds: Option<u32>,
+    /// A relay's output flow: bytes read from the input so far (this flow's application data).
+    pub relay_input: u64,
+    /// A relay's output flow: bytes read but not yet acknowledged here, per bin.
+    pub relay_buffer: Vec<f64>,
+    pub relay_buffer_max: u64,
 }
 
 impl Flow {
@@ -90,7 +101,18 @@ impl Flow {
             fct: None,
             last_delivery: None,
             stalls: Vec::new(),
+            fct_bytes: None, // set by the build from the plan (the chain's file)
+            relay_from: None,
+            feeds: None,
+            relay_input: 0,
+            relay_buffer: Vec::new(),
+            relay_buffer_max: 0,
         }
+    }
+
+    /// The relay buffer's occupancy now: read from the input, not yet acknowledged here.
+    pub fn relay_occupancy(&self) -> u64 {
+        self.relay_input.saturating_sub(self.sender.acked_bytes())
     }
 
     /// Bytes the application has written by `now` and when it writes more (NEVER if not).
@@ -102,6 +124,7 @@ impl Flow {
         match &self.traffic {
             Traffic::Bulk {} => (if now < self.stop { u64::MAX } else { self.sender.app_position().0 }, NEVER),
             Traffic::File { bytes } => (*bytes, NEVER),
+            Traffic::Relay { .. } => (self.relay_input, NEVER),
             Traffic::Cbr { rate_mbps } => {
                 let elapsed = until.saturating_sub(self.start) as f64 / 1e9;
                 let bytes = rate_mbps * 1e6 / 8.0 * elapsed;
@@ -127,7 +150,7 @@ impl Flow {
             self.stalls.push((t, now));
         }
         self.last_delivery = Some(now);
-        if let Traffic::File { bytes } = self.traffic {
+        if let Some(bytes) = self.fct_bytes {
             if end >= bytes && self.fct.is_none() {
                 self.fct = Some(now - self.start);
             }
@@ -157,6 +180,9 @@ impl Flow {
         self.ofo_bytes.push(s.ofo_bytes);
         self.rcvbuf_bytes.push(s.rcvbuf_bytes);
         self.acks_per_s.push((s.acks_sent - self.acks_seen.min(s.acks_sent)) as f64 / self.bin_s);
+        if self.relay_from.is_some() {
+            self.relay_buffer.push(self.relay_occupancy() as f64);
+        }
         self.acks_seen = s.acks_sent;
         for (k, &(cwnd, srtt)) in s.subflows.iter().enumerate() {
             if let Some(series) = self.sub.get_mut(k) {
@@ -171,7 +197,7 @@ impl Flow {
         for b in [&mut self.goodput, &mut self.sent].into_iter().chain(self.sub.iter_mut().flat_map(|s| [&mut s.goodput, &mut s.sent])) {
             b.values.truncate(n);
         }
-        for v in [&mut self.cwnd, &mut self.srtt_ms, &mut self.rto_ms, &mut self.ofo_bytes, &mut self.rcvbuf_bytes, &mut self.acks_per_s] {
+        for v in [&mut self.cwnd, &mut self.srtt_ms, &mut self.rto_ms, &mut self.ofo_bytes, &mut self.rcvbuf_bytes, &mut self.acks_per_s, &mut self.relay_buffer] {
             v.truncate(n);
         }
         for s in &mut self.sub {
@@ -189,3 +215,4 @@ impl Flow {
         Counters { delivered: r.delivered, sent: s.sent, subflows }
     }
 }
+

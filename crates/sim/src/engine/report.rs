@@ -75,6 +75,13 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
             m.insert("non_handover_goodput_mbps".into(), json!(round6(outside)));
         }
         m.extend(extra);
+        if let Some((inn, buffer)) = fl.relay_from {
+            let n = fl.relay_buffer.len().max(1) as f64;
+            m.insert("relay_from".into(), json!(plan.flows[inn as usize].name));
+            m.insert("relay_buffer_bytes".into(), json!(buffer));
+            m.insert("relay_buffer_max_bytes".into(), json!(fl.relay_buffer_max));
+            m.insert("relay_buffer_mean_bytes".into(), json!(round6(fl.relay_buffer.iter().sum::<f64>() / n)));
+        }
         if is_multipath {
             let mut subs = Vec::new();
             for (k, (mut s, r)) in snd.subflows.into_iter().zip(rcv.subflows).enumerate() {
@@ -104,6 +111,9 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
         table.push_series(bin_s, "flow", &fl.name, "ofo_bytes", &fl.ofo_bytes);
         table.push_series(bin_s, "flow", &fl.name, "rcvbuf_bytes", &fl.rcvbuf_bytes);
         table.push_series(bin_s, "flow", &fl.name, "acks_per_s", &fl.acks_per_s);
+        if fl.relay_from.is_some() {
+            table.push_series(bin_s, "flow", &fl.name, "relay_buffer_bytes", &fl.relay_buffer);
+        }
     }
     let mut links_json = Map::new();
     for (i, l) in sim.links.iter().enumerate() {

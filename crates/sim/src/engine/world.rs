@@ -242,6 +242,7 @@ impl Sim {
         self.inject_all(fi, &mut pkts, true);
         self.pkts = pkts;
         self.pump(fi);
+        self.relay_drained(fi);
     }
 
     fn to_receiver(&mut self, fi: u32, p: Pkt) {
@@ -262,6 +263,42 @@ impl Sim {
         self.inject_all(fi, &mut pkts, false);
         self.pkts = pkts;
         self.arm_receiver(fi);
+        if read > 0 {
+            self.relay_feed(fi);
+        }
+    }
+
+    /// Flow `fi`'s receiver read data: if it feeds a relay, the relay's output flow has more
+    /// to send.
+    fn relay_feed(&mut self, fi: u32) {
+        let Some(o) = self.flows[fi as usize].feeds else { return };
+        let read = self.flows[fi as usize].receiver.read_bytes();
+        let out = &mut self.flows[o as usize];
+        out.relay_input = read;
+        out.relay_buffer_max = out.relay_buffer_max.max(out.relay_occupancy());
+        self.pump(o);
+    }
+
+    /// Flow `o` is a relay's output and may have had data acknowledged: the relay reads its
+    /// input up to the room in its buffer (a window update reopens the input's window).
+    fn relay_drained(&mut self, o: u32) {
+        let Some((inn, buffer)) = self.flows[o as usize].relay_from else { return };
+        let now = self.now;
+        let limit = self.flows[o as usize].sender.acked_bytes().saturating_add(buffer);
+        let mut pkts = std::mem::take(&mut self.pkts);
+        let fl = &mut self.flows[inn as usize];
+        let mut io = Io::new(&mut pkts);
+        fl.receiver.set_read_limit(now, limit, &mut io);
+        let read = io.read;
+        if read > 0 {
+            fl.goodput.add(now, read as f64);
+        }
+        self.inject_all(inn, &mut pkts, false);
+        self.pkts = pkts;
+        self.arm_receiver(inn);
+        if read > 0 {
+            self.relay_feed(inn);
+        }
     }
 
     fn inject_all(&mut self, fi: u32, pkts: &mut Vec<(usize, Packet)>, from_sender: bool) {
@@ -331,6 +368,7 @@ impl Sim {
         self.inject_all(fi, &mut pkts, true);
         self.pkts = pkts;
         self.pump(fi);
+        self.relay_drained(fi);
     }
 
     fn receiver_timer(&mut self, fi: u32) {
@@ -346,6 +384,9 @@ impl Sim {
         self.inject_all(fi, &mut pkts, false);
         self.pkts = pkts;
         self.arm_receiver(fi);
+        if read > 0 {
+            self.relay_feed(fi);
+        }
     }
 
     /// Lets the application write, sends what the sender allows and re-arms its timer.

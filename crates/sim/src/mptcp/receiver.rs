@@ -76,6 +76,12 @@ pub struct MptcpReceiver {
     /// Per subflow: data that arrived out of order at subflow level, by subflow seq.
     pending: Vec<BTreeMap<u64, Arrived>>,
     data_rcv_nxt: u64,
+    /// In-order data the application has not read (a relay whose output is full), and the
+    /// stream offset it may read up to (`u64::MAX` unless it feeds a relay).
+    unread: u64,
+    read_limit: u64,
+    /// Right edge of the connection-level window last advertised.
+    last_right_edge: u64,
     /// Connection-level out-of-order queue: dsn → (len, arrival, subflow).
     ofo: BTreeMap<u64, (u32, Time, usize)>,
     ofo_bytes: u64,
@@ -140,6 +146,9 @@ impl MptcpReceiver {
             subflows,
             pending: vec![BTreeMap::new(); n],
             data_rcv_nxt: 0,
+            unread: 0,
+            read_limit: u64::MAX,
+            last_right_edge: 0,
             ofo: BTreeMap::new(),
             ofo_bytes: 0,
             held_bytes: 0,
@@ -190,7 +199,37 @@ impl MptcpReceiver {
     }
 
     pub fn window(&self) -> u64 {
-        self.rcv_buf
+        self.rcv_buf - self.unread
+    }
+
+    /// The application reads what it may (up to the read limit); returns the bytes read.
+    fn read(&mut self) -> u64 {
+        let n = self.unread.min(self.read_limit.saturating_sub(self.stats.bytes_delivered));
+        self.unread -= n;
+        self.stats.bytes_delivered += n;
+        n
+    }
+
+    /// Sets the initial read limit (a relay's buffer).
+    pub fn init_read_limit(&mut self, limit: u64) {
+        self.read_limit = limit;
+    }
+
+    /// A relay's output made room: the application may read up to stream offset `limit`.
+    /// Returns the bytes read and, when the read at least doubled what was left of the
+    /// advertised window (Linux `__tcp_cleanup_rbuf`, as for TCP), a window update on the
+    /// first subflow, as (subflow, packet).
+    pub fn set_read_limit(&mut self, now: Time, limit: u64) -> (u64, Option<(usize, Packet)>) {
+        self.read_limit = self.read_limit.max(limit);
+        let n = self.read();
+        let left = self.last_right_edge.saturating_sub(self.data_rcv_nxt);
+        if n == 0 || 2 * left > self.rcv_buf || self.window() < 2 * left.max(1) {
+            return (n, None);
+        }
+        let i = 0;
+        let mut a = self.subflows[i].force_ack(now);
+        self.decorate(i, &mut a);
+        (n, Some((i, a)))
     }
 
     /// Queue MP_PRIO for subflow `i` (sent once on the next pure ACK, which goes out now).
@@ -257,6 +296,7 @@ impl MptcpReceiver {
     fn decorate(&mut self, i: usize, a: &mut Packet) {
         a.data_ack = self.data_rcv_nxt;
         a.rwnd = self.window();
+        self.last_right_edge = self.data_rcv_nxt + a.rwnd;
         if self.prio_pending[i] != 0 && a.len == 0 {
             a.mp_prio = self.prio_pending[i];
             self.prio_pending[i] = 0;
@@ -381,7 +421,7 @@ impl MptcpReceiver {
             }
             return;
         }
-        if end > self.data_rcv_nxt + self.rcv_buf {
+        if end > self.data_rcv_nxt + self.window() {
             self.stats.dropped_beyond_window += 1;
             return;
         }
@@ -427,7 +467,8 @@ impl MptcpReceiver {
     fn deliver(&mut self, i: usize, now: Time, dsn: u64, len: u32, arrival: Time) {
         let new_bytes = dsn + len as u64 - self.data_rcv_nxt.max(dsn);
         self.data_rcv_nxt = dsn + len as u64;
-        self.stats.bytes_delivered += new_bytes;
+        self.unread += new_bytes;
+        self.read();
         self.stats.delivered_per_subflow[i] += new_bytes;
         self.hol.add((now - arrival) as f64 / 1e9, new_bytes as f64);
         if !self.split_windows.is_empty() {

@@ -202,6 +202,20 @@ pub enum Traffic {
     File { bytes: u64 },
     /// Writes at a constant bit rate (application-limited), in MSS-sized chunks.
     Cbr { rate_mbps: f64 },
+    /// A split-connection relay (an MPTCP router or proxy, P2): this flow sends what flow `from`
+    /// delivers at the node where `from` ends and this flow starts. At most `buffer_bytes` (in
+    /// [1, 1073741824], default 4194304 = Linux's largest default send buffer, `tcp_wmem`) are
+    /// read from `from` and not yet acknowledged on this flow; when that is full the relay stops
+    /// reading, so `from`'s receive window closes (back-pressure).
+    Relay {
+        from: String,
+        #[serde(default = "d_relay_buffer")]
+        buffer_bytes: u64,
+    },
+}
+
+fn d_relay_buffer() -> u64 {
+    4 * 1024 * 1024
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -751,6 +765,43 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             Traffic::Cbr { rate_mbps } => {
                 if !(rate_mbps.is_finite() && *rate_mbps > 0.0 && *rate_mbps <= 1e6) {
                     errs.push(ConfigError::new(format!("{pre}.traffic.rate_mbps"), crate::error::fmt_num(*rate_mbps), "must be in (0, 1000000]"));
+                }
+            }
+            Traffic::Relay { from, buffer_bytes } => {
+                errs.check((1..=1 << 30).contains(buffer_bytes), format!("{pre}.traffic.buffer_bytes"), buffer_bytes, "must be in [1, 1073741824]");
+                match sf.flows.iter().position(|x| &x.name == from) {
+                    None => errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "no flow with this name")),
+                    Some(j) if j == i => errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "a flow cannot relay itself")),
+                    Some(j) => {
+                        let feeders = sf.flows.iter().filter(|x| matches!(&x.traffic, Traffic::Relay { from: g, .. } if g == from)).count();
+                        if feeders > 1 {
+                            errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "feeds another relay already (one relay per incoming flow)"));
+                        }
+                        // The relay sits where `from` ends and this flow starts.
+                        let ends_at = |fl: &FlowConfig, end: bool| -> Vec<String> {
+                            fl.path.iter().chain(fl.paths.iter().flatten()).filter_map(|p| sf.paths.iter().find(|x| &x.name == p)).map(|p| if end { p.to.clone() } else { p.from.clone() }).collect()
+                        };
+                        let (into, out) = (ends_at(&sf.flows[j], true), ends_at(f, false));
+                        if let (Some(a), Some(b)) = (into.first(), out.first()) {
+                            if into.iter().chain(out.iter()).any(|n| n != a) || a != b {
+                                errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, format!("the relay must sit where flow {from} ends and this flow starts: their paths end at {into:?} and start at {out:?}")));
+                            }
+                        }
+                        // No cycle: following `from` must reach a flow with an application.
+                        let mut seen = vec![i];
+                        let mut k = j;
+                        while let Traffic::Relay { from: g, .. } = &sf.flows[k].traffic {
+                            if seen.contains(&k) {
+                                errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "relays form a cycle: some flow in the chain must have its own traffic"));
+                                break;
+                            }
+                            seen.push(k);
+                            match sf.flows.iter().position(|x| &x.name == g) {
+                                Some(n) => k = n,
+                                None => break,
+                            }
+                        }
+                    }
                 }
             }
         }

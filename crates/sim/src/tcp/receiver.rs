@@ -92,6 +92,11 @@ pub struct TcpReceiver {
     sack_recent: Vec<u64>,
     /// In-order bytes the application has not read (only during read pauses).
     unread: u64,
+    /// The application reads at most up to this stream offset (a relay whose output is full;
+    /// `u64::MAX` otherwise). Data beyond it stays unread and closes the window.
+    read_limit: u64,
+    /// Right edge of the window last advertised (`rcv_wup + rcv_wnd` in Linux).
+    last_right_edge: u64,
     /// Full segments received since the last ACK.
     pending: u32,
     delack_deadline: Time,
@@ -121,6 +126,8 @@ impl TcpReceiver {
             ofo_bytes: 0,
             sack_recent: Vec::new(),
             unread: 0,
+            read_limit: u64::MAX,
+            last_right_edge: 0,
             pending: 0,
             delack_deadline: NEVER,
             quick: 0,
@@ -214,12 +221,8 @@ impl TcpReceiver {
             // Trim ranges partly covered.
             self.sack_recent.retain(|&s| s > self.rcv_nxt);
             delivered = Some((old, self.rcv_nxt));
-            let n = self.rcv_nxt - old;
-            if self.reading(now) {
-                self.stats.bytes_delivered += n;
-            } else {
-                self.unread += n;
-            }
+            self.unread += self.rcv_nxt - old;
+            self.read(now);
         } else {
             let duplicate = self.insert_ofo(start, end);
             if duplicate {
@@ -317,13 +320,40 @@ impl TcpReceiver {
         if now >= self.delack_deadline {
             send = true;
         }
-        if self.unread > 0 && self.reading(now) {
-            self.stats.bytes_delivered += self.unread;
-            self.unread = 0;
+        if self.unread > 0 && self.reading(now) && self.read(now) > 0 {
             // Window update: the application made room.
             send = true;
         }
         send.then(|| self.make_ack(now))
+    }
+
+    /// The application reads what it may (not in a read pause, up to the read limit); returns
+    /// the bytes read.
+    fn read(&mut self, now: Time) -> u64 {
+        if !self.reading(now) {
+            return 0;
+        }
+        let n = self.unread.min(self.read_limit.saturating_sub(self.stats.bytes_delivered));
+        self.unread -= n;
+        self.stats.bytes_delivered += n;
+        n
+    }
+
+    /// A relay's output made room: the application may read up to stream offset `limit`.
+    /// Returns the bytes read and a window update when the read at least doubled what is left
+    /// of the advertised window and that was at most half the buffer (Linux
+    /// `__tcp_cleanup_rbuf`), so a closed window reopens at once.
+    pub fn set_read_limit(&mut self, now: Time, limit: u64) -> (u64, Option<Packet>) {
+        self.read_limit = self.read_limit.max(limit);
+        let n = self.read(now);
+        let left = self.last_right_edge.saturating_sub(self.rcv_nxt);
+        let update = n > 0 && 2 * left <= self.cfg.rcv_buf && self.rwnd() >= 2 * left.max(1);
+        (n, update.then(|| self.make_ack(now)))
+    }
+
+    /// Sets the initial read limit (a relay's buffer).
+    pub fn init_read_limit(&mut self, limit: u64) {
+        self.read_limit = limit;
     }
 
     /// Bytes read by the application when a pause ends (for goodput accounting).
@@ -352,6 +382,7 @@ impl TcpReceiver {
         a.subflow = self.subflow;
         a.ack = self.rcv_nxt;
         a.rwnd = self.rwnd();
+        self.last_right_edge = self.rcv_nxt + a.rwnd;
         self.window_was_closed = a.rwnd == 0;
         a.ts_ecr = self.ts_recent;
         if self.cfg.sack {
