@@ -162,3 +162,30 @@ def p3(
 
 app.command("p3")(p3)
 app.command("handoff", help="Alias of `p3`.")(p3)
+
+
+def p2(
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Repetitions (seeds 1..N) per pair [default: 10, 2 with --quick]."),
+    out_arg: str = typer.Option("reports/p2", "--out", "-o", help="Report directory; finished runs are kept in its runs/ to resume after an interruption."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    quick: bool = typer.Option(False, "--quick", help="Two schedulers x three controllers, 15 s runs and 2 repetitions (for tests and smoke checks)."),
+    fresh: bool = _FRESH,
+) -> None:
+    """P2 (two operators through an MPTCP router and proxy): every scheduler x congestion control
+    on P2's upload, plus single-operator runs; writes report.md, heatmap.png, results.csv and summary.json."""
+    from .cli import _guarded  # late import: cli imports this module
+
+    out = _out(out_arg)
+
+    def go() -> None:
+        from .experiments import p2 as exp
+
+        n_seeds = seeds if seeds is not None else (2 if quick else 10)
+        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh),
+                   out, fresh)
+
+    _guarded(go)()
+
+
+app.command("p2")(p2)
+app.command("aggregation", help="Alias of `p2`.")(p2)

@@ -1,4 +1,4 @@
-"""Golden reproduce results: `reproduce p0/p1/p3 --quick` must give the same
+"""Golden reproduce results: `reproduce p0/p1/p2/p3 --quick` must give the same
 results.csv and the same summary.json aggregates (provenance aside) as the files in
 tests/golden/reproduce/. A change that moves them must say which and why in its commit.
 Regenerate after an intended change with MOBIPATH_BLESS=1 (then review `git diff tests/golden`)."""
@@ -14,6 +14,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden" / "reproduce"
 CASES = {
     "p0-quick": ["reproduce", "p0", "--quick", "--jobs", "2"],
     "p1-quick": ["reproduce", "p1", "--quick", "--jobs", "2"],
+    "p2-quick": ["reproduce", "p2", "--quick", "--jobs", "2"],
     "p3-quick": ["reproduce", "p3", "--quick", "--jobs", "2"],
 }
 

@@ -42,7 +42,7 @@ RUN = {
     "mobipath plot results/hsr",
     "mobipath bench",
 }
-SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p3"}
+SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p2", "mobipath reproduce p3"}
 GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
         "--subflow B=2:wwan1 --dry-run"}
 HELP_ONLY = {

@@ -156,3 +156,21 @@ def test_display_helpers():
     assert entities(flows) == [("f1", flows["f1"])]
     assert entities([{"name": "f2", "x": 1}]) == [("f2", {"name": "f2", "x": 1})]
     assert metric_columns([flows["f1"]], ["goodput_mbps", "timeouts"]) == ["goodput_mbps", "timeouts", "zz"]
+
+
+def test_ramp_up_time_on_synthetic_series():
+    from mobipath.experiments.common import ramp_up_time
+
+    t = [i * 0.1 for i in range(300)]  # 30 s in 100 ms bins
+    # Linear ramp to 50 over the first 10 s, then flat: final 50, 90 % = 45; the 1 s moving
+    # average of a ramp reaches 45 when its window is centred on 9 s, i.e. ends at 9.5 s.
+    ramp = [min(50.0, 5.0 * (x + 0.05)) for x in t]
+    assert ramp_up_time(t, ramp) == pytest.approx(9.5, abs=0.11)
+    # A step at 4 s: the average over [3.0, 4.0) is 0, over [3.1, 4.1) a tenth... reaches 90 % at 4.9 s.
+    step = [0.0 if x < 4.0 - 1e-9 else 20.0 for x in t]
+    assert ramp_up_time(t, step) == pytest.approx(4.9, abs=1e-6)
+    # A faster ramp reaches it earlier; no traffic at all has no ramp-up: None.
+    fast = [min(50.0, 25.0 * (x + 0.05)) for x in t]
+    assert ramp_up_time(t, fast) < ramp_up_time(t, ramp)
+    assert ramp_up_time(t, [0.0] * 300) is None
+    assert ramp_up_time([], []) is None

@@ -173,3 +173,26 @@ def write_csv(path: Path, rows: List[Dict[str, Any]], fields: Sequence[str]) -> 
 def core_revision() -> str:
     """The git revision the Rust core was built from."""
     return str(getattr(__import__("mobipath._core", fromlist=["x"]), "GIT_REVISION", "unknown"))
+
+
+def ramp_up_time(times: Sequence[float], rates: Sequence[float], window_s: float = 1.0, frac: float = 0.9) -> Optional[float]:
+    """Ramp-up time of a rate series (docs/metrics.md): the first time at which the moving
+    average over the last `window_s` reaches `frac` of the final rate, the mean over the series'
+    last third. `times` are the bins' start times (equally spaced), `rates` their values. None if
+    the series is empty, the final rate is not positive, or the average never gets there."""
+    n = len(rates)
+    if n == 0 or len(times) != n:
+        return None
+    final = statistics.fmean(rates[n - max(1, n // 3):])
+    if not final > 0:
+        return None
+    step = (times[1] - times[0]) if n > 1 else window_s
+    k = max(1, int(round(window_s / step)))
+    total = 0.0
+    for i, r in enumerate(rates):
+        total += r
+        if i >= k:
+            total -= rates[i - k]
+        if i + 1 >= k and total / k >= frac * final:
+            return round(times[i] + step, 6)
+    return None
