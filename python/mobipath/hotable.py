@@ -99,6 +99,22 @@ def learn_recorded(
         raise ScenarioError(errors or [ConfigError("recorded runs", "", str(e))]) from None
 
 
+def check_log_operators(logs: Sequence[Path], allowed: Sequence[str]) -> None:
+    """Refuses handover-log rows whose operator is not one of `allowed` (each named by file and
+    line), so a table never gets ranges for an operator its scenario does not have."""
+    errors = []
+    for log in logs:
+        for n, line in enumerate(Path(log).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            cells = line.split(",")
+            op = cells[0].strip()
+            if not op or op.startswith("#") or (n == 1 and op == "operator") or len(cells) < 3:
+                continue  # header, comments, blank lines; malformed rows are the parser's to name
+            if op not in allowed:
+                errors.append(ConfigError(f"{log}: line {n}: operator", op[:40], f"not an operator of the table (--operators {','.join(allowed)})"))
+    if errors:
+        raise ScenarioError(errors)
+
+
 @app.command("learn-recorded")
 def learn_recorded_cmd(
     track: Path = typer.Option(..., "--track", help="Track polyline CSV `lat,lon` (WGS84), in running order.", show_default=False),
@@ -109,6 +125,7 @@ def learn_recorded_cmd(
     max_offset_m: Optional[float] = typer.Option(None, "--max-offset-m", min=0.0, help="Drop fixes farther than this from the track (default 50 m)."),
     max_gap_s: Optional[float] = typer.Option(None, "--max-gap-s", min=0.0, help="Interpolate handover positions only between fixes this close (default 2 s)."),
     accumulate: bool = typer.Option(False, "--accumulate", help=ACCUMULATE_HELP),
+    operators: Optional[str] = typer.Option(None, "--operators", help="Comma list of the operator names the table is for (the scenario's `[hst] radio.operators`, default A,B): a handover log row naming another operator is refused."),
     fresh: bool = typer.Option(False, "--fresh", hidden=True, help="Overwrite (the default; kept for old scripts)."),
 ) -> None:
     """Learn a handover table from recorded runs, GPS logs + handover logs (overwrites -o unless --accumulate)."""
@@ -119,6 +136,10 @@ def learn_recorded_cmd(
             raise ScenarioError([ConfigError("--handovers", str(len(handovers)), f"give one handover log per --gps log ({len(gps)})")])
         existing = _existing(out, accumulate, fresh)
         runs = [(input_file(g), input_file(h)) for g, h in zip(gps, handovers)]
+        allowed = [o.strip() for o in (operators or "A,B").split(",") if o.strip()]
+        if not allowed:
+            raise ScenarioError([ConfigError("--operators", operators or "", "give at least one operator name")])
+        check_log_operators([h for _, h in runs], allowed)
         csv, summary = learn_recorded(input_file(track), runs, margin_m, max_offset_m, max_gap_s, existing)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(csv, encoding="utf-8")

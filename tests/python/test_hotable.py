@@ -126,3 +126,9 @@ def test_learn_recorded_from_nmea_and_handover_logs(tmp_path):
     assert "Traceback" not in r.output
     r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--gps", str(nmea), "--handovers", str(log), "-o", str(out)])
     assert r.exit_code == 1 and "one handover log per --gps log" in r.output, r.output
+    # A log row for an operator the table is not for is refused, naming file and line; the
+    # operators can be given.
+    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--handovers", str(log), "-o", str(out), "--operators", "A,C"])
+    assert r.exit_code == 1 and "run1.csv: line 3: operator" in r.output and "--operators A,C" in r.output, r.output
+    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--handovers", str(log), "-o", str(out), "--operators", "A, B"])
+    assert r.exit_code == 0, r.output
