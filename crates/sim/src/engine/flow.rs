@@ -65,12 +65,16 @@ pub(crate) struct Flow {
     /// A relay's output flow: bytes read but not yet acknowledged here, per bin.
     pub relay_buffer: Vec<f64>,
     pub relay_buffer_max: u64,
+    /// CBR traffic: per chunk, delivery of its last byte − when the application wrote it (s),
+    /// weighted by bytes (`app_delay_*` in the summary).
+    pub app_delay: Option<crate::metrics::hist::WeightedHist>,
 }
 
 impl Flow {
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: String, ends: (Box<dyn Endpoint>, Box<dyn Endpoint>), routes: Vec<(u16, u16)>, subflow_names: Vec<String>, traffic: Traffic, start: Time, stop: Time, mss: u64, bin: Time, n_bins: usize) -> Self {
         let n_sub = subflow_names.len();
+        let traffic_kind = if matches!(traffic, Traffic::Cbr { .. }) { TrafficKind::Cbr } else { TrafficKind::Other };
         let series = || SubflowSeries { delivered_seen: 0, goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
         Flow {
             name,
@@ -107,6 +111,7 @@ impl Flow {
             relay_input: 0,
             relay_buffer: Vec::new(),
             relay_buffer_max: 0,
+            app_delay: matches!(traffic_kind, TrafficKind::Cbr).then(|| crate::metrics::hist::WeightedHist::new(1e-6, 1e4)),
         }
     }
 
@@ -144,6 +149,18 @@ impl Flow {
     pub fn note_delivery(&mut self, now: Time, start: u64, end: u64) {
         if start != self.app_next || end <= start {
             self.delivery_errors += 1;
+        }
+        if let (Some(h), Traffic::Cbr { rate_mbps }) = (self.app_delay.as_mut(), &self.traffic) {
+            // Chunk c (bytes [c·mss, (c+1)·mss)) is written at start + c·mss·8/rate (`app_bytes`);
+            // the chunks whose last byte arrives now are done.
+            let per_chunk_s = self.mss as f64 * 8.0 / (rate_mbps * 1e6);
+            let (first, last) = (start / self.mss, end / self.mss);
+            for c in first..last {
+                if (c + 1) * self.mss > start {
+                    let written = self.start as f64 / 1e9 + c as f64 * per_chunk_s;
+                    h.add((now as f64 / 1e9 - written).max(0.0), self.mss as f64);
+                }
+            }
         }
         self.app_next = end;
         if let Some(t) = self.last_delivery.filter(|&t| now >= t + STALL_MIN) {
@@ -216,3 +233,7 @@ impl Flow {
     }
 }
 
+enum TrafficKind {
+    Cbr,
+    Other,
+}

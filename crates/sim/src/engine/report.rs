@@ -75,6 +75,10 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
             m.insert("non_handover_goodput_mbps".into(), json!(round6(outside)));
         }
         m.extend(extra);
+        if let Some(h) = fl.app_delay.as_ref().filter(|h| h.total_weight() > 0.0) {
+            m.insert("app_delay_mean_ms".into(), json!(round6(h.mean() * 1e3)));
+            m.insert("app_delay_p99_ms".into(), json!(round6(h.quantile(0.99) * 1e3)));
+        }
         if let Some((inn, buffer)) = fl.relay_from {
             let n = fl.relay_buffer.len().max(1) as f64;
             m.insert("relay_from".into(), json!(plan.flows[inn as usize].name));
