@@ -41,6 +41,8 @@ RUN = {
     "mobipath run scenarios/examples/hsr-two-operators.toml --out results/hsr",
     "mobipath plot results/hsr",
     "mobipath bench",
+    "mobipath recommend --path trace=data/hsr-traces/hsr-1529470787-lia-wlan16-U4.trace,delay=30 --path "
+    "trace=data/hsr-traces/hsr-1529470787-lia-wlan3-M3.trace,delay=40 --goal file:20MB --duration 60",
 }
 SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p3"}
 GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "

@@ -1,0 +1,95 @@
+"""`mobipath recommend`: ranks scheduler x congestion control on the user's paths by a goal, ties
+pairs whose CIs overlap, says when the scheduler does not matter, prints how to apply the choice,
+and refuses bad input precisely."""
+import json
+
+import pytest
+
+from conftest import run_cli
+from mobipath.recommend import RecommendError, parse_goal, parse_path, recommend
+
+
+def _json(args, timeout=120):
+    r = run_cli(["recommend", *args, "--json"], timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_bulk_on_deterministic_paths_says_the_scheduler_does_not_matter():
+    res = _json(["--path", "profile=p2-skt-up", "--path", "profile=p2-kt-up"])
+    assert res["deterministic"] and res["seeds"] == 1 and res["runs"] == 42
+    assert res["scheduler_matters"] is False
+    # Every scheduler ties with the others under each controller: one rank per controller.
+    by_cc = {}
+    for r in res["ranking"]:
+        by_cc.setdefault(r["cc"], set()).add(r["rank"])
+    assert all(len(v) == 1 for v in by_cc.values()), by_cc
+    # The recommendation ties with the best and runs on the stock kernel when such a pair ties.
+    rec = res["recommended"]
+    assert f"{rec['scheduler']}+{rec['cc']}" in res["ties_with_best"]
+    assert rec["stock_kernel"] and rec["scheduler"] == "linux-default" and rec["cc"] in ("reno", "cubic", "bbr")
+    assert any(c.startswith("sysctl -w net.ipv4.tcp_congestion_control=") for c in rec["commands"])
+    # wVegas is last here (delay-based on deep queues).
+    assert res["ranking"][-1]["cc"] == "wvegas"
+
+
+def test_a_goal_that_separates_schedulers_ranks_them():
+    # A CBR stream over a fast and a slow path: where packets go decides their delay.
+    res = _json(["--path", "rate=20,delay=10", "--path", "rate=5,delay=40", "--goal", "cbr:8"])
+    assert res["scheduler_matters"] is True
+    best, worst = res["ranking"][0], res["ranking"][-1]
+    assert best["mean"] < 0.5 * worst["mean"], (best, worst)
+    assert res["goal"]["metric"] == "app_delay_p99_ms" and not res["goal"]["higher_is_better"]
+
+
+def test_ties_are_exactly_the_pairs_whose_ci_overlaps_the_best():
+    # Two identical lossy paths, a few seeds: random results, CIs.
+    paths = [parse_path("rate=10,delay=20,loss=1", 0), parse_path("rate=10,delay=20,loss=1", 1)]
+    res = recommend(paths, parse_goal("bulk"), seeds=4, duration_s=10, jobs=2,
+                    schedulers=["minrtt", "roundrobin", "linux-default"], ccs=["lia", "cubic", "reno"])
+    assert res["seeds"] == 4 and not res["deterministic"]
+    rows = res["ranking"]
+    best = next(r for r in rows if r["rank"] == 1)
+    for r in rows:
+        overlap = abs(r["mean"] - best["mean"]) <= r["ci95"] + best["ci95"]
+        assert r["tie_with_best"] == overlap, (r, best)
+    assert sum(r["tie_with_best"] for r in rows) >= 2  # identical paths: not a strict order
+
+
+def test_json_and_table_agree(tmp_path):
+    args = ["--path", "rate=20,delay=10", "--path", "rate=10,delay=30", "--goal", "file:2MB"]
+    res = _json(args)
+    r = run_cli(["recommend", *args], timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = res["recommended"]
+    labels = {"minrtt": "minRTT", "roundrobin": "round robin", "redundant": "redundant", "blest": "BLEST", "ecf": "ECF",
+              "linux-default": "Linux default", "lia": "LIA", "olia": "OLIA", "balia": "Balia", "wvegas": "wVegas",
+              "reno": "Reno", "cubic": "CUBIC", "bbr": "BBR"}
+    assert f"Recommended: {labels[rec['scheduler']]} + {labels[rec['cc']]}" in r.stdout
+    assert "To apply on Linux:" in r.stdout and "fct_s" in r.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--path", "rate=20"], "give at least two paths"),
+    (["--path", "rate=20", "--path", "trace=missing.csv"], "trace = 'missing.csv': no such file"),
+    (["--path", "rate=20", "--path", "rate=20", "--goal", "fast"], "unknown goal (bulk, file:SIZE, cbr:RATE)"),
+    (["--path", "rate=20", "--path", "rat=20"], "unknown key 'rat'"),
+    (["--path", "rate=20", "--path", "rate=-3"], "rate = -3 is out of range"),
+    (["--path", "rate=20", "--path", "rate=20,loss=80"], "loss = 80 is out of range (percent, [0, 50])"),
+    (["--path", "rate=20", "--path", "profile=nope"], "profile = 'nope' is unknown"),
+    (["--path", "rate=20", "--path", "rate=20", "--goal", "file:lots"], "file:SIZE needs a size"),
+    (["--path", "rate=1", "--path", "rate=1", "--goal", "file:1GB", "--duration", "5"], "too short for the file"),
+])
+def test_bad_inputs_are_refused_precisely(args, needle):
+    r = run_cli(["recommend", *args], timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_parse_units():
+    assert parse_goal("file:20MB").value == 20e6 and parse_goal("file:1KiB").value == 1024
+    with pytest.raises(RecommendError):
+        parse_goal("cbr:0")
+    p = parse_path("profile=p2-kt-up,delay=5", 0)
+    assert (p.rate, p.delay) == (38.17, 5.0)
