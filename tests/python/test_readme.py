@@ -50,7 +50,7 @@ GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.
 HELP_ONLY = {
     "mobipath compare scenarios/p0/hst-linux-default.toml": "root and network namespaces (test_emulate.py)",
     "mobipath fidelity --full": "root, and a real-time grid of many minutes",
-    "mobipath reproduce p2": "480 runs, about 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
+    "mobipath reproduce p2": "620 runs, over 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
     "mobipath bench --emulator": "measures this machine's emulator (root for its second half)",
     "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",
     "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",

@@ -36,7 +36,7 @@ def test_outputs_exist(two_runs):
                  "scenarios/single-kt-cubic-2.toml"]:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["provenance"]["seeds"] == 2 and summary["provenance"]["runs"] == len(rows(out)) == 24
+    assert summary["provenance"]["seeds"] == 2 and summary["provenance"]["runs"] == len(rows(out)) == 36
     report = (out / "report.md").read_text()
     for needle in ["Scheduler × congestion control", "Single operator", "P2's findings", "Ramp-up", "Where mobipath differs",
                    "git revision"]:
@@ -58,6 +58,12 @@ def test_rows_and_physics(two_runs):
         # Aggregation: the two-operator tunnel beats the better operator alone in the same seed.
         best_single = max(v for (op, c, s), v in single.items() if s == seed)
         assert all(float(r["goodput_mbps"]) > 1.2 * best_single for r in m if int(r["seed"]) == seed)
+    # Another user's flow on SKT takes part of SKT's uplink from the tunnel, in every pair.
+    cong = {(r["scheduler"], r["cc"], int(r["seed"])): r for r in rs if r["block"] == "congested"}
+    assert set(cong) == {(s, c, k) for s in ("minrtt", "blest") for c in ("lia", "cubic", "bbr") for k in (1, 2)}
+    plain = {(r["scheduler"], r["cc"], int(r["seed"])): r for r in m}
+    for k, r in cong.items():
+        assert float(r["skt_goodput_mbps"]) < 0.8 * float(plain[k]["skt_goodput_mbps"]), (k, r)
     # The capacity process follows the seed: the two repetitions differ.
     assert single[("kt", "cubic", 1)] != single[("kt", "cubic", 2)]
 

@@ -49,7 +49,10 @@ LABEL = {"minrtt": "minRTT", "roundrobin": "round robin", "redundant": "redundan
 
 CSV_FIELDS = ["block", "scheduler", "cc", "operator", "seed", "duration_s", "goodput_mbps", "ramp_up_s",
               "skt_goodput_mbps", "kt_goodput_mbps", "retransmission_ratio", "relay_buffer_max_bytes"]
-# (block, scheduler, cc, operator, seed): block "matrix" (operator "both") or "single" (scheduler "").
+# (block, scheduler, cc, operator, seed): block "matrix" (operator "both"), "congested" (the matrix's
+# schedulers in CONGESTED_SCHEDULERS with a competing bulk TCP flow on SKT's uplink) or "single"
+# (scheduler "").
+CONGESTED_SCHEDULERS = ["minrtt", "blest"]
 Key = Tuple[str, str, str, str, int]
 
 
@@ -90,7 +93,13 @@ def scenario_text(key: Key, duration_s: float) -> str:
         return (head + _link(op, seed, duration_s)
                 + f'[[paths]]\nname = "{op}"\nfrom = "client"\nto = "server"\nlinks = ["lan", "{op}", "internet"]\n\n'
                 + f'[[flows]]\nname = "server"\npath = "{op}"\ncc = "{cc}"\ntraffic = {{ kind = "bulk" }}\n')
-    return (head + _link("skt", seed, duration_s) + _link("kt", seed, duration_s)
+    background = ""
+    if block == "congested":
+        # P2: "SKT was more congested": one competing CUBIC bulk flow from another SKT user shares
+        # the SKT uplink for the whole run.
+        background = ('[[paths]]\nname = "skt-other-user"\nfrom = "router"\nto = "proxy"\nlinks = ["skt"]\n\n'
+                      '[[flows]]\nname = "other-user"\npath = "skt-other-user"\ncc = "cubic"\ntraffic = { kind = "bulk" }\n\n')
+    return (head + _link("skt", seed, duration_s) + _link("kt", seed, duration_s) + background
             + '[[paths]]\nname = "lan"\nfrom = "client"\nto = "router"\nlinks = ["lan"]\n\n'
             + '[[paths]]\nname = "skt"\nfrom = "router"\nto = "proxy"\nlinks = ["skt"]\n\n'
             + '[[paths]]\nname = "kt"\nfrom = "router"\nto = "proxy"\nlinks = ["kt"]\n\n'
@@ -114,7 +123,7 @@ def run_one(key: Key, text: str, file: str) -> Dict[str, Any]:
     row: Dict[str, Any] = {"block": block, "scheduler": sched, "cc": cc, "operator": op, "seed": seed,
                            "duration_s": float(s["duration_s"]), "goodput_mbps": srv["goodput_mbps"],
                            "ramp_up_s": ramp_up_time([t for t, _ in pts], [v for _, v in pts])}
-    if block == "matrix":
+    if block in ("matrix", "congested"):
         tun = s["flows"]["tunnel"]
         per = {sf["path"]: sf["goodput_mbps"] for sf in tun["subflows"]}
         row.update(skt_goodput_mbps=per.get("skt"), kt_goodput_mbps=per.get("kt"),
@@ -128,6 +137,8 @@ def plan(seeds: int, quick: bool) -> List[Key]:
     scheds, ccs = (QUICK_SCHEDULERS, QUICK_CCS) if quick else (SCHEDULERS, CCS)
     keys: List[Key] = [("matrix", s, c, "both", seed) for s in scheds for c in ccs for seed in range(1, seeds + 1)]
     keys += [("single", "", c, op, seed) for op in OPERATORS for c in SINGLE_CCS for seed in range(1, seeds + 1)]
+    cs = [x for x in CONGESTED_SCHEDULERS if x in scheds]
+    keys += [("congested", s, c, "both", seed) for s in cs for c in ccs for seed in range(1, seeds + 1)]
     return keys
 
 
@@ -259,7 +270,8 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         pb = cell(PAPER_BEST[0], PAPER_BEST[1])
         w(f"- **Best pair.** P2: BLEST + BBR, {PAPER_BEST[2]} Mbit/s = {PAPER_BEST[2] / SUM_UP * 100:.1f} % of the "
           f"uplinks' sum. Here: {LABEL[bs]} + {LABEL[bc]}, {_fci(bv)} Mbit/s = {bv[0] / SUM_UP * 100:.1f} %"
-          + (f"; within its CI: {', '.join(ties)}" if ties else "; no other pair's CI overlaps it")
+          + ((f"; within its CI: {', '.join(ties)}" if len(ties) <= 8 else f"; {len(ties)} other pairs' CIs overlap it")
+             if ties else "; no other pair's CI overlaps it")
           + (f". BLEST + BBR here: {_fci(pb)} Mbit/s ({pb[0] / SUM_UP * 100:.1f} %)." if pb[0] is not None else "."))
         verdicts = []
         for s in scheds:
@@ -295,6 +307,25 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         if order:
             w("- **Uncoupled ranking BBR > CUBIC > Reno** (P2; '>' only where the CIs are apart): " + "; ".join(order) + ".")
     w("")
+    cong = [s for s in scheds if any(k[0] == "congested" and k[1] == s for k in agg)]
+    if cong:
+        ccell = lambda s, c: agg.get(("congested", s, c, "both"), {}).get("goodput_mbps", (None, None, 0))
+        w("## With another user's bulk TCP flow on SKT's uplink (P2: \"SKT was more congested\")\n")
+        w("| scheduler | " + " | ".join(LABEL[c] for c in ccs) + " |")
+        w("|---|" + "---:|" * len(ccs))
+        for s in cong:
+            w(f"| {LABEL[s]} | " + " | ".join(_fci(ccell(s, c)) for c in ccs) + " |")
+        verdicts = []
+        for s in cong:
+            unc = [ccell(s, c) for c in ccs if c not in COUPLED and ccell(s, c)[0] is not None]
+            cou = [ccell(s, c) for c in ccs if c in COUPLED and c != "wvegas" and ccell(s, c)[0] is not None]
+            if unc and cou:
+                verdicts.append(f"{LABEL[s]}: " + {True: "every uncoupled controller above every coupled one (CIs apart)",
+                                                   False: "a coupled controller above an uncoupled one (CIs apart)",
+                                                   None: "coupled and uncoupled CIs overlap"}[_below(max(cou, key=lambda v: v[0]), min(unc, key=lambda v: v[0]))])
+        if verdicts:
+            w("\nCoupled controllers (LIA, OLIA, Balia) give way to the competing flow by design (RFC 6356: no more than one "
+              "TCP flow on its best path); uncoupled ones take a full share on each path. Here: " + "; ".join(verdicts) + ".\n")
     w("## Ramp-up (P2's explanation for coupled below single)\n")
     w("Time until the end-to-end goodput's 1 s moving average first reaches 90 % of the run's final rate (mean over "
       "its last third), mean ± 95 % CI over all schedulers' runs of each controller:\n")
@@ -322,8 +353,8 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
     w("- P2 ran the Linux MPTCP v0.9x kernel on a Raspberry Pi with phones tethered; mobipath simulates the schedulers and "
       "controllers as `docs`/README describe (Linux-like, not the kernel itself), the relays as ideal split connections "
       "with 4 MiB buffers, and the LAN and Internet legs as clean 100 / 1000 Mbit/s links.")
-    w("- Capacity: a stated stochastic process around P2's means, not measured traces; no competing traffic, so P2's "
-      "\"SKT was more congested\" and wVegas reading competing flows' queueing as congestion are not modelled.")
+    w("- Capacity: a stated stochastic process around P2's means, not measured traces. Competing traffic only in the "
+      "congested block (one bulk CUBIC flow of another user on SKT's uplink, a stand-in: P2 does not measure the load).")
     w("- Deep (≈100 ms) drop-tail queues at each operator's uplink: P2 does not state the operators' buffering.")
     w("")
     w("## Provenance\n")
