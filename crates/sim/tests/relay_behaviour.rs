@@ -187,3 +187,38 @@ fn bad_relays_are_refused_with_the_field() {
     // A cycle: the client relays the server.
     check("cc = \"cubic\"\ntraffic = { kind = \"bulk\" }", "cc = \"cubic\"\ntraffic = { kind = \"relay\", from = \"server\" }", "cycle");
 }
+
+/// The download direction (server → proxy → router → client, MPTCP between proxy and router) and
+/// two client connections through one router, each relayed over its own MPTCP connection (as
+/// OpenMPTCProuter does): both complete exactly once, sharing the operators.
+#[test]
+fn download_and_two_clients_through_one_router() {
+    // Download: reverse every path's direction and the flows' order.
+    let down = chain(20.0, "\"a\", \"b\"", "", "", BULK, 1 << 20, "cubic")
+        .replace("from = \"client\"\nto = \"router\"", "from = \"router\"\nto = \"client\"")
+        .replace("from = \"router\"\nto = \"proxy\"", "from = \"proxy\"\nto = \"router\"")
+        .replace("from = \"proxy\"\nto = \"server\"", "from = \"server\"\nto = \"proxy\"")
+        .replace("name = \"client\"\npath = \"lan\"\ncc = \"cubic\"\ntraffic = { kind = \"bulk\" }", "name = \"client\"\npath = \"lan\"\ncc = \"cubic\"\ntraffic = { kind = \"relay\", from = \"tunnel\" }")
+        .replace("traffic = { kind = \"relay\", from = \"client\", buffer_bytes = 1048576 }", "traffic = { kind = \"relay\", from = \"server\", buffer_bytes = 1048576 }")
+        .replace("name = \"server\"\npath = \"inet\"\ncc = \"cubic\"\ntraffic = { kind = \"relay\", from = \"tunnel\", buffer_bytes = 1048576 }", "name = \"server\"\npath = \"inet\"\ncc = \"cubic\"\ntraffic = { kind = \"bulk\" }");
+    let o = run(&down);
+    let g = f(&flow(&o, "client")["goodput_mbps"]);
+    assert!(g > 35.0, "download end to end {g}");
+    assert_eq!(flow(&o, "tunnel")["relay_from"], "server");
+    assert_eq!(flow(&o, "client")["relay_from"], "tunnel");
+    for leg in ["client", "tunnel", "server"] {
+        assert_eq!(f(&flow(&o, leg)["delivery_errors"]), 0.0, "{leg}");
+    }
+    // Two clients, each with its own tunnel and server leg, through the same router and proxy.
+    let one = chain(20.0, "\"a\", \"b\"", "", "", "{ kind = \"file\", bytes = 20000000 }", 1 << 20, "cubic");
+    let start = one.find("[[flows]]").unwrap();
+    let second = one[start..].replace("name = \"client\"", "name = \"client2\"").replace("name = \"tunnel\"", "name = \"tunnel2\"")
+        .replace("name = \"server\"", "name = \"server2\"").replace("from = \"client\"", "from = \"client2\"").replace("from = \"tunnel\"", "from = \"tunnel2\"");
+    let o = run(&format!("{one}{second}"));
+    let (a, b) = (f(&flow(&o, "server")["fct_s"]), f(&flow(&o, "server2")["fct_s"]));
+    for leg in ["server", "server2"] {
+        assert_eq!(f(&flow(&o, leg)["bytes_delivered"]), 20e6, "{leg}");
+    }
+    // 40 MB over ~40 Mbit/s of operators: together about 8 s, each not much faster than that.
+    assert!(a > 6.0 && b > 6.0 && a.max(b) < 12.0, "completion {a} s and {b} s");
+}
