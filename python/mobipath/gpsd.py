@@ -253,3 +253,12 @@ class GpsdClient:
             along, off = track.project(f.lat, f.lon)
             if off <= max_offset_m:
                 yield f.time, along
+
+    def track_positions(self, track: Track, max_offset_m: float = 50.0) -> Iterator[Tuple[float, float, Optional[float]]]:
+        """(UTC seconds, metres along `track`, None) per fix on the track, and (time, metres,
+        offset in metres) for a fix farther than `max_offset_m` from it, so a consumer that must
+        fail safe (PHA-D on a router) sees an untrustworthy position instead of silence."""
+        for f in self.fixes():
+            along, off = track.project(f.lat, f.lon)
+            yield f.time, along, (None if off <= max_offset_m else off)
+

@@ -184,8 +184,12 @@ def test_cli_dry_run_against_a_fake_gpsd(tmp_path):
                  "--gpsd", f"127.0.0.1:{fake.port}", "--dry-run", "--max-fixes", "40", "--rtt-ms", "150",
                  "--tick-ms", "0"], timeout=60)  # decisions at fixes only: the fake sends them all at once
     assert r.returncode == 0, r.stderr
-    events = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    lines_out = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    events = [e for e in lines_out if "failsafe" not in e]
     assert [(e["endpoint_id"], e["backup"]) for e in events] == [(3, True), (3, False)]
+    # Fail-safe restores: at start, at the fix off the track, at exit.
+    safe = [e["reason"] for e in lines_out if e.get("failsafe") == "restored"]
+    assert safe[0] == "start" and "off the track" in safe[1] and safe[-1] == "exit", safe
     # With 1 Hz GPS the threshold is one RTT plus three periods (3.15 s): B=1 at the first fix
     # within it, 2.15-3.15 s before the range.
     assert 2.15 < (2000 - events[0]["pos_m"]) / SPEED <= 3.15 + 1e-6
@@ -241,3 +245,120 @@ def test_endpoint_backup_flag_on_the_real_kernel():
             act.set_backup(9, True)  # no such endpoint: the kernel's refusal is reported
     finally:
         subprocess.run(["ip", "netns", "del", ns])
+
+
+# ---------------------------------------------------------------------------------------------
+# Fail-safe: every endpoint regular on any error, stale input or exit (router/README.md).
+
+def _ride(start_m: float, n: int, t0: int = 0):
+    """1 Hz fixes along the test track from `start_m`."""
+    return [tpv(f"2024-05-01T12:{(t0 + i) // 60:02d}:{(t0 + i) % 60:02d}.000Z", _lat_at(start_m + i * SPEED), 127.0) for i in range(n)]
+
+
+def _pha_d(tmp_path, port, *extra):
+    track = _track(tmp_path)
+    table = tmp_path / "table.csv"
+    table.write_text("# mobipath handover table v1\noperator,start_m,end_m,count\nA,2000,2400,1\n")
+    return ["router", "pha-d", "--table", table, "--track", track, "--subflow", "A=3", "--subflow", "B=4",
+            "--gpsd", f"127.0.0.1:{port}", "--dry-run", "--rtt-ms", "150", "--tick-ms", "50", *extra]
+
+
+def _lines(out: str):
+    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+
+
+def _backup_then_restored(lines, reason_part):
+    """B=1 on endpoint 3 was set, and a later restore (for `reason_part`) put every endpoint regular."""
+    i = next(k for k, e in enumerate(lines) if e.get("endpoint_id") == 3 and e.get("backup") is True and "failsafe" not in e)
+    later = [e for e in lines[i + 1:] if e.get("failsafe") == "restored"]
+    assert later and reason_part in later[0]["reason"], lines
+    assert later[0]["endpoint_ids"] == [3, 4] and later[0]["backup"] is False and "errors" not in later[0]
+    return later
+
+
+def test_failsafe_when_gpsd_goes_away(tmp_path):
+    # Fixes up to just inside the lead of the range (B=1 set), then gpsd closes the connection.
+    fake = FakeGpsd(_ride(1600, 6))
+    r = run_cli(_pha_d(tmp_path, fake.port, "--max-retries", "0", "--retry-s", "0.1"), timeout=60)
+    assert r.returncode == 1 and "every endpoint is regular" in r.stderr, r.stderr
+    later = _backup_then_restored(_lines(r.stdout), "gpsd")
+    assert later[-1]["reason"] == "gave up on gpsd"
+
+
+def test_failsafe_when_fixes_stop(tmp_path):
+    fake = FakeGpsd(_ride(1600, 6), hang=True)  # connected, then silent
+    r = run_cli(_pha_d(tmp_path, fake.port, "--stale-s", "0.5", "--max-retries", "0"), timeout=60)
+    fake.done.set()
+    _backup_then_restored(_lines(r.stdout), "no usable GPS fix for 0.5 s")
+
+
+def test_failsafe_on_garbage_from_gpsd(tmp_path):
+    fake = FakeGpsd(_ride(1600, 6) + [b"\x00\xffnot json at all\n", b"{\"class\": \"TPV\", \"lat\": \"x\"}\n"] * 50, hang=True)
+    r = run_cli(_pha_d(tmp_path, fake.port, "--stale-s", "0.5", "--max-retries", "0"), timeout=60)
+    fake.done.set()
+    _backup_then_restored(_lines(r.stdout), "no usable GPS fix")
+    assert "Traceback" not in r.stderr
+
+
+def test_failsafe_when_the_position_jumps_off_the_track(tmp_path):
+    jump = tpv("2024-05-01T12:00:06.000Z", 37.05, 127.5)  # kilometres east of the line
+    fake = FakeGpsd(_ride(1600, 6) + [jump], hang=True)
+    r = run_cli(_pha_d(tmp_path, fake.port, "--stale-s", "0.5", "--max-retries", "0"), timeout=60)
+    fake.done.set()
+    _backup_then_restored(_lines(r.stdout), "off the track")
+
+
+def test_failsafe_on_sigterm(tmp_path):
+    import signal
+    import sys
+    import time
+
+    fake = FakeGpsd(_ride(1600, 6), hang=True)
+    from conftest import cli_env, mobipath_command
+
+    proc = subprocess.Popen([*mobipath_command(), *map(str, _pha_d(tmp_path, fake.port, "--stale-s", "30"))],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(None))
+    try:
+        out = ""
+        deadline = time.monotonic() + 30
+        while '"backup": true' not in out and time.monotonic() < deadline:
+            out += proc.stdout.readline()
+        assert '"backup": true' in out, out
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+        fake.done.set()
+    later = _backup_then_restored(_lines(out + rest), "signal SIGTERM")
+    assert later[-1]["reason"] == "signal SIGTERM", later
+
+
+def test_failsafe_actuator_never_leaves_no_regular_path_and_rate_limits():
+    from mobipath.router.phad import FailSafeActuator
+
+    now = [0.0]
+    log = []
+    rec = RecordingActuator()
+    a = FailSafeActuator(rec, [1, 2], min_interval_s=1.0, clock=lambda: now[0], log=log.append)
+    assert a.set_backup(1, True) is True
+    assert a.set_backup(2, True) is False and "no regular path" in log[-1]["why"]  # 1 is backup already
+    assert a.set_backup(1, False) is True
+    now[0] = 0.5
+    assert a.set_backup(1, True) is False and "rate limit" in log[-1]["why"]  # 0.5 s after the last change
+    now[0] = 1.6
+    assert a.set_backup(1, True) is True
+    assert rec.calls == [(1, True), (1, False), (1, True)]
+    # A failing actuator: the B=1 fails, every endpoint is set regular (as far as possible).
+
+    class Broken(RecordingActuator):
+        def set_backup(self, eid, backup):
+            if backup:
+                raise RouterError("ip: netlink error")
+            super().set_backup(eid, backup)
+
+    b = Broken()
+    f = FailSafeActuator(b, [1, 2], log=log.append)
+    assert f.set_backup(2, True) is False
+    assert b.calls == [(1, False), (2, False)] and "failed" in log[-1]["reason"]
+    # One endpoint only: B=1 would leave none regular.
+    assert FailSafeActuator(RecordingActuator(), [7], log=log.append).set_backup(7, True) is False

@@ -26,18 +26,25 @@ def pha_d(
     tick_ms: float = typer.Option(50.0, "--tick-ms", min=0, max=1000, help="Also decide this often between fixes, from the extrapolated position (0 = at fixes only)."),
     netns: Optional[str] = typer.Option(None, "--netns", help="Apply the flags in this network namespace."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the decisions without touching the endpoints."),
-    max_fixes: Optional[int] = typer.Option(None, "--max-fixes", min=1, help="Stop after this many fixes (default: run until gpsd closes)."),
+    max_fixes: Optional[int] = typer.Option(None, "--max-fixes", min=1, help="Stop after this many fixes (default: run until stopped)."),
+    stale_s: float = typer.Option(3.0, "--stale-s", min=0.1, max=60.0, help="Fail safe (every endpoint regular) when no usable fix came for this long."),
+    min_interval_ms: float = typer.Option(1000.0, "--min-interval-ms", min=0.0, max=60000.0, help="At most one B=1 per endpoint this often (B=0 is never held back)."),
+    retry_s: float = typer.Option(2.0, "--retry-s", min=0.1, max=600.0, help="After gpsd goes away or fails: reconnect after this long."),
+    max_retries: Optional[int] = typer.Option(None, "--max-retries", min=0, help="Give up (exit 1) after this many failed gpsd sessions in a row (default: never)."),
 ) -> None:
     """PHA-D on the train router: marks the subflow of the operator about to hand over as backup
     (MP_PRIO via the endpoint's backup flag) from live gpsd positions and a handover table, and
-    clears it before the range ends. Prints one JSON line per MP_PRIO."""
+    clears it before the range ends. Prints one JSON line per MP_PRIO. Fails safe: every endpoint
+    regular at start, on a stale or off-track fix, when gpsd fails, on any error, on exit and on
+    SIGTERM/SIGHUP/SIGINT; never every endpoint backup at once."""
     from ..cli import _guarded, input_file  # late import: cli imports this module
 
     def go() -> None:
         from .. import gpsd as gps
 
         table_file, track_file = input_file(table), input_file(track)
-        from .phad import EndpointActuator, PhaDRouter, RecordingActuator, RouterError, ip_rx_packets, parse_subflow
+        from .phad import (EndpointActuator, FailSafeActuator, PhaDRouter, RecordingActuator, RouterError, ip_rx_packets,
+                           parse_subflow)
 
         try:
             specs = [parse_subflow(s) for s in subflow]
@@ -47,19 +54,79 @@ def pha_d(
             if not host or not port_s.isdigit() or not 0 < int(port_s) < 65536:
                 raise RouterError(f"--gpsd {gpsd!r}: expected HOST:PORT with a port in 1..65535")
             trk = gps.Track.from_csv(track_file)
-            actuator = RecordingActuator() if dry_run else EndpointActuator(netns)
             rx = (lambda s: ip_rx_packets(s.iface, netns)) if any(s.iface for s in specs) else None
 
             def log(ev: dict) -> None:
                 print(json.dumps(ev, sort_keys=True), flush=True)
 
+            actuator = FailSafeActuator(RecordingActuator() if dry_run else EndpointActuator(netns),
+                                        [s.endpoint_id for s in specs], min_interval_s=min_interval_ms / 1e3, log=log)
             router = PhaDRouter(table_file.read_text(encoding="utf-8"), specs, actuator, policy=policy, lead_ms=lead_ms,
                                 gps_period_s=gps_period_ms / 1e3, rtt_s=rtt_ms / 1e3, rx_packets=rx, log=log,
                                 table_file=str(table_file))
-            with gps.GpsdClient(host, int(port_s)) as client:
-                n = router.run(client.positions(trk, max_offset_m), max_fixes, tick_ms / 1e3 if tick_ms > 0 else None)
-            print(f"{n} fixes, {len(router.events)} MP_PRIO", file=sys.stderr)
+            router.stale_s = stale_s
         except (RouterError, ValueError) as e:  # ValueError: the track file
             raise typer.BadParameter(str(e)) from None
+        run_failsafe(router, actuator, lambda: gps.GpsdClient(host, int(port_s), timeout=2 * stale_s + 1),
+                     lambda c: c.track_positions(trk, max_offset_m), max_fixes, tick_ms / 1e3 if tick_ms > 0 else None,
+                     retry_s, max_retries)
 
     _guarded(go)()
+
+
+class _Signal(Exception):
+    """A catchable signal asked PHA-D to stop (handled like any exit: every endpoint regular)."""
+
+
+def run_failsafe(router, actuator, connect, positions, max_fixes, tick_s, retry_s, max_retries) -> None:
+    """PHA-D's session loop with its fail-safe guarantees (router/README.md): every endpoint
+    regular before the first decision, after every gpsd failure (then reconnect after `retry_s`,
+    up to `max_retries` failed sessions in a row), and on the way out whatever the cause —
+    normal end, error, SIGTERM, SIGHUP, SIGINT."""
+    import signal
+    import time
+
+    from .. import gpsd as gps
+    from ..cli import _fail
+
+    def on_signal(signum, _frame):
+        raise _Signal(signal.Signals(signum).name)
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    reason = "exit"
+    fixes = 0
+    try:
+        actuator.restore_all("start")
+        failures = 0
+        while max_fixes is None or fixes < max_fixes:
+            try:
+                with connect() as client:
+                    n = router.run(positions(client), None if max_fixes is None else max_fixes - fixes, tick_s)
+                fixes += n
+                failures = 0 if n else failures + 1
+                if max_fixes is not None and fixes >= max_fixes:
+                    break
+                router.reset("gpsd ended the session")
+            except (gps.GpsdError, OSError) as e:
+                router.reset(f"gpsd: {e}")
+                failures += 1
+            if max_retries is not None and failures > max_retries:
+                reason = "gave up on gpsd"
+                raise _fail(f"gpsd failed {failures} times in a row; every endpoint is regular")
+            time.sleep(retry_s)
+        print(f"{fixes} fixes, {len(router.events)} MP_PRIO", file=sys.stderr)
+    except _Signal as e:
+        reason = f"signal {e}"
+    except KeyboardInterrupt:
+        reason = "signal SIGINT"
+        raise
+    except typer.Exit:
+        raise
+    except Exception as e:
+        reason = f"error: {e}"
+        raise
+    finally:
+        actuator.restore_all(reason)
+        for sig, h in old.items():
+            signal.signal(sig, h)
+

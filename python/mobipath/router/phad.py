@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from .. import _core
 
 __all__ = ["RouterError", "SubflowSpec", "parse_subflow", "EndpointActuator", "RecordingActuator",
-           "ip_rx_packets", "PhaDRouter"]
+           "FailSafeActuator", "ip_rx_packets", "PhaDRouter"]
 
 POLICIES = ("paper", "queue-aware", "resend")
 
@@ -104,6 +104,70 @@ class RecordingActuator:
         self.calls.append((endpoint_id, backup))
 
 
+class FailSafeActuator:
+    """The actuator PHA-D drives, made safe for a router that must never lose a path:
+
+    - `restore_all(reason)` sets every endpoint regular (B=0) — at start, on a stale or
+      off-track fix, when gpsd goes away or sends garbage, on any error, on exit and on every
+      catchable signal (`mobipath router pha-d` calls it); a failure on one endpoint does not stop
+      the others;
+    - a B=1 that would leave no regular endpoint is refused (never every path backup at once);
+    - B=1 changes are rate-limited: at most one per endpoint per `min_interval_s` (B=0 never is:
+      it is the safe direction);
+    - a failed B=1 restores every endpoint.
+
+    Each refusal and restore is passed to `log` as a JSON-ready dict with a `failsafe` key."""
+
+    def __init__(self, inner: Any, endpoint_ids: Sequence[int], *, min_interval_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic, log: Optional[Callable[[Dict[str, Any]], None]] = None):
+        self.inner, self.ids, self.min_interval_s, self.clock, self.log = inner, list(endpoint_ids), min_interval_s, clock, log
+        self.backup: Dict[int, bool] = {i: False for i in self.ids}
+        self.last_change: Dict[int, float] = {}
+        self.restores = 0
+
+    def _note(self, ev: Dict[str, Any]) -> None:
+        if self.log is not None:
+            self.log(ev)
+
+    def set_backup(self, endpoint_id: int, backup: bool) -> bool:
+        """Applies the flag; returns False if refused (would leave no regular path, rate limit)."""
+        now = self.clock()
+        if backup:
+            others = [i for i in self.ids if i != endpoint_id]
+            if others and all(self.backup.get(i, False) for i in others) or not others:
+                self._note({"failsafe": "refused", "endpoint_id": endpoint_id, "backup": True,
+                            "why": "it would leave no regular path"})
+                return False
+            last = self.last_change.get(endpoint_id)
+            if last is not None and now - last < self.min_interval_s:
+                self._note({"failsafe": "refused", "endpoint_id": endpoint_id, "backup": True,
+                            "why": f"rate limit: one B=1 per {self.min_interval_s:g} s"})
+                return False
+        try:
+            self.inner.set_backup(endpoint_id, backup)
+        except Exception as e:  # any failure: back to every path regular
+            self.restore_all(f"setting endpoint {endpoint_id} {'backup' if backup else 'regular'} failed: {e}")
+            return False
+        self.backup[endpoint_id] = backup
+        self.last_change[endpoint_id] = now
+        return True
+
+    def restore_all(self, reason: str) -> List[str]:
+        """Every endpoint regular, whatever this process believes their state is; returns the
+        errors (also logged), if any."""
+        self.restores += 1
+        errors = []
+        for i in self.ids:
+            try:
+                self.inner.set_backup(i, False)
+                self.backup[i] = False
+            except Exception as e:
+                errors.append(f"endpoint {i}: {e}")
+        self._note({"failsafe": "restored", "reason": reason, "endpoint_ids": list(self.ids), "backup": False,
+                    **({"errors": errors} if errors else {})})
+        return errors
+
+
 def ip_rx_packets(iface: str, netns: Optional[str] = None, runner: Callable[..., Any] = subprocess.run) -> int:
     """Packets received so far on `iface`: from sysfs on this host, `ip -j -s link show` in a
     network namespace."""
@@ -159,7 +223,11 @@ class PhaDRouter:
             raise RouterError(str(e)) from None
         except ValueError as e:
             raise RouterError(str(e)) from None
+        self.ctl_args = (table_csv, [s.operator for s in self.subflows], policy, lead_ms, gps_period_s, table_file)
+        self.stale_s: Optional[float] = None  # set by the caller: see `check_stale`
+        self.failed_safe = False
         self.t0: Optional[float] = None
+        self.last_fix_clock: Optional[float] = None
         self.last_t = 0.0  # controller time of the last call (seconds since the first fix)
         self.last_fix_t: Optional[float] = None
         # clock() − fix time for the recent fixes: their minimum is the fix-to-clock offset
@@ -167,7 +235,32 @@ class PhaDRouter:
         self.offsets: List[float] = []
         self.events: List[Dict[str, Any]] = []
 
+    def reset(self, reason: str) -> None:
+        """Fail safe: every endpoint regular (when the actuator can restore) and a fresh
+        controller, so deciding starts again from the next good fix with a known state."""
+        if hasattr(self.actuator, "restore_all"):
+            self.actuator.restore_all(reason)
+        self.ctl = _core.PhaDController(*self.ctl_args)
+        self.t0, self.last_t, self.last_fix_t, self.offsets = None, 0.0, None, []
+        self.failed_safe = True
+
+    def check_stale(self) -> bool:
+        """Fail safe when no usable fix came for `stale_s` seconds (on `clock`); True if it did."""
+        if self.stale_s is None or self.last_fix_clock is None or self.failed_safe:
+            return False
+        if self.clock() - self.last_fix_clock > self.stale_s:
+            self.reset(f"no usable GPS fix for {self.stale_s:g} s")
+            return True
+        return False
+
+    def on_off_track(self, t: float, offset_m: float) -> None:
+        """A fix too far from the track: the position is not trustworthy — fail safe."""
+        if not self.failed_safe:
+            self.reset(f"GPS position {offset_m:.0f} m off the track at {t}")
+
     def on_fix(self, t: float, pos_m: float) -> List[Dict[str, Any]]:
+        self.last_fix_clock = self.clock()
+        self.failed_safe = False
         if self.t0 is None:
             self.t0 = t
         self.offsets = (self.offsets + [self.clock() - (t - self.t0)])[-20:]
@@ -188,7 +281,7 @@ class PhaDRouter:
         """A decision now, between fixes: now = clock() − the fix-to-clock offset (so a fix's
         delivery delay does not make ticks lag). The controller ignores ticks more than 2 s after
         the last fix (GPS lost)."""
-        if self.last_fix_t is None or self.t0 is None:
+        if self.check_stale() or self.last_fix_t is None or self.t0 is None:
             return []
         now = self.clock() - min(self.offsets)
         if now <= self.last_t:
@@ -204,7 +297,8 @@ class PhaDRouter:
         applied = []
         for k, backup in decisions:
             s = self.subflows[k]
-            self.actuator.set_backup(s.endpoint_id, backup)
+            if self.actuator.set_backup(s.endpoint_id, backup) is False:
+                continue  # refused by the fail-safe layer (logged there)
             ev = {"t": round(t, 6), "pos_m": None if pos_m is None else round(pos_m, 3), "operator": s.operator,
                   "endpoint_id": s.endpoint_id, "backup": backup, "at": "fix" if pos_m is not None else "tick"}
             applied.append(ev)
@@ -221,8 +315,11 @@ class PhaDRouter:
         errors are raised here."""
         if tick_s is None:
             n = 0
-            for t, pos in positions:
-                self.on_fix(t, pos)
+            for item in positions:
+                if len(item) == 3 and item[2] is not None:
+                    self.on_off_track(item[0], item[2])
+                    continue
+                self.on_fix(item[0], item[1])
                 n += 1
                 if max_fixes is not None and n >= max_fixes:
                     break
@@ -254,7 +351,10 @@ class PhaDRouter:
                     break
                 if isinstance(item, BaseException):
                     raise item
-                self.on_fix(*item)
+                if len(item) == 3 and item[2] is not None:  # (t, pos, offset beyond the limit)
+                    self.on_off_track(item[0], item[2])
+                    continue
+                self.on_fix(item[0], item[1])
                 n += 1
         finally:
             stop.set()
