@@ -65,6 +65,8 @@ def pha_d(
                                 gps_period_s=gps_period_ms / 1e3, rtt_s=rtt_ms / 1e3, rx_packets=rx, log=log,
                                 table_file=str(table_file))
             router.stale_s = stale_s
+            # Rate-limit on PHA-D's decision time (it follows the GPS fixes), not the wall clock.
+            actuator.clock = lambda: router.last_t
         except (RouterError, ValueError) as e:  # ValueError: the track file
             raise typer.BadParameter(str(e)) from None
         run_failsafe(router, actuator, lambda: gps.GpsdClient(host, int(port_s), timeout=2 * stale_s + 1),

@@ -112,8 +112,9 @@ class FailSafeActuator:
       catchable signal (`mobipath router pha-d` calls it); a failure on one endpoint does not stop
       the others;
     - a B=1 that would leave no regular endpoint is refused (never every path backup at once);
-    - B=1 changes are rate-limited: at most one per endpoint per `min_interval_s` (B=0 never is:
-      it is the safe direction);
+    - B=1 changes are rate-limited: at most one per endpoint per `min_interval_s` of `clock`
+      (PHA-D's decision time, which follows the GPS fixes; B=0 never is: it is the safe
+      direction);
     - a failed B=1 restores every endpoint.
 
     Each refusal and restore is passed to `log` as a JSON-ready dict with a `failsafe` key."""
@@ -156,6 +157,7 @@ class FailSafeActuator:
         """Every endpoint regular, whatever this process believes their state is; returns the
         errors (also logged), if any."""
         self.restores += 1
+        self.last_change.clear()  # a fresh start: the rate limit counts from here
         errors = []
         for i in self.ids:
             try:
