@@ -23,8 +23,6 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
-from .experiments.common import mean_ci, run_all
-
 SCHEDULERS = ["minrtt", "roundrobin", "redundant", "blest", "ecf", "linux-default"]
 CCS = ["lia", "olia", "balia", "wvegas", "reno", "cubic", "bbr"]
 # What the stock (upstream) Linux kernel runs: its one in-kernel MPTCP scheduler and per-subflow
@@ -205,6 +203,8 @@ def rank(results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better
     """Ranks pairs: a pair's rank is 1 + the number of pairs that are better with CIs apart;
     pairs whose CI overlaps the best pair's are ties with it. Deterministic runs (one seed: no
     random element) count differences under 1 % as ties."""
+    from .experiments.common import mean_ci  # late: `mobipath run` does not pay for it
+
     rows = []
     for (s, c), vals in results.items():
         ok = [v for v in vals if v is not None]
@@ -244,6 +244,8 @@ def apply_commands(sched: str, cc: str, n_paths: int) -> List[str]:
 
 def recommend(paths: Sequence[PathSpec], goal: Goal, *, seeds: int = 5, duration_s: float = 20.0, jobs: Optional[int] = None,
               schedulers: Sequence[str] = SCHEDULERS, ccs: Sequence[str] = CCS, progress: Any = None) -> Dict[str, Any]:
+    from .experiments.common import run_all
+
     if len(paths) < 2:
         raise RecommendError(f"--path: give at least two paths (got {len(paths)}): MPTCP needs two to choose between")
     random_paths = any(p.loss > 0 for p in paths)
