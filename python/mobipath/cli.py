@@ -462,6 +462,58 @@ from . import recommend as _recommend  # noqa: E402
 app.command("recommend")(_recommend.recommend_cmd)
 
 
+@app.command("sweep")
+@_guarded
+def sweep_cmd(
+    target: str = typer.Argument(..., help="A sweep file (TOML), or `report` to summarise a finished sweep's directory.", show_default=False),
+    directory: Optional[str] = typer.Argument(None, help="With `report`: the sweep's output directory.", show_default=False),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: sweeps/<sweep file name>]."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    fresh: bool = typer.Option(False, "--fresh", help="Discard the finished runs kept in DIR/cache and run everything again."),
+    no_timeseries: bool = typer.Option(False, "--no-timeseries", help="Do not write the time-series dataset."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="With `report`: the column to summarise, e.g. flows.f.goodput_mbps."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="With `report`: write a line plot (one axis) or heatmap (two) here."),
+) -> None:
+    """Run a declared grid of scenarios (axes over any field, seeds) on all cores into one Parquet
+    dataset, cached and resumable; or `mobipath sweep report DIR --metric M` for mean and 95 % CI
+    per combination. Exit status: the number of failed runs (at most 100)."""
+    from . import sweep as sw
+
+    if target == "report":
+        if directory is None or not metric:
+            raise typer.BadParameter("give the sweep's directory and --metric: mobipath sweep report DIR --metric flows.f.goodput_mbps")
+        try:
+            cells, written = sw.report(Path(directory), metric, plot)
+        except (FileNotFoundError, ValueError) as e:
+            raise typer.BadParameter(str(e))
+        table = Table(title=f"{metric}: mean ± 95 % CI over seeds")
+        axes = [k for k in cells[0] if k not in ("mean", "ci95", "n")] if cells else []
+        for c in axes + ["mean ± 95 % CI", "seeds"]:
+            table.add_column(c)
+        for c in cells:
+            v = "n/a" if c["mean"] is None else f"{c['mean']:.4g}" + ("" if c["ci95"] is None else f" ± {c['ci95']:.2g}")
+            table.add_row(*[str(c[a]) for a in axes], v, str(c["n"]))
+        _stdout().print(table)
+        if written:
+            typer.echo(f"plot written to {written}")
+        return
+    if directory is not None:
+        raise typer.BadParameter(f"unexpected extra argument {directory!r} (only `report` takes a directory)")
+    path = input_file(Path(target))
+    out_dir = out_dir_option(out) or Path("sweeps") / path.stem
+    from .reproduce import _progress
+
+    with _progress() as (_, bar):
+        info = sw.sweep(path, out_dir, jobs=jobs, progress=bar, resume=not fresh, timeseries=not no_timeseries)
+    n_failed = len(info["failed"])
+    typer.echo(f"{info['runs']} runs ({info['reused_runs']} reused, {n_failed} failed) of {info['combinations']} "
+               f"combinations in {info['wall_time_s']:.1f} s; dataset in {out_dir / 'runs'}")
+    for f in info["failed"][:20]:
+        typer.echo(f"failed: [{f['combination']}] seed {f['seed']}: {f['error']}", err=True)
+    if n_failed:
+        raise typer.Exit(min(n_failed, 100))
+
+
 def main() -> None:
     """Entry point for `python -m mobipath` (the console script calls `app` directly)."""
     app()

@@ -41,6 +41,8 @@ RUN = {
     "mobipath run scenarios/examples/hsr-two-operators.toml --out results/hsr",
     "mobipath plot results/hsr",
     "mobipath bench",
+    "mobipath sweep scenarios/sweeps/cc-by-loss.toml",
+    "mobipath sweep report sweeps/cc-by-loss --metric flows.newreno.goodput_mbps --plot sweeps/cc-by-loss/goodput.png",
     "mobipath recommend --path trace=data/hsr-traces/hsr-1529470787-lia-wlan16-U4.trace,delay=30 --path "
     "trace=data/hsr-traces/hsr-1529470787-lia-wlan3-M3.trace,delay=40 --goal file:20MB --duration 60",
 }

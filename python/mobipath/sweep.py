@@ -1,0 +1,316 @@
+"""`mobipath sweep SWEEP.toml`: a declared grid of scenarios, run on all local cores, cached and
+resumable, into one Parquet dataset; `mobipath sweep report DIR` summarises it.
+
+A sweep file::
+
+    base = "scenarios/examples/single-cubic.toml"   # relative to the sweep file
+    seeds = 5                                        # seeds 1..5, or a list [1, 7, 9]
+    combine = "product"                              # or "zip" (axes of equal length)
+    [axes]
+    "flows[0].cc" = ["cubic", "bbr"]
+    "links.l.rate_mbps" = [5, 10, 20]
+    [[exclude]]                                      # drop matching combinations
+    "flows[0].cc" = "bbr"
+    "links.l.rate_mbps" = 5
+
+Axes name any scenario field by its dotted path (as `mobipath.run(overrides=...)`). Every
+combination is validated before the first run; an error names the combination. Runs are kept in
+``DIR/cache`` keyed by the resolved scenario text, the seed and mobipath's version (and the
+simulator's build), so an interrupted sweep resumes and a finished one does nothing. A run that
+fails is recorded with its error and does not stop the others; the exit status is the number of
+failed runs (at most 100).
+
+Output (readable without mobipath: polars, pandas, DuckDB, Arrow): ``DIR/runs/`` — one row per
+run (axes, seed, every summary scalar flattened to dotted names such as
+``flows.f.goodput_mbps``, wall time, error), Hive-partitioned by the axes — and ``DIR/timeseries/``
+(the long-form series with the axes and seed), partitioned the same way; ``DIR/sweep.json`` says
+what ran.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .errors import ConfigError, ScenarioError
+
+MAX_RUNS = 1_000_000
+SWEEP_KEYS = {"base", "seeds", "combine", "axes", "exclude", "name"}
+
+
+@dataclass
+class Sweep:
+    file: str
+    base_path: Path
+    axes: Dict[str, List[Any]]
+    seeds: List[int]
+    combine: str = "product"
+    exclude: List[Dict[str, Any]] = field(default_factory=list)
+    name: str = "sweep"
+
+
+def _err(file: str, key: str, value: Any, msg: str) -> ScenarioError:
+    return ScenarioError([ConfigError(key, str(value)[:80], msg, file)], file)
+
+
+def load_sweep(path: Path) -> Sweep:
+    """Parses and checks a sweep file (errors name the key and the allowed values)."""
+    from .source import parse_toml
+
+    file = str(path)
+    table = parse_toml(Path(path).read_text(encoding="utf-8"), file)
+    errors: List[ConfigError] = []
+    for k in table:
+        if k not in SWEEP_KEYS:
+            errors.append(ConfigError(k, "", f"unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}", file))
+    base = table.get("base")
+    if not isinstance(base, str) or not base:
+        errors.append(ConfigError("base", str(base or ""), "give the base scenario's path (relative to the sweep file)", file))
+        base_path = Path()
+    else:
+        base_path = (Path(path).resolve().parent / base)
+        if not base_path.is_file():
+            from . import shipped
+
+            found = shipped.find(Path(base))
+            if found is None:
+                errors.append(ConfigError("base", base, "no such file", file))
+            else:
+                base_path = found
+    seeds_raw = table.get("seeds", 1)
+    if isinstance(seeds_raw, bool) or not (isinstance(seeds_raw, int) or (isinstance(seeds_raw, list) and seeds_raw)):
+        errors.append(ConfigError("seeds", str(seeds_raw), "a count N (seeds 1..N) or a non-empty list of seeds", file))
+        seeds: List[int] = [1]
+    elif isinstance(seeds_raw, int):
+        if not 1 <= seeds_raw <= 100_000:
+            errors.append(ConfigError("seeds", str(seeds_raw), "must be in [1, 100000]", file))
+        seeds = list(range(1, max(1, min(seeds_raw, 100_000)) + 1))
+    else:
+        seeds = [s for s in seeds_raw if isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 63]
+        if len(seeds) != len(seeds_raw) or len(set(seeds)) != len(seeds):
+            errors.append(ConfigError("seeds", str(seeds_raw), "seeds must be distinct integers in [0, 2^63)", file))
+    combine = table.get("combine", "product")
+    if combine not in ("product", "zip"):
+        errors.append(ConfigError("combine", str(combine), "must be \"product\" or \"zip\"", file))
+    axes = table.get("axes", {})
+    if not isinstance(axes, dict) or not axes:
+        errors.append(ConfigError("axes", str(axes), "give at least one axis: [axes] \"links.a.rate_mbps\" = [5, 10]", file))
+        axes = {}
+    for k, v in axes.items():
+        if not isinstance(v, list) or not v:
+            errors.append(ConfigError(f"axes.{k}", str(v), "must be a non-empty list of values", file))
+    if combine == "zip" and axes and len({len(v) for v in axes.values() if isinstance(v, list)}) > 1:
+        errors.append(ConfigError("axes", ", ".join(f"{k}: {len(v)}" for k, v in axes.items()), "combine = \"zip\" needs axes of equal length", file))
+    exclude = table.get("exclude", [])
+    if not isinstance(exclude, list) or not all(isinstance(e, dict) and e for e in exclude):
+        errors.append(ConfigError("exclude", str(exclude), "a list of tables of axis values ([[exclude]])", file))
+        exclude = []
+    for i, e in enumerate(exclude):
+        for k in e:
+            if k not in axes:
+                errors.append(ConfigError(f"exclude[{i}].{k}", "", f"not an axis; axes: {', '.join(axes)}", file))
+    if errors:
+        raise ScenarioError(errors, file)
+    sw = Sweep(file, base_path, {k: list(v) for k, v in axes.items()}, seeds, combine, exclude, str(table.get("name", Path(path).stem)))
+    n = len(combinations(sw)) * len(seeds)
+    if n > MAX_RUNS:
+        raise _err(file, "axes", n, f"{n} runs: more than {MAX_RUNS}")
+    return sw
+
+
+def combinations(sw: Sweep) -> List[Dict[str, Any]]:
+    keys = list(sw.axes)
+    rows = (zip(*sw.axes.values()) if sw.combine == "zip" else itertools.product(*sw.axes.values()))
+    out = []
+    for values in rows:
+        combo = dict(zip(keys, values))
+        if any(all(combo.get(k) == v for k, v in e.items()) for e in sw.exclude):
+            continue
+        out.append(combo)
+    return out
+
+
+def _label(combo: Dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {json.dumps(v)}" for k, v in combo.items())
+
+
+def resolve(sw: Sweep) -> List[Tuple[Dict[str, Any], str, str, str]]:
+    """(combination, scenario text, file, base dir) per combination, every one validated first:
+    a ScenarioError lists every broken combination's errors, each naming the combination."""
+    from . import _core
+    from .source import load_source
+
+    out, errors = [], []
+    for combo in combinations(sw):
+        try:
+            src = load_source(sw.base_path, overrides=combo)
+            found = [ConfigError.from_dict(d, src.file) for d in _core.validate(src.text, src.file, str(src.base_dir))]
+        except ScenarioError as e:
+            found = list(e.errors)
+        if found:
+            errors += [ConfigError(f"[{_label(combo)}] {e.field}", e.value, e.message, sw.file) for e in found]
+            continue
+        out.append((combo, src.text, src.file, str(src.base_dir)))
+    if errors:
+        raise ScenarioError(errors, sw.file)
+    return out
+
+
+def _flatten(prefix: str, v: Any, out: Dict[str, Any]) -> None:
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), x, out)
+    elif isinstance(v, list):
+        if all(isinstance(x, dict) and ("path" in x or "name" in x) for x in v) and v:
+            for x in v:
+                _flatten(f"{prefix}.{x.get('path', x.get('name'))}", {k: y for k, y in x.items() if k not in ("path", "name")}, out)
+    elif isinstance(v, (int, float, str, bool)) or v is None:
+        out[prefix] = float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
+    """One run in a worker: the flattened summary and the series, or the error."""
+    from . import _core
+
+    t0 = time.perf_counter()
+    try:
+        raw = _core.run(text, file, base_dir, seed, None)
+    except Exception as e:  # recorded, the sweep goes on
+        return {"error": f"{type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}
+    s = json.loads(raw["summary"]) if isinstance(raw["summary"], str) else raw["summary"]
+    flat: Dict[str, Any] = {}
+    for part in ("flows", "links", "elements"):
+        if part in s:
+            _flatten(part, s[part], flat)
+    flat["events"] = float(s.get("events", 0))
+    ts = raw.get("timeseries") or {}
+    return {"summary": flat, "timeseries": {k: list(v) for k, v in ts.items()}, "wall_s": time.perf_counter() - t0}
+
+
+def sweep(path: Path, out_dir: Path, *, jobs: Optional[int] = None, progress: Any = None, resume: bool = True,
+          timeseries: bool = True) -> Dict[str, Any]:
+    """Runs a sweep file into `out_dir`; returns what sweep.json holds."""
+    import polars as pl
+
+    from . import provenance
+    from .experiments.common import RunCache, run_all
+
+    t0 = time.monotonic()
+    sw = load_sweep(path)
+    resolved = resolve(sw)
+    keys = [(i, seed) for i in range(len(resolved)) for seed in sw.seeds]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cache = RunCache(out_dir / "cache")
+    if not resume:
+        cache.clear()
+    bar = progress("sweep runs", len(keys)) if progress else None
+    describe = lambda k: json.dumps(["sweep run", resolved[k[0]][1], resolved[k[0]][2], k[1]])
+    results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]][1], resolved[k[0]][2], resolved[k[0]][3], k[1]),
+                              jobs, bar, cache, describe)
+    axes = list(sw.axes)
+    rows, series, failed = [], [], []
+    for i, seed in keys:
+        combo = resolved[i][0]
+        r = results[(i, seed)]
+        run_id = hashlib.sha256(describe((i, seed)).encode()).hexdigest()[:16]
+        row = {**{a: combo[a] for a in axes}, "seed": seed, "run_id": run_id, "wall_s": round(float(r.get("wall_s", 0.0)), 6),
+               "error": r.get("error")}
+        if r.get("error"):
+            failed.append({"combination": _label(combo), "seed": seed, "error": r["error"]})
+        row.update(r.get("summary", {}))
+        rows.append(row)
+        if timeseries and r.get("timeseries"):
+            ts = r["timeseries"]
+            n = len(ts.get("time_s", []))
+            series.append(pl.DataFrame({**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n,
+                                        **{k: v for k, v in ts.items()}}, strict=False))
+    for sub in ("runs", "timeseries"):
+        shutil.rmtree(out_dir / sub, ignore_errors=True)
+    runs = pl.DataFrame(rows, infer_schema_length=None, strict=False)
+    runs.write_parquet(out_dir / "runs", partition_by=axes)
+    if series:
+        pl.concat(series, how="diagonal_relaxed").write_parquet(out_dir / "timeseries", partition_by=axes)
+    info = {
+        "sweep_file": str(path), "name": sw.name, "base": str(sw.base_path), "axes": sw.axes, "combine": sw.combine,
+        "exclude": sw.exclude, "seeds": sw.seeds, "combinations": len(resolved), "runs": len(keys),
+        "reused_runs": cache.reused, "failed": failed, "jobs": n_jobs, "wall_time_s": round(time.monotonic() - t0, 2),
+        "mobipath_version": provenance.version(), "git_revision": provenance.git_revision(),
+    }
+    (out_dir / "sweep.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return info
+
+
+def report(out_dir: Path, metric: str, plot: Optional[Path] = None) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
+    """Mean and 95 % CI of `metric` per combination of the axes (over seeds), and a plot: a line
+    plot with error bars for one axis, a heatmap for two (none for more)."""
+    import polars as pl
+
+    from .experiments.common import mean_ci
+
+    info = json.loads((out_dir / "sweep.json").read_text(encoding="utf-8"))
+    axes = list(info["axes"])
+    df = pl.read_parquet(out_dir / "runs", hive_partitioning=True)
+    if metric not in df.columns:
+        near = [c for c in df.columns if metric.split(".")[-1] in c][:8]
+        raise ValueError(f"--metric {metric!r}: not a column of the dataset" + (f"; e.g. {', '.join(near)}" if near else ""))
+    cells = []
+    for combo in info_combos(info):
+        sel = df
+        for a in axes:
+            sel = sel.filter(pl.col(a).cast(pl.Utf8) == str(combo[a]))
+        vals = [float(v) for v in sel[metric].to_list() if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        m, ci = mean_ci(vals)
+        cells.append({**combo, "mean": m, "ci95": ci, "n": len(vals)})
+    written = None
+    if plot is not None and len(axes) <= 2:
+        written = _plot(cells, axes, metric, plot)
+    return cells, written
+
+
+def info_combos(info: Dict[str, Any]) -> List[Dict[str, Any]]:
+    sw = Sweep(info["sweep_file"], Path(info["base"]), info["axes"], info["seeds"], info["combine"], info["exclude"])
+    return combinations(sw)
+
+
+def _plot(cells: List[Dict[str, Any]], axes: List[str], metric: str, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    if len(axes) == 2:
+        xs = list(dict.fromkeys(c[axes[1]] for c in cells))
+        ys = list(dict.fromkeys(c[axes[0]] for c in cells))
+        grid = [[next((c["mean"] for c in cells if c[axes[0]] == y and c[axes[1]] == x), None) for x in xs] for y in ys]
+        im = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], aspect="auto", cmap="viridis")
+        ax.set_xticks(range(len(xs)), [str(x) for x in xs])
+        ax.set_yticks(range(len(ys)), [str(y) for y in ys])
+        ax.set_xlabel(axes[1])
+        ax.set_ylabel(axes[0])
+        for i, row in enumerate(grid):
+            for j, v in enumerate(row):
+                if v is not None:
+                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8, color="white")
+        fig.colorbar(im, ax=ax, label=f"{metric} (mean over seeds)")
+    else:
+        x = axes[0]
+        numeric = all(isinstance(c[x], (int, float)) for c in cells)
+        pts = [(c[x], c["mean"], c["ci95"] or 0.0) for c in cells if c["mean"] is not None]
+        xs = [p[0] if numeric else str(p[0]) for p in pts]
+        ax.errorbar(xs, [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", capsize=3)
+        ax.set_xlabel(x)
+        ax.set_ylabel(f"{metric} (mean ± 95 % CI)")
+        ax.grid(alpha=0.3)
+    ax.set_title(metric, fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

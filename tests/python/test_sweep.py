@@ -1,0 +1,131 @@
+"""`mobipath sweep`: a declared grid into one Parquet dataset (readable without mobipath), cached
+and resumable (also after SIGKILL), identical whatever the parallelism, broken combinations named
+before anything runs, and `sweep report`."""
+import json
+import os
+import signal
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import cli_env, mobipath_command, run_cli
+
+BASE = """seed = 1
+duration_s = {duration}
+[[links]]
+name = "l"
+rate_mbps = 10
+delay_ms = 20
+queue_packets = 50
+loss = {{ model = "bernoulli", p = 0.01 }}
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+path = "p"
+cc = "cubic"
+traffic = {{ kind = "bulk" }}
+"""
+
+
+def _sweep(tmp_path: Path, axes: str, seeds: int = 3, duration: float = 2.0, extra: str = "") -> Path:
+    (tmp_path / "base.toml").write_text(BASE.format(duration=duration))
+    f = tmp_path / "grid.toml"
+    f.write_text(f'base = "base.toml"\nseeds = {seeds}\n{extra}\n[axes]\n{axes}\n')
+    return f
+
+
+AXES = '"flows.f.cc" = ["cubic", "bbr", "reno"]\n"links.l.rate_mbps" = [5, 10]\n'
+EXCLUDE = '[[exclude]]\n"flows.f.cc" = "reno"\n"links.l.rate_mbps" = 5\n'
+
+
+def _rows(out: Path) -> pl.DataFrame:
+    # Plain polars, Hive partitions: no mobipath needed to read the dataset.
+    return pl.read_parquet(out / "runs", hive_partitioning=True).sort(["flows.f.cc", "links.l.rate_mbps", "seed"])
+
+
+def test_dataset_cache_and_parallelism(tmp_path):
+    f = _sweep(tmp_path, AXES + EXCLUDE)
+    a, b = tmp_path / "a", tmp_path / "b"
+    r = run_cli(["sweep", f, "--out", a, "-j", "2"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "15 runs (0 reused, 0 failed) of 5 combinations" in r.stdout
+    df = _rows(a)
+    assert df.height == 15 and df.select(["flows.f.cc", "links.l.rate_mbps", "seed"]).is_unique().all()
+    assert ("reno", 5) not in set(zip(df["flows.f.cc"], df["links.l.rate_mbps"]))  # excluded
+    assert df["flows.f.goodput_mbps"].min() > 0 and df["error"].null_count() == 15
+    assert sorted(p.name for p in (a / "runs").iterdir()) == ["flows.f.cc=bbr", "flows.f.cc=cubic", "flows.f.cc=reno"]
+    ts = pl.read_parquet(a / "timeseries", hive_partitioning=True)
+    assert {"time_s", "metric", "value", "seed", "run_id"} <= set(ts.columns) and ts["run_id"].n_unique() == 15
+    # Serially: the same per-run results, byte for byte (wall time aside).
+    r = run_cli(["sweep", f, "--out", b, "-j", "1"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    drop = ["wall_s"]
+    assert _rows(a).drop(drop).equals(_rows(b).drop(drop))
+    # A finished sweep run again does nothing new.
+    r = run_cli(["sweep", f, "--out", a], timeout=300)
+    assert "15 runs (15 reused, 0 failed)" in r.stdout, r.stdout
+    assert json.loads((a / "sweep.json").read_text())["reused_runs"] == 15
+    # The report: mean over seeds of the dataset's values, and a plot.
+    r = run_cli(["sweep", "report", a, "--metric", "flows.f.goodput_mbps", "--plot", tmp_path / "g.png"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    vals = _rows(a).filter((pl.col("flows.f.cc") == "bbr") & (pl.col("links.l.rate_mbps") == 10))["flows.f.goodput_mbps"].to_list()
+    line = next(l for l in r.stdout.splitlines() if "bbr" in l and "│ 10 " in l)
+    assert f"{statistics.mean(vals):.4g}" in line, (line, vals)
+    assert (tmp_path / "g.png").stat().st_size > 0
+
+
+def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path):
+    f = _sweep(tmp_path, '"links.l.rate_mbps" = [5, 10, 20, 40]\n', seeds=6, duration=20.0)
+    out = tmp_path / "o"
+    proc = subprocess.Popen([*mobipath_command(), "sweep", str(f), "--out", str(out), "-j", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(None))
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(list((out / "cache").glob("*.json"))) < 3:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    kept = len(list((out / "cache").glob("*.json")))
+    assert 3 <= kept < 24, kept
+    assert not (out / "runs").exists()  # killed before writing the dataset
+    r = run_cli(["sweep", f, "--out", out, "-j", "2"], timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"24 runs ({kept} reused, 0 failed)" in r.stdout, (kept, r.stdout)
+    df = pl.read_parquet(out / "runs", hive_partitioning=True)
+    assert df.height == 24 and df.select(["links.l.rate_mbps", "seed"]).is_unique().all()
+
+
+def test_a_broken_combination_is_named_before_anything_runs(tmp_path):
+    f = _sweep(tmp_path, '"links.l.rate_mbps" = [10, 0]\n"flows.f.cc" = ["cubic", "bbr"]\n')
+    r = run_cli(["sweep", f, "--out", tmp_path / "o"], timeout=120)
+    assert r.returncode == 1, r.stderr
+    bad = [l for l in r.stderr.splitlines() if "links.l.rate_mbps = 0" in l]
+    assert len(bad) == 2 and all("rate_mbps" in l for l in bad), r.stderr  # both cc values with rate 0
+    assert "links.l.rate_mbps = 10" not in r.stderr
+    assert not (tmp_path / "o" / "cache").exists()
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('base = "base.toml"\n[axes]\n"flows.f.cc" = ["cubic"]\nseedz = 3\n', "seedz"),
+    ('base = "base.toml"\ncombine = "zip"\n[axes]\na = [1, 2]\nb = [1]\n', "equal length"),
+    ('base = "base.toml"\n[axes]\n"flows.f.cc" = []\n', "non-empty list"),
+    ('base = "nothere.toml"\n[axes]\n"flows.f.cc" = ["bbr"]\n', "no such file"),
+    ('base = "base.toml"\n[axes]\n"flows.f.cc" = ["bbr"]\n[[exclude]]\nrate = 5\n', "not an axis"),
+    ('base = "base.toml"\nseeds = 0\n[axes]\n"flows.f.cc" = ["bbr"]\n', "seeds"),
+    ('base = "base.toml"\n[axes]\n"flows.nobody.cc" = ["bbr"]\n', "no entry named 'nobody'"),
+])
+def test_bad_sweep_files_are_refused_precisely(tmp_path, text, needle):
+    (tmp_path / "base.toml").write_text(BASE.format(duration=1))
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    r = run_cli(["sweep", f, "--out", tmp_path / "o"], timeout=60)
+    assert r.returncode != 0 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
