@@ -196,3 +196,33 @@ def ramp_up_time(times: Sequence[float], rates: Sequence[float], window_s: float
         if i + 1 >= k and total / k >= frac * final:
             return round(times[i] + step, 6)
     return None
+
+
+def provenance_record(command: Optional[str], *, seeds: int, runs: int, reused: int, jobs: int, t0: float,
+                      **extra: Any) -> Dict[str, Any]:
+    """The provenance block every reproduction report ends with: command, versions, seeds,
+    the experiment's own `extra` fields, run counts and wall time (from `t0`, time.monotonic)."""
+    import time
+
+    from .. import provenance
+
+    return {
+        "command": command or provenance.command_line(),
+        "mobipath_version": provenance.version(),
+        "git_revision": provenance.git_revision(),
+        "core_build_git_revision": core_revision(),
+        "seeds": seeds,
+        **extra,
+        "runs": runs,
+        "reused_runs": reused,
+        "jobs": jobs,
+        "wall_time_s": round(time.monotonic() - t0, 2),
+    }
+
+
+def write_outputs(out_dir: Path, prov: Dict[str, Any], aggregates: Any, report: str) -> Dict[str, Any]:
+    """Writes summary.json (provenance + aggregates, sorted keys) and report.md; returns the summary."""
+    summary = {"provenance": prov, "aggregates": aggregates}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out_dir / "report.md").write_text(report, encoding="utf-8")
+    return summary

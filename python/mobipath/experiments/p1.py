@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, core_revision, mean_ci, run_all, write_csv
+from .common import RunCache, mean_ci, provenance_record, run_all, write_csv, write_outputs
 
 MSS = 1448
 RCV_BUF_PACKETS = 500
@@ -320,8 +320,6 @@ def reproduce(out_dir: Path, *, seeds: int = 4, parts: Sequence[str] = ("s1", "s
     `progress(description, total)` returns an object with `advance()` (or None for silence).
     Finished runs are kept in ``out_dir/runs`` and reused by the next call; `resume=False`
     discards them first (RunCache)."""
-    from .. import provenance
-
     for p in parts:
         if p not in VARIANTS:
             raise ValueError(f"unknown scenario {p!r} (choose from s1, s2)")
@@ -351,20 +349,5 @@ def reproduce(out_dir: Path, *, seeds: int = 4, parts: Sequence[str] = ("s1", "s
     written = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]
     agg = aggregate(written)
     figs = write_figures(out_dir, agg, parts)
-    prov = {
-        "command": command or provenance.command_line(),
-        "mobipath_version": provenance.version(),
-        "git_revision": provenance.git_revision(),
-        "core_build_git_revision": core_revision(),
-        "seeds": seeds,
-        "scenarios": list(parts),
-        "duration_s": {p: durations[p] for p in parts},
-        "runs": len(rows),
-        "reused_runs": cache.reused,
-        "jobs": n_jobs,
-        "wall_time_s": round(time.monotonic() - t0, 2),
-    }
-    summary = {"provenance": prov, "aggregates": agg_to_json(agg)}
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(render_report(agg, prov, figs, parts), encoding="utf-8")
-    return summary
+    prov = provenance_record(command, seeds=seeds, runs=len(rows), reused=cache.reused, jobs=n_jobs, t0=t0, scenarios=list(parts), duration_s={p: durations[p] for p in parts})
+    return write_outputs(out_dir, prov, agg_to_json(agg), render_report(agg, prov, figs, parts))

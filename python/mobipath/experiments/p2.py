@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, core_revision, mean_ci, ramp_up_time, run_all, write_csv
+from .common import RunCache, mean_ci, provenance_record, ramp_up_time, run_all, write_csv, write_outputs
 
 SCHEDULERS = ["minrtt", "roundrobin", "redundant", "blest", "ecf", "linux-default"]
 CCS = ["lia", "olia", "balia", "wvegas", "reno", "cubic", "bbr"]
@@ -369,8 +369,6 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
 def reproduce(out_dir: Path, *, seeds: int = 10, jobs: Optional[int] = None, quick: bool = False,
               progress: Optional[Callable[[str, int], Any]] = None, resume: bool = True,
               command: Optional[str] = None) -> Dict[str, Any]:
-    from .. import provenance
-
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1 (got {seeds})")
     t0 = time.monotonic()
@@ -396,19 +394,5 @@ def reproduce(out_dir: Path, *, seeds: int = 10, jobs: Optional[int] = None, qui
     agg = aggregate(written)
     scheds, ccs = (QUICK_SCHEDULERS, QUICK_CCS) if quick else (SCHEDULERS, CCS)
     fig = write_heatmap(out_dir, agg, scheds, ccs)
-    prov = {
-        "command": command or provenance.command_line(),
-        "mobipath_version": provenance.version(),
-        "git_revision": provenance.git_revision(),
-        "core_build_git_revision": core_revision(),
-        "seeds": seeds,
-        "duration_s": duration,
-        "runs": len(rows),
-        "reused_runs": cache.reused,
-        "jobs": n_jobs,
-        "wall_time_s": round(time.monotonic() - t0, 2),
-    }
-    summary = {"provenance": prov, "aggregates": agg_to_json(agg)}
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(render_report(written, agg, prov, fig), encoding="utf-8")
-    return summary
+    prov = provenance_record(command, seeds=seeds, runs=len(rows), reused=cache.reused, jobs=n_jobs, t0=t0, duration_s=duration)
+    return write_outputs(out_dir, prov, agg_to_json(agg), render_report(written, agg, prov, fig))

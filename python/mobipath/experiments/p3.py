@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, core_revision, mean_ci, run_all, write_csv
+from .common import RunCache, mean_ci, provenance_record, run_all, write_csv, write_outputs
 
 PAPER_TAHOE, PAPER_EHN = 12.383, 13.383  # P3 §4.2.2 (no unit given)
 PAPER_GOOD_S, PAPER_HANDOFF_S = 10.0, 4.0  # P3 §4.2.2: 10 s between handoffs of 4 s
@@ -448,8 +448,6 @@ def reproduce(out_dir: Path, *, seeds: int = 10, blocks: Sequence[str] = tuple(B
     returns the summary. `progress(description, total)` returns an object with `advance()`.
     Finished runs are kept in ``out_dir/runs`` and reused by the next call (`resume=False`
     discards them first)."""
-    from .. import provenance
-
     for b in blocks:
         if b not in BLOCKS:
             raise ValueError(f"unknown block {b!r} (choose from {', '.join(BLOCKS)})")
@@ -502,20 +500,5 @@ def reproduce(out_dir: Path, *, seeds: int = 10, blocks: Sequence[str] = tuple(B
     agg = aggregate(written)
     series = {k[1]: results[k] for k in keep}
     figs = write_figures(out_dir, series, agg)
-    prov = {
-        "command": command or provenance.command_line(),
-        "mobipath_version": provenance.version(),
-        "git_revision": provenance.git_revision(),
-        "core_build_git_revision": core_revision(),
-        "seeds": seeds,
-        "blocks": list(blocks),
-        "table_runs": table_runs,
-        "runs": len(rows),
-        "reused_runs": cache.reused,
-        "jobs": n_jobs,
-        "wall_time_s": round(time.monotonic() - t0, 2),
-    }
-    summary = {"provenance": prov, "aggregates": agg_to_json(agg)}
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(render_report(written, agg, prov, figs), encoding="utf-8")
-    return summary
+    prov = provenance_record(command, seeds=seeds, runs=len(rows), reused=cache.reused, jobs=n_jobs, t0=t0, blocks=list(blocks), table_runs=table_runs)
+    return write_outputs(out_dir, prov, agg_to_json(agg), render_report(written, agg, prov, figs))
