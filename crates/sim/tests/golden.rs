@@ -14,7 +14,8 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
 }
 
-/// Every `.toml` under `dir`, sorted, as paths relative to the repository root.
+/// Every `.toml` under `dir`, sorted, as paths relative to the repository root — except sweep
+/// files (`scenarios/sweeps/`: grids of scenarios, run by `mobipath sweep`, not scenarios).
 fn scenario_files(root: &Path, dir: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.join(dir)];
@@ -22,6 +23,9 @@ fn scenario_files(root: &Path, dir: &str) -> Vec<PathBuf> {
         for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
             let p = e.expect("directory entry").path();
             if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == "sweeps") {
+                    continue;
+                }
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "toml") {
                 out.push(p.strip_prefix(root).expect("under root").to_path_buf());
