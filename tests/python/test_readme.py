@@ -45,8 +45,9 @@ RUN = {
     "mobipath sweep report sweeps/cc-by-loss --metric flows.newreno.goodput_mbps --plot sweeps/cc-by-loss/goodput.png",
     "mobipath recommend --path trace=data/hsr-traces/hsr-1529470787-lia-wlan16-U4.trace,delay=30 --path "
     "trace=data/hsr-traces/hsr-1529470787-lia-wlan3-M3.trace,delay=40 --goal file:20MB --duration 60",
+    "mobipath bench scenarios/bench/lte-p4-20ue-60s.toml",
 }
-SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p3"}
+SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p3", "mobipath reproduce p4"}
 GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
         "--subflow B=2:wwan1 --dry-run"}
 HELP_ONLY = {
