@@ -229,7 +229,17 @@ impl Plan {
             f.nodes.iter().filter_map(|n| n.element.clone().map(|e| (n.name.clone(), e))).collect();
         // Cells are elements too; paths name them in `links` (each hop through one is the cell).
         let cell_index: HashMap<&str, usize> = sc.cells.iter().enumerate().map(|(i, c)| (c.name.as_str(), elements.len() + i)).collect();
-        elements.extend(sc.cells.iter().map(|c| (c.name.clone(), ElementSpec::Cell(Box::new(c.clone())))));
+        elements.extend(sc.cells.iter().map(|c| {
+            let mut c = c.clone();
+            // UEs on the train: CQIs from their operator's serving-cell SINR in this run.
+            if let Some(t) = train.as_ref() {
+                for u in &mut c.ues {
+                    let Some(op) = u.train_operator.as_ref().and_then(|o| t.operators.iter().position(|x| x == o)) else { continue };
+                    u.cqi = crate::cell::config::cqi_from_sinr(&t.run.serving_sinr_db(op, 100 * NS_PER_MS));
+                }
+            }
+            (c.name.clone(), ElementSpec::Cell(Box::new(c)))
+        }));
         let link_index: HashMap<&str, usize> = f.links.iter().enumerate().map(|(i, l)| (l.name.as_str(), i)).collect();
         let element_index: HashMap<&str, usize> = elements.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
         let paths: Vec<PathPlan> = f

@@ -379,3 +379,55 @@ proptest! {
         prop_assert!(o.summary["flows"]["c"]["fct_s"].as_f64().is_some(), "the file did not complete");
     }
 }
+
+/// A downlink bulk flow to a UE riding P0's train through an FDD cell, its CQI from `cqi`
+/// (a line for the UE table); two unused links follow the train's operators.
+fn train_cell(cqi: &str) -> String {
+    format!(
+        "seed = 1\nduration_s = 60\noutput = {{ warmup_s = 2 }}\n\
+         [[links]]\nname = \"core\"\nrate_mbps = 1000\ndelay_ms = 10\nqueue_packets = 10000\n\
+         [[links]]\nname = \"lte-a\"\nrate_mbps = 10\ndelay_ms = 10\n[[links]]\nname = \"lte-b\"\nrate_mbps = 10\ndelay_ms = 10\n\
+         [[cells]]\nname = \"enb\"\nduplex = \"fdd\"\nenb_dl_buffer = {{ packets = 3000 }}\n\
+         [[cells.ues]]\nname = \"rider\"\n{cqi}\n\
+         [[paths]]\nname = \"down\"\nfrom = \"server\"\nto = \"rider\"\nlinks = [\"core\", \"enb\"]\n\
+         [[flows]]\nname = \"d\"\npath = \"down\"\ncc = \"cubic\"\ntraffic = {{ kind = \"bulk\" }}\n\
+         [hst]\nlinks = [\"lte-a\", \"lte-b\"]\n"
+    )
+}
+
+/// A UE on the train (`cqi_train`) gets, in each run, exactly the CQIs of its operator's
+/// serving-cell SINR (ns-3's mapping): the run equals one with those CQIs as a `cqi_trace`,
+/// and the seed (the train's run-to-run radio terms) changes them.
+#[test]
+fn a_ue_on_the_train_takes_its_cqi_from_the_serving_cell_sinr() {
+    use mobipath_sim::hst::scenario::{HstScenario, TrainRun};
+    let text = train_cell("cqi_train = \"A\"");
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    let hst: HstScenario = doc["hst"].clone().try_into().unwrap();
+    let dir = std::env::temp_dir().join(format!("mobipath-cell-train-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut goodputs = Vec::new();
+    for seed in [1u64, 2] {
+        let run = TrainRun::new(&hst, seed, 60 * 1_000_000_000);
+        let cqi = mobipath_sim::cell::config::cqi_from_sinr(&run.serving_sinr_db(0, 100_000_000));
+        assert!(cqi.len() > 2 && cqi.iter().any(|c| c.1 < 15), "the CQI should vary along the track: {cqi:?}");
+        let mut csv = String::from("time_s,dl_cqi,ul_cqi\n");
+        for (t, d, u) in &cqi {
+            csv += &format!("{},{d},{u}\n", *t as f64 / 1e9);
+        }
+        std::fs::write(dir.join(format!("cqi{seed}.csv")), csv).unwrap();
+        let on_train = mobipath_sim::api::run_toml(&text, "t.toml", &dir, Some(seed), None).expect("valid");
+        let traced = mobipath_sim::api::run_toml(&train_cell(&format!("cqi_trace = \"cqi{seed}.csv\"")), "t.toml", &dir, Some(seed), None).expect("valid");
+        let g = f(&flow(&on_train, "d")["goodput_mbps"]);
+        assert_eq!(g, f(&flow(&traced, "d")["goodput_mbps"]), "seed {seed}");
+        goodputs.push(g);
+    }
+    // Below the fixed-CQI-15 peak (73.32 Mbit/s × 1460/1512 = 70.8), and seed-dependent.
+    assert!(goodputs.iter().all(|&g| g > 1.0 && g < 69.0), "{goodputs:?}");
+    assert_ne!(goodputs[0], goodputs[1]);
+    // Errors: no train, an unknown operator, both sources.
+    let no_train = text.split("[hst]").next().unwrap().replace("[[links]]\nname = \"lte-a\"", "[[links]]\nname = \"lte-a\"");
+    has(&errors(&no_train), "cells[0].ues[0].cqi_train = A: needs a train: the scenario has no [hst]");
+    has(&errors(&train_cell("cqi_train = \"Z\"")), "cells[0].ues[0].cqi_train = Z: no train operator with this name; operators: A, B");
+    has(&errors(&train_cell("cqi_train = \"A\"\ncqi_trace = \"x.csv\"")), "cells[0].ues[0].cqi_train: not with cqi_trace = x.csv");
+}

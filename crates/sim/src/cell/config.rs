@@ -313,6 +313,12 @@ pub struct UeConfig {
     /// (before the first row: `dl_cqi`, `ul_cqi`). Relative to the scenario's folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cqi_trace: Option<String>,
+    /// The UE rides the scenario's train (`[hst]`): its downlink and uplink CQIs follow the
+    /// downlink SINR of this operator's serving cell (`hst.radio.operators[].name`), sampled
+    /// every 100 ms and mapped by ns-3's rule (`phy::cqi_from_sinr_db`); the uplink CQI is capped
+    /// at the cell's `ul_max_cqi`. Not with `cqi_trace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cqi_train: Option<String>,
     /// Flows on a GBR bearer of this UE, with their guaranteed rate in each direction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gbr: Vec<GbrConfig>,
@@ -336,6 +342,8 @@ pub struct UeSpec {
     pub name: String,
     /// (from time, dl CQI, ul CQI), the first at time 0, times increasing.
     pub cqi: Vec<(Time, u8, u8)>,
+    /// The train operator whose serving-cell SINR sets `cqi` in each run (`cqi_train`).
+    pub train_operator: Option<String>,
     /// (flow name, guaranteed bytes per second).
     pub gbr: Vec<(String, f64)>,
 }
@@ -486,6 +494,9 @@ impl CellConfig {
             errs.check(u.dl_cqi <= 15, format!("{upre}.dl_cqi"), u.dl_cqi, "must be in [0, 15] (TS 36.213 Table 7.2.3-1)");
             errs.check(u.ul_cqi <= 15, format!("{upre}.ul_cqi"), u.ul_cqi, "must be in [0, 15] (TS 36.213 Table 7.2.3-1)");
             let mut cqi = vec![(0, u.dl_cqi.min(15), u.ul_cqi.min(15))];
+            if let (Some(file), Some(_)) = (&u.cqi_trace, &u.cqi_train) {
+                errs.push(ConfigError::new(format!("{upre}.cqi_train"), "", format!("not with cqi_trace = {file}: the CQIs come from one source")));
+            }
             if let Some(file) = &u.cqi_trace {
                 match read_cqi_trace(&base_dir.join(file), duration_s) {
                     Ok(rows) => {
@@ -507,7 +518,7 @@ impl CellConfig {
                 }
                 gbr.push((g.flow.clone(), g.kbps * 1000.0 / 8.0));
             }
-            ues.push(UeSpec { name: u.name.clone(), cqi, gbr });
+            ues.push(UeSpec { name: u.name.clone(), cqi, train_operator: u.cqi_train.clone(), gbr });
         }
         if errs.0.len() > n0 {
             return None;
@@ -645,6 +656,22 @@ impl UlCongestionConfig {
 
 /// Reads a CQI trace: `time_s,dl_cqi,ul_cqi` rows (header allowed), times non-decreasing in
 /// [0, duration]; returns (time, dl, ul).
+/// A CQI schedule `(from, dl, ul)` from a SINR schedule `(from, dB)` (phy::cqi_from_sinr_db; the
+/// same CQI both ways, the cell caps the uplink at `ul_max_cqi`), one row per change, starting at 0.
+pub fn cqi_from_sinr(sinr: &[(Time, f64)]) -> Vec<(Time, u8, u8)> {
+    let mut out: Vec<(Time, u8, u8)> = Vec::new();
+    for &(t, db) in sinr {
+        let c = super::phy::cqi_from_sinr_db(db);
+        if out.last().is_none_or(|l| l.1 != c) {
+            out.push((if out.is_empty() { 0 } else { t }, c, c));
+        }
+    }
+    if out.is_empty() {
+        out.push((0, 0, 0));
+    }
+    out
+}
+
 fn read_cqi_trace(path: &Path, duration_s: f64) -> Result<Vec<(Time, u8, u8)>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut rows: Vec<(Time, u8, u8)> = Vec::new();

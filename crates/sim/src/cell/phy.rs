@@ -47,6 +47,24 @@ pub const CQI_TABLE: [(u8, u32, u64); 16] = [
     (6, 948, 55547),
 ];
 
+/// The CQI for a downlink SINR in dB: ns-3 `lte-amc.cc`'s PiroEW2010 rule (`GetCqiFromSpectralEfficiency`
+/// after `CreateCqiFeedbacks`): spectral efficiency s = log2(1 + SINR / Γ), Γ = −ln(5·BER) / 1.5,
+/// BER = 5·10⁻⁵; the CQI is the highest whose Table 7.2.3-1 efficiency is below s (0 when even
+/// CQI 1's is not; NaN or −∞ give 0). Deviation: ns-3 averages the SINR over the RBs; here the
+/// channel is flat.
+pub fn cqi_from_sinr_db(sinr_db: f64) -> u8 {
+    if sinr_db.is_nan() {
+        return 0;
+    }
+    let gamma = -(5.0 * 5e-5f64).ln() / 1.5;
+    let s = (1.0 + 10f64.powf(sinr_db / 10.0) / gamma).log2();
+    let mut cqi = 0;
+    while cqi < 15 && (CQI_TABLE[cqi + 1].2 as f64 / 1e4) < s {
+        cqi += 1;
+    }
+    cqi as u8
+}
+
 /// Uplink resource elements per RB and TTI (DMRS removed).
 pub const UL_RE_PER_RB: u64 = 144;
 
@@ -79,6 +97,25 @@ pub fn rbs_for(bytes: u64, re: u64, cqi: u8, max: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sinr_maps_to_cqi_as_ns3_piro() {
+        // Γ = −ln(2.5e-4)/1.5 = 5.5299; s = log2(1 + SINR/Γ).
+        assert_eq!(cqi_from_sinr_db(f64::NEG_INFINITY), 0);
+        assert_eq!(cqi_from_sinr_db(f64::NAN), 0);
+        assert_eq!(cqi_from_sinr_db(-10.0), 0); // s = 0.026 < 0.1523
+        assert_eq!(cqi_from_sinr_db(0.0), 2); // s = 0.2398 > 0.2344 (CQI 2), < 0.3770
+        assert_eq!(cqi_from_sinr_db(10.0), 7); // s = 1.4898 > 1.4766 (CQI 7), < 1.9141
+        assert_eq!(cqi_from_sinr_db(20.0), 12); // s = 4.2544 > 3.9023, < 4.5234
+        assert_eq!(cqi_from_sinr_db(40.0), 15);
+        // Monotone in SINR.
+        let mut last = 0;
+        for i in -200..400 {
+            let c = cqi_from_sinr_db(i as f64 / 10.0);
+            assert!(c >= last);
+            last = c;
+        }
+    }
 
     #[test]
     fn bandwidths_map_to_36_101_resource_blocks() {

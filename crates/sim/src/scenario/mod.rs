@@ -679,6 +679,19 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
     if !sf.cells.is_empty() {
         let nodes: Vec<String> = sf.nodes.iter().map(|n| n.name.clone()).collect();
         crate::cell::config::check_references(&sf.cells, &raw.links, &nodes, &sf.paths, &sf.flows, errs);
+        // UEs on the train take their CQIs from one of its operators.
+        let operators: Vec<String> = sf.hst.as_ref().map(|h| (0..h.radio.operators.len()).map(|i| h.operator_name(i)).collect()).unwrap_or_default();
+        for (i, c) in sf.cells.iter().enumerate() {
+            for (j, u) in c.ues.iter().enumerate() {
+                let Some(op) = &u.cqi_train else { continue };
+                let field = format!("cells[{i}].ues[{j}].cqi_train");
+                if sf.hst.is_none() {
+                    errs.push(ConfigError::new(field, op, "needs a train: the scenario has no [hst]"));
+                } else if !operators.contains(op) {
+                    errs.push(ConfigError::new(field, op, format!("no train operator with this name; operators: {}", operators.join(", "))));
+                }
+            }
+        }
     }
     if raw.n_flows_written == 0 && !sf.paths.is_empty() {
         errs.push(ConfigError::new("flows", "[]", "at least one flow is required"));
