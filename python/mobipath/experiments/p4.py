@@ -10,6 +10,11 @@ direction, downlink CQI 15 and uplink CQI 9 (16QAM), RTT_target = 100 ms, PF dow
 times (uniform in [0, 1) s, drawn here from `random.Random(seed)`) and the policies' random
 streams.
 
+Beside P4's literal setup the report runs the same cell with mixed UEs (each one uplink and one
+downlink flow) under a standard PF uplink scheduler: with separate UEs the ACKs can wait behind
+uplink data only at the scheduler, which a fair scheduler (RR, PF) prevents; with mixed UEs they
+wait in their own UE's buffer, the mechanism P4 §2.1 names (crates/sim/src/cell/README.md).
+
 `reproduce()` runs every configuration over the seeds in parallel (each (configuration, seed)
 once, whatever block uses it) and writes ``results.csv`` (one row per run), ``series.csv``
 (Fig. 2: uplink and downlink goodput per second per run), ``summary.json``, ``report.md``,
