@@ -63,7 +63,7 @@ def test_outputs_exist(two_runs):
 
 
 def test_computed_parameters_are_p4s(two_runs):
-    params = json.loads((two_runs[0] / "summary.json").read_text())["parameters"]
+    params = json.loads((two_runs[0] / "summary.json").read_text())["aggregates"]["parameters"]
     p = params["bsr-drop_p=paper"]
     assert p["th_cell_n_ref_bytes"] == 438000 and p["th_ue_bytes"] == 4380 and p["m"] == 200
     assert p["p_paper"] == pytest.approx(0.029666) and p["p_consistent"] == pytest.approx(0.237329)

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, core_revision, mean_ci, run_all, write_csv
+from .common import RunCache, mean_ci, provenance_record, run_all, write_csv, write_outputs
 
 MSS = 1460
 DURATION_S = 60.0
@@ -551,7 +551,6 @@ def reproduce(out_dir: Path, *, seeds: int = 10, jobs: Optional[int] = None, qui
     """Runs P4's experiments and writes the report into `out_dir`; returns the summary.
     `progress(description, total)` returns an object with `advance()` (or None). Finished runs
     are kept in ``out_dir/runs`` and reused by the next call; `resume=False` discards them."""
-    from .. import provenance
 
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1 (got {seeds})")
@@ -588,25 +587,12 @@ def reproduce(out_dir: Path, *, seeds: int = 10, jobs: Optional[int] = None, qui
             srows += [{"config": k[0], "seed": k[1], "time_s": t, "ul_goodput_mbps": ul, "dl_goodput_mbps": dl} for t, ul, dl in results[k]["series"]]
     write_csv(out_dir / "series.csv", srows, ["config", "seed", "time_s", "ul_goodput_mbps", "dl_goodput_mbps"])
     figs = write_figures(out_dir, entries, agg, series)
-    prov = {
-        "command": command or provenance.command_line(),
-        "mobipath_version": provenance.version(),
-        "git_revision": provenance.git_revision(),
-        "core_build_git_revision": core_revision(),
-        "seeds": seeds,
-        "duration_s": duration,
-        "configurations": len(configs),
-        "runs": len(rows),
-        "reused_runs": cache.reused,
-        "jobs": n_jobs,
-        "wall_time_s": round(time.monotonic() - t0, 2),
-    }
-    summary = {
-        "provenance": prov,
-        "aggregates": [{"config": c, "blocks": sorted({b for b, _, _, cc in entries if names[cc] == c}),
-                        **{m: {"mean": v[0], "ci95": v[1], "n": v[2]} for m, v in ms.items()}} for c, ms in sorted(agg.items())],
+    prov = provenance_record(command, seeds=seeds, runs=len(rows), reused=cache.reused, jobs=n_jobs, t0=t0,
+                             duration_s=duration, configurations=len(configs))
+    aggregates = {
+        "configurations": [{"config": c, "blocks": sorted({b for b, _, _, cc in entries if names[cc] == c}),
+                            **{m: {"mean": v[0], "ci95": v[1], "n": v[2]} for m, v in ms.items()}} for c, ms in sorted(agg.items())],
+        # P4's computed parameters per bsr-drop configuration (from seed 1's run summary).
         "parameters": params,
     }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(render_report(entries, written, agg, params, prov, figs), encoding="utf-8")
-    return summary
+    return write_outputs(out_dir, prov, aggregates, render_report(entries, written, agg, params, prov, figs))
