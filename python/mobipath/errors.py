@@ -53,5 +53,11 @@ class ScenarioError(_core.ScenarioError):
         self.file = file
         super().__init__("\n".join(e.with_file() for e in self.errors) or "invalid scenario")
 
+    def __reduce__(self):  # type: ignore[override]
+        # Picklable with its errors (a worker process's error reaches the parent intact; the
+        # default would call __init__ with the message and fail inside multiprocessing's result
+        # thread, leaving the pool waiting forever).
+        return (type(self), (self.errors, self.file))
+
 
 InternalError = _core.InternalError

@@ -189,3 +189,30 @@ def p2(
 
 app.command("p2")(p2)
 app.command("aggregation", help="Alias of `p2`.")(p2)
+
+
+def p4(
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Seeds 1..N per configuration [default: 10, 2 with --quick]."),
+    out_arg: str = typer.Option("reports/p4", "--out", "-o", help="Report directory; finished runs are kept in its runs/ to resume after an interruption."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    quick: bool = typer.Option(False, "--quick", help="10 s runs, fewer sweep points and 2 seeds (for tests and smoke checks)."),
+    fresh: bool = _FRESH,
+) -> None:
+    """P4 (TD-LTE uplink congestion, bsr-drop at the eNB): Fig. 2 analogue with and without the scheme,
+    every baseline, the uplink schedulers, and sweeps of p, CW_target, UEs, TDD configuration/FDD and
+    GBR load; writes report.md, figures, results.csv, series.csv and summary.json."""
+    from .cli import _guarded  # late import: cli imports this module
+
+    out = _out(out_arg)
+
+    def go() -> None:
+        from .experiments import p4 as exp
+
+        n_seeds = seeds if seeds is not None else (2 if quick else 10)
+        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh), out, fresh)
+
+    _guarded(go)()
+
+
+app.command("p4")(p4)
+app.command("tdlte", help="Alias of `p4`.")(p4)

@@ -45,6 +45,7 @@ RUN = {
     "mobipath sweep report sweeps/cc-by-loss --metric flows.newreno.goodput_mbps --plot sweeps/cc-by-loss/goodput.png",
     "mobipath recommend --path trace=data/hsr-traces/hsr-1529470787-lia-wlan16-U4.trace,delay=30 --path "
     "trace=data/hsr-traces/hsr-1529470787-lia-wlan3-M3.trace,delay=40 --goal file:20MB --duration 60",
+    "mobipath bench scenarios/bench/lte-p4-20ue-60s.toml",
 }
 SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p3"}
 GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
@@ -52,6 +53,7 @@ GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.
 HELP_ONLY = {
     "mobipath compare scenarios/p0/hst-linux-default.toml": "root and network namespaces (test_emulate.py)",
     "mobipath fidelity --full": "root, and a real-time grid of many minutes",
+    "mobipath reproduce p4": "810 runs, over 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p4.py",
     "mobipath reproduce p2": "620 runs, over 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
     "mobipath bench --emulator": "measures this machine's emulator (root for its second half)",
     "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",

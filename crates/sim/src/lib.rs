@@ -5,8 +5,10 @@
 //! streams) ← [`link`], [`tcp`], [`mptcp`] (protocol state machines that never read a clock) ←
 //! [`endpoint`] (one interface for every transport's ends), [`element`] (behaviour at nodes) ←
 //! [`engine`] (the event loop that owns time and runs a [`plan`]) ← [`scenario`] (TOML input,
-//! checked) → [`plan`] (typed, resolved) and [`api`]. [`hst`] and [`radio`] are P0's train.
+//! checked) → [`plan`] (typed, resolved) and [`api`]. [`hst`] and [`radio`] are P0's train;
+//! [`cell`] is the LTE cell element (P4).
 pub mod api;
+pub mod cell;
 pub mod core;
 pub mod element;
 pub mod endpoint;

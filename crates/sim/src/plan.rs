@@ -59,6 +59,9 @@ pub struct Plan {
 pub struct PathPlan {
     pub name: String,
     pub hops: Vec<Hop>,
+    /// The nodes where its data enters and leaves (a cell's UE, for paths through a cell).
+    pub from: String,
+    pub to: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,8 +225,21 @@ impl Plan {
             handoffs.push(HandoffPlan { link: li, link_name: h.link.clone(), intervals });
         }
 
-        let elements: Vec<(String, ElementSpec)> =
+        let mut elements: Vec<(String, ElementSpec)> =
             f.nodes.iter().filter_map(|n| n.element.clone().map(|e| (n.name.clone(), e))).collect();
+        // Cells are elements too; paths name them in `links` (each hop through one is the cell).
+        let cell_index: HashMap<&str, usize> = sc.cells.iter().enumerate().map(|(i, c)| (c.name.as_str(), elements.len() + i)).collect();
+        elements.extend(sc.cells.iter().map(|c| {
+            let mut c = c.clone();
+            // UEs on the train: CQIs from their operator's serving-cell SINR in this run.
+            if let Some(t) = train.as_ref() {
+                for u in &mut c.ues {
+                    let Some(op) = u.train_operator.as_ref().and_then(|o| t.operators.iter().position(|x| x == o)) else { continue };
+                    u.cqi = crate::cell::config::cqi_from_sinr(&t.run.serving_sinr_db(op, 100 * NS_PER_MS));
+                }
+            }
+            (c.name.clone(), ElementSpec::Cell(Box::new(c)))
+        }));
         let link_index: HashMap<&str, usize> = f.links.iter().enumerate().map(|(i, l)| (l.name.as_str(), i)).collect();
         let element_index: HashMap<&str, usize> = elements.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
         let paths: Vec<PathPlan> = f
@@ -237,9 +253,12 @@ impl Plan {
                             hops.push(Hop::Element(e));
                         }
                     }
-                    hops.push(Hop::Link(link_index[l.as_str()]));
+                    match cell_index.get(l.as_str()) {
+                        Some(&c) => hops.push(Hop::Element(c)),
+                        None => hops.push(Hop::Link(link_index[l.as_str()])),
+                    }
                 }
-                PathPlan { name: p.name.clone(), hops }
+                PathPlan { name: p.name.clone(), hops, from: p.from.clone(), to: p.to.clone() }
             })
             .collect();
         let path_index: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();

@@ -141,3 +141,75 @@ fn example_scenarios_validate() {
     }
     assert!(n >= 4);
 }
+
+/// A valid scenario with an LTE cell (P4): one uplink and one downlink UE.
+const GOOD_CELL: &str = r#"
+duration_s = 5
+[[links]]
+name = "core"
+rate_mbps = 1000
+delay_ms = 10
+[[cells]]
+name = "enb"
+duplex = "tdd"
+tdd_config = 2
+ul_congestion = { policy = "bsr-drop" }
+[[cells.ues]]
+name = "a"
+dl_cqi = 15
+ul_cqi = 9
+[[cells.ues]]
+name = "b"
+dl_cqi = 15
+ul_cqi = 9
+[[paths]]
+name = "up"
+from = "a"
+to = "server"
+links = ["enb", "core"]
+[[paths]]
+name = "down"
+from = "server"
+to = "b"
+links = ["core", "enb"]
+[[flows]]
+name = "u"
+path = "up"
+cc = "newreno"
+traffic = { kind = "bulk" }
+[[flows]]
+name = "d"
+path = "down"
+cc = "newreno"
+traffic = { kind = "bulk" }
+"#;
+
+/// Bad cell configurations (issue 13): unknown TDD configuration, zero resource blocks, p
+/// outside [0, 1], thresholds in the wrong order, ... each named with its field and range.
+#[test]
+fn bad_cell_configurations_get_their_specific_error() {
+    assert!(errors(GOOD_CELL).is_empty(), "{:?}", errors(GOOD_CELL));
+    let pol = "ul_congestion = { policy = \"bsr-drop\" }";
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("unknown TDD configuration", "tdd_config = 2", "tdd_config = 7", "cells[0].tdd_config = 7: unknown TDD uplink-downlink configuration: must be in [0, 6]"),
+        ("TDD without a configuration", "tdd_config = 2", "", "cells[0].tdd_config: missing"),
+        ("zero uplink resource blocks", "tdd_config = 2", "tdd_config = 2\npucch_rbs = 100", "cells[0].pucch_rbs = 100: leaves zero uplink resource blocks for PUSCH: must be in [0, 99]"),
+        ("zero resource blocks at 1.4 MHz", "tdd_config = 2", "tdd_config = 2\nbandwidth_mhz = 1.4\npucch_rbs = 6", "cells[0].pucch_rbs = 6: leaves zero uplink resource blocks for PUSCH: must be in [0, 5]"),
+        ("unknown bandwidth", "tdd_config = 2", "tdd_config = 2\nbandwidth_mhz = 7", "cells[0].bandwidth_mhz = 7: must be one of 1.4, 3, 5, 10, 15, 20"),
+        ("p above 1", pol, "ul_congestion = { policy = \"bsr-drop\", p = 1.5 }", "cells[0].ul_congestion.p = 1.5: must be in [0, 1]"),
+        ("p below 0", pol, "ul_congestion = { policy = \"red-large\", p = -0.1 }", "cells[0].ul_congestion.p = -0.1: must be in [0, 1]"),
+        ("computed p above 1", pol, "ul_congestion = { policy = \"bsr-drop\", p = \"consistent\", cw_target = 2, t_peak_mbps = 100 }", "cells[0].ul_congestion.p = \"consistent\": gives p = "),
+        ("TH_Cell_1 above TH_Cell_N", pol, "ul_congestion = { policy = \"bsr-drop\", th_cell_1_bytes = 500000 }", "cells[0].ul_congestion.th_cell_1_bytes: thresholds in the wrong order: TH_Cell_1 = 500000 B (one UE) exceeds TH_Cell_N = 438000 B"),
+        ("TH_UE above TH_Cell_n", pol, "ul_congestion = { policy = \"bsr-drop\", th_ue_bytes = 300000 }", "cells[0].ul_congestion.th_ue_bytes: thresholds in the wrong order: TH_UE = 300000 B must be below"),
+        ("odd CW_target", pol, "ul_congestion = { policy = \"bsr-drop\", cw_target = 5 }", "cells[0].ul_congestion.cw_target = 5: must be even"),
+        ("TH_Packet below an ACK", pol, "ul_congestion = { policy = \"bsr-drop\", th_packet_bytes = 40 }", "cells[0].ul_congestion.th_packet_bytes = 40: must be in [52, 1511]"),
+        ("unknown MAC scheduler", "tdd_config = 2", "tdd_config = 2\nscheduler = { ul = \"fifo\" }", "cells[0].scheduler.ul = \"fifo\": unknown MAC scheduler; allowed: rr, pf, bsr-proportional"),
+        ("CQI out of the table", "dl_cqi = 15", "dl_cqi = 16", "cells[0].ues[0].dl_cqi = 16: must be in [0, 15]"),
+        ("unknown key in a cell", "tdd_config = 2", "tdd_config = 2\ncolour = 1", "cells[0].colour: unknown field `colour`"),
+    ];
+    for (what, from, to, expected) in cases {
+        assert!(GOOD_CELL.contains(from), "{what}: {from:?} not in the reference");
+        let errs = errors(&GOOD_CELL.replacen(from, to, 1));
+        assert!(errs.iter().any(|e| e.starts_with(expected)), "{what}: expected an error starting with {expected:?}, got {errs:?}");
+    }
+}

@@ -12,6 +12,10 @@ fn scenarios() -> Vec<PathBuf> {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
+                // scenarios/sweeps/ holds sweep definitions (`mobipath sweep`), not scenarios.
+                if p.file_name().is_some_and(|n| n == "sweeps") {
+                    continue;
+                }
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "toml") {
                 out.push(p);

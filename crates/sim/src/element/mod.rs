@@ -62,11 +62,33 @@ pub struct ElementOut {
     pub reply: Vec<Pkt>,
 }
 
-/// What an element knows of the scenario around its node.
+/// What an element knows of the scenario around its node (built by `engine/build.rs`).
 #[derive(Clone, Debug, Default)]
 pub struct ElementContext {
+    /// The element's name (its node, or its cell) and its index among the run's elements (the
+    /// `Some(index)` hops of [`RouteInfo::hops`]).
+    pub name: String,
+    pub index: usize,
+    /// The run's seed: an element draws from `RngStreams::new(seed)` streams named after itself.
+    pub seed: u64,
+    /// Every route of the run, indexed like `Packet::route`.
+    pub routes: Vec<RouteInfo>,
+    /// Flow names, indexed like `Packet::flow`.
+    pub flows: Vec<String>,
     /// The handoffs of the links adjacent to the node (`[[handoffs]]`), sorted.
     pub handoffs: Vec<(Time, Time)>,
+}
+
+/// One route: a path in its data direction (`reverse` false) or against it.
+#[derive(Clone, Debug, Default)]
+pub struct RouteInfo {
+    pub path: String,
+    pub reverse: bool,
+    /// The node where the route's packets enter it, and the one where they leave it.
+    pub from: String,
+    pub to: String,
+    /// Hops in travel order: `Some(element index)` for an element, `None` for a link.
+    pub hops: Vec<Option<usize>>,
 }
 
 /// An element as written in a scenario: the registry of element kinds. Adding one: a variant
@@ -90,6 +112,10 @@ pub enum ElementSpec {
         #[serde(default)]
         buffer_freeze: bool,
     },
+    /// An LTE cell (`[[cells]]`, crate::cell): not written at nodes, paths name it in `links`.
+    #[serde(skip)]
+    #[schemars(skip)]
+    Cell(Box<crate::cell::CellSpec>),
 }
 
 impl ElementSpec {
@@ -105,6 +131,8 @@ impl ElementSpec {
                 errs.range(format!("{prefix}.delay_ms"), *delay_ms, 0.0, 3_600_000.0);
             }
             ElementSpec::BaseStation { .. } => {}
+            // Checked as `cells[i]` (crate::cell::config).
+            ElementSpec::Cell(_) => {}
         }
     }
 
@@ -114,6 +142,7 @@ impl ElementSpec {
                 Box::new(delay_every_nth::DelayEveryNth::new(*n, crate::core::time::from_ms_f64(*delay_ms)))
             }
             ElementSpec::BaseStation { buffer_freeze } => Box::new(base_station::BaseStation::new(*buffer_freeze, ctx.handoffs.clone())),
+            ElementSpec::Cell(spec) => Box::new(crate::cell::element::Cell::new(spec, ctx)),
         }
     }
 }

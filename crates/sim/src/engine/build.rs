@@ -7,8 +7,8 @@ use super::flow::Flow;
 use super::world::{ElementSlot, LinkSlot, Sim, ELEMENT_HOP, NO_HEAD};
 use crate::core::time::NEVER;
 use crate::core::{EventQueue, RngStreams};
+use crate::element::{ElementContext, RouteInfo};
 use crate::endpoint;
-use crate::element::ElementContext;
 use crate::handoff::driver::HandoffDriver;
 use crate::handoff::HandoffScheme;
 use crate::hst::phad::{PhaD, PhaDDriver};
@@ -115,8 +115,9 @@ pub(crate) fn build(plan: &Plan) -> Sim {
     }
 }
 
-/// What element `e` knows of its surroundings: the handoffs of the links next to its node on
-/// any path.
+/// What element `e` knows of its surroundings: its name and index, the run's seed, every route
+/// (so a cell knows which UE and direction a packet belongs to), the flow names, and the handoffs
+/// of the links next to its node on any path.
 fn element_context(plan: &Plan, e: usize) -> ElementContext {
     let mut adjacent = Vec::new();
     for p in &plan.paths {
@@ -133,5 +134,20 @@ fn element_context(plan: &Plan, e: usize) -> ElementContext {
     let mut handoffs: Vec<_> = plan.handoffs.iter().filter(|h| adjacent.contains(&h.link)).flat_map(|h| h.intervals.iter().copied()).collect();
     handoffs.sort_unstable();
     handoffs.dedup();
-    ElementContext { handoffs }
+    let hop = |h: &Hop| match *h {
+        Hop::Link(_) => None,
+        Hop::Element(e) => Some(e),
+    };
+    // Routes come in pairs per path: 2p = data direction, 2p + 1 = its reverse (as `build`).
+    let routes = plan
+        .paths
+        .iter()
+        .flat_map(|p| {
+            [
+                RouteInfo { path: p.name.clone(), reverse: false, from: p.from.clone(), to: p.to.clone(), hops: p.hops.iter().map(hop).collect() },
+                RouteInfo { path: p.name.clone(), reverse: true, from: p.to.clone(), to: p.from.clone(), hops: p.hops.iter().rev().map(hop).collect() },
+            ]
+        })
+        .collect();
+    ElementContext { name: plan.elements[e].0.clone(), index: e, seed: plan.seed, routes, flows: plan.flows.iter().map(|f| f.name.clone()).collect(), handoffs }
 }

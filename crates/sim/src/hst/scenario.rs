@@ -153,6 +153,8 @@ pub struct TrainRun {
     /// `sinr` (the links then follow it); `None` for a constant capacity (the links keep their
     /// own configured rate).
     pub capacity: Option<Vec<Vec<(Time, u64)>>>,
+    /// The radio run (RSRP maps, mobility) behind all of the above.
+    pub radio: HstRun,
 }
 
 impl TrainRun {
@@ -163,10 +165,10 @@ impl TrainRun {
         let capacity = matches!(model.radio.capacity, CapacityConfig::Sinr { .. }).then(|| {
             (0..model.radio.operators.len()).map(|op| capacity_schedule(&run, &model, &handovers, op)).collect()
         });
-        let mobility = run.mobility;
+        let mobility = run.mobility.clone();
         let streams = RngStreams::new(seed);
         let gps = gps_samples(&mobility, &model.train.gps, &streams, duration);
-        TrainRun { handovers, mobility, gps, capacity }
+        TrainRun { handovers, mobility, gps, capacity, radio: run }
     }
 
     /// The run of a scenario's train: as [`TrainRun::new`], with the GPS fixes of
@@ -177,6 +179,11 @@ impl TrainRun {
             run.gps = fixes.into_iter().filter(|&(t, _)| t < duration).collect();
         }
         run
+    }
+
+    /// Operator `op`'s serving-cell downlink SINR (dB) every `period` (radio/effect.rs).
+    pub fn serving_sinr_db(&self, op: usize, period: Time) -> Vec<(Time, f64)> {
+        crate::radio::effect::sinr_db_schedule(&self.radio, &self.handovers, op, period)
     }
 
     /// The GPS sampling period: the median spacing of the fixes (a recorded trace), else the

@@ -106,6 +106,27 @@ fn sinr_schedule(run: &HstRun, cfg: &HstConfig, events: &[HandoverEvent], op: us
     out
 }
 
+/// Downlink SINR (dB) of operator `op`'s serving cell over the run, sampled every `period`: the
+/// serving-cell walk of the SINR capacity schedule (the strongest site at the start, then each
+/// handover's target). Used by LTE cells whose UEs ride the train (`cells.ues.cqi_train`).
+pub fn sinr_db_schedule(run: &HstRun, events: &[HandoverEvent], op: usize, period: Time) -> Vec<(Time, f64)> {
+    let sites = &run.map.operators[op].sites;
+    let mine: Vec<&HandoverEvent> = events.iter().filter(|e| e.operator == op).collect();
+    let mut rsrp = Vec::new();
+    run.map.rsrp_all(op, run.mobility.position_at(0), &mut rsrp);
+    let mut serving = (0..rsrp.len()).fold(0, |b, i| if rsrp[i] > rsrp[b] { i } else { b });
+    let (mut next_ho, mut out, mut t) = (0, Vec::new(), 0);
+    while t < run.duration {
+        while next_ho < mine.len() && mine[next_ho].start <= t {
+            serving = sites.iter().position(|s| s.cell == mine[next_ho].to_cell).unwrap_or(serving);
+            next_ho += 1;
+        }
+        out.push((t, run.map.sinr_db(op, serving, run.mobility.position_at(t))));
+        t += period.max(1);
+    }
+    out
+}
+
 /// Outages, delay spikes and capacity of operator `op`'s link for one run.
 pub fn link_effects(run: &HstRun, cfg: &HstConfig, events: &[HandoverEvent], op: usize) -> LinkEffects {
     let (outages, delay_spikes) = outages_and_spikes(events, op, &cfg.handover);

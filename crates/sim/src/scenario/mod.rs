@@ -4,6 +4,7 @@
 //! allowed: unknown keys and type errors are collected per entry (each link, path and flow is
 //! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
 //! references between entries, trace files) run over everything that decoded.
+use crate::cell::{CellConfig, CellSpec};
 use crate::error::{ConfigError, Errors};
 use crate::element::ElementSpec;
 use crate::link::config::{LinkConfig, LinkSpec};
@@ -53,6 +54,9 @@ pub struct ScenarioFile {
     /// Handoffs of a mobile host behind a radio link (P3; `crate::handoff`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handoffs: Vec<HandoffConfig>,
+    /// LTE cells (P4): paths name a cell in `links` in place of the radio link of their UE.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<CellConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -332,9 +336,11 @@ pub struct Scenario {
     pub source_name: String,
     /// The links resolved while checking (traces read and parsed once), in `file.links` order.
     pub links: Vec<LinkSpec>,
+    /// The cells resolved while checking, in `file.cells` order.
+    pub cells: Vec<CellSpec>,
 }
 
-const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows", "hst", "handoffs"];
+const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows", "hst", "handoffs", "cells"];
 
 impl Scenario {
     /// Parses and checks scenario text. `file` names the source in errors; relative trace
@@ -370,6 +376,7 @@ impl Scenario {
         let flows = decode_list::<FlowConfig>(&value, "flows", &mut errs);
         let hst = decode_opt::<HstScenario>(&value, "hst", &mut errs);
         let handoffs = decode_list::<HandoffConfig>(&value, "handoffs", &mut errs);
+        let cells = decode_list::<CellConfig>(&value, "cells", &mut errs);
         let decoded_all = errs.is_empty();
         let sf = ScenarioFile {
             name,
@@ -383,15 +390,18 @@ impl Scenario {
             flows,
             hst,
             handoffs,
+            cells,
         };
         let n_flows_written = value.get("flows").and_then(|v| v.as_array()).map_or(0, |a| a.len());
-        let raw = RawNames { links: raw_names(&value, "links"), paths: raw_names(&value, "paths"), n_flows_written };
+        let raw = RawNames { links: raw_names(&value, "links"), paths: raw_names(&value, "paths"), cells: raw_names(&value, "cells"), n_flows_written };
         let links = validate(&sf, &raw, base_dir, duration_s.is_some(), &mut errs);
+        let cells: Vec<Option<CellSpec>> = sf.cells.iter().enumerate().map(|(i, c)| c.resolve(&format!("cells[{i}]"), base_dir, sf.duration_s, &mut errs)).collect();
         if !errs.is_empty() || !decoded_all {
             return Err(errs.0);
         }
         let links = links.into_iter().collect::<Option<Vec<_>>>().ok_or_else(|| vec![ConfigError::new("links", "", "a link could not be resolved")])?;
-        Ok(Scenario { seed: sf.seed, file: sf, base_dir: base_dir.to_path_buf(), source_name: file.to_string(), links })
+        let cells = cells.into_iter().collect::<Option<Vec<_>>>().ok_or_else(|| vec![ConfigError::new("cells", "", "a cell could not be resolved")])?;
+        Ok(Scenario { seed: sf.seed, file: sf, base_dir: base_dir.to_path_buf(), source_name: file.to_string(), links, cells })
     }
 }
 
@@ -554,6 +564,8 @@ fn short_value(v: &toml::Value) -> String {
 struct RawNames {
     links: Vec<String>,
     paths: Vec<String>,
+    /// Cells, which paths name in `links` like links.
+    cells: Vec<String>,
     n_flows_written: usize,
 }
 
@@ -605,13 +617,15 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             errs.push(ConfigError::new(format!("paths[{i}].links"), "[]", "must name at least one link"));
         }
         for (j, l) in p.links.iter().enumerate() {
-            if !raw.links.contains(l) {
-                errs.push(ConfigError::new(format!("paths[{i}].links[{j}]"), l, format!("no link with this name; defined: {}", list(raw.links.iter()))));
+            if !raw.links.contains(l) && !raw.cells.contains(l) {
+                let cells = if raw.cells.is_empty() { String::new() } else { format!("; cells: {}", list(raw.cells.iter())) };
+                errs.push(ConfigError::new(format!("paths[{i}].links[{j}]"), l, format!("no link with this name; defined: {}{cells}", list(raw.links.iter()))));
             }
         }
         if !sf.nodes.is_empty() {
             for (field, n) in [("from", &p.from), ("to", &p.to)] {
-                if !node_names.contains(n.as_str()) {
+                // A cell's UEs are nodes too.
+                if !node_names.contains(n.as_str()) && !sf.cells.iter().any(|c| c.ues.iter().any(|u| &u.name == n)) {
                     errs.push(ConfigError::new(format!("paths[{i}].{field}"), n, format!("no node with this name; defined: {}", list(sf.nodes.iter().map(|n| &n.name)))));
                 }
             }
@@ -660,6 +674,23 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         }
         if sf.links.iter().any(|l| l.name == h.link && !l.outages.is_empty()) {
             errs.push(ConfigError::new(format!("{pre}.link"), &h.link, "this link has its own `outages`; a link with handoffs cannot have both"));
+        }
+    }
+    if !sf.cells.is_empty() {
+        let nodes: Vec<String> = sf.nodes.iter().map(|n| n.name.clone()).collect();
+        crate::cell::config::check_references(&sf.cells, &raw.links, &nodes, &sf.paths, &sf.flows, errs);
+        // UEs on the train take their CQIs from one of its operators.
+        let operators: Vec<String> = sf.hst.as_ref().map(|h| (0..h.radio.operators.len()).map(|i| h.operator_name(i)).collect()).unwrap_or_default();
+        for (i, c) in sf.cells.iter().enumerate() {
+            for (j, u) in c.ues.iter().enumerate() {
+                let Some(op) = &u.cqi_train else { continue };
+                let field = format!("cells[{i}].ues[{j}].cqi_train");
+                if sf.hst.is_none() {
+                    errs.push(ConfigError::new(field, op, "needs a train: the scenario has no [hst]"));
+                } else if !operators.contains(op) {
+                    errs.push(ConfigError::new(field, op, format!("no train operator with this name; operators: {}", operators.join(", "))));
+                }
+            }
         }
     }
     if raw.n_flows_written == 0 && !sf.paths.is_empty() {
