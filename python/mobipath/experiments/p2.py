@@ -174,6 +174,40 @@ def _fci(v: Any, nd: int = 2) -> str:
     return _f(v[0], nd) + ("" if v[1] is None else f" ± {v[1]:.{nd}f}")
 
 
+def _paired(rows: List[Dict[str, Any]], block: str, a: Tuple[str, str], b: Tuple[str, str]) -> Tuple[Optional[float], Optional[float]]:
+    """Mean and 95 % CI over seeds of goodput(a) − goodput(b), a and b = (scheduler, cc) in the same
+    block: the same seed means the same capacity schedule, so the difference is paired."""
+    by = {(r["scheduler"], r["cc"], r["seed"]): float(r["goodput_mbps"]) for r in rows if r["block"] == block}
+    seeds = sorted({sd for (_, _, sd) in by})
+    d = [by[(*a, sd)] - by[(*b, sd)] for sd in seeds if (*a, sd) in by and (*b, sd) in by]
+    return mean_ci(d)
+
+
+def _sign(m: Optional[float], ci: Optional[float]) -> Optional[int]:
+    """+1 / −1 when the paired difference's CI excludes 0, else 0; None if not measured."""
+    if m is None or ci is None:
+        return None
+    return 1 if m - ci > 0 else (-1 if m + ci < 0 else 0)
+
+
+def _coupled_verdict(rows: List[Dict[str, Any]], block: str, s: str, unc: Sequence[str], cou: Sequence[str]) -> str:
+    """Every uncoupled controller against every coupled one under scheduler `s`, paired by seed."""
+    signs = {(u, c): _sign(*_paired(rows, block, (s, u), (s, c))) for u in unc for c in cou}
+    if any(v is None for v in signs.values()) or not signs:
+        return "not measured"
+    if all(v == 1 for v in signs.values()):
+        return f"holds (all {len(signs)} pairs: uncoupled above, paired CIs exclude 0)"
+    above = sum(1 for v in signs.values() if v == 1)
+    below = [f"{LABEL[u]} < {LABEL[c]}" for (u, c), v in signs.items() if v == -1]
+    ties = sum(1 for v in signs.values() if v == 0)
+    parts = [f"uncoupled above in {above} of {len(signs)} pairs"]
+    if below:
+        parts.append("reversed for " + ", ".join(below))
+    if ties:
+        parts.append(f"{ties} not distinguishable")
+    return "does not hold: " + ", ".join(parts)
+
+
 def _lo_hi(v: Any) -> Tuple[float, float]:
     m, ci = v[0], (v[1] or 0.0)
     return m - ci, m + ci
@@ -273,17 +307,13 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
           + ((f"; within its CI: {', '.join(ties)}" if len(ties) <= 8 else f"; {len(ties)} other pairs' CIs overlap it")
              if ties else "; no other pair's CI overlaps it")
           + (f". BLEST + BBR here: {_fci(pb)} Mbit/s ({pb[0] / SUM_UP * 100:.1f} %)." if pb[0] is not None else "."))
-        verdicts = []
-        for s in scheds:
-            unc = [cell(s, c) for c in ccs if c not in COUPLED and cell(s, c)[0] is not None]
-            cou = [cell(s, c) for c in ccs if c in COUPLED and cell(s, c)[0] is not None]
-            if unc and cou:
-                lo_unc = min(unc, key=lambda v: v[0])
-                hi_cou = max(cou, key=lambda v: v[0])
-                verdicts.append(f"{LABEL[s]}: " + {True: "holds", False: "reversed", None: "CIs overlap"}[_below(hi_cou, lo_unc)])
+        unc_ccs = [c for c in ccs if c not in COUPLED]
+        cou_ccs = [c for c in ccs if c in COUPLED]
+        verdicts = [f"{LABEL[s]}: {_coupled_verdict(rows, 'matrix', s, unc_ccs, cou_ccs)}" for s in scheds] if unc_ccs and cou_ccs else []
         if verdicts:
-            w("- **Uncoupled above coupled in every scheduler** (P2; here: the best coupled pair's CI entirely below the "
-              "worst uncoupled pair's): " + "; ".join(verdicts) + ".")
+            w("- **Uncoupled above coupled in every scheduler** (P2; here each uncoupled controller against each coupled "
+              "one under the same scheduler, goodput difference paired by seed — the same capacity schedule): "
+              + "; ".join(verdicts) + ".")
         kt = max((single("kt", c) for c in SINGLE_CCS if single("kt", c)[0] is not None), key=lambda v: v[0], default=None)
         if kt is not None:
             below = [f"{LABEL[s]} + {LABEL[c]}" for s in scheds for c in ("lia", "olia", "balia") if cell(s, c)[0] is not None and _below(cell(s, c), kt) is True]
@@ -300,12 +330,16 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
             w(f"- **wVegas lowest** (P2): below every other controller (CIs apart) with {len(lowest)} of {len(scheds)} "
               f"schedulers{' (' + ', '.join(lowest) + ')' if lowest else ''}.")
         order = []
+        rel = {1: ">", -1: "<", 0: "≈"}
         for s in scheds:
-            b, c, r = cell(s, "bbr"), cell(s, "cubic"), cell(s, "reno")
-            if None not in (b[0], c[0], r[0]):
-                order.append(f"{LABEL[s]}: BBR {'>' if _below(c, b) else '≈'} CUBIC {'>' if _below(r, c) else '≈'} Reno")
+            if all(c in ccs for c in ("bbr", "cubic", "reno")):
+                bc = _sign(*_paired(rows, "matrix", (s, "bbr"), (s, "cubic")))
+                cr = _sign(*_paired(rows, "matrix", (s, "cubic"), (s, "reno")))
+                if bc is not None and cr is not None:
+                    order.append(f"{LABEL[s]}: BBR {rel[bc]} CUBIC {rel[cr]} Reno")
         if order:
-            w("- **Uncoupled ranking BBR > CUBIC > Reno** (P2; '>' only where the CIs are apart): " + "; ".join(order) + ".")
+            w("- **Uncoupled ranking BBR > CUBIC > Reno** (P2; '>' or '<' only where the difference paired by seed "
+              "excludes 0): " + "; ".join(order) + ".")
     w("")
     cong = [s for s in scheds if any(k[0] == "congested" and k[1] == s for k in agg)]
     if cong:
@@ -315,17 +349,13 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         w("|---|" + "---:|" * len(ccs))
         for s in cong:
             w(f"| {LABEL[s]} | " + " | ".join(_fci(ccell(s, c)) for c in ccs) + " |")
-        verdicts = []
-        for s in cong:
-            unc = [ccell(s, c) for c in ccs if c not in COUPLED and ccell(s, c)[0] is not None]
-            cou = [ccell(s, c) for c in ccs if c in COUPLED and c != "wvegas" and ccell(s, c)[0] is not None]
-            if unc and cou:
-                verdicts.append(f"{LABEL[s]}: " + {True: "every uncoupled controller above every coupled one (CIs apart)",
-                                                   False: "a coupled controller above an uncoupled one (CIs apart)",
-                                                   None: "coupled and uncoupled CIs overlap"}[_below(max(cou, key=lambda v: v[0]), min(unc, key=lambda v: v[0]))])
+        unc_ccs = [c for c in ccs if c not in COUPLED]
+        cou_ccs = [c for c in ccs if c in COUPLED and c != "wvegas"]
+        verdicts = [f"{LABEL[s]}: {_coupled_verdict(rows, 'congested', s, unc_ccs, cou_ccs)}" for s in cong] if unc_ccs and cou_ccs else []
         if verdicts:
             w("\nCoupled controllers (LIA, OLIA, Balia) give way to the competing flow by design (RFC 6356: no more than one "
-              "TCP flow on its best path); uncoupled ones take a full share on each path. Here: " + "; ".join(verdicts) + ".\n")
+              "TCP flow on its best path); uncoupled ones take a full share on each path. Here (LIA, OLIA, Balia against "
+              "Reno, CUBIC, BBR, paired by seed): " + "; ".join(verdicts) + ".\n")
     w("## Ramp-up (P2's explanation for coupled below single)\n")
     w("Time until the end-to-end goodput's 1 s moving average first reaches 90 % of the run's final rate (mean over "
       "its last third), mean ± 95 % CI over all schedulers' runs of each controller:\n")
