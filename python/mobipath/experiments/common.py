@@ -226,3 +226,16 @@ def write_outputs(out_dir: Path, prov: Dict[str, Any], aggregates: Any, report: 
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (out_dir / "report.md").write_text(report, encoding="utf-8")
     return summary
+
+
+def fmt(x: Optional[float], nd: int = 2) -> str:
+    """A report number with `nd` decimals, "n/a" when not measured."""
+    return "n/a" if x is None else f"{x:.{nd}f}"
+
+
+def fmt_ci(val: Any, nd: int = 2, scale: float = 1.0) -> str:
+    """A (mean, CI half-width, ...) tuple as "mean ± ci" (just the mean without a CI), scaled by
+    `scale`; "n/a" when not measured."""
+    if not isinstance(val, tuple) or val[0] is None:
+        return "n/a"
+    return fmt(val[0] * scale, nd) + ("" if val[1] is None else f" ± {val[1] * scale:.{nd}f}")

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, mean_ci, provenance_record, run_all, write_csv, write_outputs
+from .common import RunCache, fmt as _f, fmt_ci as _fci, mean_ci, provenance_record, run_all, write_csv, write_outputs
 
 MSS = 1448
 RCV_BUF_PACKETS = 500
@@ -203,16 +203,6 @@ def write_figures(out_dir: Path, agg: Dict[Point, Dict[str, Any]], parts: Sequen
 
 # ---------------------------------------------------------------------------------------------
 # Report
-
-
-def _f(x: Optional[float], nd: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{nd}f}"
-
-
-def _fci(val: Any, nd: int = 2) -> str:
-    if not isinstance(val, tuple) or val[0] is None:
-        return "n/a"
-    return _f(val[0], nd) + ("" if val[1] is None else f" ± {val[1]:.{nd}f}")
 
 
 def render_report(agg: Dict[Point, Dict[str, Any]], prov: Dict[str, Any], figs: Dict[str, str], parts: Sequence[str]) -> str:

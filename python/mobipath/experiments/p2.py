@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, mean_ci, provenance_record, ramp_up_time, run_all, write_csv, write_outputs
+from .common import RunCache, fmt as _f, fmt_ci as _fci, mean_ci, provenance_record, ramp_up_time, run_all, write_csv, write_outputs
 
 SCHEDULERS = ["minrtt", "roundrobin", "redundant", "blest", "ecf", "linux-default"]
 CCS = ["lia", "olia", "balia", "wvegas", "reno", "cubic", "bbr"]
@@ -162,16 +162,6 @@ def aggregate(rows: List[Dict[str, Any]]) -> Dict[Point, Dict[str, Any]]:
 def agg_to_json(agg: Dict[Point, Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [{"block": b, "scheduler": s, "cc": c, "operator": o, **{m: {"mean": v[0], "ci95": v[1], "n": v[2]} for m, v in ms.items()}}
             for (b, s, c, o), ms in sorted(agg.items())]
-
-
-def _f(x: Optional[float], nd: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{nd}f}"
-
-
-def _fci(v: Any, nd: int = 2) -> str:
-    if not isinstance(v, tuple) or v[0] is None:
-        return "n/a"
-    return _f(v[0], nd) + ("" if v[1] is None else f" ± {v[1]:.{nd}f}")
 
 
 def _paired(rows: List[Dict[str, Any]], block: str, a: Tuple[str, str], b: Tuple[str, str]) -> Tuple[Optional[float], Optional[float]]:

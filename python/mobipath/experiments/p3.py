@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, mean_ci, provenance_record, run_all, write_csv, write_outputs
+from .common import RunCache, fmt, fmt_ci, mean_ci, provenance_record, run_all, write_csv, write_outputs
 
 PAPER_TAHOE, PAPER_EHN = 12.383, 13.383  # P3 §4.2.2 (no unit given)
 PAPER_GOOD_S, PAPER_HANDOFF_S = 10.0, 4.0  # P3 §4.2.2: 10 s between handoffs of 4 s
@@ -217,16 +217,6 @@ def agg_to_json(agg: Dict[Point, Dict[str, Any]]) -> List[Dict[str, Any]]:
 # Figures and report
 
 
-def _f(x: Optional[float], nd: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{nd}f}"
-
-
-def _fci(v: Any, nd: int = 3) -> str:
-    if not isinstance(v, tuple) or v[0] is None:
-        return "n/a"
-    return _f(v[0], nd) + ("" if v[1] is None else f" ± {v[1]:.{nd}f}")
-
-
 def _verdict(m: Optional[float], ci: Optional[float]) -> str:
     if m is None or ci is None:
         return "not measured"
@@ -325,7 +315,7 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         w(f"\nTahoe without handoffs: {pt['tahoe-no-handoff'][0]:.4f} Mbit/s. Tahoe timed out "
           f"{tr['timeouts']} times ({tr['timeouts'] / n_ho:g} per handoff) and restarted from cwnd 1 in every handoff; "
           f"EHN timed out {er['timeouts']} times and kept its window (Fig. 2). Mean gap in delivery per handoff: Tahoe "
-          f"{_f(tr['mean_handoff_gap_ms'], 0)} ms, EHN {_f(er['mean_handoff_gap_ms'], 0)} ms "
+          f"{fmt(tr['mean_handoff_gap_ms'], 0)} ms, EHN {fmt(er['mean_handoff_gap_ms'], 0)} ms "
           f"(the handoff itself lasts {PAPER_HANDOFF_S * 1000:.0f} ms).\n")
         idle = (tr["mean_handoff_gap_ms"] or 0.0) - PAPER_HANDOFF_S * 1000
         w("**Why the ratio differs from the paper's.** EHN loses what it must (the handoff plus about one round "
@@ -351,7 +341,7 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         for s in ["tahoe-no-handoff"] + SCHEMES:
             r = row.get(s)
             if r:
-                w(f"| {LABEL[s]} | {r['goodput_mbps']:.4f} | {r['timeouts']} | {r['fast_retransmits']} | {_f(r['mean_handoff_gap_ms'], 0)} |")
+                w(f"| {LABEL[s]} | {r['goodput_mbps']:.4f} | {r['timeouts']} | {r['fast_retransmits']} | {fmt(r['mean_handoff_gap_ms'], 0)} |")
         w("")
         if "fig2" in figs:
             w(f"![Fig. 2]({figs['fig2']})\n\n![Fig. 3]({figs['fig3']})\n")
@@ -373,7 +363,7 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         w(f"| scheme | " + " | ".join(f"{x:g}" for x in pts) + " |")
         w("|---|" + "---:|" * len(pts))
         for s in SCHEMES:
-            w(f"| {LABEL[s]} | " + " | ".join(_fci(agg.get((b, s, x), {}).get("goodput_mbps")) for x in pts) + " |")
+            w(f"| {LABEL[s]} | " + " | ".join(fmt_ci(agg.get((b, s, x), {}).get("goodput_mbps"), 3) for x in pts) + " |")
         diffs = [paired_diff(rows, b, "ehn", "tahoe", x) for x in pts]
         w("| EHN − Tahoe (paired over seeds) | " + " | ".join(
             "n/a" if m is None else f"{m:+.3f}" + ("" if ci is None else f" ± {ci:.3f}") for m, ci, _ in diffs) + " |")
@@ -388,14 +378,14 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         w("|---|---:|---:|---:|")
         for s in tr:
             a = agg[("train", s, 0.0)]
-            w(f"| {LABEL[s]} | {_fci(a['goodput_mbps'])} | {_fci(a['timeouts'], 1)} | {_fci(a['mean_handoff_gap_ms'], 1)} |")
+            w(f"| {LABEL[s]} | {fmt_ci(a['goodput_mbps'], 3)} | {fmt_ci(a['timeouts'], 1)} | {fmt_ci(a['mean_handoff_gap_ms'], 1)} |")
         lines = []
         for s in tr:
             if s.startswith("cubic+"):
                 m, ci, n = paired_diff(rows, "train", s, "cubic", 0.0)
-                lines.append(f"{LABEL[s]} − CUBIC: {_f(m)} ± {_f(ci)} Mbit/s ({_verdict(m, ci)})")
+                lines.append(f"{LABEL[s]} − CUBIC: {fmt(m, 3)} ± {fmt(ci, 3)} Mbit/s ({_verdict(m, ci)})")
         m, ci, n = paired_diff(rows, "train", "tahoe+ehn", "tahoe", 0.0)
-        lines.append(f"Tahoe + EHN − Tahoe: {_f(m)} ± {_f(ci)} Mbit/s ({_verdict(m, ci)})")
+        lines.append(f"Tahoe + EHN − Tahoe: {fmt(m, 3)} ± {fmt(ci, 3)} Mbit/s ({_verdict(m, ci)})")
         w("\nPaired over seeds (the same train rides): " + "; ".join(lines) + ".")
         w("\n**Does EHN help when the interruption is shorter than an RTO?** The answer the numbers give is in the "
           "verdicts above: a train handover interrupts delivery for 40-60 ms, while the retransmission timer is at "
@@ -412,8 +402,8 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
             for s in tab:
                 rs = [r for r in rows if r["block"] == "train" and r["scheme"] == s]
                 mean = lambda f: statistics.mean(float(r[f]) for r in rs) if rs and all(r.get(f) is not None for r in rs) else None
-                w(f"| {LABEL[s]} | {_f(mean('predicted_episodes'), 1)} | {_f(mean('false_alarms'), 1)} | "
-                  f"{_f(mean('missed_handovers'), 1)} | {_f(mean('ehn_frozen_s'), 2)} |")
+                w(f"| {LABEL[s]} | {fmt(mean('predicted_episodes'), 1)} | {fmt(mean('false_alarms'), 1)} | "
+                  f"{fmt(mean('missed_handovers'), 1)} | {fmt(mean('ehn_frozen_s'), 2)} |")
             w(f"\n(means over {seeds} seeds; a false alarm is a range the train crossed without a handover, a "
               "freeze for nothing; the ranges' width is the subject of issue 17.)\n")
     w("## Where mobipath differs from the paper, and why\n")

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, mean_ci, provenance_record, run_all, write_csv, write_outputs
+from .common import RunCache, fmt as _f, fmt_ci as _fci, mean_ci, provenance_record, run_all, write_csv, write_outputs
 
 MSS = 1460
 DURATION_S = 60.0
@@ -295,16 +295,6 @@ def paired(rows: List[Dict[str, Any]], a: str, b: str, metric: str, relative: bo
     d = [((vb[s] - va[s]) / va[s] if relative else vb[s] - va[s]) for s in seeds if not relative or va[s] != 0]
     m, ci = mean_ci(d)
     return m, ci, len(d)
-
-
-def _f(x: Optional[float], nd: int = 2) -> str:
-    return "n/a" if x is None else f"{x:.{nd}f}"
-
-
-def _fci(val: Any, nd: int = 2, scale: float = 1.0) -> str:
-    if not isinstance(val, tuple) or val[0] is None:
-        return "n/a"
-    return _f(val[0] * scale, nd) + ("" if val[1] is None else f" ± {val[1] * scale:.{nd}f}")
 
 
 def _sig(val: Any) -> bool:

@@ -135,7 +135,7 @@ class FailSafeActuator:
         now = self.clock()
         if backup:
             others = [i for i in self.ids if i != endpoint_id]
-            if others and all(self.backup.get(i, False) for i in others) or not others:
+            if not others or all(self.backup.get(i, False) for i in others):
                 self._note({"failsafe": "refused", "endpoint_id": endpoint_id, "backup": True,
                             "why": "it would leave no regular path"})
                 return False

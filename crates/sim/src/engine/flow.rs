@@ -74,7 +74,7 @@ impl Flow {
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: String, ends: (Box<dyn Endpoint>, Box<dyn Endpoint>), routes: Vec<(u16, u16)>, subflow_names: Vec<String>, traffic: Traffic, start: Time, stop: Time, mss: u64, bin: Time, n_bins: usize) -> Self {
         let n_sub = subflow_names.len();
-        let traffic_kind = if matches!(traffic, Traffic::Cbr { .. }) { TrafficKind::Cbr } else { TrafficKind::Other };
+        let cbr = matches!(traffic, Traffic::Cbr { .. });
         let series = || SubflowSeries { delivered_seen: 0, goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
         Flow {
             name,
@@ -111,7 +111,7 @@ impl Flow {
             relay_input: 0,
             relay_buffer: Vec::new(),
             relay_buffer_max: 0,
-            app_delay: matches!(traffic_kind, TrafficKind::Cbr).then(|| crate::metrics::hist::WeightedHist::new(1e-6, 1e4)),
+            app_delay: cbr.then(|| crate::metrics::hist::WeightedHist::new(1e-6, 1e4)),
         }
     }
 
@@ -231,9 +231,4 @@ impl Flow {
         let subflows = s.subflows.iter().enumerate().map(|(k, &(_, sent))| (r.subflows.get(k).map_or(0, |x| x.0), sent)).collect();
         Counters { delivered: r.delivered, sent: s.sent, subflows }
     }
-}
-
-enum TrafficKind {
-    Cbr,
-    Other,
 }
