@@ -13,7 +13,7 @@
 //! operator,start_m,end_m,count
 //! A,1874.2,2016.9,50
 //! ```
-//! `operator` is a non-empty name without commas; `0 <= start_m < end_m`, finite; `count >= 1`.
+//! `operator` is a non-empty name without commas; `0 <= start_m <= end_m`, finite (a zero-width range is a handover seen at one GPS position); `count >= 1`.
 //! Lines starting with `#` and blank lines are ignored. Errors name the line and the field.
 use crate::error::ConfigError;
 use std::collections::BTreeMap;
