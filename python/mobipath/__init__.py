@@ -8,16 +8,31 @@
 
     mobipath.validate("my.toml")       # -> list of ConfigError ([] when valid)
     mobipath.schema()                  # JSON Schema of the scenario format
+
+The names below are imported on first use (PEP 562), so ``import mobipath`` and every command
+start fast: a command pays only for the modules it uses (issue 19).
 """
 from __future__ import annotations
 
-from .api import run, schema, validate
-from .errors import ConfigError, InternalError, ScenarioError
-from .provenance import git_revision
-from .provenance import version as _version
-from .results import Result
+from typing import TYPE_CHECKING, Any
 
-__version__ = _version()
+if TYPE_CHECKING:  # pragma: no cover
+    from .api import run, schema, validate
+    from .errors import ConfigError, InternalError, ScenarioError
+    from .provenance import git_revision
+    from .results import Result
+
+# name -> (module, attribute)
+_LAZY = {
+    "run": ("api", "run"),
+    "validate": ("api", "validate"),
+    "schema": ("api", "schema"),
+    "Result": ("results", "Result"),
+    "ConfigError": ("errors", "ConfigError"),
+    "ScenarioError": ("errors", "ScenarioError"),
+    "InternalError": ("errors", "InternalError"),
+    "git_revision": ("provenance", "git_revision"),
+}
 
 __all__ = [
     "run",
@@ -30,3 +45,23 @@ __all__ = [
     "git_revision",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from .provenance import version
+
+        value: Any = version()
+    elif name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+    else:
+        raise AttributeError(f"module 'mobipath' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

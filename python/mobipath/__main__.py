@@ -1,4 +1,4 @@
 """`python -m mobipath` is the same as the `mobipath` command."""
-from .cli import main
+from .runcmd import entry
 
-main()
+entry()

@@ -3,8 +3,11 @@
 Each benchmark runs in a fresh Python subprocess (``python -m mobipath.bench --child FILE``) so
 its peak memory (``ru_maxrss``) is its own; the child imports only the extension module, times
 the simulator call alone and prints one JSON line. Reported per scenario: simulated seconds,
-wall seconds, events, events per wall second, simulated seconds per wall second, peak RSS and
-the RSS before the run (interpreter baseline).
+wall seconds, events, events per wall second, simulated seconds per wall second, packets carried
+by the links and the wall time per packet, the simulator's peak heap (bytes its Rust code held
+at most during the run, counted by the extension module's allocator: the process's RSS is mostly
+the interpreter and the module's code, the same for every scenario), and the process's peak
+RSS and its RSS before the run, for reference.
 
 `--quick` caps each scenario's simulated duration at `QUICK_DURATION_S` past its warm-up (by
 rewriting its top-level ``duration_s``) so the whole set runs in seconds, e.g. as a CI smoke
@@ -121,9 +124,11 @@ def child_main(path: str, quick: bool) -> Dict[str, Any]:
     if quick:
         text, capped = cap_duration(text, quick_cap(text))
     baseline = _rss_mib()
+    heap_before, _ = _core.heap_bytes(True)
     t0 = time.perf_counter()
     raw = _core.run(text, str(p), str(p.resolve().parent), None, None)
     wall = time.perf_counter() - t0
+    _, heap_peak = _core.heap_bytes()
     peak = _rss_mib()
     resolved = json.loads(raw["resolved_scenario"])
     summary = json.loads(raw["summary"])
@@ -133,6 +138,8 @@ def child_main(path: str, quick: bool) -> Dict[str, Any]:
             sim_s = float(src["duration_s"])
             break
     events = int(raw["events"])
+    # Every packet a link direction delivered (data and ACKs, every hop): the unit of work.
+    packets = sum(int(v.get("packets_delivered", 0)) for v in (summary.get("links") or {}).values() if isinstance(v, dict))
     return {
         "scenario": str(p),
         "sim_seconds": sim_s,
@@ -140,6 +147,9 @@ def child_main(path: str, quick: bool) -> Dict[str, Any]:
         "events": events,
         "events_per_second": events / wall if wall > 0 else None,
         "sim_seconds_per_wall_second": (sim_s / wall) if (sim_s is not None and wall > 0) else None,
+        "packets": packets,
+        "ns_per_packet": wall * 1e9 / packets if packets else None,
+        "sim_peak_heap_mib": max(heap_peak - heap_before, 0) / (1024 * 1024),
         "peak_rss_mib": peak,
         "baseline_rss_mib": baseline,
         "duration_capped": capped,

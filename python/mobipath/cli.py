@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import api, bench as bench_mod, jsonfmt, provenance, shipped
-from .display import RunProgress, fmt_value, print_summary
-from .errors import InternalError, ScenarioError
+from . import api, bench as bench_mod, jsonfmt, provenance, runcmd, shipped
+from .display import fmt_value, print_summary
+
 
 # Help texts are plain text, not rich markup: "[hst]" and "[default: ...]" must print as written.
 # Every sub-command group (hotable, reproduce, router) sets the same.
@@ -56,12 +56,7 @@ def input_file(path: Path, quiet: bool = False) -> Path:
     """`path`, or the file shipped with mobipath that it names when it does not exist here
     (``scenarios/examples/...``, ``data/...``): the documented commands then work from any
     directory. Says so on stderr unless `quiet`."""
-    found = shipped.find(path)
-    if found is None:
-        return path
-    if not quiet:
-        typer.echo(f"note: {path} is not in this directory; using the copy shipped with mobipath ({found})", err=True)
-    return found
+    return runcmd.resolve_input(path, quiet)
 
 
 def out_dir_option(value: Optional[str], flag: str = "--out") -> Optional[Path]:
@@ -83,23 +78,14 @@ def _guarded(fn: F) -> F:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.BadParameter):
             raise  # exit codes, and bad flags reported as usage errors (code 2)
-        except ScenarioError as e:
-            for err in e.errors:
-                typer.echo(err.with_file(), err=True)
-            raise typer.Exit(1)
-        except OSError as e:
-            name = f"{e.filename}: " if e.filename else ""
-            raise _fail(f"{name}{e.strerror or e}")
-        except KeyboardInterrupt:
-            raise _fail("interrupted", 130)
-        except InternalError as e:
-            if os.environ.get("MOBIPATH_DEBUG"):
+        except BaseException as e:  # noqa: B902 - the same messages as the fast `run` path
+            failure = runcmd.describe_failure(e)
+            if failure is None:
                 raise
-            raise _fail(str(e))
-        except Exception as e:
-            if os.environ.get("MOBIPATH_DEBUG"):
-                raise
-            raise _fail(f"{type(e).__name__}: {e} (set MOBIPATH_DEBUG=1 for a traceback)")
+            lines, code = failure
+            for line in lines:
+                typer.echo(line, err=True)
+            raise typer.Exit(code)
 
     return wrapper  # type: ignore[return-value]
 
@@ -116,37 +102,9 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or messages on stderr."),
 ) -> None:
     """Run a scenario, write its results and print a summary (plot them with `mobipath plot DIR`)."""
-    out = out_dir_option(out_arg)
-    scenario = input_file(scenario, quiet)
-    err = _stderr()
-    show_progress = not quiet and sys.stderr.isatty()
-    t0 = time.perf_counter()
-    with RunProgress(f"simulating {scenario.name}", err) as bar:
-        result = api.run(scenario, seed=seed, progress=bar if show_progress else None, allow_partial=True,
-                         command=provenance.command_line())
-    wall = time.perf_counter() - t0
-    out_dir = out if out is not None else Path("results") / f"{scenario.stem}-seed{result.seed if result.seed is not None else 'default'}"
-    try:
-        result.write(out_dir)
-    except OSError as e:
-        raise _fail(f"cannot write results to {out_dir}: {e.strerror or e}")
-    if seed is not None and not result.seed_matters and not quiet:
-        err.print("warning: nothing in this scenario is random (no random loss, reordering, BBR, Peekaboo or train), "
-                  "so every seed gives the same result")
-    if result.partial:
-        stopped = result.summary["partial"]["stopped_at_s"]
-        raise _fail(f"interrupted at {stopped:g} s of simulated time; partial results (marked \"partial\" in "
-                    f"summary.json) written to {out_dir}", 130)
-    if as_json:
-        sys.stdout.write(result.summary_json())
-        sys.stdout.flush()
-        if not quiet:
-            err.print(f"results written to {escape(str(out_dir))}")
-        return
-    header = f"[bold]{escape(str(scenario))}[/bold]  seed {result.seed}  ·  {result.events} events in {wall:.2f} s"
-    print_summary(_stdout(), result.summary, header=header)
-    if not quiet:
-        err.print(f"results written to {escape(str(out_dir))}")
+    # The same body as the console script's fast path (mobipath.runcmd), which handles the
+    # well-formed command lines without importing typer.
+    runcmd.execute(runcmd.RunOptions(scenario, seed, out_dir_option(out_arg), as_json, quiet))
 
 
 @app.command()
@@ -214,14 +172,16 @@ def bench(
     else:
         table = Table(title="mobipath bench" + (" (quick)" if quick else ""), title_justify="left", show_edge=False)
         # "sim/wall": simulated seconds per wall-clock second.
-        for col in ("scenario", "sim s", "wall s", "events", "Mevents/s", "sim/wall", "peak MiB"):
+        # "ns/pkt": wall time per packet a link delivered; "heap MiB": the simulator's peak heap;
+        # "RSS MiB": the benchmark process's peak RSS (interpreter and module code included).
+        for col in ("scenario", "sim s", "wall s", "events", "Mevents/s", "ns/pkt", "sim/wall", "heap MiB", "RSS MiB"):
             if col == "scenario":
-                table.add_column(col, overflow="fold")
+                table.add_column(col, overflow="fold", min_width=22)
             else:
                 table.add_column(col, justify="right", no_wrap=True)
         for r in results:
             if r.error is not None or r.measurements is None:
-                table.add_row(escape(Path(r.scenario).stem), "[red]failed[/red]", "", "", "", "", "")
+                table.add_row(escape(Path(r.scenario).stem), "[red]failed[/red]", "", "", "", "", "", "", "")
                 continue
             m = r.measurements
             table.add_row(
@@ -230,10 +190,13 @@ def bench(
                 f"{m['wall_seconds']:.3f}",
                 str(m["events"]),
                 f"{m['events_per_second'] / 1e6:.2f}" if m.get("events_per_second") else "—",
+                f"{m['ns_per_packet']:.0f}" if m.get("ns_per_packet") else "—",
                 f"{m['sim_seconds_per_wall_second']:.1f}" if m.get("sim_seconds_per_wall_second") else "—",
+                f"{m['sim_peak_heap_mib']:.2f}" if m.get("sim_peak_heap_mib") is not None else "—",
                 f"{m['peak_rss_mib']:.1f}",
             )
-        _stdout().print(table)
+        # Nine columns: a pipe or file gets the whole table instead of rich's 80 columns.
+        Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
     for r in failed:
         typer.echo(f"{r.scenario}: {r.error}", err=True)
     if failed:
@@ -515,5 +478,6 @@ def sweep_cmd(
 
 
 def main() -> None:
-    """Entry point for `python -m mobipath` (the console script calls `app` directly)."""
+    """The typer application alone (the console script and `python -m mobipath` use
+    `runcmd.entry`, which runs well-formed `run` command lines without typer)."""
     app()

@@ -4,6 +4,10 @@ A `Result` holds the summary (dict), the time series (a polars DataFrame in long
 per time bin, entity and metric), the resolved scenario, the event count and the provenance
 record. `Result.write(out_dir)` writes ``summary.json`` (canonical JSON: the same scenario and
 seed give byte-identical files), ``timeseries.parquet`` and ``provenance.json``.
+
+The time series of a simulated run stays in the Rust core (`mobipath._core.TimeSeries`) until
+someone reads `Result.timeseries`: `write` has the core write the Parquet file itself, so
+`mobipath run` never imports polars (issue 19: importing it cost more than a short run).
 """
 from __future__ import annotations
 
@@ -51,7 +55,11 @@ def effective_seed(seed: Optional[int], summary: Mapping[str, Any], resolved: An
 
 @dataclass
 class Result:
-    """Everything one simulation run produced."""
+    """Everything one simulation run produced.
+
+    `timeseries` may be given as a polars DataFrame, a column-name → values mapping, or the
+    core's `TimeSeries`; reading the attribute always gives the DataFrame (built on first use).
+    """
 
     summary: Dict[str, Any]
     timeseries: "pl.DataFrame"
@@ -61,6 +69,23 @@ class Result:
     seed: Optional[int] = None
     scenario_file: Optional[str] = None
     extra: Dict[str, Any] = field(default_factory=dict)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "timeseries":
+            # Kept as given; the DataFrame is built when `timeseries` is first read.
+            object.__setattr__(self, "_ts_source", value)
+            object.__setattr__(self, "_ts_frame", None)
+            return
+        object.__setattr__(self, name, value)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "timeseries":
+            frame = object.__getattribute__(self, "_ts_frame")
+            if frame is None:
+                frame = _as_frame(object.__getattribute__(self, "_ts_source"))
+                object.__setattr__(self, "_ts_frame", frame)
+            return frame
+        return object.__getattribute__(self, name)
 
     @classmethod
     def from_raw(
@@ -87,7 +112,7 @@ class Result:
         )
         return cls(
             summary=summary,
-            timeseries=timeseries_frame(raw.get("timeseries") or {}),
+            timeseries=raw.get("timeseries") or {},
             resolved_scenario=resolved,
             events=events,
             provenance=prov,
@@ -116,9 +141,23 @@ class Result:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         _write_text(out / SUMMARY_FILE, self.summary_json())
-        self.timeseries.write_parquet(out / TIMESERIES_FILE)
+        source = object.__getattribute__(self, "_ts_source")
+        if object.__getattribute__(self, "_ts_frame") is None and hasattr(source, "write_parquet") and not _is_frame(source):
+            source.write_parquet(out / TIMESERIES_FILE)  # the core writes it: no polars needed
+        else:
+            self.timeseries.write_parquet(out / TIMESERIES_FILE)
         _write_text(out / PROVENANCE_FILE, jsonfmt.dumps(self.provenance))
         return out
+
+
+def _is_frame(v: Any) -> bool:
+    return type(v).__module__.startswith("polars")
+
+
+def _as_frame(source: Any) -> "pl.DataFrame":
+    if _is_frame(source):
+        return source
+    return timeseries_frame(dict(source.items()) if hasattr(source, "items") else source)
 
 
 def _json_value(v: Any) -> Any:

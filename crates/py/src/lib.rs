@@ -14,7 +14,7 @@
 //! only for each call of the callback.
 // pyo3 0.22's `#[pyfunction]` expansion trips this lint on every `PyResult` return type.
 #![allow(clippy::useless_conversion)]
-use mobipath_sim::api::{self, Column, RunOutput};
+use mobipath_sim::api::{self, RunOutput};
 use mobipath_sim::ConfigError;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError};
@@ -22,6 +22,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+
+mod heap;
+mod timeseries;
+
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
+use timeseries::TimeSeries;
 
 create_exception!(
     _core,
@@ -100,16 +107,8 @@ fn schema() -> PyResult<String> {
     catch_unwind(api::schema_json).map_err(|p| panic_error("building the schema", p))
 }
 
-/// Converts one result column into a Python list.
-fn column_to_list(py: Python<'_>, col: &Column) -> PyObject {
-    match col {
-        Column::F64(v) => PyList::new_bound(py, v.iter().copied()).into_any().unbind(),
-        Column::Str(v) => PyList::new_bound(py, v.iter()).into_any().unbind(),
-    }
-}
-
 /// Converts a run's output into the dict handed to Python.
-fn output_to_dict(py: Python<'_>, out: &RunOutput) -> PyResult<Py<PyDict>> {
+fn output_to_dict(py: Python<'_>, out: RunOutput) -> PyResult<Py<PyDict>> {
     let d = PyDict::new_bound(py);
     // JSON strings keep the exact numbers and let Python choose its own JSON handling.
     let summary = serde_json::to_string(&out.summary)
@@ -118,18 +117,15 @@ fn output_to_dict(py: Python<'_>, out: &RunOutput) -> PyResult<Py<PyDict>> {
         .map_err(|e| InternalError::new_err(format!("cannot serialise the resolved scenario: {e}")))?;
     d.set_item("summary", summary)?;
     d.set_item("resolved_scenario", resolved)?;
-    let ts = PyDict::new_bound(py);
-    for (name, col) in &out.timeseries.columns {
-        ts.set_item(name, column_to_list(py, col))?;
-    }
-    d.set_item("timeseries", ts)?;
+    d.set_item("timeseries", Py::new(py, TimeSeries::new(out.timeseries.columns))?)?;
     d.set_item("events", out.events)?;
     d.set_item("seed_matters", out.seed_matters)?;
     Ok(d.unbind())
 }
 
 /// Runs a scenario and returns a dict with `summary` and `resolved_scenario` (JSON strings),
-/// `timeseries` (column name → list), `events` (int) and `interrupted` (bool).
+/// `timeseries` (a `TimeSeries`: read like a dict of column name → list, or written with
+/// `write_parquet(path)`), `events` (int) and `interrupted` (bool).
 ///
 /// `seed` overrides the scenario's seed. `progress`, if given, is called with the fraction of
 /// simulated time done (0..1). Signals are checked as simulated time advances (a few hundred
@@ -173,13 +169,24 @@ fn run(
     };
     match result {
         Ok(Ok(out)) => {
-            let d = output_to_dict(py, &out)?;
+            let d = output_to_dict(py, out)?;
             d.bind(py).set_item("interrupted", interrupted)?;
             Ok(d)
         }
         Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
         Err(payload) => Err(panic_error("running the scenario", payload)),
     }
+}
+
+/// `(current, peak)` bytes allocated by the simulator's Rust code (see `heap.rs`); with
+/// `reset=True` the peak restarts from the current usage first (call it before a run).
+#[pyfunction]
+#[pyo3(signature = (reset = false))]
+fn heap_bytes(reset: bool) -> (usize, usize) {
+    if reset {
+        heap::reset_peak();
+    }
+    heap::stats()
 }
 
 /// The scenario's links as the simulator runs them (the train's handovers and capacity folded
@@ -380,6 +387,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
     m.add_function(wrap_pyfunction!(effective_links, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
@@ -387,6 +395,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add_class::<PhaDController>()?;
+    m.add_class::<TimeSeries>()?;
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;
     m.add("InternalError", py.get_type_bound::<InternalError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

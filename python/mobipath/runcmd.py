@@ -1,0 +1,215 @@
+"""`mobipath run` without the start-up cost of the full command line (issue 19).
+
+`mobipath run` is the command sweeps and shell loops call thousands of times, so it must not pay
+for what it does not use. typer imports click, rich and pydantic (~80 ms), polars ~70 ms: more
+than a short simulation. So:
+
+- `entry()` is the console script. For a `run` command line it recognises (the scenario and
+  `--seed N`, `--out DIR`, `--json`, `-q/--quiet`, each at most once) it runs `execute` directly;
+  anything else (`--help`, another command, a flag it does not know, a value out of range) goes to
+  the typer application in `mobipath.cli`, which reports usage errors as before. The fast path
+  never decides an error itself, so both paths accept and refuse the same command lines.
+- `execute` is the body of `mobipath run` for both paths (`cli.run` calls it too). rich is
+  imported only to draw the human-readable summary or a progress bar; `--json` needs neither.
+- `describe_failure` turns an exception into the lines and exit code every command prints, for
+  both paths (`cli._guarded` uses it).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+__all__ = ["entry", "execute", "describe_failure", "parse_fast", "RunOptions", "CommandFailed", "resolve_input"]
+
+MAX_SEED = 2**64 - 1
+
+
+class CommandFailed(Exception):
+    """A command ends with `message` (printed as ``error: message``) and exit `code`."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class RunOptions:
+    """The options of `mobipath run` (the same as `cli.run`'s parameters)."""
+
+    __slots__ = ("scenario", "seed", "out", "as_json", "quiet")
+
+    def __init__(self, scenario: Path, seed: Optional[int] = None, out: Optional[Path] = None, as_json: bool = False,
+                 quiet: bool = False):
+        self.scenario = scenario
+        self.seed = seed
+        self.out = out
+        self.as_json = as_json
+        self.quiet = quiet
+
+
+def parse_fast(args: Sequence[str]) -> Optional[RunOptions]:
+    """The options of a well-formed ``run`` command line (`args` without the program name), or
+    None when typer must handle it (help, another command, an unknown or repeated flag, a bad
+    value): the fast path never reports a usage error itself."""
+    if len(args) < 2 or args[0] != "run":
+        return None
+    scenario: Optional[str] = None
+    values = {}
+    flags = set()
+    i = 1
+    while i < len(args):
+        a = args[i]
+        if a in ("--seed", "--out") or a.startswith(("--seed=", "--out=")):
+            name, eq, value = a.partition("=")
+            if not eq:
+                if i + 1 >= len(args):
+                    return None
+                i += 1
+                value = args[i]
+            if name in values:
+                return None
+            values[name] = value
+        elif a in ("--json", "-q", "--quiet"):
+            key = "quiet" if a in ("-q", "--quiet") else a
+            if key in flags:
+                return None
+            flags.add(key)
+        elif a.startswith("-") and a != "-":
+            return None  # --help, -h, unknown flags, "--" (typer decides)
+        elif scenario is None:
+            scenario = a
+        else:
+            return None  # an extra argument: typer's error message
+        i += 1
+    if scenario is None:
+        return None
+    seed = None
+    if "--seed" in values:
+        text = values["--seed"].strip()
+        if not text.isdigit():
+            return None
+        seed = int(text)
+        if seed > MAX_SEED:
+            return None
+    out = None
+    if "--out" in values:
+        if not values["--out"].strip():
+            return None  # typer says why an empty directory is refused
+        out = Path(values["--out"])
+    return RunOptions(Path(scenario), seed, out, "--json" in flags, "quiet" in flags)
+
+
+def _err(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def resolve_input(path: Path, quiet: bool = False) -> Path:
+    """`path`, or the file shipped with mobipath that it names when it does not exist here
+    (``scenarios/examples/...``, ``data/...``): the documented commands then work from any
+    directory. Says so on stderr unless `quiet`."""
+    from . import shipped
+
+    found = shipped.find(path)
+    if found is None:
+        return path
+    if not quiet:
+        _err(f"note: {path} is not in this directory; using the copy shipped with mobipath ({found})")
+    return found
+
+
+def execute(opts: RunOptions) -> None:
+    """Runs a scenario, writes its results and prints a summary. Raises `CommandFailed`."""
+    from . import api, provenance
+
+    scenario = resolve_input(opts.scenario, opts.quiet)
+    show_progress = not opts.quiet and sys.stderr.isatty()
+    t0 = time.perf_counter()
+    if show_progress:
+        from rich.console import Console
+
+        from .display import RunProgress
+
+        with RunProgress(f"simulating {scenario.name}", Console(stderr=True, highlight=False)) as bar:
+            result = api.run(scenario, seed=opts.seed, progress=bar, allow_partial=True, command=provenance.command_line())
+    else:
+        result = api.run(scenario, seed=opts.seed, allow_partial=True, command=provenance.command_line())
+    wall = time.perf_counter() - t0
+    seed_part = result.seed if result.seed is not None else "default"
+    out_dir = opts.out if opts.out is not None else Path("results") / f"{scenario.stem}-seed{seed_part}"
+    try:
+        result.write(out_dir)
+    except OSError as e:
+        raise CommandFailed(f"cannot write results to {out_dir}: {e.strerror or e}")
+    if opts.seed is not None and not result.seed_matters and not opts.quiet:
+        _err("warning: nothing in this scenario is random (no random loss, reordering, BBR, Peekaboo or train), "
+             "so every seed gives the same result")
+    if result.partial:
+        stopped = result.summary["partial"]["stopped_at_s"]
+        raise CommandFailed(f"interrupted at {stopped:g} s of simulated time; partial results (marked \"partial\" in "
+                            f"summary.json) written to {out_dir}", 130)
+    if opts.as_json:
+        sys.stdout.write(result.summary_json())
+        sys.stdout.flush()
+    else:
+        from rich.console import Console
+        from rich.markup import escape
+
+        from .display import print_summary
+
+        header = f"[bold]{escape(str(scenario))}[/bold]  seed {result.seed}  ·  {result.events} events in {wall:.2f} s"
+        print_summary(Console(highlight=False), result.summary, header=header)
+    if not opts.quiet:
+        _err(f"results written to {out_dir}")
+
+
+def describe_failure(e: BaseException) -> Optional[Tuple[List[str], int]]:
+    """The lines to print on stderr and the exit code for an exception a command raised, or None
+    if it must propagate (MOBIPATH_DEBUG=1 asks for tracebacks of unexpected errors)."""
+    from .errors import InternalError, ScenarioError
+
+    if isinstance(e, CommandFailed):
+        return [f"error: {e.message}"], e.code
+    if isinstance(e, ScenarioError):
+        return [err.with_file() for err in e.errors], 1
+    if isinstance(e, OSError):
+        name = f"{e.filename}: " if e.filename else ""
+        return [f"error: {name}{e.strerror or e}"], 1
+    if isinstance(e, KeyboardInterrupt):
+        return ["error: interrupted"], 130
+    if os.environ.get("MOBIPATH_DEBUG"):
+        return None
+    if isinstance(e, InternalError):
+        return [f"error: {e}"], 1
+    if isinstance(e, Exception):
+        return [f"error: {type(e).__name__}: {e} (set MOBIPATH_DEBUG=1 for a traceback)"], 1
+    return None
+
+
+def run_fast(opts: RunOptions) -> int:
+    """`execute` with the CLI's error handling; returns the exit code."""
+    try:
+        execute(opts)
+    except BaseException as e:  # noqa: B902 - every failure becomes a message and an exit code
+        failure = describe_failure(e)
+        if failure is None:
+            raise
+        lines, code = failure
+        for line in lines:
+            _err(line)
+        return code
+    return 0
+
+
+def entry(argv: Optional[Sequence[str]] = None) -> None:
+    """The `mobipath` console script (and `python -m mobipath`)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    opts = parse_fast(args)
+    if opts is not None:
+        sys.exit(run_fast(opts))
+    from .cli import app
+
+    app(args=args, prog_name="mobipath")

@@ -1,0 +1,148 @@
+"""`mobipath run`'s fast start-up (issue 19): the console script runs well-formed `run` command
+lines without typer, rich or polars, accepts exactly the command lines typer's `run` accepts
+(anything else goes to typer), and writes the same files; `mobipath bench` measures the simulator."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+import typer
+from conftest import EXAMPLE, cli_env, run_cli
+from typer.testing import CliRunner
+
+import mobipath
+from mobipath.cli import app
+from mobipath.runcmd import parse_fast
+
+HEAVY = ("typer", "click", "rich", "polars", "pydantic", "matplotlib", "numpy")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "x.toml"],
+        ["run", "x.toml", "--seed", "7", "--out", "d", "--json", "-q"],
+        ["run", "--seed=0", "--out=d", "--quiet", "x.toml"],
+        ["run", "x.toml", "--seed", str(2**64 - 1)],
+    ],
+)
+def test_fast_path_takes_well_formed_run_lines(args):
+    opts = parse_fast(args)
+    assert opts is not None and opts.scenario == Path("x.toml")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["run"],
+        ["validate", "x.toml"],
+        ["run", "x.toml", "--help"],
+        ["run", "--help"],
+        ["run", "x.toml", "-h"],
+        ["run", "x.toml", "--seed"],
+        ["run", "x.toml", "--seed", "-1"],
+        ["run", "x.toml", "--seed", "seven"],
+        ["run", "x.toml", "--seed", str(2**64)],
+        ["run", "x.toml", "--seed", "1", "--seed", "2"],
+        ["run", "x.toml", "--out", ""],
+        ["run", "x.toml", "--json", "--json"],
+        ["run", "x.toml", "y.toml"],
+        ["run", "x.toml", "--frobnicate"],
+        ["run", "--", "x.toml"],
+    ],
+)
+def test_fast_path_leaves_everything_else_to_typer(args):
+    assert parse_fast(args) is None
+
+
+def test_fast_path_knows_exactly_typers_run_options():
+    """If `cli.run` gains or renames an option, the fast parser must follow (or it would refuse
+    nothing and silently hand the new option to typer, which is correct but slow: this test says
+    which to update)."""
+    command = typer.main.get_command(app).commands["run"]
+    opts = {o for p in command.params if not getattr(p, "is_eager", False) for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
+    assert opts == {"--seed", "--out", "--json", "--quiet", "-q"}
+    for o in opts:
+        line = ["run", "x.toml", o] + ([] if o in ("--json", "--quiet", "-q") else ["5"])
+        assert parse_fast(line) is not None, o
+
+
+def _fast_run(args, cwd):
+    """Runs the console script's entry in a fresh interpreter; returns (process, heavy modules imported)."""
+    code = (
+        "import sys, atexit\n"
+        f"heavy = {HEAVY!r}\n"
+        "atexit.register(lambda: sys.stderr.write('\\nIMPORTED=' + ','.join(m for m in heavy if m in sys.modules) + '\\n'))\n"
+        "from mobipath.runcmd import entry\n"
+        f"entry({args!r})\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=cli_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    marker = [line for line in proc.stderr.splitlines() if line.startswith("IMPORTED=")]
+    assert marker, proc.stderr
+    return proc, [m for m in marker[-1][len("IMPORTED="):].split(",") if m]
+
+
+def test_run_json_imports_nothing_heavy_and_matches_the_typer_path(tmp_path):
+    fast_dir, slow_dir = tmp_path / "fast", tmp_path / "slow"
+    proc, heavy = _fast_run(["run", str(EXAMPLE), "--seed", "4", "--out", str(fast_dir), "--json", "-q"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert heavy == [], f"`mobipath run --json` imported {heavy}"
+    slow = CliRunner().invoke(app, ["run", str(EXAMPLE), "--seed", "4", "--out", str(slow_dir), "--json", "-q"])
+    assert slow.exit_code == 0, slow.output
+    assert json.loads(proc.stdout) == json.loads(slow.stdout)
+    assert (fast_dir / "summary.json").read_bytes() == (slow_dir / "summary.json").read_bytes()
+    fast_ts = pl.read_parquet(fast_dir / "timeseries.parquet")
+    assert fast_ts.height > 0
+    assert fast_ts.equals(pl.read_parquet(slow_dir / "timeseries.parquet"))
+    # ... and equal to the API's DataFrame, column types included.
+    assert fast_ts.equals(mobipath.run(EXAMPLE, seed=4).timeseries)
+    assert fast_ts.schema == {"time_s": pl.Float64, "kind": pl.String, "name": pl.String, "metric": pl.String, "value": pl.Float64}
+
+
+def test_fast_path_errors_match_the_typer_path(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("seed = 1\nduration_s = -3\n")
+    proc, _ = _fast_run(["run", str(bad), "--out", str(tmp_path / "o"), "-q"], tmp_path)
+    slow = CliRunner().invoke(app, ["run", str(bad), "--out", str(tmp_path / "o2"), "-q"])
+    assert proc.returncode == slow.exit_code == 1
+    fast_lines = [line for line in proc.stderr.splitlines() if line and not line.startswith("IMPORTED=")]
+    assert fast_lines and fast_lines == [line for line in slow.stderr.splitlines() if line]
+    missing = tmp_path / "missing.toml"
+    proc, _ = _fast_run(["run", str(missing), "-q"], tmp_path)
+    assert proc.returncode == 1 and f"error: {missing}" in proc.stderr
+
+
+def test_usage_errors_still_come_from_typer(tmp_path):
+    proc = run_cli(["run", str(EXAMPLE), "--seed", "minus-one"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--seed" in proc.stderr
+
+
+def test_result_written_before_reading_uses_the_core_writer(tmp_path):
+    r = mobipath.run(EXAMPLE, seed=2)
+    r.write(tmp_path / "a")  # the core writes the Parquet file: the frame is not built yet
+    frame = r.timeseries
+    frame.write_parquet(tmp_path / "b.parquet")
+    assert pl.read_parquet(tmp_path / "a" / "timeseries.parquet").equals(pl.read_parquet(tmp_path / "b.parquet"))
+
+
+def test_bench_measures_the_simulator_not_the_interpreter(tmp_path):
+    """The heap column follows the scenario: a full 100 Mbit/s run holds a 1-BDP queue and
+    window in flight, its 10 ms prefix only the initial window."""
+    short = tmp_path / "short.toml"
+    text = EXAMPLE.read_text()
+    short.write_text(text.replace("duration_s = 20", "duration_s = 0.01").replace("warmup_s = 5", "warmup_s = 0"))
+    proc = run_cli(["bench", "--json", str(EXAMPLE), str(short)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    full, tiny = json.loads(proc.stdout)["results"]
+    for m in (full, tiny):
+        assert m["packets"] > 0 and m["ns_per_packet"] > 0
+        assert m["sim_peak_heap_mib"] > 0
+    assert full["packets"] > 100 * tiny["packets"]
+    assert full["sim_peak_heap_mib"] > 2 * tiny["sim_peak_heap_mib"]
