@@ -40,10 +40,11 @@ class BenchError(Exception):
     """A benchmark could not be set up (no scenarios found, ...)."""
 
 
-def find_scenarios(files: Optional[Sequence[Path]] = None) -> List[Path]:
+def find_scenarios(files: Optional[Sequence[Path]] = None, long: bool = False) -> List[Path]:
     """The benchmark scenarios: `files` if given, else ``scenarios/bench/*.toml`` found in the
-    current directory, the mobipath source tree or the scenarios shipped with mobipath."""
-    if files:
+    current directory, the mobipath source tree or the scenarios shipped with mobipath; with
+    `long` also ``scenarios/bench/long/*.toml`` (long runs: cost against run length and size)."""
+    if files and not long:
         return [Path(f) for f in files]
     from . import shipped
 
@@ -56,9 +57,11 @@ def find_scenarios(files: Optional[Sequence[Path]] = None) -> List[Path]:
     except shipped.ShippedError:
         pass
     for d in dict.fromkeys(c.resolve() for c in candidates):
-        found = sorted(d.glob("*.toml"))
-        if found:
-            return [_relative(p) for p in found]
+        default = sorted(d.glob("*.toml"))
+        if default:
+            extra = sorted(d.glob("long/*.toml")) if long else []
+            chosen = [Path(f) for f in files] if files else [_relative(p) for p in default]
+            return chosen + [_relative(p) for p in extra]
     where = " or ".join(dict.fromkeys(str(c.resolve()) for c in candidates))
     raise BenchError(f"no benchmark scenarios in {where}: pass scenario files or run from the repository root")
 

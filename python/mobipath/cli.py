@@ -142,6 +142,7 @@ def bench(
     files: Optional[List[Path]] = typer.Argument(
         None, help="Benchmark scenarios [default: scenarios/bench/*.toml].", show_default=False
     ),
+    long: bool = typer.Option(False, "--long", help="Add the long runs of scenarios/bench/long/ (a 1-hour train ride, a 100-UE cell; about half a minute)."),
     quick: bool = typer.Option(False, "--quick", help=f"Cap each scenario at {bench_mod.QUICK_DURATION_S:g} simulated seconds past its warm-up."),
     repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
@@ -152,7 +153,7 @@ def bench(
         _bench_emulator(as_json)
         return
     try:
-        paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None)
+        paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None, long=long)
     except bench_mod.BenchError as e:
         raise _fail(str(e))
     err = _stderr()

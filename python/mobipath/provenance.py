@@ -86,6 +86,25 @@ def git_revision() -> str:
     return built or "unknown"
 
 
+@functools.lru_cache(maxsize=None)
+def _platform() -> Dict[str, str]:
+    """The operating system, from os.uname(): `platform.platform()` would run `uname -p` in a
+    subprocess (platform.uname()'s lazy processor field) and scan the interpreter binary for its
+    libc, several ms of every `mobipath run` (issue 19). Same strings on glibc Linux."""
+    if not hasattr(os, "uname"):  # pragma: no cover - Windows
+        return {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
+                "platform": platform.platform()}
+    u = os.uname()
+    text = f"{u.sysname}-{u.release}-{u.machine}"
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.35"
+    except (AttributeError, ValueError, OSError):
+        libc = ""
+    if libc:
+        text += "-with-" + libc.replace(" ", "")
+    return {"system": u.sysname, "release": u.release, "machine": u.machine, "platform": text}
+
+
 def command_line(argv: Optional[Sequence[str]] = None) -> str:
     """The command line as a shell would need it; the CLI's own name replaces its full path (also
     for ``python -m mobipath``, whose argv[0] is the package's ``__main__.py``)."""
@@ -130,10 +149,5 @@ def collect(
             "implementation": platform.python_implementation(),
             "executable": sys.executable,
         },
-        "platform": {
-            "system": platform.system(),
-            "release": platform.release(),
-            "machine": platform.machine(),
-            "platform": platform.platform(),
-        },
+        "platform": _platform(),
     }

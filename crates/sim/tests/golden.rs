@@ -15,7 +15,9 @@ fn repo_root() -> PathBuf {
 }
 
 /// Every `.toml` under `dir`, sorted, as paths relative to the repository root — except sweep
-/// files (`scenarios/sweeps/`: grids of scenarios, run by `mobipath sweep`, not scenarios).
+/// files (`scenarios/sweeps/`: grids of scenarios, run by `mobipath sweep`, not scenarios) and
+/// the long benchmark runs (`scenarios/bench/long/`: an hour of train ride costs ~10 s per seed;
+/// their short counterparts are here, and `unknown_keys.rs` still validates them).
 fn scenario_files(root: &Path, dir: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.join(dir)];
@@ -23,7 +25,7 @@ fn scenario_files(root: &Path, dir: &str) -> Vec<PathBuf> {
         for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
             let p = e.expect("directory entry").path();
             if p.is_dir() {
-                if p.file_name().is_some_and(|n| n == "sweeps") {
+                if p.file_name().is_some_and(|n| n == "sweeps") || p.ends_with("bench/long") {
                     continue;
                 }
                 stack.push(p);
