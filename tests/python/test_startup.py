@@ -146,3 +146,15 @@ def test_bench_measures_the_simulator_not_the_interpreter(tmp_path):
         assert m["sim_peak_heap_mib"] > 0
     assert full["packets"] > 100 * tiny["packets"]
     assert full["sim_peak_heap_mib"] > 2 * tiny["sim_peak_heap_mib"]
+
+
+def test_bench_long_adds_the_long_runs_only_when_asked():
+    from mobipath import bench
+
+    default = bench.find_scenarios()
+    long = bench.find_scenarios(long=True)
+    assert default and not any("long" in p.parts for p in default)
+    extra = [p for p in long if p not in default]
+    assert {p.name for p in extra} == {"hst-1h-two-operators.toml", "lte-100ue-60s.toml"}
+    assert bench.find_scenarios([EXAMPLE]) == [EXAMPLE]
+    assert bench.find_scenarios([EXAMPLE], long=True) == [EXAMPLE] + extra
