@@ -112,6 +112,16 @@ def cap_duration(text: str, max_s: float) -> Tuple[str, bool]:
 
 
 def _rss_mib() -> float:
+    """This process's peak RSS in MiB: VmHWM of its own address space where Linux has it, since
+    ru_maxrss also counts the RSS of the parent this process was forked from (every benchmark
+    child of `mobipath bench` reported the parent's ~35 MiB before, issue 19)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes.
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
@@ -247,3 +257,75 @@ def _child_cli(argv: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_child_cli(sys.argv[1:]))
+
+
+# --- Whole-process benchmark (`mobipath bench --process`) ------------------------------------
+
+#: A 10 ms scenario: what `mobipath run` costs beyond the simulation (start-up, writing results).
+STARTUP_SCENARIO = """# mobipath bench --process: a 10 ms run, so the wall time is start-up and writing results.
+name = "startup-10ms"
+seed = 1
+duration_s = 0.01
+output = { bin_ms = 1 }
+
+[[links]]
+name = "bottleneck"
+rate_mbps = 100
+delay_ms = 20
+queue_packets = 333
+
+[[paths]]
+name = "p1"
+links = ["bottleneck"]
+
+[[flows]]
+name = "cubic"
+path = "p1"
+cc = "cubic"
+traffic = { kind = "bulk" }
+"""
+
+
+def mobipath_command() -> List[str]:
+    """The `mobipath` console script next to this interpreter (what users run), else
+    `python -m mobipath`."""
+    script = Path(sys.executable).with_name("mobipath")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mobipath"]
+
+
+def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) -> Dict[str, Any]:
+    """Runs ``mobipath run PATH --json -q`` `repeat` times as a user would (a new process each
+    time, results written to a scratch folder) and returns the median and minimum wall time and
+    the largest peak RSS of the process: its own VmHWM, which it writes at exit when
+    MOBIPATH_PEAK_RSS_FILE is set (ru_maxrss from wait4 would include this parent's RSS)."""
+    import statistics
+    import tempfile
+
+    walls: List[float] = []
+    rss: List[float] = []
+    with tempfile.TemporaryDirectory(prefix="mobipath-bench-", dir=workdir) as tmp:
+        cmd = [*mobipath_command(), "run", str(path), "--json", "-q", "--out", str(Path(tmp) / "out")]
+        peak_file = Path(tmp) / "peak-rss"
+        env = {**os.environ, "MOBIPATH_PEAK_RSS_FILE": str(peak_file)}
+        for _ in range(max(1, repeat)):
+            peak_file.unlink(missing_ok=True)
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=tmp, env=env,
+                                  check=False)
+            walls.append(time.perf_counter() - t0)
+            if proc.returncode != 0:
+                lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+                return {"scenario": str(path), "error": lines[-1] if lines else f"exit code {proc.returncode}"}
+            try:
+                rss.append(int(peak_file.read_text().strip()) / 1024)
+            except (OSError, ValueError):
+                pass  # not Linux: no VmHWM
+    return {"scenario": str(path), "runs": len(walls), "wall_median_s": statistics.median(walls), "wall_min_s": min(walls),
+            "peak_rss_mib": max(rss) if rss else None, "command": " ".join(cmd[:-2] + ["--out", "DIR"])}
+
+
+def process_scenarios(files: Optional[Sequence[Path]], scratch: Path) -> List[Path]:
+    """The whole-process set: the 10 ms start-up scenario, then `files` or the default set."""
+    startup = scratch / "startup-10ms.toml"
+    startup.write_text(STARTUP_SCENARIO, encoding="utf-8")
+    return [startup, *find_scenarios(files)]

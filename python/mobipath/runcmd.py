@@ -204,9 +204,30 @@ def run_fast(opts: RunOptions) -> int:
     return 0
 
 
+def _write_peak_rss(path: str) -> None:
+    """Writes this process's peak RSS in KiB (VmHWM of its own address space) to `path`.
+
+    For `mobipath bench --process`: a parent cannot measure it, because Linux's ru_maxrss of a
+    child includes the RSS of the parent it was forked from (the address space replaced at exec
+    counts), so every child of a 35 MiB Python process reported at least 35 MiB (issue 19)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            kib = next((line.split()[1] for line in f if line.startswith("VmHWM:")), None)
+        if kib is not None:
+            with open(path, "w", encoding="ascii") as f:
+                f.write(kib + "\n")
+    except OSError:
+        pass
+
+
 def entry(argv: Optional[Sequence[str]] = None) -> None:
     """The `mobipath` console script (and `python -m mobipath`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    peak_file = os.environ.get("MOBIPATH_PEAK_RSS_FILE")
+    if peak_file:
+        import atexit
+
+        atexit.register(_write_peak_rss, peak_file)
     opts = parse_fast(args)
     if opts is not None:
         sys.exit(run_fast(opts))

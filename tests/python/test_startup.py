@@ -158,3 +158,16 @@ def test_bench_long_adds_the_long_runs_only_when_asked():
     assert {p.name for p in extra} == {"hst-1h-two-operators.toml", "lte-100ue-60s.toml"}
     assert bench.find_scenarios([EXAMPLE]) == [EXAMPLE]
     assert bench.find_scenarios([EXAMPLE], long=True) == [EXAMPLE] + extra
+
+
+def test_bench_process_times_the_whole_command(tmp_path):
+    """`bench --process` runs `mobipath run` as users do and reads each run's own peak RSS: a
+    run holding a full window must show more than the 10 ms start-up run, which ru_maxrss (the
+    parent's RSS leaks into it) could not show."""
+    proc = run_cli(["bench", "--process", "--repeat", "2", "--json", str(EXAMPLE)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    startup, full = json.loads(proc.stdout)["results"]
+    assert Path(startup["scenario"]).name == "startup-10ms.toml" and startup["runs"] == 2
+    assert 0 < startup["wall_min_s"] <= startup["wall_median_s"]
+    assert full["wall_median_s"] > startup["wall_median_s"]
+    assert 0 < startup["peak_rss_mib"] < 200 and full["peak_rss_mib"] > 0
