@@ -57,6 +57,8 @@ HELP_ONLY = {
     "mobipath reproduce p2": "620 runs, over 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
     "mobipath bench --emulator": "measures this machine's emulator (root for its second half)",
     "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",
+    "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); test_startup.py runs it on one scenario",
+    "mobipath bench --long": "a 1-hour train ride and a 100-UE cell (half a minute and more); test_startup.py checks which scenarios it adds",
     "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",
     "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1":
         "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
