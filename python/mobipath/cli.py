@@ -504,7 +504,14 @@ def sweep_cmd(
     from .reproduce import _progress
 
     with _progress() as (_, bar):
-        info = sw.sweep(path, out_dir, jobs=jobs, progress=bar, resume=not fresh, timeseries=not no_timeseries)
+        try:
+            info = sw.sweep(path, out_dir, jobs=jobs, progress=bar, resume=not fresh, timeseries=not no_timeseries)
+        except KeyboardInterrupt:
+            from .experiments.common import RunCache
+
+            n = RunCache(out_dir / "cache").count()
+            raise _fail(f"interrupted; {n} finished runs are kept in {out_dir / 'cache'}: run the same command again "
+                        "to resume", 130) from None
     n_failed = len(info["failed"])
     typer.echo(f"{info['runs']} runs ({info['reused_runs']} reused, {n_failed} failed) of {info['combinations']} "
                f"combinations in {info['wall_time_s']:.1f} s; dataset in {out_dir / 'runs'}")

@@ -17,8 +17,8 @@ Axes name any scenario field by its dotted path (as `mobipath.run(overrides=...)
 combination is validated before the first run; an error names the combination. Runs are kept in
 ``DIR/cache`` keyed by the resolved scenario text, the seed and mobipath's version (and the
 simulator's build), so an interrupted sweep resumes and a finished one does nothing. A run that
-fails is recorded with its error and does not stop the others; the exit status is the number of
-failed runs (at most 100).
+fails is recorded with its error and does not stop the others (and is not cached: the next
+invocation runs it again); the exit status is the number of failed runs (at most 100).
 
 Output (readable without mobipath: polars, pandas, DuckDB, Arrow): ``DIR/runs/`` — one row per
 run (axes, seed, every summary scalar flattened to dotted names such as
@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import ConfigError, ScenarioError
+from .experiments.common import RunCache
 
 MAX_RUNS = 1_000_000
 SWEEP_KEYS = {"base", "seeds", "combine", "axes", "exclude", "name"}
@@ -193,20 +194,29 @@ def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
     return {"summary": flat, "timeseries": {k: list(v) for k, v in ts.items()}, "wall_s": time.perf_counter() - t0}
 
 
+class _SweepCache(RunCache):
+    """The run cache, less failed runs: a failure is recorded in the dataset but run again by the
+    next invocation (it may have been the machine's, not the scenario's)."""
+
+    def put(self, description: str, result: Any) -> None:
+        if not (isinstance(result, dict) and result.get("error")):
+            super().put(description, result)
+
+
 def sweep(path: Path, out_dir: Path, *, jobs: Optional[int] = None, progress: Any = None, resume: bool = True,
           timeseries: bool = True) -> Dict[str, Any]:
     """Runs a sweep file into `out_dir`; returns what sweep.json holds."""
     import polars as pl
 
     from . import provenance
-    from .experiments.common import RunCache, run_all
+    from .experiments.common import run_all
 
     t0 = time.monotonic()
     sw = load_sweep(path)
     resolved = resolve(sw)
     keys = [(i, seed) for i in range(len(resolved)) for seed in sw.seeds]
     out_dir.mkdir(parents=True, exist_ok=True)
-    cache = RunCache(out_dir / "cache")
+    cache = _SweepCache(out_dir / "cache")
     if not resume:
         cache.clear()
     bar = progress("sweep runs", len(keys)) if progress else None

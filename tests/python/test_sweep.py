@@ -49,6 +49,15 @@ def _rows(out: Path) -> pl.DataFrame:
     return pl.read_parquet(out / "runs", hive_partitioning=True).sort(["flows.f.cc", "links.l.rate_mbps", "seed"])
 
 
+def _results(out: Path) -> dict:
+    """Each run's summary and time series as canonical JSON text, by the run's description."""
+    found = {}
+    for f in (out / "cache").glob("*.json"):
+        d = json.loads(f.read_text())
+        found[d["description"]] = json.dumps({k: v for k, v in d["result"].items() if k != "wall_s"}, sort_keys=True)
+    return found
+
+
 def test_dataset_cache_and_parallelism(tmp_path):
     f = _sweep(tmp_path, AXES + EXCLUDE)
     a, b = tmp_path / "a", tmp_path / "b"
@@ -67,6 +76,7 @@ def test_dataset_cache_and_parallelism(tmp_path):
     assert r.returncode == 0, r.stderr
     drop = ["wall_s"]
     assert _rows(a).drop(drop).equals(_rows(b).drop(drop))
+    assert _results(a) == _results(b)  # the per-run summaries and series as JSON text, byte for byte
     # A finished sweep run again does nothing new.
     r = run_cli(["sweep", f, "--out", a], timeout=300)
     assert "15 runs (15 reused, 0 failed)" in r.stdout, r.stdout
@@ -80,27 +90,37 @@ def test_dataset_cache_and_parallelism(tmp_path):
     assert (tmp_path / "g.png").stat().st_size > 0
 
 
-def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path):
+@pytest.mark.parametrize("sig, jobs", [(signal.SIGKILL, "1"), (signal.SIGINT, "2"), (signal.SIGINT, "1")])
+def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path, sig, jobs):
     f = _sweep(tmp_path, '"links.l.rate_mbps" = [5, 10, 20, 40]\n', seeds=6, duration=20.0)
     out = tmp_path / "o"
-    proc = subprocess.Popen([*mobipath_command(), "sweep", str(f), "--out", str(out), "-j", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(None))
+    proc = subprocess.Popen([*mobipath_command(), "sweep", str(f), "--out", str(out), "-j", jobs],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(None))
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(list((out / "cache").glob("*.json"))) < 3:
             time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.send_signal(sig)  # the main process only, as `kill`; Ctrl-C would reach the workers too (they ignore it)
+        _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     kept = len(list((out / "cache").glob("*.json")))
     assert 3 <= kept < 24, kept
-    assert not (out / "runs").exists()  # killed before writing the dataset
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert f"interrupted; {kept} finished runs are kept" in err and "Traceback" not in err, err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    assert not (out / "runs").exists()  # stopped before writing the dataset
     r = run_cli(["sweep", f, "--out", out, "-j", "2"], timeout=600)
     assert r.returncode == 0, r.stderr
-    assert f"24 runs ({kept} reused, 0 failed)" in r.stdout, (kept, r.stdout)
+    assert f"24 runs ({kept} reused, 0 failed)" in r.stdout, (kept, r.stdout)  # only the 24 - kept missing ones ran
     df = pl.read_parquet(out / "runs", hive_partitioning=True)
     assert df.height == 24 and df.select(["links.l.rate_mbps", "seed"]).is_unique().all()
+    assert df["error"].null_count() == 24 and len(list((out / "cache").glob("*.json"))) == 24
+    ts = pl.read_parquet(out / "timeseries", hive_partitioning=True)
+    assert ts["run_id"].n_unique() == 24 and set(ts["run_id"]) == set(df["run_id"])
+    assert ts.select(["run_id", "time_s", "kind", "name", "metric"]).is_unique().all()  # no run's series twice
 
 
 def test_a_broken_combination_is_named_before_anything_runs(tmp_path):
@@ -129,3 +149,38 @@ def test_bad_sweep_files_are_refused_precisely(tmp_path, text, needle):
     r = run_cli(["sweep", f, "--out", tmp_path / "o"], timeout=60)
     assert r.returncode != 0 and needle in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_failing_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, monkeypatch):
+    """In-process (CliRunner, -j 1) so the simulator can be made to fail one run: the others
+    finish, the dataset holds the failure, the exit status counts it, and the next invocation
+    runs only that one again."""
+    from typer.testing import CliRunner
+
+    import mobipath._core as core
+    from mobipath.cli import app
+
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=3, duration=1.0)
+    real = core.run
+
+    def flaky(text, file, base_dir, seed, *rest):
+        if 'cc = "bbr"' in text and seed == 2:
+            raise RuntimeError("the machine ran out of something")
+        return real(text, file, base_dir, seed, *rest)
+
+    monkeypatch.setattr(core, "run", flaky)
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
+    assert r.exit_code == 1, r.output
+    assert "6 runs (0 reused, 1 failed)" in r.output
+    assert 'failed: [flows.f.cc = "bbr"] seed 2: RuntimeError: the machine ran out of something' in r.output
+    df = pl.read_parquet(out / "runs", hive_partitioning=True)
+    bad = df.filter(pl.col("error").is_not_null())
+    assert bad.select("flows.f.cc", "seed").rows() == [("bbr", 2)]
+    assert bad["error"][0].startswith("RuntimeError") and bad["flows.f.goodput_mbps"][0] is None
+    assert df.filter(pl.col("error").is_null())["flows.f.goodput_mbps"].min() > 0
+    info = json.loads((out / "sweep.json").read_text())
+    assert info["failed"] == [{"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": "RuntimeError: the machine ran out of something"}]
+    monkeypatch.setattr(core, "run", real)
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
+    assert r.exit_code == 0 and "6 runs (5 reused, 0 failed)" in r.output, r.output
