@@ -8,6 +8,7 @@
 
     mobipath.validate("my.toml")       # -> list of ConfigError ([] when valid)
     mobipath.schema()                  # JSON Schema of the scenario format
+    mobipath.sweep("grid.toml", "sweeps/grid")   # a declared grid into one Parquet dataset
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .errors import ConfigError, InternalError, ScenarioError
 from .provenance import git_revision
 from .provenance import version as _version
 from .results import Result
+from . import sweep  # callable: mobipath.sweep(...) runs a sweep file (see mobipath.sweep.sweep)
 
 __version__ = _version()
 
@@ -23,6 +25,7 @@ __all__ = [
     "run",
     "validate",
     "schema",
+    "sweep",
     "Result",
     "ConfigError",
     "ScenarioError",

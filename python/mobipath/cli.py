@@ -468,7 +468,9 @@ def sweep_cmd(
     target: str = typer.Argument(..., help="A sweep file (TOML), or `report` to summarise a finished sweep's directory.", show_default=False),
     directory: Optional[str] = typer.Argument(None, help="With `report`: the sweep's output directory.", show_default=False),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: sweeps/<sweep file name>]."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]; with --backend ray, runs at a time [default: the cluster's CPUs]."),
+    backend: str = typer.Option("local", "--backend", help="local (worker processes here) or ray (a Ray cluster; pip install 'mobipath[ray]')."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="With --backend ray: the cluster (e.g. ray://head:10001 or auto) [default: start a local Ray]."),
     fresh: bool = typer.Option(False, "--fresh", help="Discard the finished runs kept in DIR/cache and run everything again."),
     no_timeseries: bool = typer.Option(False, "--no-timeseries", help="Do not write the time-series dataset."),
     metric: Optional[str] = typer.Option(None, "--metric", help="With `report`: the column to summarise, e.g. flows.f.goodput_mbps."),
@@ -503,9 +505,18 @@ def sweep_cmd(
     out_dir = out_dir_option(out) or Path("sweeps") / path.stem
     from .reproduce import _progress
 
+    from .executor import Backend, BackendError
+
+    try:
+        Backend(backend, ray_address)
+    except BackendError as e:
+        raise typer.BadParameter(str(e))
     with _progress() as (_, bar):
         try:
-            info = sw.sweep(path, out_dir, jobs=jobs, progress=bar, resume=not fresh, timeseries=not no_timeseries)
+            info = sw.sweep(path, out_dir, jobs=jobs, backend=backend, ray_address=ray_address, progress=bar,
+                            resume=not fresh, timeseries=not no_timeseries)
+        except BackendError as e:
+            raise _fail(str(e))
         except KeyboardInterrupt:
             from .experiments.common import RunCache
 

@@ -184,3 +184,161 @@ def test_a_failing_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, monkeyp
     monkeypatch.setattr(core, "run", real)
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
     assert r.exit_code == 0 and "6 runs (5 reused, 0 failed)" in r.output, r.output
+
+
+TRACE_BASE = """seed = 1
+duration_s = 3
+[[links]]
+name = "l"
+delay_ms = 20
+queue_packets = 50
+trace = {{ format = "mbps-per-second", file = "{trace}" }}
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+path = "p"
+cc = "cubic"
+traffic = {{ kind = "bulk" }}
+"""
+
+
+def _trace_sweep(tmp_path: Path) -> Path:
+    """A sweep whose base scenario reads a capacity trace from another folder."""
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "cap.txt").write_text("1 4\n2 12\n3 6\n")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "base.toml").write_text(TRACE_BASE.format(trace="../traces/cap.txt"))
+    f = tmp_path / "s" / "grid.toml"
+    f.write_text('base = "base.toml"\nseeds = 2\n[axes]\n"flows.f.cc" = ["cubic", "bbr"]\n')
+    return f
+
+
+def test_tasks_carry_their_scenario_and_files(tmp_path):
+    """What a Ray task gets: the scenario text with its files as bytes, nothing on this file
+    system. Run from a fresh folder after the originals are gone, a run's summary is the same."""
+    import shutil
+
+    from mobipath import executor, sweep
+    from mobipath.sweep import load_sweep, resolve, run_one
+
+    r = resolve(load_sweep(_trace_sweep(tmp_path)))[0]
+    here = run_one(r.text, r.file, r.base_dir, 2)
+    assert "error" not in here, here
+    shipped = executor.ship_args((r.text, r.file, r.base_dir, 2))
+    assert isinstance(shipped[2], executor.ShippedDir) and list(shipped[2].files.values()) == [b"1 4\n2 12\n3 6\n"]
+    assert "../traces" not in shipped[0]
+    # A scenario file given by path travels the same way.
+    by_path = executor.ship_args((str(tmp_path / "s" / "base.toml"),))[0]
+    assert isinstance(by_path, executor.ShippedScenario) and list(by_path.files.values()) == [b"1 4\n2 12\n3 6\n"]
+    shutil.rmtree(tmp_path / "traces")
+    shutil.rmtree(tmp_path / "s")
+    there = run_one(*executor.materialize(shipped, tmp_path / "task"))
+    assert json.dumps(there["summary"], sort_keys=True) == json.dumps(here["summary"], sort_keys=True)
+    assert there["timeseries"] == here["timeseries"]
+    import mobipath
+
+    path = executor.materialize((by_path,), tmp_path / "task2")[0]
+    assert mobipath.run(path, seed=2).summary["flows"]["f"]["goodput_mbps"] == here["summary"]["flows.f.goodput_mbps"]
+    # Nothing to ship: arguments travel unchanged.
+    plain = ("seed = 1\nduration_s = 1\n", "x.toml", str(tmp_path), 1)
+    assert executor.ship_args(plain) == plain
+    assert callable(sweep)
+
+
+def test_every_file_a_shipped_scenario_references_travels_with_it(tmp_path):
+    """referenced_files must know every scenario field naming a file: each shipped scenario that
+    validates where it lies also validates from a task-local copy made of what ship_args packs."""
+    from mobipath import _core, executor
+    from conftest import ROOT
+
+    checked = 0
+    for path in sorted((ROOT / "scenarios").rglob("*.toml")):
+        if "sweeps" in path.parts:
+            continue
+        text = path.read_text()
+        if _core.validate(text, str(path), str(path.parent)):
+            continue  # an invalid example (e.g. a test input): nothing to compare
+        shipped = executor.ship_args((str(path),))[0]
+        local = executor.materialize((shipped,), tmp_path / path.stem)[0]
+        errors = _core.validate(Path(local).read_text(), local, str(Path(local).parent))
+        assert not errors, (path, errors)
+        checked += bool(shipped.files)
+    assert checked >= 3  # the HSR trace examples and the P0 train scenarios with a handover table
+
+
+def test_a_trace_edit_invalidates_the_cached_runs(tmp_path):
+    f = _trace_sweep(tmp_path)
+    out = tmp_path / "o"
+    assert "4 runs (0 reused" in run_cli(["sweep", f, "--out", out, "-j", "1"], timeout=120).stdout
+    assert "4 runs (4 reused" in run_cli(["sweep", f, "--out", out, "-j", "1"], timeout=120).stdout
+    (tmp_path / "traces" / "cap.txt").write_text("1 4\n2 2\n3 6\n")
+    r = run_cli(["sweep", f, "--out", out, "-j", "1"], timeout=120)
+    assert "4 runs (0 reused" in r.stdout, r.stdout
+
+
+def test_backend_flags_are_checked(tmp_path):
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic"]\n', seeds=1, duration=1.0)
+    r = run_cli(["sweep", f, "--out", tmp_path / "o", "--backend", "spark"], timeout=60)
+    assert r.returncode == 2 and "--backend must be one of local, ray (got 'spark')" in r.stderr, r.stderr
+    r = run_cli(["sweep", f, "--out", tmp_path / "o", "--ray-address", "auto"], timeout=60)
+    assert r.returncode == 2 and "--ray-address needs --backend ray" in r.stderr, r.stderr
+
+
+def test_without_ray_the_ray_backend_says_how_to_get_it(tmp_path):
+    # A `ray` that cannot be imported, first on the path: as on a machine without the extra.
+    fake = tmp_path / "noray" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("No module named \'ray\'")\n')
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic"]\n', seeds=1, duration=1.0)
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "noray")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    for args in (["sweep", f, "--out", tmp_path / "o"],):
+        r = run_cli([*args, "--backend", "ray"], timeout=60, env=env)
+        assert r.returncode == 1, r.stderr
+        assert "--backend ray needs Ray, an optional dependency: pip install 'mobipath[ray]'" in r.stderr
+        assert "Traceback" not in r.stderr
+
+
+# --- the Ray backend: a local Ray instance of 2 CPUs, shared by these tests ------------------
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
+    if not ray.is_initialized():
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_backend_gives_the_serial_results_byte_for_byte(tmp_path, local_ray):
+    """The same sweep serially (CLI, -j 1) and on Ray (tasks carry the scenario and its trace,
+    the driver writes cache and dataset): the same summaries and series, byte for byte."""
+    import mobipath
+
+    f = _trace_sweep(tmp_path)
+    r = run_cli(["sweep", f, "--out", tmp_path / "serial", "-j", "1"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    info = mobipath.sweep(f, tmp_path / "ray", backend="ray")
+    assert info["backend"] == "ray" and info["jobs"] == 2 and info["runs"] == 4 and not info["failed"]
+    assert _results(tmp_path / "serial") == _results(tmp_path / "ray") and len(_results(tmp_path / "ray")) == 4
+    a = pl.read_parquet(tmp_path / "serial" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    b = pl.read_parquet(tmp_path / "ray" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    assert a.equals(b)
+    again = mobipath.sweep(f, tmp_path / "ray", backend="ray")
+    assert again["reused_runs"] == 4
+
+
+def test_referenced_files_covers_every_file_field():
+    from mobipath import executor
+
+    table = {
+        "links": [{"name": "a", "trace": {"format": "mahimahi", "file": "up.trace"},
+                   "reverse": {"trace": {"format": "mahimahi", "file": "down.trace"}}}, {"name": "b", "rate_mbps": 5}],
+        "cells": [{"ues": [{"name": "u", "cqi_trace": "cqi.csv"}, {"name": "v", "dl_cqi": 9}]}],
+        "hst": {"links": ["a"], "table": "../table.csv", "gps_trace": {"file": "ride.nmea", "track": "track.csv"}},
+    }
+    refs = ["up.trace", "down.trace", "cqi.csv", "../table.csv", "ride.nmea", "track.csv"]
+    assert executor.referenced_files(table) == refs
+    executor._rewrite(table, {r: f"local-{i}" for i, r in enumerate(refs)})
+    assert executor.referenced_files(table) == [f"local-{i}" for i in range(6)]
