@@ -284,6 +284,8 @@ def test_backend_flags_are_checked(tmp_path):
     assert r.returncode == 2 and "--backend must be one of local, ray (got 'spark')" in r.stderr, r.stderr
     r = run_cli(["sweep", f, "--out", tmp_path / "o", "--ray-address", "auto"], timeout=60)
     assert r.returncode == 2 and "--ray-address needs --backend ray" in r.stderr, r.stderr
+    r = run_cli(["reproduce", "p2", "--quick", "--out", tmp_path / "p", "--backend", "spark"], timeout=60)
+    assert r.returncode == 2 and "--backend must be one of local, ray" in r.stderr, r.stderr
 
 
 def test_without_ray_the_ray_backend_says_how_to_get_it(tmp_path):
@@ -293,14 +295,34 @@ def test_without_ray_the_ray_backend_says_how_to_get_it(tmp_path):
     (fake / "__init__.py").write_text('raise ImportError("No module named \'ray\'")\n')
     f = _sweep(tmp_path, '"flows.f.cc" = ["cubic"]\n', seeds=1, duration=1.0)
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "noray")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
-    for args in (["sweep", f, "--out", tmp_path / "o"],):
+    for args in (["sweep", f, "--out", tmp_path / "o"], ["reproduce", "p2", "--quick", "--out", tmp_path / "p"]):
         r = run_cli([*args, "--backend", "ray"], timeout=60, env=env)
         assert r.returncode == 1, r.stderr
         assert "--backend ray needs Ray, an optional dependency: pip install 'mobipath[ray]'" in r.stderr
         assert "Traceback" not in r.stderr
 
 
-# --- the Ray backend: a local Ray instance of 2 CPUs, shared by these tests ------------------
+# --- the Ray backend ----------------------------------------------------------------------------
+
+def test_reproduce_on_ray_matches_the_golden_quick_results(tmp_path):
+    """`mobipath reproduce p0 --quick --backend ray` (its own local Ray; the handover table travels
+    with each task, as ../table.csv): results.csv and the aggregates are the golden ones, so the
+    reproduce commands' grids run through the same engine on either backend. (Before the tests
+    sharing one Ray instance below, so that two instances never run at once.)"""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
+    from conftest import ROOT
+
+    out = tmp_path / "p0"
+    r = run_cli(["reproduce", "p0", "--quick", "--jobs", "2", "--backend", "ray", "--out", out], timeout=300)
+    assert r.returncode == 0, r.stderr
+    gold = ROOT / "tests" / "golden" / "reproduce" / "p0-quick"
+    assert (out / "results.csv").read_text() == (gold / "results.csv").read_text()
+    got = json.loads((out / "summary.json").read_text())
+    assert json.dumps(got["aggregates"], indent=1, sort_keys=True) + "\n" == (gold / "aggregates.json").read_text()
+    assert got["provenance"]["jobs"] == 2
+
+
+# A local Ray instance of 2 CPUs, shared by the tests below.
 
 @pytest.fixture(scope="module")
 def local_ray():
