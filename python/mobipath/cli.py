@@ -188,10 +188,16 @@ def bench(
     repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
     emulator: bool = typer.Option(False, "--emulator", help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root)."),
+    sweep: bool = typer.Option(False, "--sweep", help="Benchmark the sweep engine instead: its overhead per run beyond the simulation and its throughput on -j cores vs one (local, and Ray when installed)."),
+    sweep_runs: int = typer.Option(1000, "--runs", min=20, max=100000, help="With --sweep: one-second runs in the grid."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="With --sweep: workers of the parallel steps."),
 ) -> None:
     """Run the benchmark scenarios, each in a fresh process; report speed and peak memory."""
     if emulator:
         _bench_emulator(as_json)
+        return
+    if sweep:
+        _bench_sweep(sweep_runs, jobs, as_json)
         return
     try:
         paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None)
@@ -238,6 +244,34 @@ def bench(
         typer.echo(f"{r.scenario}: {r.error}", err=True)
     if failed:
         raise typer.Exit(1)
+
+
+def _bench_sweep(runs: int, jobs: int, as_json: bool) -> None:
+    """The sweep engine's cost beyond the simulations (issue 16's targets: < 20 ms per run on the
+    local backend, >= 1.8x throughput on 2 cores vs 1); see mobipath/sweepbench.py."""
+    from . import sweepbench
+
+    err = _stderr()
+    result = sweepbench.run(runs, jobs, log=None if as_json else (lambda s: err.print(f"timing {escape(s)} …")))
+    if as_json:
+        sys.stdout.write(jsonfmt.dumps({**result, "version": provenance.version(), "git_revision": provenance.git_revision()}))
+        return
+    table = Table(title=f"mobipath bench --sweep ({result['runs']} one-second runs; simulation "
+                        f"{result['simulation_ms_per_run']:.2f} ms per run)", title_justify="left", show_edge=False)
+    for col in ("step", "workers", "wall s", "runs/s", "overhead ms/run", "CPU ms/run", "CPU overhead ms/run"):
+        table.add_column(col, justify="left" if col == "step" else "right")
+    for row in sweepbench.rows(result):
+        table.add_row(*row)
+    _stdout().print(table)
+    line = f"throughput -j {jobs} vs -j 1: {result['speedup_local']:.2f}x (local)"
+    if "speedup_ray" in result:
+        line += f", {result['speedup_ray']:.2f}x (ray)"
+    if "ray" in result:
+        line += f"; ray: {result['ray']}"
+    ray_start = ", ".join(f"{k.rsplit('_', 1)[1]} CPU(s) {v:.1f} s" for k, v in result.items() if k.startswith("ray_start_s_"))
+    _stdout().print(line + (f"; Ray start-up (not in the steps): {ray_start}" if ray_start else ""))
+    _stdout().print(f"load average before {result['load_average_before']}, after {result['load_average_after']} "
+                    f"on {result['cpus']} CPUs")
 
 
 def _bench_emulator(as_json: bool) -> None:

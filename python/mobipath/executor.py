@@ -74,8 +74,9 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _call(job: Callable[..., Any], args: Tuple[Any, ...]) -> Any:
-    return job(*args)
+def _call(task: Tuple[Any, Callable[..., Any], Tuple[Any, ...]]) -> Tuple[Any, Any]:
+    key, job, args = task
+    return key, job(*args)
 
 
 def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
@@ -87,14 +88,17 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
         return n
     pool = multiprocessing.Pool(processes=min(n, len(todo)), initializer=_ignore_sigint)
     try:
-        pending = {pool.apply_async(_call, (job, args(k))): k for k in todo}
-        while pending:
-            ready = [r for r in pending if r.ready()]
-            if not ready:
-                next(iter(pending)).wait(0.05)  # short waits: Ctrl-C is handled at once
+        # One run per task (a grid's runs can differ a hundredfold in length), results in the
+        # order they finish; the arguments are made as the pool takes them.
+        results = pool.imap_unordered(_call, ((k, job, args(k)) for k in todo), chunksize=1)
+        left = len(todo)
+        while left:
+            try:
+                k, result = results.next(timeout=0.05)  # short waits: Ctrl-C is handled at once
+            except multiprocessing.TimeoutError:
                 continue
-            for r in ready:
-                done(pending.pop(r), r.get())
+            done(k, result)
+            left -= 1
         pool.close()
     except BaseException:
         pool.terminate()

@@ -215,9 +215,10 @@ class _SweepCache(RunCache):
     """The run cache, less failed runs: a failure is recorded in the dataset but run again by the
     next invocation (it may have been the machine's, not the scenario's)."""
 
-    def put(self, description: str, result: Any) -> None:
-        if not (isinstance(result, dict) and result.get("error")):
-            super().put(description, result)
+    def put(self, description: str, result: Any) -> Optional[str]:
+        if isinstance(result, dict) and result.get("error"):
+            return None
+        return super().put(description, result)
 
 
 def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = None, backend: str = "local",
@@ -255,7 +256,9 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
     results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]].text, resolved[k[0]].file, resolved[k[0]].base_dir, k[1]),
                               jobs, bar, cache, describe, backend=chosen)
     axes = list(sw.axes)
-    rows, series, failed = [], [], []
+    rows, failed = [], []
+    series: Dict[str, List[Any]] = {}  # the long-form series of every run, column by column
+    n_series = 0
     for i, seed in keys:
         combo = resolved[i].combo
         r = results[(i, seed)]
@@ -269,14 +272,16 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
         if timeseries and r.get("timeseries"):
             ts = r["timeseries"]
             n = len(ts.get("time_s", []))
-            series.append(pl.DataFrame({**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n,
-                                        **{k: v for k, v in ts.items()}}, strict=False))
+            cols = {**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n, **ts}
+            for c in [*cols, *(c for c in series if c not in cols)]:
+                series.setdefault(c, [None] * n_series).extend(cols.get(c, [None] * n))
+            n_series += n
     for sub in ("runs", "timeseries"):
         shutil.rmtree(out_dir / sub, ignore_errors=True)
     runs = pl.DataFrame(rows, infer_schema_length=None, strict=False)
     runs.write_parquet(out_dir / "runs", partition_by=axes)
-    if series:
-        pl.concat(series, how="diagonal_relaxed").write_parquet(out_dir / "timeseries", partition_by=axes)
+    if n_series:
+        pl.DataFrame(series, strict=False).write_parquet(out_dir / "timeseries", partition_by=axes)
     info = {
         "sweep_file": str(path), "name": sw.name, "base": str(sw.base_path), "axes": sw.axes, "combine": sw.combine,
         "exclude": sw.exclude, "seeds": sw.seeds, "combinations": len(resolved), "runs": len(keys),

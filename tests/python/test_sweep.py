@@ -364,3 +364,18 @@ def test_referenced_files_covers_every_file_field():
     assert executor.referenced_files(table) == refs
     executor._rewrite(table, {r: f"local-{i}" for i, r in enumerate(refs)})
     assert executor.referenced_files(table) == [f"local-{i}" for i in range(6)]
+
+
+def test_the_sweep_benchmark_runs_and_reports_its_steps():
+    """`mobipath bench --sweep` (a measurement, not a test of its numbers): every step timed over
+    the same grid, the derived overheads computed from them."""
+    from mobipath import sweepbench
+
+    r = sweepbench.run(40, 2, ray=False)
+    assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "local -j 1", "local -j 1, cached", "local -j 2"}
+    s = r["steps"]
+    expected = 1000 * (s["local -j 1"]["wall_s"] - s["simulation"]["wall_s"]) / 40
+    assert s["local -j 1"]["overhead_ms_per_run"] == pytest.approx(expected, abs=0.05)
+    assert s["local -j 1"]["cpu_ms_per_run"] > 0 and "cpu_overhead_ms_per_run" in s["local -j 2"]
+    assert r["speedup_local"] == pytest.approx(s["local -j 2"]["runs_per_s"] / s["local -j 1"]["runs_per_s"], abs=0.02)
+    assert sweepbench.rows(r)[0][0] == "simulation"

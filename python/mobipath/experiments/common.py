@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import statistics
 from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Sequence, Tuple
@@ -47,6 +48,10 @@ class RunCache:
         self.directory, self.enabled = Path(directory), enabled
         self.reused = 0
         self._salt: Optional[str] = None
+        # The file names present (listed once): a run not in the cache costs no failed open.
+        # This process is the cache's only writer, so put() keeps the set current.
+        self._names: Optional[set] = None
+        self._made = False
 
     def salt(self) -> str:
         if self._salt is None:
@@ -66,8 +71,13 @@ class RunCache:
         """The kept result of the run `description` describes, or None."""
         if not self.enabled:
             return None
+        path = self.path(description)
+        if self._names is None:
+            self._names = set(os.listdir(self.directory)) if self.directory.is_dir() else set()
+        if path.name not in self._names:
+            return None
         try:
-            data = json.loads(self.path(description).read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if data.get("description") != description:  # a hash collision, or a damaged file
@@ -75,19 +85,28 @@ class RunCache:
         self.reused += 1
         return data["result"]
 
-    def put(self, description: str, result: Any) -> None:
+    def put(self, description: str, result: Any) -> Optional[str]:
+        """Keeps `result`; returns its JSON text (None when disabled)."""
         if not self.enabled:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
+            return None
+        if not self._made:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._made = True
         path = self.path(description)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps({"description": description, "result": result}), encoding="utf-8")
+        text = json.dumps(result)
+        # The bytes json.dumps({"description": ..., "result": ...}) gives, the result encoded once.
+        tmp.write_text('{"description": ' + json.dumps(description) + ', "result": ' + text + "}", encoding="utf-8")
         tmp.replace(path)  # a reader never sees half a file, even after Ctrl-C
+        if self._names is not None:
+            self._names.add(path.name)
+        return text
 
     def clear(self) -> None:
         """Forgets every kept result (``--fresh``)."""
         for f in self.directory.glob("*.json*") if self.directory.is_dir() else []:
             f.unlink()
+        self._names, self._made = None, False
 
     def count(self) -> int:
         return len(list(self.directory.glob("*.json"))) if self.directory.is_dir() else 0
@@ -139,8 +158,9 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
 
     def done(k: Any, result: Any) -> None:
         if cache is not None and describe is not None:
-            cache.put(describe(k), result)
-            result = json.loads(json.dumps(result))  # the same types a resumed run reads back
+            text = cache.put(describe(k), result)
+            if text is not None:
+                result = json.loads(text)  # the same types a resumed run reads back
         results[k] = result
         if bar is not None:
             bar.advance()
