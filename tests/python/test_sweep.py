@@ -379,3 +379,47 @@ def test_the_sweep_benchmark_runs_and_reports_its_steps():
     assert s["local -j 1"]["cpu_ms_per_run"] > 0 and "cpu_overhead_ms_per_run" in s["local -j 2"]
     assert r["speedup_local"] == pytest.approx(s["local -j 2"]["runs_per_s"] / s["local -j 1"]["runs_per_s"], abs=0.02)
     assert sweepbench.rows(r)[0][0] == "simulation"
+
+
+def _readme_sweeps_section() -> str:
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("\n## Sweeps\n")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_the_readme_shows_the_shipped_sweep_file_and_its_queries_run(tmp_path):
+    """The README's sweep file is scenarios/sweeps/cc-by-loss.toml as shipped, and its DuckDB query
+    runs on a dataset of that sweep's shape (the same axes, 2 s runs, 2 seeds) from the sweep's
+    directory. (test_readme.py runs its Python block, polars, against the full sweep.)"""
+    import re
+
+    from conftest import ROOT
+
+    section = _readme_sweeps_section()
+    blocks = dict((lang, body) for lang, body in re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S))
+    shipped = ROOT / "scenarios" / "sweeps" / "cc-by-loss.toml"
+    assert blocks["toml"] == shipped.read_text()
+    base = (ROOT / "scenarios" / "examples" / "lossy-newreno.toml").read_text().replace("duration_s = 60", "duration_s = 2")
+    (tmp_path / "base.toml").write_text(base)
+    grid = tmp_path / "grid.toml"
+    grid.write_text(shipped.read_text().replace('"../examples/lossy-newreno.toml"', '"base.toml"').replace("seeds = 5", "seeds = 2"))
+    r = run_cli(["sweep", grid, "--out", tmp_path / "sweeps" / "cc-by-loss"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed (pip install '.[test]')")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        rows = duckdb.sql(blocks["sql"].strip().rstrip(";")).fetchall()
+    finally:
+        os.chdir(cwd)
+    runs = _rows_of(tmp_path / "sweeps" / "cc-by-loss")
+    assert len(rows) == 12 and all(n == 2 for *_, n in rows)
+    for cc, loss, goodput, _ in rows:
+        sel = runs.filter((pl.col("flows.newreno.cc") == cc) & (pl.col("links.wan.loss.p") == float(loss)))
+        assert goodput == pytest.approx(sel["flows.newreno.goodput_mbps"].mean(), rel=1e-12)
+
+
+def _rows_of(out: Path) -> pl.DataFrame:
+    return pl.read_parquet(out / "runs", hive_partitioning=True)
