@@ -199,7 +199,9 @@ def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
     t0 = time.perf_counter()
     try:
         raw = _core.run(text, file, base_dir, seed, None)
-    except Exception as e:  # recorded, the sweep goes on
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # recorded, the sweep goes on; BaseException: a Rust panic is pyo3's PanicException
         return {"error": f"{type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}
     s = json.loads(raw["summary"]) if isinstance(raw["summary"], str) else raw["summary"]
     flat: Dict[str, Any] = {}

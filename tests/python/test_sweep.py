@@ -163,27 +163,34 @@ def test_a_failing_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, monkeyp
     f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=3, duration=1.0)
     real = core.run
 
+    class PanicException(BaseException):  # what pyo3 raises for a Rust panic: not an Exception
+        pass
+
     def flaky(text, file, base_dir, seed, *rest):
         if 'cc = "bbr"' in text and seed == 2:
             raise RuntimeError("the machine ran out of something")
+        if 'cc = "cubic"' in text and seed == 3:
+            raise PanicException("index out of bounds")
         return real(text, file, base_dir, seed, *rest)
 
     monkeypatch.setattr(core, "run", flaky)
     out = tmp_path / "o"
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
-    assert r.exit_code == 1, r.output
-    assert "6 runs (0 reused, 1 failed)" in r.output
+    assert r.exit_code == 2, r.output
+    assert "6 runs (0 reused, 2 failed)" in r.output
     assert 'failed: [flows.f.cc = "bbr"] seed 2: RuntimeError: the machine ran out of something' in r.output
+    assert 'failed: [flows.f.cc = "cubic"] seed 3: PanicException: index out of bounds' in r.output
     df = pl.read_parquet(out / "runs", hive_partitioning=True)
-    bad = df.filter(pl.col("error").is_not_null())
-    assert bad.select("flows.f.cc", "seed").rows() == [("bbr", 2)]
-    assert bad["error"][0].startswith("RuntimeError") and bad["flows.f.goodput_mbps"][0] is None
+    bad = df.filter(pl.col("error").is_not_null()).sort("flows.f.cc")
+    assert bad.select("flows.f.cc", "seed").rows() == [("bbr", 2), ("cubic", 3)]
+    assert bad["error"][0].startswith("RuntimeError") and bad["flows.f.goodput_mbps"].null_count() == 2
     assert df.filter(pl.col("error").is_null())["flows.f.goodput_mbps"].min() > 0
     info = json.loads((out / "sweep.json").read_text())
-    assert info["failed"] == [{"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": "RuntimeError: the machine ran out of something"}]
+    assert info["failed"] == [{"combination": 'flows.f.cc = "cubic"', "seed": 3, "error": "PanicException: index out of bounds"},
+                              {"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": "RuntimeError: the machine ran out of something"}]
     monkeypatch.setattr(core, "run", real)
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
-    assert r.exit_code == 0 and "6 runs (5 reused, 0 failed)" in r.output, r.output
+    assert r.exit_code == 0 and "6 runs (4 reused, 0 failed)" in r.output, r.output
 
 
 TRACE_BASE = """seed = 1
