@@ -61,6 +61,8 @@ def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
     results picklable. Returns the number of workers used. On KeyboardInterrupt the workers are
     stopped at once and the interrupt propagates; every run `done` was called for is complete."""
     backend = backend or LOCAL
+    if not todo:  # everything cached: no pool, no Ray to start or reach
+        return max(1, jobs or os.cpu_count() or 1)
     if backend.name == "ray":
         return _execute_ray(todo, job, args, done, jobs, backend.address)
     return _execute_local(todo, job, args, done, jobs)
@@ -151,9 +153,9 @@ def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callab
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         workers = min(jobs, cpus) if jobs else cpus
-        if not todo:
-            return workers
-        remote = ray.remote(num_cpus=1, max_retries=0)(_ray_task)
+        # max_retries: a task whose worker died (a node lost, the OOM killer) runs again, as the
+        # runs are deterministic; an exception raised by the run itself is not retried.
+        remote = ray.remote(num_cpus=1, max_retries=2)(_ray_task)
         job_ref = ray.put(job)
         # A bounded window of tasks in flight: a million-run grid is not submitted at once, and
         # -j caps the runs a shared cluster executes at a time.

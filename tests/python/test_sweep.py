@@ -307,6 +307,10 @@ def test_without_ray_the_ray_backend_says_how_to_get_it(tmp_path):
         assert r.returncode == 1, r.stderr
         assert "--backend ray needs Ray, an optional dependency: pip install 'mobipath[ray]'" in r.stderr
         assert "Traceback" not in r.stderr
+    # A finished sweep needs no backend: run locally, then again "on Ray" without Ray.
+    assert run_cli(["sweep", f, "--out", tmp_path / "o", "-j", "1"], timeout=60).returncode == 0
+    r = run_cli(["sweep", f, "--out", tmp_path / "o", "--backend", "ray"], timeout=60, env=env)
+    assert r.returncode == 0 and "1 runs (1 reused, 0 failed)" in r.stdout, r.stderr
 
 
 # --- the Ray backend ----------------------------------------------------------------------------
