@@ -8,7 +8,8 @@ order), so the caller alone writes caches and datasets:
 - ``local``: a pool of worker processes on this machine (`jobs`, default all cores; 1 = in this
   process).
 - ``ray``: tasks on a Ray cluster (``address``, e.g. ``ray://head:10001`` or ``auto``), or on a
-  local Ray instance started for the call when no address is given. Workers need mobipath
+  local Ray instance started for the call when no address is given (a Ray this process has
+  already initialised, e.g. in a notebook, is used as it is). Workers need mobipath
   installed but no shared file system: a task carries its scenario, and the files the scenario
   references travel with it as bytes (see `ship_args`). Ray is an optional dependency
   (``pip install 'mobipath[ray]'``).
