@@ -539,7 +539,7 @@ def sweep_cmd(
     out_dir = out_dir_option(out) or Path("sweeps") / path.stem
     from .reproduce import _progress
 
-    from .executor import Backend, BackendError
+    from .executor import Backend, BackendError, WorkerDied
 
     try:
         Backend(backend, ray_address)
@@ -551,12 +551,13 @@ def sweep_cmd(
                             resume=not fresh, timeseries=not no_timeseries)
         except BackendError as e:
             raise _fail(str(e))
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, WorkerDied) as e:
             from .experiments.common import RunCache
 
             n = RunCache(out_dir / "cache").count()
-            raise _fail(f"interrupted; {n} finished runs are kept in {out_dir / 'cache'}: run the same command again "
-                        "to resume", 130) from None
+            why, code = ("interrupted", 130) if isinstance(e, KeyboardInterrupt) else (str(e), 1)
+            raise _fail(f"{why}; {n} finished runs are kept in {out_dir / 'cache'}: run the same command again "
+                        "to resume", code) from None
     n_failed = len(info["failed"])
     typer.echo(f"{info['runs']} runs ({info['reused_runs']} reused, {n_failed} failed) of {info['combinations']} "
                f"combinations in {info['wall_time_s']:.1f} s; dataset in {out_dir / 'runs'}")

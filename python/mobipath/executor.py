@@ -37,6 +37,11 @@ class BackendError(Exception):
     """A backend cannot be used (Ray missing, cluster unreachable, unknown backend)."""
 
 
+class WorkerDied(RuntimeError):
+    """A local worker process died while running (not an error of the run: that comes back as
+    the run's exception)."""
+
+
 @dataclass(frozen=True)
 class Backend:
     """Which executor runs the runs: ``local`` (processes on this machine) or ``ray``
@@ -90,6 +95,9 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
             done(k, job(*args(k)))
         return n
     pool = multiprocessing.Pool(processes=min(n, len(todo)), initializer=_ignore_sigint)
+    # The pool silently replaces a worker that dies (the OOM killer, a crash) and its run's result
+    # never comes: watch the workers it started, which otherwise live until the pool closes.
+    workers = list(getattr(pool, "_pool", []))
     try:
         # One run per task (a grid's runs can differ a hundredfold in length), results in the
         # order they finish; the arguments are made as the pool takes them.
@@ -99,6 +107,10 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
             try:
                 k, result = results.next(timeout=0.05)  # short waits: Ctrl-C is handled at once
             except multiprocessing.TimeoutError:
+                dead = [w for w in workers if w.exitcode is not None]
+                if dead:
+                    raise WorkerDied(f"a worker process died (exit code {dead[0].exitcode}: killed by the system, "
+                                     f"e.g. out of memory, or crashed) with {left} runs unfinished") from None
                 continue
             done(k, result)
             left -= 1

@@ -27,7 +27,7 @@ def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path, fres
     (mobipath.executor: local processes or Ray). Ctrl-C stops it at once (exit 130) and says how
     many finished runs are kept for the next invocation."""
     from .cli import _fail
-    from .executor import Backend, BackendError
+    from .executor import Backend, BackendError, WorkerDied
     from .experiments.common import RunCache, use_backend
 
     try:
@@ -44,6 +44,9 @@ def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path, fres
                 summary = run(bar)
         except BackendError as e:
             raise _fail(str(e))
+        except WorkerDied as e:
+            raise _fail(f"{e}; {kept.count()} finished results are kept in {kept.directory}: run the same command "
+                        "again to resume") from None
         except ValueError as e:
             raise typer.BadParameter(str(e))
         except KeyboardInterrupt:

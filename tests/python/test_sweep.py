@@ -434,3 +434,48 @@ def test_the_readme_shows_the_shipped_sweep_file_and_its_queries_run(tmp_path):
 
 def _rows_of(out: Path) -> pl.DataFrame:
     return pl.read_parquet(out / "runs", hive_partitioning=True)
+
+
+def _die_on_3(k):
+    if k == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+    time.sleep(0.02)
+    return k * k
+
+
+def test_a_killed_local_worker_is_reported_not_waited_for():
+    """multiprocessing.Pool replaces a dead worker and never delivers its run: the executor notices
+    and says so instead of waiting forever; the runs finished before are delivered."""
+    from mobipath.executor import WorkerDied, execute
+
+    got = {}
+    t0 = time.monotonic()
+    with pytest.raises(WorkerDied, match="a worker process died .exit code -9"):
+        execute(list(range(8)), _die_on_3, lambda k: (k,), lambda k, r: got.__setitem__(k, r), jobs=2)
+    assert time.monotonic() - t0 < 30
+    assert all(got[k] == k * k for k in got) and 3 not in got
+
+
+def test_a_sweep_whose_worker_is_killed_stops_and_resumes(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import mobipath._core as core
+    from mobipath.cli import app
+
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=4, duration=1.0)
+    real = core.run
+
+    def oom(text, file, base_dir, seed, *rest):
+        if 'cc = "bbr"' in text and seed == 4:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(text, file, base_dir, seed, *rest)
+
+    monkeypatch.setattr(core, "run", oom)  # the forked workers inherit it
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
+    assert r.exit_code == 1, r.output
+    kept = len(list((out / "cache").glob("*.json")))
+    assert "a worker process died (exit code -9" in r.output and f"{kept} finished runs are kept" in r.output, r.output
+    monkeypatch.setattr(core, "run", real)
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
+    assert r.exit_code == 0 and f"8 runs ({kept} reused, 0 failed)" in r.output, r.output
