@@ -8,6 +8,7 @@
 
     mobipath.validate("my.toml")       # -> list of ConfigError ([] when valid)
     mobipath.schema()                  # JSON Schema of the scenario format
+    mobipath.sweep("grid.toml", "sweeps/grid")   # a declared grid into one Parquet dataset
 
 The names below are imported on first use (PEP 562), so ``import mobipath`` and every command
 start fast: a command pays only for the modules it uses (issue 19).
@@ -38,6 +39,7 @@ __all__ = [
     "run",
     "validate",
     "schema",
+    "sweep",
     "Result",
     "ConfigError",
     "ScenarioError",
@@ -48,10 +50,16 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "__version__":
+    if name == "sweep":
+        # The submodule itself: it is callable, mobipath.sweep(...) runs a sweep file (see
+        # mobipath.sweep.sweep); importing it also binds the attribute, as for any submodule.
+        import importlib
+
+        value: Any = importlib.import_module(".sweep", __name__)
+    elif name == "__version__":
         from .provenance import version
 
-        value: Any = version()
+        value = version()
     elif name in _LAZY:
         import importlib
 

@@ -148,6 +148,9 @@ def bench(
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
     emulator: bool = typer.Option(False, "--emulator", help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root)."),
     process: bool = typer.Option(False, "--process", help="Time the whole `mobipath run` command as users run it (start-up and writing results included; a 10 ms scenario first), --repeat times each [default 10]; median and min wall, peak RSS."),
+    sweep: bool = typer.Option(False, "--sweep", help="Benchmark the sweep engine instead: its overhead per run beyond the simulation and its throughput on -j cores vs one (local, and Ray when installed)."),
+    sweep_runs: int = typer.Option(1000, "--runs", min=20, max=100000, help="With --sweep: one-second runs in the grid."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="With --sweep: workers of the parallel steps."),
 ) -> None:
     """Run the benchmark scenarios, each in a fresh process; report speed and peak memory."""
     if emulator:
@@ -155,6 +158,9 @@ def bench(
         return
     if process:
         _bench_process(files, repeat if repeat > 1 else 10, as_json)
+        return
+    if sweep:
+        _bench_sweep(sweep_runs, jobs, as_json)
         return
     try:
         paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None, long=long)
@@ -237,6 +243,32 @@ def _bench_process(files: Optional[List[Path]], repeat: int, as_json: bool) -> N
         typer.echo(f"{r['scenario']}: {r['error']}", err=True)
     if failed:
         raise typer.Exit(1)
+def _bench_sweep(runs: int, jobs: int, as_json: bool) -> None:
+    """The sweep engine's cost beyond the simulations (issue 16's targets: < 20 ms per run on the
+    local backend, >= 1.8x throughput on 2 cores vs 1); see mobipath/sweepbench.py."""
+    from . import sweepbench
+
+    err = _stderr()
+    result = sweepbench.run(runs, jobs, log=None if as_json else (lambda s: err.print(f"timing {escape(s)} …")))
+    if as_json:
+        sys.stdout.write(jsonfmt.dumps({**result, "version": provenance.version(), "git_revision": provenance.git_revision()}))
+        return
+    table = Table(title=f"mobipath bench --sweep ({result['runs']} one-second runs; simulation "
+                        f"{result['simulation_ms_per_run']:.2f} ms per run)", title_justify="left", show_edge=False)
+    for col in ("step", "workers", "wall s", "runs/s", "overhead ms/run", "CPU ms/run", "CPU overhead ms/run"):
+        table.add_column(col, justify="left" if col == "step" else "right")
+    for row in sweepbench.rows(result):
+        table.add_row(*row)
+    _stdout().print(table)
+    line = f"throughput -j {jobs} vs -j 1: {result['speedup_local']:.2f}x (local)"
+    if "speedup_ray" in result:
+        line += f", {result['speedup_ray']:.2f}x (ray)"
+    if "ray" in result:
+        line += f"; ray: {result['ray']}"
+    ray_start = ", ".join(f"{k.rsplit('_', 1)[1]} CPU(s) {v:.1f} s" for k, v in result.items() if k.startswith("ray_start_s_"))
+    _stdout().print(line + (f"; Ray start-up (not in the steps): {ray_start}" if ray_start else ""))
+    _stdout().print(f"load average before {result['load_average_before']}, after {result['load_average_after']} "
+                    f"on {result['cpus']} CPUs")
 
 
 def _bench_emulator(as_json: bool) -> None:
@@ -467,7 +499,9 @@ def sweep_cmd(
     target: str = typer.Argument(..., help="A sweep file (TOML), or `report` to summarise a finished sweep's directory.", show_default=False),
     directory: Optional[str] = typer.Argument(None, help="With `report`: the sweep's output directory.", show_default=False),
     out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: sweeps/<sweep file name>]."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]; with --backend ray, runs at a time [default: the cluster's CPUs]."),
+    backend: str = typer.Option("local", "--backend", help="local (worker processes here) or ray (a Ray cluster; pip install 'mobipath[ray]')."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="With --backend ray: the cluster (e.g. ray://head:10001 or auto) [default: start a local Ray]."),
     fresh: bool = typer.Option(False, "--fresh", help="Discard the finished runs kept in DIR/cache and run everything again."),
     no_timeseries: bool = typer.Option(False, "--no-timeseries", help="Do not write the time-series dataset."),
     metric: Optional[str] = typer.Option(None, "--metric", help="With `report`: the column to summarise, e.g. flows.f.goodput_mbps."),
@@ -502,8 +536,25 @@ def sweep_cmd(
     out_dir = out_dir_option(out) or Path("sweeps") / path.stem
     from .reproduce import _progress
 
+    from .executor import Backend, BackendError, WorkerDied
+
+    try:
+        Backend(backend, ray_address)
+    except BackendError as e:
+        raise typer.BadParameter(str(e))
     with _progress() as (_, bar):
-        info = sw.sweep(path, out_dir, jobs=jobs, progress=bar, resume=not fresh, timeseries=not no_timeseries)
+        try:
+            info = sw.sweep(path, out_dir, jobs=jobs, backend=backend, ray_address=ray_address, progress=bar,
+                            resume=not fresh, timeseries=not no_timeseries)
+        except BackendError as e:
+            raise _fail(str(e))
+        except (KeyboardInterrupt, WorkerDied) as e:
+            from .experiments.common import RunCache
+
+            n = RunCache(out_dir / "cache").count()
+            why, code = ("interrupted", 130) if isinstance(e, KeyboardInterrupt) else (str(e), 1)
+            raise _fail(f"{why}; {n} finished runs are kept in {out_dir / 'cache'}: run the same command again "
+                        "to resume", code) from None
     n_failed = len(info["failed"])
     typer.echo(f"{info['runs']} runs ({info['reused_runs']} reused, {n_failed} failed) of {info['combinations']} "
                f"combinations in {info['wall_time_s']:.1f} s; dataset in {out_dir / 'runs'}")

@@ -20,19 +20,33 @@ class _Bar:
         self.progress.advance(self.task)
 
 
-def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path, fresh: bool) -> None:
+def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path, fresh: bool, backend: str = "local",
+               ray_address: Optional[str] = None) -> None:
     """Runs `run(bar)` (an experiment's reproduce) under a progress display, turns its
-    ValueErrors into flag errors and says where the report went. Ctrl-C stops it at once (exit
-    130) and says how many finished runs are kept for the next invocation."""
+    ValueErrors into flag errors and says where the report went. The runs execute on `backend`
+    (mobipath.executor: local processes or Ray). Ctrl-C stops it at once (exit 130) and says how
+    many finished runs are kept for the next invocation."""
     from .cli import _fail
-    from .experiments.common import RunCache
+    from .executor import Backend, BackendError, WorkerDied
+    from .experiments.common import RunCache, use_backend
+
+    try:
+        Backend(backend, ray_address)
+    except BackendError as e:
+        raise typer.BadParameter(str(e))
 
     kept = RunCache(out / "runs")
     with _progress() as (err, bar):
         if kept.count() and not fresh:
             err.print(f"resuming: {kept.count()} finished results kept in {escape(str(kept.directory))} (--fresh to discard them)")
         try:
-            summary = run(bar)
+            with use_backend(backend, ray_address):
+                summary = run(bar)
+        except BackendError as e:
+            raise _fail(str(e))
+        except WorkerDied as e:
+            raise _fail(f"{e}; {kept.count()} finished results are kept in {kept.directory}: run the same command "
+                        "again to resume") from None
         except ValueError as e:
             raise typer.BadParameter(str(e))
         except KeyboardInterrupt:
@@ -53,6 +67,8 @@ def _out(value: str) -> Path:
 
 
 _FRESH = typer.Option(False, "--fresh", help="Discard the finished runs kept in OUT/runs by an earlier (interrupted) invocation and run everything again.")
+_BACKEND = typer.Option("local", "--backend", help="local (worker processes here) or ray (a Ray cluster; pip install 'mobipath[ray]').")
+_RAY_ADDRESS = typer.Option(None, "--ray-address", help="With --backend ray: the cluster (e.g. ray://head:10001 or auto) [default: start a local Ray].")
 
 
 @contextmanager
@@ -77,6 +93,8 @@ def p0(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="20 s runs and fewer seeds (for tests and smoke checks)."),
     fresh: bool = _FRESH,
+    backend: str = _BACKEND,
+    ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P0 (high-speed train, PHA): learn the handover table, run every scheduler plain and with PHA
     over the seeds in parallel, and write report.md, figures, results.csv and summary.json."""
@@ -94,7 +112,7 @@ def p0(
         n_seeds = seeds if seeds is not None else (3 if quick else 10)
         n_table = table_runs if table_runs is not None else (10 if quick else 50)
         _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, table_runs=n_table, profiles=profiles, schedulers=sched,
-                                             jobs=jobs, quick=quick, progress=bar, resume=not fresh), out, fresh)
+                                             jobs=jobs, quick=quick, progress=bar, resume=not fresh), out, fresh, backend, ray_address)
 
     _guarded(go)()
 
@@ -110,6 +128,8 @@ def p1(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="Fewer sweep points, shorter runs and 2 seeds (for tests and smoke checks)."),
     fresh: bool = _FRESH,
+    backend: str = _BACKEND,
+    ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P1 (heterogeneous paths): delay-predictive vs minRTT/round robin/TCP over path-2 rates, and
     receiver-based recovery over path-2 delays; writes report.md, figures, results.csv and summary.json."""
@@ -125,7 +145,7 @@ def p1(
         parts = ("s1", "s2") if scenario == "both" else (scenario,)
         n_seeds = seeds if seeds is not None else (2 if quick else 4)
         _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar,
-                                             resume=not fresh), out, fresh)
+                                             resume=not fresh), out, fresh, backend, ray_address)
 
     _guarded(go)()
 
@@ -141,6 +161,8 @@ def p3(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="Fewer sweep points, 30 s sweep runs and 2 seeds (for tests and smoke checks)."),
     fresh: bool = _FRESH,
+    backend: str = _BACKEND,
+    ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P3 (Explicit Handoff Notification): Tahoe vs EHN on P3's handoff pattern (Figs. 2, 3 and the
     throughput table), every handoff scheme over swept handoff durations, rates, RTTs and losses, and
@@ -155,7 +177,7 @@ def p3(
         chosen = [b.strip() for b in blocks.split(",") if b.strip()] if blocks else list(exp.BLOCKS)
         n_seeds = seeds if seeds is not None else (2 if quick else 10)
         _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, blocks=chosen, jobs=jobs, quick=quick, progress=bar,
-                                             resume=not fresh), out, fresh)
+                                             resume=not fresh), out, fresh, backend, ray_address)
 
     _guarded(go)()
 
@@ -170,6 +192,8 @@ def p2(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="Two schedulers x three controllers, 15 s runs and 2 repetitions (for tests and smoke checks)."),
     fresh: bool = _FRESH,
+    backend: str = _BACKEND,
+    ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P2 (two operators through an MPTCP router and proxy): every scheduler x congestion control
     on P2's upload, plus single-operator runs; writes report.md, heatmap.png, results.csv and summary.json."""
@@ -182,7 +206,7 @@ def p2(
 
         n_seeds = seeds if seeds is not None else (2 if quick else 10)
         _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh),
-                   out, fresh)
+                   out, fresh, backend, ray_address)
 
     _guarded(go)()
 
@@ -197,6 +221,8 @@ def p4(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="10 s runs, fewer sweep points and 2 seeds (for tests and smoke checks)."),
     fresh: bool = _FRESH,
+    backend: str = _BACKEND,
+    ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P4 (TD-LTE uplink congestion, bsr-drop at the eNB): Fig. 2 analogue with and without the scheme,
     every baseline, the uplink schedulers, and sweeps of p, CW_target, UEs, TDD configuration/FDD and
@@ -209,7 +235,7 @@ def p4(
         from .experiments import p4 as exp
 
         n_seeds = seeds if seeds is not None else (2 if quick else 10)
-        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh), out, fresh)
+        _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh), out, fresh, backend, ray_address)
 
     _guarded(go)()
 

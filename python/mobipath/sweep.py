@@ -1,5 +1,6 @@
-"""`mobipath sweep SWEEP.toml`: a declared grid of scenarios, run on all local cores, cached and
-resumable, into one Parquet dataset; `mobipath sweep report DIR` summarises it.
+"""`mobipath sweep SWEEP.toml` / `mobipath.sweep(...)`: a declared grid of scenarios, run on all
+local cores or on a Ray cluster (`--backend ray`, mobipath.executor), cached and resumable, into
+one Parquet dataset; `mobipath sweep report DIR` summarises it.
 
 A sweep file::
 
@@ -15,16 +16,17 @@ A sweep file::
 
 Axes name any scenario field by its dotted path (as `mobipath.run(overrides=...)`). Every
 combination is validated before the first run; an error names the combination. Runs are kept in
-``DIR/cache`` keyed by the resolved scenario text, the seed and mobipath's version (and the
-simulator's build), so an interrupted sweep resumes and a finished one does nothing. A run that
-fails is recorded with its error and does not stop the others; the exit status is the number of
-failed runs (at most 100).
+``DIR/cache`` keyed by the resolved scenario text, the files it references (traces, tables),
+the seed and mobipath's version (and the simulator's build), so an interrupted sweep resumes and a finished one does nothing. A run that
+fails is recorded with its error and does not stop the others (and is not cached: the next
+invocation runs it again); the exit status is the number of failed runs (at most 100).
 
 Output (readable without mobipath: polars, pandas, DuckDB, Arrow): ``DIR/runs/`` — one row per
 run (axes, seed, every summary scalar flattened to dotted names such as
 ``flows.f.goodput_mbps``, wall time, error), Hive-partitioned by the axes — and ``DIR/timeseries/``
 (the long-form series with the axes and seed), partitioned the same way; ``DIR/sweep.json`` says
-what ran.
+what ran. Only this process writes the cache and the dataset, whatever the backend: Ray workers
+get each run's scenario text and referenced files with the task and return the results.
 """
 from __future__ import annotations
 
@@ -33,12 +35,15 @@ import itertools
 import json
 import math
 import shutil
+import sys
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import ConfigError, ScenarioError
+from .experiments.common import RunCache
 
 MAX_RUNS = 1_000_000
 SWEEP_KEYS = {"base", "seeds", "combine", "axes", "exclude", "name"}
@@ -140,10 +145,23 @@ def _label(combo: Dict[str, Any]) -> str:
     return ", ".join(f"{k} = {json.dumps(v)}" for k, v in combo.items())
 
 
-def resolve(sw: Sweep) -> List[Tuple[Dict[str, Any], str, str, str]]:
-    """(combination, scenario text, file, base dir) per combination, every one validated first:
-    a ScenarioError lists every broken combination's errors, each naming the combination."""
+@dataclass(frozen=True)
+class Resolved:
+    """One combination, validated: its scenario text, name, base directory and the digest of the
+    files it references (traces, tables: part of the cache key, so an edited trace reruns)."""
+
+    combo: Dict[str, Any]
+    text: str
+    file: str
+    base_dir: str
+    files_digest: str
+
+
+def resolve(sw: Sweep) -> List[Resolved]:
+    """Every combination, validated first: a ScenarioError lists every broken combination's
+    errors, each naming the combination."""
     from . import _core
+    from .executor import files_digest
     from .source import load_source
 
     out, errors = [], []
@@ -156,7 +174,7 @@ def resolve(sw: Sweep) -> List[Tuple[Dict[str, Any], str, str, str]]:
         if found:
             errors += [ConfigError(f"[{_label(combo)}] {e.field}", e.value, e.message, sw.file) for e in found]
             continue
-        out.append((combo, src.text, src.file, str(src.base_dir)))
+        out.append(Resolved(combo, src.text, src.file, str(src.base_dir), files_digest(src.text, src.base_dir, src.file)))
     if errors:
         raise ScenarioError(errors, sw.file)
     return out
@@ -181,7 +199,9 @@ def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
     t0 = time.perf_counter()
     try:
         raw = _core.run(text, file, base_dir, seed, None)
-    except Exception as e:  # recorded, the sweep goes on
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # recorded, the sweep goes on; BaseException: a Rust panic is pyo3's PanicException
         return {"error": f"{type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}
     s = json.loads(raw["summary"]) if isinstance(raw["summary"], str) else raw["summary"]
     flat: Dict[str, Any] = {}
@@ -193,30 +213,56 @@ def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
     return {"summary": flat, "timeseries": {k: list(v) for k, v in ts.items()}, "wall_s": time.perf_counter() - t0}
 
 
-def sweep(path: Path, out_dir: Path, *, jobs: Optional[int] = None, progress: Any = None, resume: bool = True,
+class _SweepCache(RunCache):
+    """The run cache, less failed runs: a failure is recorded in the dataset but run again by the
+    next invocation (it may have been the machine's, not the scenario's)."""
+
+    def put(self, description: str, result: Any) -> Optional[str]:
+        if isinstance(result, dict) and result.get("error"):
+            return None
+        return super().put(description, result)
+
+
+def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = None, backend: str = "local",
+          ray_address: Optional[str] = None, progress: Any = None, resume: bool = True,
           timeseries: bool = True) -> Dict[str, Any]:
-    """Runs a sweep file into `out_dir`; returns what sweep.json holds."""
+    """Runs the sweep file `path` into `out_dir` (default ``sweeps/<file name>``) and returns what
+    sweep.json holds. `backend` is ``local`` (`jobs` worker processes, default all cores) or
+    ``ray`` (on the cluster at `ray_address`, or a local Ray instance of `jobs` CPUs when None);
+    either way this process writes the cache and the dataset. `progress(description, total)`
+    returns an object with `advance()`."""
     import polars as pl
 
     from . import provenance
-    from .experiments.common import RunCache, run_all
+    from .executor import Backend
+    from .experiments.common import run_all
 
     t0 = time.monotonic()
+    path = Path(path)
+    out_dir = Path(out_dir) if out_dir is not None else Path("sweeps") / path.stem
+    chosen = Backend(backend, ray_address)
     sw = load_sweep(path)
     resolved = resolve(sw)
     keys = [(i, seed) for i in range(len(resolved)) for seed in sw.seeds]
     out_dir.mkdir(parents=True, exist_ok=True)
-    cache = RunCache(out_dir / "cache")
+    cache = _SweepCache(out_dir / "cache")
     if not resume:
         cache.clear()
     bar = progress("sweep runs", len(keys)) if progress else None
-    describe = lambda k: json.dumps(["sweep run", resolved[k[0]][1], resolved[k[0]][2], k[1]])
-    results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]][1], resolved[k[0]][2], resolved[k[0]][3], k[1]),
-                              jobs, bar, cache, describe)
+
+    def describe(k: Tuple[int, int]) -> str:
+        r = resolved[k[0]]
+        # The referenced files' digest only when there are any: run ids of trace-free sweeps stay put.
+        return json.dumps(["sweep run", r.text, r.file, k[1]] + ([r.files_digest] if r.files_digest else []))
+
+    results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]].text, resolved[k[0]].file, resolved[k[0]].base_dir, k[1]),
+                              jobs, bar, cache, describe, backend=chosen)
     axes = list(sw.axes)
-    rows, series, failed = [], [], []
+    rows, failed = [], []
+    series: Dict[str, List[Any]] = {}  # the long-form series of every run, column by column
+    n_series = 0
     for i, seed in keys:
-        combo = resolved[i][0]
+        combo = resolved[i].combo
         r = results[(i, seed)]
         run_id = hashlib.sha256(describe((i, seed)).encode()).hexdigest()[:16]
         row = {**{a: combo[a] for a in axes}, "seed": seed, "run_id": run_id, "wall_s": round(float(r.get("wall_s", 0.0)), 6),
@@ -228,18 +274,20 @@ def sweep(path: Path, out_dir: Path, *, jobs: Optional[int] = None, progress: An
         if timeseries and r.get("timeseries"):
             ts = r["timeseries"]
             n = len(ts.get("time_s", []))
-            series.append(pl.DataFrame({**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n,
-                                        **{k: v for k, v in ts.items()}}, strict=False))
+            cols = {**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n, **ts}
+            for c in [*cols, *(c for c in series if c not in cols)]:
+                series.setdefault(c, [None] * n_series).extend(cols.get(c, [None] * n))
+            n_series += n
     for sub in ("runs", "timeseries"):
         shutil.rmtree(out_dir / sub, ignore_errors=True)
     runs = pl.DataFrame(rows, infer_schema_length=None, strict=False)
     runs.write_parquet(out_dir / "runs", partition_by=axes)
-    if series:
-        pl.concat(series, how="diagonal_relaxed").write_parquet(out_dir / "timeseries", partition_by=axes)
+    if n_series:
+        pl.DataFrame(series, strict=False).write_parquet(out_dir / "timeseries", partition_by=axes)
     info = {
         "sweep_file": str(path), "name": sw.name, "base": str(sw.base_path), "axes": sw.axes, "combine": sw.combine,
         "exclude": sw.exclude, "seeds": sw.seeds, "combinations": len(resolved), "runs": len(keys),
-        "reused_runs": cache.reused, "failed": failed, "jobs": n_jobs, "wall_time_s": round(time.monotonic() - t0, 2),
+        "reused_runs": cache.reused, "failed": failed, "backend": chosen.name, "jobs": n_jobs, "wall_time_s": round(time.monotonic() - t0, 2),
         "mobipath_version": provenance.version(), "git_revision": provenance.git_revision(),
     }
     (out_dir / "sweep.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -314,3 +362,14 @@ def _plot(cells: List[Dict[str, Any]], axes: List[str], metric: str, path: Path)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+class _CallableModule(types.ModuleType):
+    """`mobipath.sweep(...)` runs a sweep (this module's `sweep`), while `mobipath.sweep.report`,
+    `load_sweep` etc. stay reachable as the module's attributes."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

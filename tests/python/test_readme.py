@@ -62,6 +62,10 @@ HELP_ONLY = {
     "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",
     "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1":
         "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
+    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray": "needs the ray extra; the Ray backend runs in test_sweep.py",
+    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray --ray-address ray://head:10001": "needs a Ray cluster",
+    "mobipath reproduce p0 --backend ray": "needs the ray extra; its --quick form runs in test_sweep.py",
+    "mobipath bench --sweep": "measures this machine (minutes, with a local Ray when installed)",
 }
 FULL = os.environ.get("MOBIPATH_README_FULL") == "1"
 PLACEHOLDER = re.compile(r"\[|\b[A-Z][A-Z_]{1,}\b")
@@ -246,6 +250,8 @@ def test_documented_python_and_toml_examples_run(installed):
         r = subprocess.run(python + ["-c", code], cwd=examples, capture_output=True, text=True, env=cli_env(env), timeout=300)
         assert r.returncode == 0, f"{code}\n{r.stderr[-2000:]}"
     for i, text in enumerate(TOML):
+        if re.search(r"^\[axes\]", text, flags=re.M):
+            continue  # a sweep file, not a scenario: test_sweep.py checks the README's against scenarios/sweeps/
         f = examples / f"readme-{i}.toml"
         f.write_text(text)
         r = subprocess.run(cli + ["validate", str(f)], capture_output=True, text=True, env=cli_env(env))

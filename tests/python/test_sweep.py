@@ -49,6 +49,15 @@ def _rows(out: Path) -> pl.DataFrame:
     return pl.read_parquet(out / "runs", hive_partitioning=True).sort(["flows.f.cc", "links.l.rate_mbps", "seed"])
 
 
+def _results(out: Path) -> dict:
+    """Each run's summary and time series as canonical JSON text, by the run's description."""
+    found = {}
+    for f in (out / "cache").glob("*.json"):
+        d = json.loads(f.read_text())
+        found[d["description"]] = json.dumps({k: v for k, v in d["result"].items() if k != "wall_s"}, sort_keys=True)
+    return found
+
+
 def test_dataset_cache_and_parallelism(tmp_path):
     f = _sweep(tmp_path, AXES + EXCLUDE)
     a, b = tmp_path / "a", tmp_path / "b"
@@ -67,6 +76,7 @@ def test_dataset_cache_and_parallelism(tmp_path):
     assert r.returncode == 0, r.stderr
     drop = ["wall_s"]
     assert _rows(a).drop(drop).equals(_rows(b).drop(drop))
+    assert _results(a) == _results(b)  # the per-run summaries and series as JSON text, byte for byte
     # A finished sweep run again does nothing new.
     r = run_cli(["sweep", f, "--out", a], timeout=300)
     assert "15 runs (15 reused, 0 failed)" in r.stdout, r.stdout
@@ -80,27 +90,37 @@ def test_dataset_cache_and_parallelism(tmp_path):
     assert (tmp_path / "g.png").stat().st_size > 0
 
 
-def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path):
+@pytest.mark.parametrize("sig, jobs", [(signal.SIGKILL, "1"), (signal.SIGINT, "2"), (signal.SIGINT, "1")])
+def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path, sig, jobs):
     f = _sweep(tmp_path, '"links.l.rate_mbps" = [5, 10, 20, 40]\n', seeds=6, duration=20.0)
     out = tmp_path / "o"
-    proc = subprocess.Popen([*mobipath_command(), "sweep", str(f), "--out", str(out), "-j", "1"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(None))
+    proc = subprocess.Popen([*mobipath_command(), "sweep", str(f), "--out", str(out), "-j", jobs],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(None))
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(list((out / "cache").glob("*.json"))) < 3:
             time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.send_signal(sig)  # the main process only, as `kill`; Ctrl-C would reach the workers too (they ignore it)
+        _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     kept = len(list((out / "cache").glob("*.json")))
     assert 3 <= kept < 24, kept
-    assert not (out / "runs").exists()  # killed before writing the dataset
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert f"interrupted; {kept} finished runs are kept" in err and "Traceback" not in err, err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    assert not (out / "runs").exists()  # stopped before writing the dataset
     r = run_cli(["sweep", f, "--out", out, "-j", "2"], timeout=600)
     assert r.returncode == 0, r.stderr
-    assert f"24 runs ({kept} reused, 0 failed)" in r.stdout, (kept, r.stdout)
+    assert f"24 runs ({kept} reused, 0 failed)" in r.stdout, (kept, r.stdout)  # only the 24 - kept missing ones ran
     df = pl.read_parquet(out / "runs", hive_partitioning=True)
     assert df.height == 24 and df.select(["links.l.rate_mbps", "seed"]).is_unique().all()
+    assert df["error"].null_count() == 24 and len(list((out / "cache").glob("*.json"))) == 24
+    ts = pl.read_parquet(out / "timeseries", hive_partitioning=True)
+    assert ts["run_id"].n_unique() == 24 and set(ts["run_id"]) == set(df["run_id"])
+    assert ts.select(["run_id", "time_s", "kind", "name", "metric"]).is_unique().all()  # no run's series twice
 
 
 def test_a_broken_combination_is_named_before_anything_runs(tmp_path):
@@ -129,3 +149,333 @@ def test_bad_sweep_files_are_refused_precisely(tmp_path, text, needle):
     r = run_cli(["sweep", f, "--out", tmp_path / "o"], timeout=60)
     assert r.returncode != 0 and needle in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_failing_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, monkeypatch):
+    """In-process (CliRunner, -j 1) so the simulator can be made to fail one run: the others
+    finish, the dataset holds the failure, the exit status counts it, and the next invocation
+    runs only that one again."""
+    from typer.testing import CliRunner
+
+    import mobipath._core as core
+    from mobipath.cli import app
+
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=3, duration=1.0)
+    real = core.run
+
+    class PanicException(BaseException):  # what pyo3 raises for a Rust panic: not an Exception
+        pass
+
+    def flaky(text, file, base_dir, seed, *rest):
+        if 'cc = "bbr"' in text and seed == 2:
+            raise RuntimeError("the machine ran out of something")
+        if 'cc = "cubic"' in text and seed == 3:
+            raise PanicException("index out of bounds")
+        return real(text, file, base_dir, seed, *rest)
+
+    monkeypatch.setattr(core, "run", flaky)
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
+    assert r.exit_code == 2, r.output
+    assert "6 runs (0 reused, 2 failed)" in r.output
+    assert 'failed: [flows.f.cc = "bbr"] seed 2: RuntimeError: the machine ran out of something' in r.output
+    assert 'failed: [flows.f.cc = "cubic"] seed 3: PanicException: index out of bounds' in r.output
+    df = pl.read_parquet(out / "runs", hive_partitioning=True)
+    bad = df.filter(pl.col("error").is_not_null()).sort("flows.f.cc")
+    assert bad.select("flows.f.cc", "seed").rows() == [("bbr", 2), ("cubic", 3)]
+    assert bad["error"][0].startswith("RuntimeError") and bad["flows.f.goodput_mbps"].null_count() == 2
+    assert df.filter(pl.col("error").is_null())["flows.f.goodput_mbps"].min() > 0
+    info = json.loads((out / "sweep.json").read_text())
+    assert info["failed"] == [{"combination": 'flows.f.cc = "cubic"', "seed": 3, "error": "PanicException: index out of bounds"},
+                              {"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": "RuntimeError: the machine ran out of something"}]
+    monkeypatch.setattr(core, "run", real)
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
+    assert r.exit_code == 0 and "6 runs (4 reused, 0 failed)" in r.output, r.output
+
+
+TRACE_BASE = """seed = 1
+duration_s = 3
+[[links]]
+name = "l"
+delay_ms = 20
+queue_packets = 50
+trace = {{ format = "mbps-per-second", file = "{trace}" }}
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+path = "p"
+cc = "cubic"
+traffic = {{ kind = "bulk" }}
+"""
+
+
+def _trace_sweep(tmp_path: Path) -> Path:
+    """A sweep whose base scenario reads a capacity trace from another folder."""
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "cap.txt").write_text("1 4\n2 12\n3 6\n")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "base.toml").write_text(TRACE_BASE.format(trace="../traces/cap.txt"))
+    f = tmp_path / "s" / "grid.toml"
+    f.write_text('base = "base.toml"\nseeds = 2\n[axes]\n"flows.f.cc" = ["cubic", "bbr"]\n')
+    return f
+
+
+def test_tasks_carry_their_scenario_and_files(tmp_path):
+    """What a Ray task gets: the scenario text with its files as bytes, nothing on this file
+    system. Run from a fresh folder after the originals are gone, a run's summary is the same."""
+    import shutil
+
+    from mobipath import executor, sweep
+    from mobipath.sweep import load_sweep, resolve, run_one
+
+    r = resolve(load_sweep(_trace_sweep(tmp_path)))[0]
+    here = run_one(r.text, r.file, r.base_dir, 2)
+    assert "error" not in here, here
+    shipped = executor.ship_args((r.text, r.file, r.base_dir, 2))
+    assert isinstance(shipped[2], executor.ShippedDir) and list(shipped[2].files.values()) == [b"1 4\n2 12\n3 6\n"]
+    assert "../traces" not in shipped[0]
+    # A scenario file given by path travels the same way.
+    by_path = executor.ship_args((str(tmp_path / "s" / "base.toml"),))[0]
+    assert isinstance(by_path, executor.ShippedScenario) and list(by_path.files.values()) == [b"1 4\n2 12\n3 6\n"]
+    shutil.rmtree(tmp_path / "traces")
+    shutil.rmtree(tmp_path / "s")
+    there = run_one(*executor.materialize(shipped, tmp_path / "task"))
+    assert json.dumps(there["summary"], sort_keys=True) == json.dumps(here["summary"], sort_keys=True)
+    assert there["timeseries"] == here["timeseries"]
+    import mobipath
+
+    path = executor.materialize((by_path,), tmp_path / "task2")[0]
+    assert mobipath.run(path, seed=2).summary["flows"]["f"]["goodput_mbps"] == here["summary"]["flows.f.goodput_mbps"]
+    # Nothing to ship: arguments travel unchanged.
+    plain = ("seed = 1\nduration_s = 1\n", "x.toml", str(tmp_path), 1)
+    assert executor.ship_args(plain) == plain
+    assert callable(sweep)
+
+
+def test_every_file_a_shipped_scenario_references_travels_with_it(tmp_path):
+    """referenced_files must know every scenario field naming a file: each shipped scenario that
+    validates where it lies also validates from a task-local copy made of what ship_args packs."""
+    from mobipath import _core, executor
+    from conftest import ROOT
+
+    checked = 0
+    for path in sorted((ROOT / "scenarios").rglob("*.toml")):
+        if "sweeps" in path.parts:
+            continue
+        text = path.read_text()
+        if _core.validate(text, str(path), str(path.parent)):
+            continue  # an invalid example (e.g. a test input): nothing to compare
+        shipped = executor.ship_args((str(path),))[0]
+        local = executor.materialize((shipped,), tmp_path / path.stem)[0]
+        errors = _core.validate(Path(local).read_text(), local, str(Path(local).parent))
+        assert not errors, (path, errors)
+        checked += bool(shipped.files)
+    assert checked >= 3  # the HSR trace examples and the P0 train scenarios with a handover table
+
+
+def test_a_trace_edit_invalidates_the_cached_runs(tmp_path):
+    f = _trace_sweep(tmp_path)
+    out = tmp_path / "o"
+    assert "4 runs (0 reused" in run_cli(["sweep", f, "--out", out, "-j", "1"], timeout=120).stdout
+    assert "4 runs (4 reused" in run_cli(["sweep", f, "--out", out, "-j", "1"], timeout=120).stdout
+    (tmp_path / "traces" / "cap.txt").write_text("1 4\n2 2\n3 6\n")
+    r = run_cli(["sweep", f, "--out", out, "-j", "1"], timeout=120)
+    assert "4 runs (0 reused" in r.stdout, r.stdout
+
+
+def test_backend_flags_are_checked(tmp_path):
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic"]\n', seeds=1, duration=1.0)
+    r = run_cli(["sweep", f, "--out", tmp_path / "o", "--backend", "spark"], timeout=60)
+    assert r.returncode == 2 and "--backend must be one of local, ray (got 'spark')" in r.stderr, r.stderr
+    r = run_cli(["sweep", f, "--out", tmp_path / "o", "--ray-address", "auto"], timeout=60)
+    assert r.returncode == 2 and "--ray-address needs --backend ray" in r.stderr, r.stderr
+    r = run_cli(["reproduce", "p2", "--quick", "--out", tmp_path / "p", "--backend", "spark"], timeout=60)
+    assert r.returncode == 2 and "--backend must be one of local, ray" in r.stderr, r.stderr
+
+
+def test_without_ray_the_ray_backend_says_how_to_get_it(tmp_path):
+    # A `ray` that cannot be imported, first on the path: as on a machine without the extra.
+    fake = tmp_path / "noray" / "ray"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("No module named \'ray\'")\n')
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic"]\n', seeds=1, duration=1.0)
+    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "noray")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    for args in (["sweep", f, "--out", tmp_path / "o"], ["reproduce", "p2", "--quick", "--out", tmp_path / "p"]):
+        r = run_cli([*args, "--backend", "ray"], timeout=60, env=env)
+        assert r.returncode == 1, r.stderr
+        assert "--backend ray needs Ray, an optional dependency: pip install 'mobipath[ray]'" in r.stderr
+        assert "Traceback" not in r.stderr
+    # A finished sweep needs no backend: run locally, then again "on Ray" without Ray.
+    assert run_cli(["sweep", f, "--out", tmp_path / "o", "-j", "1"], timeout=60).returncode == 0
+    r = run_cli(["sweep", f, "--out", tmp_path / "o", "--backend", "ray"], timeout=60, env=env)
+    assert r.returncode == 0 and "1 runs (1 reused, 0 failed)" in r.stdout, r.stderr
+
+
+# --- the Ray backend ----------------------------------------------------------------------------
+
+def test_reproduce_on_ray_matches_the_golden_quick_results(tmp_path):
+    """`mobipath reproduce p0 --quick --backend ray` (its own local Ray; the handover table travels
+    with each task, as ../table.csv): results.csv and the aggregates are the golden ones, so the
+    reproduce commands' grids run through the same engine on either backend. (Before the tests
+    sharing one Ray instance below, so that two instances never run at once.)"""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
+    from conftest import ROOT
+
+    out = tmp_path / "p0"
+    r = run_cli(["reproduce", "p0", "--quick", "--jobs", "2", "--backend", "ray", "--out", out], timeout=300)
+    assert r.returncode == 0, r.stderr
+    gold = ROOT / "tests" / "golden" / "reproduce" / "p0-quick"
+    assert (out / "results.csv").read_text() == (gold / "results.csv").read_text()
+    got = json.loads((out / "summary.json").read_text())
+    assert json.dumps(got["aggregates"], indent=1, sort_keys=True) + "\n" == (gold / "aggregates.json").read_text()
+    assert got["provenance"]["jobs"] == 2
+
+
+# A local Ray instance of 2 CPUs, shared by the tests below.
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
+    if not ray.is_initialized():
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_backend_gives_the_serial_results_byte_for_byte(tmp_path, local_ray):
+    """The same sweep serially (CLI, -j 1) and on Ray (tasks carry the scenario and its trace,
+    the driver writes cache and dataset): the same summaries and series, byte for byte."""
+    import mobipath
+
+    f = _trace_sweep(tmp_path)
+    r = run_cli(["sweep", f, "--out", tmp_path / "serial", "-j", "1"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    info = mobipath.sweep(f, tmp_path / "ray", backend="ray")
+    assert info["backend"] == "ray" and info["jobs"] == 2 and info["runs"] == 4 and not info["failed"]
+    assert _results(tmp_path / "serial") == _results(tmp_path / "ray") and len(_results(tmp_path / "ray")) == 4
+    a = pl.read_parquet(tmp_path / "serial" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    b = pl.read_parquet(tmp_path / "ray" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    assert a.equals(b)
+    again = mobipath.sweep(f, tmp_path / "ray", backend="ray")
+    assert again["reused_runs"] == 4
+
+
+def test_referenced_files_covers_every_file_field():
+    from mobipath import executor
+
+    table = {
+        "links": [{"name": "a", "trace": {"format": "mahimahi", "file": "up.trace"},
+                   "reverse": {"trace": {"format": "mahimahi", "file": "down.trace"}}}, {"name": "b", "rate_mbps": 5}],
+        "cells": [{"ues": [{"name": "u", "cqi_trace": "cqi.csv"}, {"name": "v", "dl_cqi": 9}]}],
+        "hst": {"links": ["a"], "table": "../table.csv", "gps_trace": {"file": "ride.nmea", "track": "track.csv"}},
+    }
+    refs = ["up.trace", "down.trace", "cqi.csv", "../table.csv", "ride.nmea", "track.csv"]
+    assert executor.referenced_files(table) == refs
+    executor._rewrite(table, {r: f"local-{i}" for i, r in enumerate(refs)})
+    assert executor.referenced_files(table) == [f"local-{i}" for i in range(6)]
+
+
+def test_the_sweep_benchmark_runs_and_reports_its_steps():
+    """`mobipath bench --sweep` (a measurement, not a test of its numbers): every step timed over
+    the same grid, the derived overheads computed from them."""
+    from mobipath import sweepbench
+
+    r = sweepbench.run(40, 2, ray=False)
+    assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "local -j 1", "local -j 1, cached", "local -j 2"}
+    s = r["steps"]
+    expected = 1000 * (s["local -j 1"]["wall_s"] - s["simulation"]["wall_s"]) / 40
+    assert s["local -j 1"]["overhead_ms_per_run"] == pytest.approx(expected, abs=0.05)
+    assert s["local -j 1"]["cpu_ms_per_run"] > 0 and "cpu_overhead_ms_per_run" in s["local -j 2"]
+    assert r["speedup_local"] == pytest.approx(s["local -j 2"]["runs_per_s"] / s["local -j 1"]["runs_per_s"], abs=0.02)
+    assert sweepbench.rows(r)[0][0] == "simulation"
+
+
+def _readme_sweeps_section() -> str:
+    from conftest import ROOT
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("\n## Sweeps\n")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_the_readme_shows_the_shipped_sweep_file_and_its_queries_run(tmp_path):
+    """The README's sweep file is scenarios/sweeps/cc-by-loss.toml as shipped, and its DuckDB query
+    runs on a dataset of that sweep's shape (the same axes, 2 s runs, 2 seeds) from the sweep's
+    directory. (test_readme.py runs its Python block, polars, against the full sweep.)"""
+    import re
+
+    from conftest import ROOT
+
+    section = _readme_sweeps_section()
+    blocks = dict((lang, body) for lang, body in re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S))
+    shipped = ROOT / "scenarios" / "sweeps" / "cc-by-loss.toml"
+    assert blocks["toml"] == shipped.read_text()
+    base = (ROOT / "scenarios" / "examples" / "lossy-newreno.toml").read_text().replace("duration_s = 60", "duration_s = 2")
+    (tmp_path / "base.toml").write_text(base)
+    grid = tmp_path / "grid.toml"
+    grid.write_text(shipped.read_text().replace('"../examples/lossy-newreno.toml"', '"base.toml"').replace("seeds = 5", "seeds = 2"))
+    r = run_cli(["sweep", grid, "--out", tmp_path / "sweeps" / "cc-by-loss"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed (pip install '.[test]')")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        rows = duckdb.sql(blocks["sql"].strip().rstrip(";")).fetchall()
+    finally:
+        os.chdir(cwd)
+    runs = _rows_of(tmp_path / "sweeps" / "cc-by-loss")
+    assert len(rows) == 12 and all(n == 2 for *_, n in rows)
+    for cc, loss, goodput, _ in rows:
+        sel = runs.filter((pl.col("flows.newreno.cc") == cc) & (pl.col("links.wan.loss.p") == float(loss)))
+        assert goodput == pytest.approx(sel["flows.newreno.goodput_mbps"].mean(), rel=1e-12)
+
+
+def _rows_of(out: Path) -> pl.DataFrame:
+    return pl.read_parquet(out / "runs", hive_partitioning=True)
+
+
+def _die_on_3(k):
+    if k == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+    time.sleep(0.02)
+    return k * k
+
+
+def test_a_killed_local_worker_is_reported_not_waited_for():
+    """multiprocessing.Pool replaces a dead worker and never delivers its run: the executor notices
+    and says so instead of waiting forever; the runs finished before are delivered."""
+    from mobipath.executor import WorkerDied, execute
+
+    got = {}
+    t0 = time.monotonic()
+    with pytest.raises(WorkerDied, match="a worker process died .exit code -9"):
+        execute(list(range(8)), _die_on_3, lambda k: (k,), lambda k, r: got.__setitem__(k, r), jobs=2)
+    assert time.monotonic() - t0 < 30
+    assert all(got[k] == k * k for k in got) and 3 not in got
+
+
+def test_a_sweep_whose_worker_is_killed_stops_and_resumes(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import mobipath._core as core
+    from mobipath.cli import app
+
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=4, duration=1.0)
+    real = core.run
+
+    def oom(text, file, base_dir, seed, *rest):
+        if 'cc = "bbr"' in text and seed == 4:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(text, file, base_dir, seed, *rest)
+
+    monkeypatch.setattr(core, "run", oom)  # the forked workers inherit it
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
+    assert r.exit_code == 1, r.output
+    kept = len(list((out / "cache").glob("*.json")))
+    assert "a worker process died (exit code -9" in r.output and f"{kept} finished runs are kept" in r.output, r.output
+    monkeypatch.setattr(core, "run", real)
+    r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
+    assert r.exit_code == 0 and f"8 runs ({kept} reused, 0 failed)" in r.output, r.output

@@ -3,17 +3,16 @@ cache of finished runs (resuming an interrupted reproduction), the results CSV a
 block. Results are keyed, so the number of worker processes never changes a number."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
 import json
 import math
-import multiprocessing
 import os
-import signal
 import statistics
 from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Sequence, Tuple
 
 # Two-sided 95 % Student-t quantiles t(0.975, df) for df = 1..30; 1.96 beyond.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -49,6 +48,10 @@ class RunCache:
         self.directory, self.enabled = Path(directory), enabled
         self.reused = 0
         self._salt: Optional[str] = None
+        # The file names present (listed once): a run not in the cache costs no failed open.
+        # This process is the cache's only writer, so put() keeps the set current.
+        self._names: Optional[set] = None
+        self._made = False
 
     def salt(self) -> str:
         if self._salt is None:
@@ -68,8 +71,13 @@ class RunCache:
         """The kept result of the run `description` describes, or None."""
         if not self.enabled:
             return None
+        path = self.path(description)
+        if self._names is None:
+            self._names = set(os.listdir(self.directory)) if self.directory.is_dir() else set()
+        if path.name not in self._names:
+            return None
         try:
-            data = json.loads(self.path(description).read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         if data.get("description") != description:  # a hash collision, or a damaged file
@@ -77,46 +85,66 @@ class RunCache:
         self.reused += 1
         return data["result"]
 
-    def put(self, description: str, result: Any) -> None:
+    def put(self, description: str, result: Any) -> Optional[str]:
+        """Keeps `result`; returns its JSON text (None when disabled)."""
         if not self.enabled:
-            return
-        self.directory.mkdir(parents=True, exist_ok=True)
+            return None
+        if not self._made:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._made = True
         path = self.path(description)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps({"description": description, "result": result}), encoding="utf-8")
+        text = json.dumps(result)
+        # The bytes json.dumps({"description": ..., "result": ...}) gives, the result encoded once.
+        tmp.write_text('{"description": ' + json.dumps(description) + ', "result": ' + text + "}", encoding="utf-8")
         tmp.replace(path)  # a reader never sees half a file, even after Ctrl-C
+        if self._names is not None:
+            self._names.add(path.name)
+        return text
 
     def clear(self) -> None:
         """Forgets every kept result (``--fresh``)."""
         for f in self.directory.glob("*.json*") if self.directory.is_dir() else []:
             f.unlink()
+        self._names, self._made = None, False
 
     def count(self) -> int:
         return len(list(self.directory.glob("*.json"))) if self.directory.is_dir() else 0
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group: the workers leave it to the main process, which
-    # stops them (no traceback from each worker).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+#: The backend `run_all` uses when its caller names none: `mobipath reproduce ... --backend ray`
+#: sets it (use_backend) around an experiment, so the experiments need no backend argument.
+_BACKEND: Optional[Any] = None
 
 
-def _call(job: Callable[..., Any], args: Tuple[Any, ...]) -> Any:
-    return job(*args)
+@contextlib.contextmanager
+def use_backend(name: str = "local", address: Optional[str] = None) -> Iterator[None]:
+    """Within the block, run_all runs on `name` (``local`` or ``ray``; see mobipath.executor)."""
+    global _BACKEND
+    from ..executor import Backend
+
+    before, _BACKEND = _BACKEND, Backend(name, address)
+    try:
+        yield
+    finally:
+        _BACKEND = before
 
 
 def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
             jobs: Optional[int], bar: Any = None, cache: Optional[RunCache] = None,
-            describe: Optional[Callable[[Any], str]] = None) -> Tuple[Dict[Any, Any], int]:
-    """Runs `job(*args(key))` for every key, in `jobs` worker processes (default: all cores; 1 =
-    in this process). `job` must be a module-level function (it is pickled) and its results
-    JSON-serialisable when a `cache` is given: runs whose `describe(key)` is in the cache are not
-    run again, and each finished run is put there at once. Returns the results by key and the
-    number of workers used; `bar.advance()` is called after each run.
+            describe: Optional[Callable[[Any], str]] = None, backend: Optional[Any] = None) -> Tuple[Dict[Any, Any], int]:
+    """Runs `job(*args(key))` for every key through the sweep engine's executor
+    (mobipath.executor): on `backend` (default: the one use_backend set, else local worker
+    processes), `jobs` workers (default: all cores; 1 = in this process). `job` must be a
+    module-level function (it is pickled) and its results JSON-serialisable when a `cache` is
+    given: runs whose `describe(key)` is in the cache are not run again, and each finished run is
+    put there at once, by this process. Returns the results by key and the number of workers
+    used; `bar.advance()` is called after each run.
 
-    On KeyboardInterrupt the workers are terminated at once and the interrupt propagates; what
+    On KeyboardInterrupt the workers are stopped at once and the interrupt propagates; what
     finished is in the cache."""
-    n = max(1, jobs or os.cpu_count() or 1)
+    from ..executor import execute
+
     results: Dict[Any, Any] = {}
     todo = []
     for k in keys:
@@ -130,32 +158,14 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
 
     def done(k: Any, result: Any) -> None:
         if cache is not None and describe is not None:
-            cache.put(describe(k), result)
-            result = json.loads(json.dumps(result))  # the same types a resumed run reads back
+            text = cache.put(describe(k), result)
+            if text is not None:
+                result = json.loads(text)  # the same types a resumed run reads back
         results[k] = result
         if bar is not None:
             bar.advance()
 
-    if n == 1 or len(todo) <= 1:
-        for k in todo:
-            done(k, job(*args(k)))
-        return results, n
-    pool = multiprocessing.Pool(processes=min(n, len(todo)), initializer=_ignore_sigint)
-    try:
-        pending = {pool.apply_async(_call, (job, args(k))): k for k in todo}
-        while pending:
-            ready = [r for r in pending if r.ready()]
-            if not ready:
-                next(iter(pending)).wait(0.05)  # short waits: Ctrl-C is handled at once
-                continue
-            for r in ready:
-                done(pending.pop(r), r.get())
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
+    n = execute(todo, job, args, done, jobs, backend or _BACKEND)
     return results, n
 
 

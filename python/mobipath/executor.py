@@ -1,0 +1,375 @@
+"""Where a grid's runs execute: the sweep engine's executor, shared by `mobipath sweep`, every
+`mobipath reproduce` command (through `experiments.common.run_all`) and `mobipath recommend`.
+
+Two backends, one contract — `execute(todo, job, args, done, backend)` runs `job(*args(key))` for
+every key and calls `done(key, result)` in the driving process as each run finishes (in whatever
+order), so the caller alone writes caches and datasets:
+
+- ``local``: a pool of worker processes on this machine (`jobs`, default all cores; 1 = in this
+  process).
+- ``ray``: tasks on a Ray cluster (``address``, e.g. ``ray://head:10001`` or ``auto``), or on a
+  local Ray instance started for the call when no address is given (a Ray this process has
+  already initialised, e.g. in a notebook, is used as it is). Workers need mobipath
+  installed but no shared file system: a task carries its scenario, and the files the scenario
+  references travel with it as bytes (see `ship_args`). Ray is an optional dependency
+  (``pip install 'mobipath[ray]'``).
+
+Results are keyed, never positional, so neither the backend nor the number of workers changes a
+number.
+"""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
+
+BACKENDS = ("local", "ray")
+
+
+class BackendError(Exception):
+    """A backend cannot be used (Ray missing, cluster unreachable, unknown backend)."""
+
+
+class WorkerDied(RuntimeError):
+    """A local worker process died while running (not an error of the run: that comes back as
+    the run's exception)."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Which executor runs the runs: ``local`` (processes on this machine) or ``ray``
+    (``address`` of a running cluster; None starts a local Ray instance)."""
+
+    name: str = "local"
+    address: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.name not in BACKENDS:
+            raise BackendError(f"--backend must be one of {', '.join(BACKENDS)} (got {self.name!r})")
+        if self.address is not None and self.name != "ray":
+            raise BackendError("--ray-address needs --backend ray")
+
+
+LOCAL = Backend()
+
+
+def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
+            done: Callable[[Any, Any], None], jobs: Optional[int] = None, backend: Optional[Backend] = None) -> int:
+    """Runs `job(*args(k))` for every key in `todo` on `backend` and calls `done(k, result)` here
+    as each finishes. `job` must be a module-level function (it is pickled by reference) and its
+    results picklable. Returns the number of workers used. On KeyboardInterrupt the workers are
+    stopped at once and the interrupt propagates; every run `done` was called for is complete."""
+    backend = backend or LOCAL
+    if not todo:  # everything cached: no pool, no Ray to start or reach
+        return max(1, jobs or os.cpu_count() or 1)
+    if backend.name == "ray":
+        return _execute_ray(todo, job, args, done, jobs, backend.address)
+    return _execute_local(todo, job, args, done, jobs)
+
+
+# --- local: a process pool ------------------------------------------------------------------
+
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group: the workers leave it to the main process, which
+    # stops them (no traceback from each worker).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call(task: Tuple[Any, Callable[..., Any], Tuple[Any, ...]]) -> Tuple[Any, Any]:
+    key, job, args = task
+    return key, job(*args)
+
+
+def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
+                   done: Callable[[Any, Any], None], jobs: Optional[int]) -> int:
+    n = max(1, jobs or os.cpu_count() or 1)
+    if n == 1 or len(todo) <= 1:
+        for k in todo:
+            done(k, job(*args(k)))
+        return n
+    pool = multiprocessing.Pool(processes=min(n, len(todo)), initializer=_ignore_sigint)
+    # The pool silently replaces a worker that dies (the OOM killer, a crash) and its run's result
+    # never comes: watch the workers it started, which otherwise live until the pool closes.
+    workers = list(getattr(pool, "_pool", []))
+    try:
+        # One run per task (a grid's runs can differ a hundredfold in length), results in the
+        # order they finish; the arguments are made as the pool takes them.
+        results = pool.imap_unordered(_call, ((k, job, args(k)) for k in todo), chunksize=1)
+        left = len(todo)
+        while left:
+            try:
+                k, result = results.next(timeout=0.05)  # short waits: Ctrl-C is handled at once
+            except multiprocessing.TimeoutError:
+                dead = [w for w in workers if w.exitcode is not None]
+                if dead:
+                    raise WorkerDied(f"a worker process died (exit code {dead[0].exitcode}: killed by the system, "
+                                     f"e.g. out of memory, or crashed) with {left} runs unfinished") from None
+                continue
+            done(k, result)
+            left -= 1
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+    return n
+
+
+# --- ray: tasks on a cluster ----------------------------------------------------------------
+
+def _import_ray() -> Any:
+    try:
+        import ray  # type: ignore[import-not-found]
+    except ImportError:
+        raise BackendError("--backend ray needs Ray, an optional dependency: pip install 'mobipath[ray]'") from None
+    return ray
+
+
+def _ray_task(job: Callable[..., Any], shipped: Tuple[Any, ...]) -> Any:
+    """A Ray task: the shipped files are written to a task-local directory, the job runs on
+    them, the directory goes."""
+    tmp = tempfile.mkdtemp(prefix="mobipath-task-")
+    try:
+        return job(*materialize(shipped, Path(tmp)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
+                 done: Callable[[Any, Any], None], jobs: Optional[int], address: Optional[str]) -> int:
+    ray = _import_ray()
+    import logging
+
+    started = False
+    if not ray.is_initialized():
+        kw: Dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
+        if address is None:
+            # A fresh local instance ("local": never a cluster some other program started here).
+            kw.update(address="local", num_cpus=max(1, jobs or os.cpu_count() or 1))
+        else:
+            kw["address"] = address
+        try:
+            ray.init(**kw)
+        except Exception as e:  # unreachable cluster, bad address: say so, not a traceback
+            raise BackendError(f"--backend ray: cannot start or reach Ray{f' at {address}' if address else ''}: "
+                               f"{type(e).__name__}: {e}") from None
+        started = True
+    pending: Dict[Any, Any] = {}
+    try:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        workers = min(jobs, cpus) if jobs else cpus
+        # max_retries: a task whose worker died (a node lost, the OOM killer) runs again, as the
+        # runs are deterministic; an exception raised by the run itself is not retried.
+        remote = ray.remote(num_cpus=1, max_retries=2)(_ray_task)
+        job_ref = ray.put(job)
+        # A bounded window of tasks in flight: a million-run grid is not submitted at once, and
+        # -j caps the runs a shared cluster executes at a time.
+        window = workers if jobs else 2 * workers
+        queue = iter(todo)
+        exhausted = False
+        while pending or not exhausted:
+            while not exhausted and len(pending) < window:
+                k = next(queue, _END)
+                if k is _END:
+                    exhausted = True
+                    break
+                pending[remote.remote(job_ref, ship_args(args(k)))] = k
+            if not pending:
+                break
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)  # short: Ctrl-C at once
+            for ref in ready:
+                k = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.RayTaskError as e:
+                    cause = getattr(e, "cause", None)
+                    raise (cause if isinstance(cause, BaseException) else e) from None
+                done(k, result)
+        return workers
+    except BaseException:
+        for ref in pending:
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:
+                pass
+        raise
+    finally:
+        if started:
+            ray.shutdown()
+
+
+_END = object()
+
+
+# --- shipping scenarios and their files with a task -----------------------------------------
+
+#: The scenario fields that name files (relative to the scenario's folder): link capacity traces,
+#: cell UEs' CQI traces and the train's handover table and GPS trace. tests/python/test_sweep.py
+#: checks this list against every shipped scenario.
+def referenced_files(table: Dict[str, Any]) -> List[str]:
+    """The file paths a parsed scenario refers to, in a fixed order."""
+    refs: List[str] = []
+
+    def add(v: Any) -> None:
+        if isinstance(v, str) and v and v not in refs:
+            refs.append(v)
+
+    for link in _tables(table.get("links")):
+        add(_get(link, "trace", "file"))
+        add(_get(link, "reverse", "trace", "file"))
+    for cell in _tables(table.get("cells")):
+        for ue in _tables(cell.get("ues")):
+            add(ue.get("cqi_trace"))
+    hst = table.get("hst")
+    if isinstance(hst, dict):
+        add(hst.get("table"))
+        add(_get(hst, "gps_trace", "file"))
+        add(_get(hst, "gps_trace", "track"))
+    return refs
+
+
+def _tables(v: Any) -> List[Dict[str, Any]]:
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+
+def _get(d: Dict[str, Any], *keys: str) -> Any:
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None  # type: ignore[assignment]
+    return d
+
+
+def _rewrite(table: Dict[str, Any], names: Dict[str, str]) -> None:
+    """Replaces every referenced path by its task-local name (same fields as referenced_files)."""
+    def sub(d: Any, *keys: str) -> None:
+        *head, last = keys
+        d = _get(d, *head) if head else d
+        if isinstance(d, dict) and d.get(last) in names:
+            d[last] = names[d[last]]
+
+    for link in _tables(table.get("links")):
+        sub(link, "trace", "file")
+        sub(link, "reverse", "trace", "file")
+    for cell in _tables(table.get("cells")):
+        for ue in _tables(cell.get("ues")):
+            sub(ue, "cqi_trace")
+    if isinstance(table.get("hst"), dict):
+        sub(table["hst"], "table")
+        sub(table["hst"], "gps_trace", "file")
+        sub(table["hst"], "gps_trace", "track")
+
+
+@dataclass
+class ShippedScenario:
+    """A scenario file travelling with a task: its text (file references rewritten to task-local
+    names) and the referenced files' bytes. Becomes a path to a task-local copy on the worker."""
+
+    name: str
+    text: str
+    files: Dict[str, bytes] = field(default_factory=dict)
+
+
+@dataclass
+class ShippedDir:
+    """A scenario's base directory travelling with a task: only the files the task's scenario
+    text refers to. Becomes a task-local directory on the worker."""
+
+    files: Dict[str, bytes] = field(default_factory=dict)
+
+
+def _pack(text: str, base_dir: Path, file: str) -> Optional[Tuple[str, Dict[str, bytes]]]:
+    """(rewritten text, files) for a scenario text whose references resolve against `base_dir`;
+    None when it is not TOML or refers to no readable file (then it travels unchanged)."""
+    from .errors import ScenarioError
+    from .source import _dump_toml, parse_toml
+
+    try:
+        table = parse_toml(text, file)
+    except ScenarioError:
+        return None
+    names: Dict[str, str] = {}
+    files: Dict[str, bytes] = {}
+    for i, rel in enumerate(referenced_files(table)):
+        try:
+            data = (base_dir / rel).read_bytes()
+        except OSError:
+            continue  # the worker reports it as a local run would: "cannot read"
+        names[rel] = f"f{i}-{Path(rel).name}"
+        files[names[rel]] = data
+    if not files:
+        return None
+    _rewrite(table, names)
+    return _dump_toml(table, file), files
+
+
+def ship_args(args: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """A task's arguments made self-contained for a worker without this file system:
+
+    - a path (str or PathLike) to an existing ``.toml`` file becomes a `ShippedScenario`;
+    - a path to an existing directory next to scenario text (a str argument of several lines)
+      becomes a `ShippedDir` with the files that text refers to, and the text refers to them by
+      their task-local names (a text referring to no file leaves both unchanged).
+
+    Everything else travels as it is. `materialize` undoes this on the worker."""
+    out = list(args)
+    texts = [i for i, a in enumerate(args) if isinstance(a, str) and "\n" in a]
+    for i, a in enumerate(args):
+        if isinstance(a, (str, os.PathLike)) and not (isinstance(a, str) and "\n" in a):
+            p = Path(os.fspath(a))
+            try:
+                is_file, is_dir = p.is_file(), p.is_dir()
+            except OSError:
+                continue
+            if is_file and p.suffix == ".toml":
+                text = p.read_text(encoding="utf-8")
+                packed = _pack(text, p.resolve().parent, str(p))
+                out[i] = ShippedScenario(p.name, *(packed or (text, {})))
+            elif is_dir and len(texts) == 1:
+                packed = _pack(args[texts[0]], p, "<string>")
+                if packed is not None:
+                    out[texts[0]], out[i] = packed[0], ShippedDir(packed[1])
+    return tuple(out)
+
+
+def materialize(args: Iterable[Any], tmp: Path) -> Tuple[Any, ...]:
+    """A shipped task's arguments on the worker: shipped files written under `tmp`, each
+    shipped scenario or directory replaced by its task-local path."""
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, (ShippedScenario, ShippedDir)):
+            d = tmp / str(i)
+            d.mkdir(parents=True)
+            for name, data in a.files.items():
+                (d / name).write_bytes(data)
+            if isinstance(a, ShippedScenario):
+                (d / a.name).write_text(a.text, encoding="utf-8")
+                a = str(d / a.name)
+            else:
+                a = str(d)
+        out.append(a)
+    return tuple(out)
+
+
+def files_digest(text: str, base_dir: Path, file: str) -> str:
+    """A digest of the files a scenario text refers to (empty when none): part of a cache key."""
+    from .errors import ScenarioError
+    from .source import parse_toml
+
+    try:
+        refs = referenced_files(parse_toml(text, file))
+    except ScenarioError:
+        return ""
+    h = hashlib.sha256()
+    for rel in refs:
+        try:
+            h.update(rel.encode() + b"\0" + hashlib.sha256((base_dir / rel).read_bytes()).digest())
+        except OSError:
+            h.update(rel.encode() + b"\0missing")
+    return h.hexdigest() if refs else ""

@@ -1,0 +1,162 @@
+"""`mobipath bench --sweep`: what the sweep engine costs beyond the simulations it runs.
+
+A grid of `runs` one-second scenarios (one 10-100 Mbit/s link, one bulk flow, four congestion
+controls x five rates x seeds) is timed five ways:
+
+1. ``simulation``: the bare simulator calls for every run, in a loop in this process — the work
+   itself, without the engine;
+2. ``local -j 1``: `mobipath.sweep` of the same grid, fresh, in this process (validation of every
+   combination, the cache, flattening the summaries, the Parquet dataset with the time series);
+   the overhead per run is (this - simulation) / runs;
+3. ``local -j 1, cached``: the same sweep again: every run read back from the cache;
+4. ``local -j N``: fresh on N worker processes; throughput (runs/s) against ``local -j 1``;
+5. with Ray installed: ``ray -j 1`` and ``ray -j N`` on a local Ray instance of 1 and N CPUs
+   (started before the timing; the start-up is reported apart), overhead per run likewise.
+
+Wall times are of this machine as it is: the load average before and after is reported, as other
+programs' load slows the parallel steps most. The local steps also report CPU time (this process
+and its worker processes): the engine's work per run, which other programs' load hardly changes.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+BASE = """seed = 1
+duration_s = 1
+[[links]]
+name = "l"
+rate_mbps = 10
+delay_ms = 20
+queue_packets = 100
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+path = "p"
+cc = "cubic"
+traffic = { kind = "bulk" }
+"""
+CCS = ["cubic", "newreno", "bbr", "reno"]
+RATES = [10, 20, 30, 50, 100]
+
+
+def write_grid(directory: Path, runs: int) -> Path:
+    """The benchmark's sweep file (and base scenario) in `directory`: 20 combinations x seeds."""
+    seeds = max(1, runs // (len(CCS) * len(RATES)))
+    (directory / "base.toml").write_text(BASE, encoding="utf-8")
+    f = directory / "bench-grid.toml"
+    f.write_text(f'base = "base.toml"\nseeds = {seeds}\n[axes]\n"flows.f.cc" = {CCS!r}\n"links.l.rate_mbps" = {RATES!r}\n'
+                 .replace("'", '"'), encoding="utf-8")
+    return f
+
+
+def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = None) -> Dict[str, Any]:
+    """Runs the benchmark; returns the measurements (seconds, runs/s, ms per run). `ray`: None =
+    when installed. `log(str)` is told what is being timed."""
+    from . import _core
+    from .sweep import load_sweep, resolve
+    from .sweep import sweep as run_sweep
+
+    say = log or (lambda s: None)
+    load_before = os.getloadavg()
+    out: Dict[str, Any] = {"runs": 0, "jobs": jobs, "cpus": os.cpu_count(), "steps": {}}
+    with tempfile.TemporaryDirectory(prefix="mobipath-bench-sweep-") as tmp:
+        d = Path(tmp)
+        grid = write_grid(d, runs)
+        sw = load_sweep(grid)
+        resolved = resolve(sw)
+        todo = [(r, s) for r in resolved for s in sw.seeds]
+        n = out["runs"] = len(todo)
+
+        def step(name: str, seconds: float, workers: int, cpu: Optional[float] = None) -> None:
+            out["steps"][name] = {"wall_s": round(seconds, 3), "runs_per_s": round(n / seconds, 1), "workers": workers}
+            if cpu is not None:
+                out["steps"][name]["cpu_ms_per_run"] = round(1000 * cpu / n, 3)
+
+        def timed(name: str, workers: int, fn: Callable[[], Any]) -> float:
+            # CPU time of this process and of its (finished) worker processes: unlike wall time,
+            # hardly changed by other programs' load.
+            say(name)
+            c0, t0 = _cpu(), time.perf_counter()
+            fn()
+            wall = time.perf_counter() - t0
+            step(name.split(" (")[0], wall, workers, _cpu() - c0)
+            return wall
+
+        def bare() -> None:
+            for r, seed in todo:
+                _core.run(r.text, r.file, r.base_dir, seed, None)
+
+        sim = timed(f"simulation ({n} bare simulator calls)", 1, bare)
+        timed("local -j 1 (fresh)", 1, lambda: run_sweep(grid, d / "j1", jobs=1))
+        timed("local -j 1, cached (everything read back)", 1, lambda: run_sweep(grid, d / "j1", jobs=1))
+        timed(f"local -j {jobs} (fresh)", jobs, lambda: run_sweep(grid, d / "jN", jobs=jobs))
+        if ray is not False:
+            try:
+                import ray as ray_mod  # type: ignore[import-not-found]
+            except ImportError:
+                if ray:
+                    raise
+                ray_mod = None
+                out["ray"] = "not installed (pip install 'mobipath[ray]')"
+            if ray_mod is not None:
+                import logging
+
+                for w in sorted({1, jobs}):
+                    say(f"ray -j {w}: starting a local Ray instance of {w} CPUs")
+                    t = time.perf_counter()
+                    ray_mod.init(address="local", num_cpus=w, include_dashboard=False, log_to_driver=False,
+                                 logging_level=logging.ERROR)
+                    out[f"ray_start_s_{w}"] = round(time.perf_counter() - t, 2)
+                    try:
+                        say(f"ray -j {w} (fresh)")
+                        t = time.perf_counter()
+                        run_sweep(grid, d / f"ray{w}", jobs=w, backend="ray")
+                        step(f"ray -j {w}", time.perf_counter() - t, w)
+                    finally:
+                        ray_mod.shutdown()
+    out["load_average_before"] = [round(x, 2) for x in load_before]
+    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    s = out["steps"]
+    per_sim_ms = 1000 * sim / n
+    out["simulation_ms_per_run"] = round(per_sim_ms, 3)
+    # Overhead per run: the engine's extra wall time per run; on W workers the wall time is
+    # shared by W runs at once, so W x wall is the time spent per run set against the simulation.
+    for name, v in s.items():
+        if name != "simulation" and "cached" not in name:
+            v["overhead_ms_per_run"] = round(1000 * (v["wall_s"] * v["workers"] - sim) / n, 3)
+    sim_cpu = s["simulation"]["cpu_ms_per_run"]
+    for name, v in s.items():
+        if "cpu_ms_per_run" in v and name != "simulation" and "cached" not in name:
+            v["cpu_overhead_ms_per_run"] = round(v["cpu_ms_per_run"] - sim_cpu, 3)
+    s["local -j 1, cached"]["ms_per_run"] = round(1000 * s["local -j 1, cached"]["wall_s"] / n, 3)
+    out["speedup_local"] = round(s[f"local -j {jobs}"]["runs_per_s"] / s["local -j 1"]["runs_per_s"], 2)
+    if f"ray -j {jobs}" in s and jobs != 1:
+        out["speedup_ray"] = round(s[f"ray -j {jobs}"]["runs_per_s"] / s["ray -j 1"]["runs_per_s"], 2)
+    return out
+
+
+def _cpu() -> float:
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def rows(result: Dict[str, Any]) -> List[List[str]]:
+    """Table rows: step, workers, wall s, runs/s, overhead ms per run (wall), CPU ms per run and
+    its overhead."""
+    out = []
+    for name, v in result["steps"].items():
+        over = v.get("overhead_ms_per_run")
+        cpu = v.get("cpu_ms_per_run")
+        cpu_over = v.get("cpu_overhead_ms_per_run")
+        out.append([name, str(v["workers"]), f"{v['wall_s']:.2f}", f"{v['runs_per_s']:.0f}",
+                    "—" if name == "simulation" else (f"{v['ms_per_run']:.2f} (read back)" if over is None else f"{over:.2f}"),
+                    "—" if cpu is None else f"{cpu:.2f}", "—" if cpu_over is None else f"{cpu_over:.2f}"])
+    return out
