@@ -41,8 +41,8 @@
 //! a loss or a penalisation halves that window and the segment arrives up to an RTT late,
 //! while everything sent on the fast path meanwhile waits for it in the receive buffer. In P1's
 //! scenario 1 with 1 % loss on path 2 this made delay-predictive hold more than minRTT from
-//! 10 Mbit/s up (the `ofo_behind_late_original_mean_bytes` of path 2 was 17–27 packets against
-//! minRTT's 1–3). Waiting instead of queueing on a full path (this
+//! 10 Mbit/s up (the `ofo_behind_late_original_mean_bytes` of path 2 was 13–27 packets against
+//! minRTT's 1–3 at 10 and 50 Mbit/s; `reproduce p1`'s diagnosis table). Waiting instead of queueing on a full path (this
 //! scheduler's first version) starved a fast path whose RTT estimate was inflated: it carried only
 //! lone packets, whose delayed ACKs inflated its RTT further. The receiver-based recovery of
 //! P1 §3.2 is not a scheduler concern (the core serves each request on the subflow it came
