@@ -47,8 +47,8 @@ HEADLINE_CC = "reno"
 HEADLINE_WHY = ("P1 names no congestion control. The headline uses uncoupled Reno on every subflow (and on "
                 "single-path TCP): the loss-based controller of the paper's time whose single-path form is "
                 "also what the coupled LIA of RFC 6356 (P1's reference [2]) reduces to, and one that keeps "
-                "path 2 in use at 1 % loss better than coupled LIA (which moves traffic off the lossy path by "
-                "design). At 1 % loss every loss-based controller caps path 2 (Reno near 1.22·MSS/(RTT·√p)), so "
+                "path 2 in use at 1 % loss (coupled LIA moves traffic off the lossy path by design; the "
+                "sensitivity block compares the path-2 shares, paired by seed). At 1 % loss every loss-based controller caps path 2 (Reno near 1.22·MSS/(RTT·√p)), so "
                 "in scenario 2 path 2 carries 20 % of the data or more only at the shortest delays; BBR, which "
                 "does not back off on random loss, keeps it loaded and is where the flatness claim can be "
                 "tested (sensitivity block).")
@@ -310,6 +310,13 @@ def _verdicts(ds: Dict[float, Paired], higher: str, lower: str) -> str:
     return "; ".join(f"{k} at {_xs(v)}" for k, v in groups.items()) or "not measured"
 
 
+def _points(d: Paired) -> str:
+    """A paired difference of shares in percentage points."""
+    if d.mean is None:
+        return "n/a"
+    return f"{100 * d.mean:+.1f}" + ("" if d.ci is None else f" ± {100 * d.ci:.1f}") + f" points (n = {d.n})"
+
+
 def _flat_sentence(fl: Dict[str, Any]) -> str:
     v = LABEL[fl["variant"]]
     if fl["holds"] is None:
@@ -489,6 +496,20 @@ def render_report(agg: Dict[Point, Dict[str, Any]], rows: List[Dict[str, Any]], 
                         cells.append(f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_share', 1, 100.0)} / {g('rcvbuf_mean_packets')}")
                     d = diff(rows, "s2", "standard+recovery", "standard", x, "path2_recovery_from_detection_mean_ms", cc)
                     w(f"| {CC_LABEL[cc]} | {x:g} | " + " | ".join(cells) + f" | {d.words('longer', 'shorter')} ({d.text(1)}) |")
+            w("")
+        share_lines = []
+        for p, v, pxs in (("s1", "minrtt", s1x), ("s2", "standard", s2x)):
+            for cc in SENS_CCS:
+                get = field("path2_share")
+                ds = {x: paired(by_seed(rows, get, scenario=p, variant=v, x=x, cc=cc),
+                                by_seed(rows, get, scenario=p, variant=v, x=x, cc=HEADLINE_CC)) for x in pxs}
+                if ds:
+                    unit = "Mbit/s" if p == "s1" else "ms"
+                    share_lines.append(f"- Path-2 share of {LABEL[v]}, {CC_LABEL[cc]} − {CC_LABEL[HEADLINE_CC]}: "
+                                       f"{_verdicts(ds, 'higher', 'lower')} {unit} ("
+                                       + ", ".join(f"{x:g}: {_points(d)}" for x, d in sorted(ds.items())) + ").")
+        out.extend(share_lines)
+        if s2x:
             w("\nThe flatness claim under each controller (the rule of scenario 2: only delays at which both the scheme "
               f"and standard carry ≥ {MIN_SHARE:.0%} of the data on path 2):\n")
             for cc in SENS_CCS:
