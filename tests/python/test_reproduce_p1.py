@@ -74,6 +74,13 @@ def test_one_row_per_point_and_seed(two_runs):
     sens = {("s1", v, 5.0, cc, s) for v in ("tcp", "minrtt", "delay-predictive") for cc in ("cubic", "lia", "bbr")
             for s in (1, 2) if not (v == "tcp" and cc == "lia")}
     assert keys == s1 | s2 | fifo | sens and len(rs) == len(keys)
+    # Single-path TCP on path 1 does not depend on path 2's rate or the seed (the full run reuses
+    # one TCP run per controller for every rate and seed: tcp_stand_ins).
+    tcp = {}
+    for r in rs:
+        if r["variant"] == "tcp":
+            tcp.setdefault(r["cc"], set()).add(tuple(v for k, v in r.items() if k not in ("x", "seed")))
+    assert tcp and all(len(v) == 1 for v in tcp.values()), tcp
     # TCP rows have no MPTCP metrics; every MPTCP row has its buffer occupancy.
     assert all(r["rcvbuf_mean_packets"] == "" for r in rs if r["variant"] == "tcp")
     assert all(float(r["rcvbuf_mean_packets"]) > 0 for r in rs if r["variant"] != "tcp")
@@ -243,3 +250,14 @@ def test_flatness_is_judged_only_where_path_2_carries_its_share():
     rows = _s2_rows({"standard": {5.0: (10, 1), 50.0: (110, 1)}, "standard+recovery": {5.0: (10, 1), 50.0: (20, 1)}},
                     {v: {5.0: 0.5, 50.0: 0.1} for v in share})
     assert flatness(rows, "standard+recovery")["holds"] is None
+
+
+def test_tcp_stand_ins_reuse_one_run_per_controller():
+    from mobipath.experiments.p1 import plan, tcp_stand_ins
+
+    keys = plan(("s1", "s2"), 10, quick=False)
+    st = tcp_stand_ins(keys)
+    tcp = [k for k in keys if k[1] == "tcp"]
+    assert len(tcp) == 80 + 2 * 2 * 10 and len(st) == len(tcp) - 3  # Reno, CUBIC, BBR: one run each
+    assert all(st[k][1] == "tcp" and st[k][3] == k[3] and st[k][4] == 1 for k in st)
+    assert not any(k[1] != "tcp" for k in st)
