@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, fmt as _f, fmt_ci as _fci, mean_ci, provenance_record, run_all, write_csv, write_outputs
+from .common import RunCache, fmt_ci as _fci, mean_ci, provenance_record, run_all, write_csv, write_outputs
 from .paired import Paired, by_seed, field, paired
 
 MSS = 1448

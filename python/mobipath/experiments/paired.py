@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Hashable, Iterable, Mapping, Optional
 
-from .common import fmt, mean_ci
+from .common import mean_ci
 
 
 @dataclass(frozen=True)
@@ -68,4 +68,4 @@ def field(name: str) -> Callable[[Dict[str, Any]], Optional[float]]:
     return get
 
 
-__all__ = ["Paired", "paired", "by_seed", "field", "fmt"]
+__all__ = ["Paired", "paired", "by_seed", "field"]
