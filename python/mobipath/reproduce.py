@@ -122,7 +122,7 @@ app.command("hst", help="Alias of `p0`.")(p0)
 
 
 def p1(
-    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Seeds 1..N per point [default: 4, 2 with --quick]."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Seeds 1..N per point [default: 10, 2 with --quick]."),
     out_arg: str = typer.Option("reports/p1", "--out", "-o", help="Report directory; finished runs are kept in its runs/ to resume after an interruption."),
     scenario: str = typer.Option("both", "--scenario", help="s1 (path-2 rate swept: Figs. 8, 9), s2 (path-2 delay swept: Figs. 10, 11) or both."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
@@ -143,7 +143,7 @@ def p1(
         if scenario not in ("s1", "s2", "both"):
             raise typer.BadParameter(f"--scenario must be s1, s2 or both (got {scenario!r})")
         parts = ("s1", "s2") if scenario == "both" else (scenario,)
-        n_seeds = seeds if seeds is not None else (2 if quick else 4)
+        n_seeds = seeds if seeds is not None else (2 if quick else 10)
         _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar,
                                              resume=not fresh), out, fresh, backend, ray_address)
 

@@ -222,6 +222,13 @@ fn names() -> String {
     api::names_json()
 }
 
+/// P1's worked examples (Figs. 5 and 6) replayed through the delay-predictive scheduler, the
+/// link model and the MPTCP receiver, as JSON text (`mobipath_sim::mptcp::p1_examples`).
+#[pyfunction]
+fn p1_worked_examples() -> String {
+    mobipath_sim::mptcp::p1_examples::worked_examples_json()
+}
+
 /// Learns a handover table from `runs` preliminary runs of the scenario's train and returns it
 /// as CSV; `existing` (CSV text) is accumulated into when given. Raises `ScenarioError`.
 #[pyfunction]
@@ -392,6 +399,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(effective_links, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
+    m.add_function(wrap_pyfunction!(p1_worked_examples, m)?)?;
     m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add_class::<PhaDController>()?;

@@ -123,6 +123,11 @@ struct SubflowReceiverSummary {
     loss_recovery_p95_ms: f64,
     loss_recovery_from_detection_mean_ms: f64,
     loss_recovery_from_detection_p95_ms: f64,
+    /// Mean out-of-order bytes held behind connection-level holes that data first sent on this
+    /// subflow filled: arriving late as the original, or as a copy (its original lost or
+    /// overtaken). Where the receive buffer's occupancy comes from (P1's Fig. 9).
+    ofo_behind_late_original_mean_bytes: f64,
+    ofo_behind_copy_mean_bytes: f64,
 }
 
 impl Endpoint for MptcpSenderEnd {
@@ -334,6 +339,8 @@ impl Endpoint for MptcpReceiverEnd {
                     loss_recovery_p95_ms: ms(r.recovery_by_subflow[k].quantile(0.95)),
                     loss_recovery_from_detection_mean_ms: ms(r.recovery_detect_by_subflow[k].mean()),
                     loss_recovery_from_detection_p95_ms: ms(r.recovery_detect_by_subflow[k].quantile(0.95)),
+                    ofo_behind_late_original_mean_bytes: round6(r.ofo_cause_mean_bytes(k, end, since)[0]),
+                    ofo_behind_copy_mean_bytes: round6(r.ofo_cause_mean_bytes(k, end, since)[1]),
                 })
             })
             .collect();

@@ -135,6 +135,12 @@ pub struct MptcpReceiver {
     /// Per subflow: the DSN end of the segment with the highest subflow sequence seen.
     dsn_high: Vec<u64>,
     last_change: Time,
+    /// Out-of-order byte·ns accumulated since the connection-level hole now open was last
+    /// filled, and, per subflow of the hole-filler's first transmission, the byte·ns spent
+    /// behind holes filled by that original arriving late (index 0) or by a copy (1: the
+    /// original was lost or overtaken). Where the receive buffer's occupancy comes from.
+    ofo_wait_byte_ns: f64,
+    pub ofo_cause_byte_ns: Vec<[f64; 2]>,
     ofo_byte_ns: f64,
     buf_byte_ns: f64,
 }
@@ -174,6 +180,8 @@ impl MptcpReceiver {
             p1_gaps: vec![BTreeMap::new(); n],
             dsn_high: vec![0; n],
             last_change: 0,
+            ofo_wait_byte_ns: 0.0,
+            ofo_cause_byte_ns: vec![[0.0; 2]; n],
             ofo_byte_ns: 0.0,
             buf_byte_ns: 0.0,
         }
@@ -268,6 +276,7 @@ impl MptcpReceiver {
             let ofo = self.ofo_bytes as f64;
             let buf = self.buffered() as f64;
             self.ofo_byte_ns += ofo * dt as f64;
+            self.ofo_wait_byte_ns += ofo * dt as f64;
             self.buf_byte_ns += buf * dt as f64;
             self.ofo_hist.add(ofo, dt as f64);
             self.buf_hist.add(buf, dt as f64);
@@ -290,6 +299,14 @@ impl MptcpReceiver {
         }
         let span = now.saturating_sub(since).max(1) as f64;
         (self.ofo_byte_ns / span, self.buf_byte_ns / span)
+    }
+
+    /// Mean out-of-order bytes (over `since`..`now`, as [`Self::finish`]'s means) held behind
+    /// connection-level holes filled by data first sent on subflow `k`: `[late original, copy]`.
+    /// Bytes behind a hole still open at the end are in neither.
+    pub fn ofo_cause_mean_bytes(&self, k: usize, now: Time, since: Time) -> [f64; 2] {
+        let span = now.saturating_sub(since).max(1) as f64;
+        self.ofo_cause_byte_ns.get(k).map_or([0.0; 2], |c| [c[0] / span, c[1] / span])
     }
 
     /// Adds the connection-level options to an ACK leaving on subflow `i`.
@@ -438,6 +455,10 @@ impl MptcpReceiver {
             self.ofo.insert(dsn, (len, arrival, i));
             self.ofo_bytes += len as u64;
             return;
+        }
+        // This segment fills the hole everything in the out-of-order queue waited for.
+        if let Some(c) = self.ofo_cause_byte_ns.get_mut(first_subflow as usize) {
+            c[usize::from(is_retx)] += std::mem::take(&mut self.ofo_wait_byte_ns);
         }
         self.deliver(i, now, dsn, len, arrival);
         while let Some((&d, &(l, a, sf))) = self.ofo.iter().next() {

@@ -39,7 +39,7 @@ impl SchedulerKind {
         (SchedulerKind::Blest, "blest", &[]),
         (SchedulerKind::Ecf, "ecf", &["delta_floor_ms"]),
         (SchedulerKind::Peekaboo, "peekaboo", &["alpha", "epsilon"]),
-        (SchedulerKind::DelayPredictive, "delay-predictive", &["rcvbuf_optimisation"]),
+        (SchedulerKind::DelayPredictive, "delay-predictive", &["rcvbuf_optimisation", "queue_on_slower_paths"]),
     ];
 
     pub fn from_name(name: &str) -> Option<SchedulerKind> {
@@ -101,6 +101,12 @@ pub struct SchedulerConfig {
     /// the MPTCP of P1's time did below any scheduler; false = the paper's scheduler alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcvbuf_optimisation: Option<bool>,
+    /// delay-predictive: false (default) queues segments beyond a full window only on the path
+    /// with the lowest one-way delay; true also on slower paths (the paper's FIFO send buffer
+    /// taken literally: a segment queued behind a slower path's full window arrives late when
+    /// that window shrinks, and the receive buffer holds what overtook it; docs/p1.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_on_slower_paths: Option<bool>,
 }
 
 impl SchedulerConfig {
@@ -114,6 +120,7 @@ impl SchedulerConfig {
             alpha: None,
             epsilon: None,
             rcvbuf_optimisation: None,
+            queue_on_slower_paths: None,
         }
     }
 
@@ -137,6 +144,9 @@ impl SchedulerConfig {
         }
         if let Some(x) = self.rcvbuf_optimisation {
             v.push(("rcvbuf_optimisation", x.to_string()));
+        }
+        if let Some(x) = self.queue_on_slower_paths {
+            v.push(("queue_on_slower_paths", x.to_string()));
         }
         v
     }
@@ -252,7 +262,9 @@ pub fn build(cfg: &SchedulerConfig, seed: u64) -> Result<Box<dyn Scheduler>, Str
             cfg.epsilon.unwrap_or(peekaboo::DEFAULT_EPSILON),
             seed,
         )),
-        SchedulerKind::DelayPredictive => Box::new(DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true))),
+        SchedulerKind::DelayPredictive => Box::new(
+            DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true)).queue_on_slower_paths(cfg.queue_on_slower_paths.unwrap_or(false)),
+        ),
     })
 }
 
@@ -352,6 +364,12 @@ mod tests {
             assert!(errors(&cfg).is_empty());
             assert_eq!(build(&cfg, 0).unwrap().rcvbuf_optimisation(), expect, "{given:?}");
         }
+        let lit = SchedulerConfig { queue_on_slower_paths: Some(true), ..SchedulerConfig::named("delay-predictive") };
+        assert!(errors(&lit).is_empty());
+        assert!(build(&lit, 0).is_ok());
+        let e = errors(&SchedulerConfig { queue_on_slower_paths: Some(true), ..SchedulerConfig::named("minrtt") });
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "flows[0].scheduler.queue_on_slower_paths");
     }
 
     #[test]

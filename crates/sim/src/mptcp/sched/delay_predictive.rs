@@ -25,15 +25,24 @@
 //! - pick the lowest `T_i` (ties: lower srtt, then lower position);
 //! - if the pick's window is open → send; if it is full ([`SubflowView::temp_unavailable`]), the
 //!   segment is still queued on it (the paper's FIFO send buffer: a slower path's free window
-//!   stays unused) as long as its predicted arrival is within the horizon — the latest
-//!   `one-way delay + D` of the eligible paths, when a fresh packet on the slowest path would
-//!   arrive; beyond that, or before the pick has an RTT sample → **wait** at connection level.
+//!   stays unused) as long as the pick has the lowest one-way delay of the eligible paths and
+//!   its predicted arrival is within the horizon — the latest `one-way delay + D` of the
+//!   eligible paths, when a fresh packet on the slowest path would arrive; otherwise, or before
+//!   the pick has an RTT sample → **wait** at connection level. With `queue_on_slower_paths`
+//!   a full slower path is queued on too (the paper's rule taken literally).
 //!
 //! Deviations: one-way delay = srtt/2 (the paper's assumption); the paper's `D_t` is not defined
 //! further, so it is the view's delivery-rate serialisation time. The paper assigns every packet
 //! at once; the horizon bounds how far ahead a path is committed (the paper's send buffers have
 //! some size; ours is one slowest-path delay), so a path whose RTT changes is not left with a
-//! long queue planned for the old one. Waiting instead of queueing on a full path (this
+//! long queue planned for the old one. Only the fastest path is queued on beyond its window
+//! (issue 20, docs/p1.md): a segment queued behind a slower, cwnd-limited path's full window
+//! leaves when that path's ACK clock lets it, which the prediction `(n − 1)·D` assumes steady;
+//! a loss or a penalisation halves that window and the segment arrives up to an RTT late,
+//! while everything sent on the fast path meanwhile waits for it in the receive buffer. In P1's
+//! scenario 1 with 1 % loss on path 2 this made delay-predictive hold more than minRTT from
+//! 10 Mbit/s up (the `ofo_behind_late_original_mean_bytes` of path 2 was 13–27 packets against
+//! minRTT's 1–3 at 10 and 50 Mbit/s; `reproduce p1`'s diagnosis table). Waiting instead of queueing on a full path (this
 //! scheduler's first version) starved a fast path whose RTT estimate was inflated: it carried only
 //! lone packets, whose delayed ACKs inflated its RTT further. The receiver-based recovery of
 //! P1 §3.2 is not a scheduler concern (the core serves each request on the subflow it came
@@ -50,13 +59,21 @@ use crate::core::Time;
 #[derive(Clone, Debug)]
 pub struct DelayPredictive {
     rcvbuf_optimisation: bool,
+    queue_on_slower_paths: bool,
 }
 
 impl DelayPredictive {
     /// `rcvbuf_optimisation`: whether the connection level may apply Linux's receive-buffer
     /// optimisation under this scheduler (the `rcvbuf_optimisation` parameter, default true).
     pub fn new(rcvbuf_optimisation: bool) -> Self {
-        DelayPredictive { rcvbuf_optimisation }
+        DelayPredictive { rcvbuf_optimisation, queue_on_slower_paths: false }
+    }
+
+    /// Whether a full path slower than the fastest eligible one may still be given segments
+    /// (queued behind its window) — the paper's FIFO rule taken literally. Default false.
+    pub fn queue_on_slower_paths(mut self, yes: bool) -> Self {
+        self.queue_on_slower_paths = yes;
+        self
     }
 }
 
@@ -117,11 +134,19 @@ impl Scheduler for DelayPredictive {
         // How far ahead a full path may be given data: until its queue would deliver no earlier
         // than a fresh packet on the slowest eligible path.
         let horizon = subflows.iter().filter(eligible).map(|s| one_way_delay(s).saturating_add(d_t(s))).max().unwrap_or(0);
+        let fastest = subflows.iter().filter(eligible).map(one_way_delay).min().unwrap_or(0);
         match pick {
             Some(s) if !s.temp_unavailable() => Decision::Send(s.id),
             // Without an RTT sample there is no prediction to queue by (the horizon would be 0
             // and everything would go to the first path at start-up).
-            Some(s) if s.srtt > 0 && horizon > 0 && predicted_arrival(s) <= horizon => Decision::Send(s.id),
+            Some(s)
+                if s.srtt > 0
+                    && horizon > 0
+                    && predicted_arrival(s) <= horizon
+                    && (self.queue_on_slower_paths || one_way_delay(s) <= fastest) =>
+            {
+                Decision::Send(s.id)
+            }
             _ => Decision::Wait,
         }
     }
@@ -195,8 +220,28 @@ mod tests {
         p2.queued = 5;
         assert_eq!(predicted_arrival(&p2), 10_600 * US);
         assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
-        // Exactly at the horizon it is still queued: T_2 = 0.1 + 10 ms.
+        // Exactly at the horizon, T_2 = 0.1 + 10 ms: path 2 is not the fastest path, so nothing
+        // is queued behind its full window (a shrinking window would make it late) — unless the
+        // paper's FIFO rule is taken literally.
         p2.queued = 0;
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
+        assert_eq!(DelayPredictive::new(true).queue_on_slower_paths(true).schedule(&conn(0), &[p1, p2]), Decision::Send(1));
+    }
+
+    #[test]
+    fn a_full_slower_path_is_not_queued_on_even_when_it_predicts_first() {
+        // Path 1 (2 ms) full with a long queue: T_1 = 201·0.1 + 1 = 21.1 ms; path 2 (20 ms RTT)
+        // full, nothing queued: T_2 = 1·1 + 10 = 11 ms, the earliest and within the horizon.
+        let mut p1 = sf(0, 2, 10, 10);
+        p1.tx_time_per_segment = 100 * US;
+        p1.queued = 200;
+        let mut p2 = sf(1, 20, 10, 10);
+        p2.tx_time_per_segment = MS;
+        assert!(predicted_arrival(&p2) < predicted_arrival(&p1));
+        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
+        assert_eq!(DelayPredictive::new(true).queue_on_slower_paths(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Send(1));
+        // With room in its window it gets the segment either way (the window is not full).
+        p2.in_flight = 5;
         assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1, p2]), Decision::Send(1));
     }
 
