@@ -282,6 +282,14 @@ fn emulator_main(py: Python<'_>, args: Vec<String>) -> i32 {
     py.allow_threads(|| mobipath_emu::cli::main(args))
 }
 
+/// Runs the proxy's command line (`mobipath-proxy ARGS...`, crates/proxy) in this process and
+/// returns its exit code; `python -m mobipath.router.proxy_process` uses it so a wheel ships the
+/// proxy. It installs SIGTERM/SIGINT handlers: call it only from a process of its own.
+#[pyfunction]
+fn proxy_main(py: Python<'_>, args: Vec<String>) -> i32 {
+    py.allow_threads(|| mobipath_proxy::cli::main(args))
+}
+
 /// The simulator's PHA-D controller (P0 §3.3, `crates/sim/src/hst/phad.rs`) for a live router:
 /// fed GPS positions along the track, it says when to mark a subflow backup (MP_PRIO B=1) ahead
 /// of a handover range and when to clear it. The same code decides in simulation and on the
@@ -385,6 +393,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy_main, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add_class::<PhaDController>()?;
     m.add("ScenarioError", py.get_type_bound::<ScenarioError>())?;

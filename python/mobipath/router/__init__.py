@@ -12,6 +12,11 @@ import typer
 app = typer.Typer(help="Components for a real Linux MPTCP router.", no_args_is_help=True, rich_markup_mode=None)
 
 
+from . import proxy as _proxy  # noqa: E402
+
+app.command("proxy")(_proxy.router_proxy)
+
+
 @app.command("pha-d")
 def pha_d(
     table: Path = typer.Option(..., "--table", help="Handover table CSV (`mobipath hotable learn` / `learn-recorded`).", show_default=False),
