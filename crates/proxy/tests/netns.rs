@@ -149,14 +149,18 @@ impl Topo {
 
     /// Server proxy with `allow` rules, router proxy with `key`; waits until both listen.
     fn start_pair(&mut self, router_key: &str, buffer_bytes: usize) -> (u32, u32) {
+        self.start_pair_with(router_key, buffer_bytes, "")
+    }
+
+    fn start_pair_with(&mut self, router_key: &str, buffer_bytes: usize, router_extra: &str) -> (u32, u32) {
         let lim = format!("[limits]\nbuffer_bytes = {buffer_bytes}\nidle_timeout_s = 30\nshutdown_grace_s = 1\n");
         let sc = self.write(
             "server.toml",
-            &format!("[server]\nlisten = \"0.0.0.0:7000\"\nkey = \"{KEY}\"\n[[server.allow]]\ncidr = \"127.0.0.1\"\nports = [\"9000\"]\n[metrics]\nlisten = \"127.0.0.1:9464\"\n{lim}"),
+            &format!("[server]\nlisten = \"0.0.0.0:7000\"\nkey = \"{KEY}\"\n[[server.allow]]\ncidr = \"127.0.0.1\"\nports = [\"9000\"]\n[[server.allow]]\ncidr = \"192.0.2.0/24\"\nports = [\"9000\"]\n[metrics]\nlisten = \"127.0.0.1:9464\"\n{lim}"),
         );
         let rc = self.write(
             "router.toml",
-            &format!("[router]\nserver = \"10.1.0.2:7000\"\nkey = \"{router_key}\"\nsocks_listen = \"127.0.0.1:1080\"\ncongestion = \"cubic\"\nserver_congestion = \"cubic\"\n{lim}"),
+            &format!("[router]\nserver = \"10.1.0.2:7000\"\nkey = \"{router_key}\"\nsocks_listen = \"127.0.0.1:1080\"\ncongestion = \"cubic\"\nserver_congestion = \"cubic\"\n{router_extra}{lim}"),
         );
         let s = self.s.clone();
         let r = self.r.clone();
@@ -191,12 +195,16 @@ struct Sink {
 }
 
 fn sink(ns: &str, port: u16, read: bool) -> Sink {
+    sink_at(ns, "127.0.0.1", port, read)
+}
+
+fn sink_at(ns: &str, ip: &'static str, port: u16, read: bool) -> Sink {
     let conns = Arc::new(AtomicU64::new(0));
     let bytes = Arc::new(AtomicU64::new(0));
     let (c2, b2) = (conns.clone(), bytes.clone());
     let (tx, rx) = std::sync::mpsc::channel();
     Topo::inside(ns, move || {
-        let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let l = TcpListener::bind((ip, port)).unwrap();
         tx.send(()).unwrap();
         for s in l.incoming() {
             let Ok(mut s) = s else { break };
@@ -475,4 +483,32 @@ fn sigterm_stops_cleanly() {
         };
         assert_eq!(st.and_then(|s| s.code()), Some(0), "proxy did not exit 0 within 5 s of SIGTERM: {}", t.log("server") + &t.log("router"));
     }
+}
+
+#[test]
+fn transparent_listener_relays_to_the_original_destination() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("tp", None, false);
+    // The router treats 192.0.2.0/24 as local (a `local` route, as TPROXY's policy route does), so
+    // a connection to 192.0.2.7:9000 lands on the transparent listener with that local address;
+    // the server side has 192.0.2.7 on its loopback, where the destination listens.
+    sh(&["ip", "-n", &t.r, "route", "add", "local", "192.0.2.0/24", "dev", "lo"]).unwrap();
+    sh(&["ip", "-n", &t.s, "addr", "add", "192.0.2.7/32", "dev", "lo"]).unwrap();
+    t.start_pair_with(KEY, 65536, "transparent_listen = \"0.0.0.0:9000\"\n");
+    let dest = sink_at(&t.s, "192.0.2.7", 9000, true);
+    Topo::inside(&t.r, || {
+        let mut s = TcpStream::connect("192.0.2.7:9000").unwrap();
+        s.write_all(b"through the transparent proxy").unwrap();
+        s.shutdown(Shutdown::Write).unwrap();
+    })
+    .join()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while dest.bytes.load(Ordering::SeqCst) < 29 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(dest.bytes.load(Ordering::SeqCst), 29, "router log: {}", t.log("router"));
+    let m = metrics(&t.s);
+    assert_eq!(metric(&m, "mobipath_proxy_connections_total{side=\"server\",result=\"relayed\"}"), Some(1.0), "{m}");
 }
