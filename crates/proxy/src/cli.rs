@@ -21,6 +21,10 @@ usage:
   mobipath-proxy server --config FILE      MPTCP from authenticated routers -> TCP to allowed destinations
   mobipath-proxy check-config --config FILE [--side router|server]
   mobipath-proxy keygen                    print a new random pre-shared key (hex, 32 bytes)
+  mobipath-proxy endpoints                 list MPTCP endpoints and flags (netlink)
+  mobipath-proxy flags --endpoints 1,2 [--min-interval-ms 1000]
+                                           apply `backup ID` / `regular ID` lines from stdin to
+                                           endpoint flags over netlink with PHA-D's fail-safe rules
   mobipath-proxy --version
 
 The config format is described in crates/proxy/README.md.";
@@ -80,6 +84,19 @@ pub fn main(args: Vec<String>) -> i32 {
             }
             Err(e) => {
                 eprintln!("mobipath-proxy: keygen: {e}");
+                1
+            }
+        },
+        Some("flags") => crate::failsafe::flags_main(&args[1..]),
+        Some("endpoints") => match crate::netlink::MptcpPm::open().and_then(|mut pm| pm.endpoints()) {
+            Ok(eps) => {
+                for e in eps {
+                    println!("id {} flags {:#x}{}", e.id, e.flags, if e.backup() { " backup" } else { "" });
+                }
+                0
+            }
+            Err(e) => {
+                eprintln!("mobipath-proxy endpoints: {e}");
                 1
             }
         },

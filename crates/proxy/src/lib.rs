@@ -12,6 +12,8 @@
 //! | `relay` | bounded two-way copy with half-close and idle timeout |
 //! | `metrics` | live connections, counters, Prometheus text endpoint |
 //! | `router`, `server` | the two sides |
+//! | `netlink` | MPTCP endpoint flags over generic netlink (`mptcp_pm`, MPTCP_PM_CMD_SET_FLAGS) |
+//! | `failsafe` | PHA-D's fail-safe flag rules and the `flags` command |
 
 /// One line on stderr (the journal under systemd).
 #[macro_export]
@@ -24,8 +26,10 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod dest;
+pub mod failsafe;
 pub mod metrics;
 pub mod mptcp;
+pub mod netlink;
 pub mod relay;
 pub mod router;
 pub mod server;

@@ -512,3 +512,90 @@ fn transparent_listener_relays_to_the_original_destination() {
     let m = metrics(&t.s);
     assert_eq!(metric(&m, "mobipath_proxy_connections_total{side=\"server\",result=\"relayed\"}"), Some(1.0), "{m}");
 }
+
+fn endpoint_show(ns: &str) -> String {
+    let out = Command::new("ip").args(["-n", ns, "mptcp", "endpoint", "show"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn is_backup(show: &str, id: u8) -> bool {
+    show.lines().any(|l| l.contains(&format!(" id {id} ")) && l.split_whitespace().any(|w| w == "backup"))
+}
+
+fn wait_for(ns: &str, what: &str, cond: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let s = endpoint_show(ns);
+        if cond(&s) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: `ip mptcp endpoint show` says\n{s}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn netlink_flags_show_in_ip_and_fail_safe_on_garbage_and_sigterm() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = Topo::new("nl", None, false);
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1", "subflow"]).unwrap();
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2", "subflow", "fullmesh"]).unwrap();
+    // A backup flag left over from an earlier (killed) run: the start restores it.
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "change", "id", "1", "backup"]).unwrap();
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &t.r, BIN, "flags", "--endpoints", "1,2", "--min-interval-ms", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    wait_for(&t.r, "restored at start", |s| !is_backup(s, 1) && !is_backup(s, 2));
+
+    stdin.write_all(b"backup 2\n").unwrap();
+    wait_for(&t.r, "endpoint 2 backup via netlink", |s| is_backup(s, 2) && !is_backup(s, 1));
+    assert!(endpoint_show(&t.r).lines().any(|l| l.contains(" id 2 ") && l.contains("fullmesh")), "fullmesh kept");
+    stdin.write_all(b"backup 1\n").unwrap(); // would leave no regular path: refused
+    stdin.write_all(b"\x01\x02 garbage\n").unwrap(); // fail safe: every endpoint regular
+    wait_for(&t.r, "garbage restores", |s| !is_backup(s, 1) && !is_backup(s, 2));
+    stdin.write_all(b"backup 1\n").unwrap();
+    wait_for(&t.r, "endpoint 1 backup", |s| is_backup(s, 1));
+
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "flags did not exit within 3 s of SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert_eq!(status.code(), Some(0), "{out}");
+    let show = endpoint_show(&t.r);
+    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not restored on SIGTERM:\n{show}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.iter().any(|l| l.contains("\"failsafe\":\"refused\"") && l.contains("no regular path")), "{out}");
+    assert!(lines.iter().any(|l| l.contains("garbage input")), "{out}");
+    assert!(lines.last().unwrap().contains("\"reason\":\"signal SIGTERM\""), "{out}");
+    drop(stdin);
+
+    // The decision source goes away (stdin closes, as when the feeding daemon dies): restored, exit 0.
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &t.r, BIN, "flags", "--endpoints", "1,2"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"backup 2\n").unwrap();
+    wait_for(&t.r, "endpoint 2 backup", |s| is_backup(s, 2));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).lines().last().unwrap().contains("end of input"));
+    let show = endpoint_show(&t.r);
+    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not restored at end of input:\n{show}");
+}
