@@ -181,7 +181,7 @@ async fn read_into<'a, S: AsyncRead + Unpin>(s: &mut S, buf: &'a mut Vec<u8>, n:
 /// Parses a key given as hex (at least 16 bytes = 32 hex digits, at most 64 bytes).
 pub fn parse_hex_key(s: &str) -> Result<Vec<u8>, String> {
     let s = s.trim();
-    if s.len() % 2 != 0 || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
         return Err("must be hex digits (an even number of 0-9, a-f)".into());
     }
     if !(32..=128).contains(&s.len()) {

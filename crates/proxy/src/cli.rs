@@ -55,7 +55,7 @@ fn parse_opts(args: &[String]) -> Result<(PathBuf, Option<Side>), String> {
     Ok((config.ok_or("--config FILE is required")?, side))
 }
 
-fn load_for(path: &PathBuf, side: Option<Side>) -> Result<Config, String> {
+fn load_for(path: &std::path::Path, side: Option<Side>) -> Result<Config, String> {
     let cfg = config::load(path).map_err(|e| e.to_string())?;
     let file = path.display();
     match side {

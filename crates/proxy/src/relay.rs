@@ -139,11 +139,8 @@ mod tests {
         let counters = Arc::new(Counters::default());
         let _t = tokio::spawn(relay(c_proxy, d_proxy, 16, Duration::from_secs(3600), counters.clone()));
         let mut sent = 0usize;
-        loop {
-            match tokio::time::timeout(Duration::from_secs(1), c.write(&[0u8; 64])).await {
-                Ok(Ok(n)) => sent += n,
-                _ => break,
-            }
+        while let Ok(Ok(n)) = tokio::time::timeout(Duration::from_secs(1), c.write(&[0u8; 64])).await {
+            sent += n;
         }
         // 64 in the destination pipe + 16 in the proxy's buffer + 64 in the client pipe.
         assert!(sent <= 64 + 16 + 64, "sender got {sent} bytes in");
