@@ -362,3 +362,32 @@ def test_failsafe_actuator_never_leaves_no_regular_path_and_rate_limits():
     assert b.calls == [(1, False), (2, False)] and "failed" in log[-1]["reason"]
     # One endpoint only: B=1 would leave none regular.
     assert FailSafeActuator(RecordingActuator(), [7], log=log.append).set_backup(7, True) is False
+
+
+@pytest.mark.skipif(bool(_kernel_mptcp()), reason=_kernel_mptcp() or "ok")
+def test_netlink_actuator_on_the_real_kernel():
+    """The default actuator sets the flag over netlink from this process (no `ip` child): the
+    change shows in `ip mptcp endpoint show`, fullmesh is kept, a missing id is reported."""
+    from mobipath.router.phad import NetlinkActuator, default_actuator
+
+    ns = f"mp-router-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1"], check=True)
+        subprocess.run(["ip", "-n", ns, "addr", "add", "10.250.0.1/24", "dev", "d0"], check=True)
+        subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "add", "10.250.0.1", "id", "7", "subflow", "fullmesh"], check=True)
+        act = default_actuator(ns)
+        assert isinstance(act, NetlinkActuator)
+        assert act.flags()[7] == ["subflow", "fullmesh"]
+        act.set_backup(7, True)
+        show = subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
+        assert "backup" in show.split() and "fullmesh" in show.split(), show
+        act.set_backup(7, False)
+        show = subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
+        assert "backup" not in show.split(), show
+        with pytest.raises(RouterError, match="netlink: .*id 9"):
+            act.set_backup(9, True)
+        assert "backup" not in EndpointActuator(ns).flags()[7]
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])

@@ -111,6 +111,28 @@ impl MptcpPm {
         Ok(pm)
     }
 
+    /// Opens the socket inside network namespace `netns` (a name under /run/netns), or in this
+    /// process's namespace if `None`. A netlink socket stays in the namespace it was created in,
+    /// so a short-lived thread enters the namespace, creates it and exits; the caller's threads
+    /// never change namespace.
+    pub fn open_in(netns: Option<&str>) -> io::Result<MptcpPm> {
+        let Some(ns) = netns else { return MptcpPm::open() };
+        if ns.is_empty() || ns.contains('/') {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("network namespace name {ns:?}")));
+        }
+        let path = format!("/run/netns/{ns}");
+        std::thread::spawn(move || {
+            let f = std::fs::File::open(&path).map_err(|e| io::Error::new(e.kind(), format!("{path}: {e}")))?;
+            if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                let e = io::Error::last_os_error();
+                return Err(io::Error::new(e.kind(), format!("setns {path}: {e}")));
+            }
+            MptcpPm::open()
+        })
+        .join()
+        .map_err(|_| io::Error::other("namespace thread panicked"))?
+    }
+
     /// Sends one request and collects the attribute parts of the replies (until the ACK, the
     /// dump's DONE, or the single reply of a plain request). A netlink error becomes an `Err`.
     fn request(&mut self, ty: u16, cmd: u8, version: u8, flags: u16, attrs_buf: &[u8]) -> io::Result<Vec<Vec<u8>>> {

@@ -48,7 +48,7 @@ def pha_d(
         from .. import gpsd as gps
 
         table_file, track_file = input_file(table), input_file(track)
-        from .phad import (EndpointActuator, FailSafeActuator, PhaDRouter, RecordingActuator, RouterError, ip_rx_packets,
+        from .phad import (FailSafeActuator, PhaDRouter, RecordingActuator, RouterError, default_actuator, ip_rx_packets,
                            parse_subflow)
 
         try:
@@ -64,7 +64,7 @@ def pha_d(
             def log(ev: dict) -> None:
                 print(json.dumps(ev, sort_keys=True), flush=True)
 
-            actuator = FailSafeActuator(RecordingActuator() if dry_run else EndpointActuator(netns),
+            actuator = FailSafeActuator(RecordingActuator() if dry_run else default_actuator(netns),
                                         [s.endpoint_id for s in specs], min_interval_s=min_interval_ms / 1e3, log=log)
             router = PhaDRouter(table_file.read_text(encoding="utf-8"), specs, actuator, policy=policy, lead_ms=lead_ms,
                                 gps_period_s=gps_period_ms / 1e3, rtt_s=rtt_ms / 1e3, rx_packets=rx, log=log,

@@ -94,6 +94,42 @@ class EndpointActuator:
         return out
 
 
+class NetlinkActuator:
+    """Sets MPTCP endpoints' backup flags over generic netlink from this process
+    (``MPTCP_PM_CMD_SET_FLAGS``, crates/proxy/src/netlink.rs via the extension): no child
+    process per change, and other flags (fullmesh) are kept. ``netns``: a namespace name."""
+
+    _FLAG_NAMES = ((1, "signal"), (2, "subflow"), (4, "backup"), (8, "fullmesh"), (16, "implicit"))
+
+    def __init__(self, netns: Optional[str] = None):
+        from .. import _core
+
+        self.netns, self._core = netns, _core
+
+    def set_backup(self, endpoint_id: int, backup: bool) -> None:
+        if not 0 < endpoint_id < 256:
+            raise RouterError(f"endpoint id {endpoint_id}: must be 1..255")
+        try:
+            self._core.mptcp_set_backup(endpoint_id, backup, self.netns)
+        except OSError as e:
+            raise RouterError(f"netlink: {e}") from None
+
+    def flags(self) -> Dict[int, List[str]]:
+        """Endpoint id -> its flags (the names `ip mptcp endpoint show` uses)."""
+        try:
+            eps = self._core.mptcp_endpoints(self.netns)
+        except OSError as e:
+            raise RouterError(f"netlink: {e}") from None
+        return {i: [n for bit, n in self._FLAG_NAMES if f & bit] for i, f in eps}
+
+
+def default_actuator(netns: Optional[str] = None) -> Any:
+    """Netlink from this process when the extension has it, else `ip` (EndpointActuator)."""
+    from .. import _core
+
+    return NetlinkActuator(netns) if hasattr(_core, "mptcp_set_backup") else EndpointActuator(netns)
+
+
 class RecordingActuator:
     """Records the decisions instead of applying them (``--dry-run``)."""
 
