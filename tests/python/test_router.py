@@ -207,7 +207,8 @@ def test_cli_names_bad_flags(tmp_path):
     base = ["router", "pha-d", "--table", table, "--track", track, "--dry-run"]
     for extra, needle in [(["--subflow", "A"], "--subflow"), (["--subflow", "A=1", "--policy", "x"], "--policy"),
                           (["--subflow", "A=1", "--gpsd", "nohost"], "--gpsd"),
-                          (["--subflow", "A=1", "--rtt-ms", "0"], "--rtt-ms")]:
+                          (["--subflow", "A=1", "--rtt-ms", "0"], "--rtt-ms"),
+                          (["--subflow", "A=1", "--rtt-from", "ftp://x"], "--rtt-from")]:
         r = run_cli(base + extra, timeout=30)
         assert r.returncode != 0 and needle in (r.stderr + r.stdout), (extra, r.stderr)
         assert "Traceback" not in r.stderr
@@ -391,3 +392,52 @@ def test_netlink_actuator_on_the_real_kernel():
         assert "backup" not in EndpointActuator(ns).flags()[7]
     finally:
         subprocess.run(["ip", "netns", "del", ns])
+
+
+METRICS = """# TYPE mobipath_proxy_subflow_rtt_seconds gauge
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="1",peer="127.0.0.1:5",dest="a:1",subflow="0",local="10.1.0.1:4000",remote="10.1.0.2:7000"} 0.031
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="2",peer="127.0.0.1:6",dest="a:1",subflow="0",local="10.1.0.1:4001",remote="10.1.0.2:7000"} 0.052
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="2",peer="127.0.0.1:6",dest="a:1",subflow="1",local="10.2.0.1:4002",remote="10.2.0.2:7000"} 0.2
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="3",peer="127.0.0.1:7",dest="a:1",subflow="0",local="[fd00::1]:4003",remote="[fd00::2]:7000"} 0
+mobipath_proxy_subflow_cwnd_segments{side="router",conn="1",local="10.3.0.1:1"} 10
+"""
+
+
+def test_proxy_rtt_is_the_largest_per_endpoint_address():
+    from mobipath.router.phad import ProxyRtt, parse_subflow_rtts
+
+    assert parse_subflow_rtts(METRICS) == {"10.1.0.1": 0.052, "10.2.0.1": 0.2}
+    src = ProxyRtt("http://x", {1: "10.1.0.1", 2: "10.2.0.1", 3: "10.3.0.1"}, [1, 2, 3], fetch=lambda url: METRICS)
+    assert src() == [0.052, 0.2, None]
+
+    def down(url):
+        raise OSError("connection refused")
+
+    src = ProxyRtt("http://x", {1: "10.1.0.1"}, [1], fetch=down)
+    assert src() == [None] and src.failures == 1
+
+
+def test_phad_router_leads_by_the_measured_rtt():
+    """The controller gets the measured RTT per subflow (the given one where none is measured),
+    read at each fix and kept for the ticks between fixes."""
+    seen = []
+
+    class Ctl:
+        def on_fix(self, now, pos, rtt, rx):
+            seen.append(("fix", list(rtt)))
+            return []
+
+        def on_tick(self, now, rtt, rx):
+            seen.append(("tick", list(rtt)))
+            return []
+
+    specs = [SubflowSpec("A", 1, None), SubflowSpec("B", 2, None)]
+    values = iter([[0.25, None], [None, 0.04]])
+    t = [0.0]
+    r = PhaDRouter(TABLE, specs, RecordingActuator(), rtt_s=0.1, clock=lambda: t[0], rtt_source=lambda: next(values))
+    r.ctl = Ctl()
+    r.on_fix(0.0, 10.0)
+    t[0] = 0.05
+    r.on_tick()
+    r.on_fix(0.1, 12.0)
+    assert seen == [("fix", [0.25, 0.1]), ("tick", [0.25, 0.1]), ("fix", [0.1, 0.04])]

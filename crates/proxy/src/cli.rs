@@ -91,7 +91,8 @@ pub fn main(args: Vec<String>) -> i32 {
         Some("endpoints") => match crate::netlink::MptcpPm::open().and_then(|mut pm| pm.endpoints()) {
             Ok(eps) => {
                 for e in eps {
-                    println!("id {} flags {:#x}{}", e.id, e.flags, if e.backup() { " backup" } else { "" });
+                    let addr = e.addr.map(|a| a.to_string()).unwrap_or_default();
+                    println!("id {} addr {addr} flags {:#x}{}", e.id, e.flags, if e.backup() { " backup" } else { "" });
                 }
                 0
             }

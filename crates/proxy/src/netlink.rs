@@ -29,6 +29,8 @@ const MPTCP_PM_CMD_GET_ADDR: u8 = 3;
 const MPTCP_PM_CMD_SET_FLAGS: u8 = 7;
 const MPTCP_PM_ATTR_ADDR: u16 = 1;
 const MPTCP_PM_ADDR_ATTR_ID: u16 = 2;
+const MPTCP_PM_ADDR_ATTR_ADDR4: u16 = 3;
+const MPTCP_PM_ADDR_ATTR_ADDR6: u16 = 4;
 const MPTCP_PM_ADDR_ATTR_FLAGS: u16 = 6;
 pub const FLAG_SIGNAL: u32 = 1;
 pub const FLAG_SUBFLOW: u32 = 2;
@@ -40,6 +42,7 @@ pub const FLAG_FULLMESH: u32 = 8;
 pub struct Endpoint {
     pub id: u8,
     pub flags: u32,
+    pub addr: Option<std::net::IpAddr>,
 }
 
 impl Endpoint {
@@ -205,11 +208,16 @@ impl MptcpPm {
                 if t != MPTCP_PM_ATTR_ADDR {
                     continue;
                 }
-                let mut ep = Endpoint { id: 0, flags: 0 };
+                let mut ep = Endpoint { id: 0, flags: 0, addr: None };
                 for (at, p) in attrs(nested) {
                     match at {
                         MPTCP_PM_ADDR_ATTR_ID if !p.is_empty() => ep.id = p[0],
                         MPTCP_PM_ADDR_ATTR_FLAGS if p.len() >= 4 => ep.flags = u32::from_ne_bytes(p[..4].try_into().unwrap()),
+                        // Network byte order (struct in_addr / in6_addr).
+                        MPTCP_PM_ADDR_ATTR_ADDR4 if p.len() >= 4 => ep.addr = Some(std::net::Ipv4Addr::new(p[0], p[1], p[2], p[3]).into()),
+                        MPTCP_PM_ADDR_ATTR_ADDR6 if p.len() >= 16 => {
+                            ep.addr = Some(std::net::Ipv6Addr::from(<[u8; 16]>::try_from(&p[..16]).unwrap()).into())
+                        }
                         _ => {}
                     }
                 }

@@ -160,7 +160,7 @@ impl Topo {
         );
         let rc = self.write(
             "router.toml",
-            &format!("[router]\nserver = \"10.1.0.2:7000\"\nkey = \"{router_key}\"\nsocks_listen = \"127.0.0.1:1080\"\ncongestion = \"cubic\"\nserver_congestion = \"cubic\"\n{router_extra}{lim}"),
+            &format!("[router]\nserver = \"10.1.0.2:7000\"\nkey = \"{router_key}\"\nsocks_listen = \"127.0.0.1:1080\"\ncongestion = \"cubic\"\nserver_congestion = \"cubic\"\n{router_extra}[metrics]\nlisten = \"127.0.0.1:9465\"\n{lim}"),
         );
         let s = self.s.clone();
         let r = self.r.clone();
@@ -245,8 +245,12 @@ fn socks_connect(port: u16) -> (TcpStream, u8) {
 }
 
 fn metrics(ns: &str) -> String {
-    Topo::inside(ns, || {
-        let mut s = TcpStream::connect("127.0.0.1:9464").unwrap();
+    metrics_at(ns, "127.0.0.1:9464")
+}
+
+fn metrics_at(ns: &str, addr: &'static str) -> String {
+    Topo::inside(ns, move || {
+        let mut s = TcpStream::connect(addr).unwrap();
         s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
@@ -268,7 +272,7 @@ fn rss_kib(pid: u32) -> u64 {
 
 /// Upload goodput (bit/s) through the proxy pair, measured at the destination over `secs` after
 /// one second of warm-up.
-fn upload_goodput(t: &Topo, secs: f64) -> (f64, u32) {
+fn upload_goodput(t: &Topo, secs: f64) -> (f64, u32, String) {
     let sk = sink(&t.s, 9000, true);
     let r = t.r.clone();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -291,10 +295,22 @@ fn upload_goodput(t: &Topo, secs: f64) -> (f64, u32) {
     let dt = t0.elapsed().as_secs_f64();
     let m = metrics(&t.s);
     let subflows = metric(&m, "mobipath_proxy_connection_subflows{").unwrap_or(-1.0);
+    let router_metrics = metrics_at(&t.r, "127.0.0.1:9465");
     stop.store(true, Ordering::Relaxed);
     let s = sender.join().unwrap();
     let _ = s.shutdown(Shutdown::Both);
-    ((b1 - b0) as f64 * 8.0 / dt, subflows as u32)
+    ((b1 - b0) as f64 * 8.0 / dt, subflows as u32, router_metrics)
+}
+
+/// The router side's per-subflow RTT (s) by local IP, as PHA-D's `--rtt-from` reads it.
+fn router_rtts(m: &str) -> Vec<(String, f64)> {
+    m.lines()
+        .filter(|l| l.starts_with("mobipath_proxy_subflow_rtt_seconds{"))
+        .filter_map(|l| {
+            let local = l.split("local=\"").nth(1)?.split(':').next()?.to_string();
+            Some((local, l.rsplit(' ').next()?.parse().ok()?))
+        })
+        .collect()
 }
 
 #[test]
@@ -320,6 +336,12 @@ fn aggregation_over_two_20mbit_paths() {
     assert_eq!(two.1, 1, "the two-path run must have the second subflow");
     assert!(one.0 > 15e6, "one 20 Mbit/s path carried only {:.2} Mbit/s", one.0 / 1e6);
     assert!(two.0 >= 1.7 * one.0, "two paths {:.2} Mbit/s < 1.7 x one path {:.2} Mbit/s", two.0 / 1e6, one.0 / 1e6);
+    // The router's metrics carry each subflow's kernel RTT under its local (modem) address.
+    let rtts = router_rtts(&two.2);
+    eprintln!("router subflow RTTs: {rtts:?}");
+    for ip in ["10.1.0.1", "10.2.0.1"] {
+        assert!(rtts.iter().any(|(l, r)| l == ip && *r > 0.0), "no RTT for local {ip}: {}", two.2);
+    }
 }
 
 #[test]

@@ -304,13 +304,14 @@ fn mptcp_set_backup(py: Python<'_>, endpoint_id: u8, backup: bool, netns: Option
         .map_err(netlink_err)
 }
 
-/// Every MPTCP endpoint as (id, flags) over generic netlink (`MPTCP_PM_CMD_GET_ADDR`); flag bits
-/// as in include/uapi/linux/mptcp.h (1 signal, 2 subflow, 4 backup, 8 fullmesh). Raises OSError.
+/// Every MPTCP endpoint as (id, flags, address or "") over generic netlink
+/// (`MPTCP_PM_CMD_GET_ADDR`); flag bits as in include/uapi/linux/mptcp.h (1 signal, 2 subflow,
+/// 4 backup, 8 fullmesh). Raises OSError.
 #[pyfunction]
 #[pyo3(signature = (netns=None))]
-fn mptcp_endpoints(py: Python<'_>, netns: Option<String>) -> PyResult<Vec<(u8, u32)>> {
+fn mptcp_endpoints(py: Python<'_>, netns: Option<String>) -> PyResult<Vec<(u8, u32, String)>> {
     py.allow_threads(|| mobipath_proxy::netlink::MptcpPm::open_in(netns.as_deref()).and_then(|mut pm| pm.endpoints()))
-        .map(|v| v.into_iter().map(|e| (e.id, e.flags)).collect())
+        .map(|v| v.into_iter().map(|e| (e.id, e.flags, e.addr.map(|a| a.to_string()).unwrap_or_default())).collect())
         .map_err(netlink_err)
 }
 
