@@ -144,3 +144,52 @@ impl FdDup for TcpStream {
         self.as_fd().try_clone_to_owned().ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::allow::AllowList;
+    use tokio::io::AsyncReadExt;
+
+    /// With `max_connections = 1`, a second connection while the first is open is closed at once
+    /// (no challenge sent) and counted as `refused_limit`; after the first ends, a new one is served.
+    #[tokio::test]
+    async fn connection_limit_refuses_the_excess() {
+        let Ok(probe) = mptcp::listen("127.0.0.1:0".parse().unwrap(), 1) else {
+            eprintln!("skipped: no MPTCP in this kernel");
+            return;
+        };
+        let addr = probe.local_addr().unwrap();
+        drop(probe);
+        let cfg = ServerConfig { listen: addr, key: vec![1; 16], allow: AllowList::default() };
+        let limits = Limits { max_connections: 1, ..Limits::default() };
+        let reg = Arc::new(Registry::default());
+        let slots = Arc::new(Semaphore::new(1));
+        let (_stop_tx, stop_rx) = watch::channel(false);
+        tokio::spawn(run(cfg, limits, reg.clone(), slots, stop_rx));
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+
+        let mut first = TcpStream::connect(addr).await.unwrap();
+        let mut hello = [0u8; 36];
+        first.read_exact(&mut hello).await.unwrap();
+        assert_eq!(&hello[..4], auth::MAGIC);
+        let mut second = TcpStream::connect(addr).await.unwrap();
+        let mut buf = [0u8; 36];
+        let n = tokio::time::timeout(std::time::Duration::from_secs(5), second.read(&mut buf)).await.unwrap().unwrap_or(0);
+        assert_eq!(n, 0, "the excess connection got bytes");
+        assert_eq!(reg.event_count(SIDE, "refused_limit"), 1);
+
+        drop(first);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let mut third = TcpStream::connect(addr).await.unwrap();
+            let mut h = [0u8; 4];
+            if third.read_exact(&mut h).await.is_ok() {
+                assert_eq!(&h, auth::MAGIC);
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the slot was never freed");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
