@@ -489,6 +489,8 @@ from . import reproduce as _reproduce  # noqa: E402
 app.add_typer(_reproduce.app, name="reproduce")
 from . import router as _router  # noqa: E402
 app.add_typer(_router.app, name="router")
+from .router import proxy as _proxy  # noqa: E402
+app.add_typer(_proxy.app, name="proxy")
 from . import recommend as _recommend  # noqa: E402
 app.command("recommend")(_recommend.recommend_cmd)
 

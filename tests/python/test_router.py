@@ -207,7 +207,8 @@ def test_cli_names_bad_flags(tmp_path):
     base = ["router", "pha-d", "--table", table, "--track", track, "--dry-run"]
     for extra, needle in [(["--subflow", "A"], "--subflow"), (["--subflow", "A=1", "--policy", "x"], "--policy"),
                           (["--subflow", "A=1", "--gpsd", "nohost"], "--gpsd"),
-                          (["--subflow", "A=1", "--rtt-ms", "0"], "--rtt-ms")]:
+                          (["--subflow", "A=1", "--rtt-ms", "0"], "--rtt-ms"),
+                          (["--subflow", "A=1", "--rtt-from", "ftp://x"], "--rtt-from")]:
         r = run_cli(base + extra, timeout=30)
         assert r.returncode != 0 and needle in (r.stderr + r.stdout), (extra, r.stderr)
         assert "Traceback" not in r.stderr
@@ -362,3 +363,81 @@ def test_failsafe_actuator_never_leaves_no_regular_path_and_rate_limits():
     assert b.calls == [(1, False), (2, False)] and "failed" in log[-1]["reason"]
     # One endpoint only: B=1 would leave none regular.
     assert FailSafeActuator(RecordingActuator(), [7], log=log.append).set_backup(7, True) is False
+
+
+@pytest.mark.skipif(bool(_kernel_mptcp()), reason=_kernel_mptcp() or "ok")
+def test_netlink_actuator_on_the_real_kernel():
+    """The default actuator sets the flag over netlink from this process (no `ip` child): the
+    change shows in `ip mptcp endpoint show`, fullmesh is kept, a missing id is reported."""
+    from mobipath.router.phad import NetlinkActuator, default_actuator
+
+    ns = f"mp-router-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1"], check=True)
+        subprocess.run(["ip", "-n", ns, "addr", "add", "10.250.0.1/24", "dev", "d0"], check=True)
+        subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "add", "10.250.0.1", "id", "7", "subflow", "fullmesh"], check=True)
+        act = default_actuator(ns)
+        assert isinstance(act, NetlinkActuator)
+        assert act.flags()[7] == ["subflow", "fullmesh"]
+        act.set_backup(7, True)
+        show = subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
+        assert "backup" in show.split() and "fullmesh" in show.split(), show
+        act.set_backup(7, False)
+        show = subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
+        assert "backup" not in show.split(), show
+        with pytest.raises(RouterError, match="netlink: .*id 9"):
+            act.set_backup(9, True)
+        assert "backup" not in EndpointActuator(ns).flags()[7]
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
+METRICS = """# TYPE mobipath_proxy_subflow_rtt_seconds gauge
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="1",peer="127.0.0.1:5",dest="a:1",subflow="0",local="10.1.0.1:4000",remote="10.1.0.2:7000"} 0.031
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="2",peer="127.0.0.1:6",dest="a:1",subflow="0",local="10.1.0.1:4001",remote="10.1.0.2:7000"} 0.052
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="2",peer="127.0.0.1:6",dest="a:1",subflow="1",local="10.2.0.1:4002",remote="10.2.0.2:7000"} 0.2
+mobipath_proxy_subflow_rtt_seconds{side="router",conn="3",peer="127.0.0.1:7",dest="a:1",subflow="0",local="[fd00::1]:4003",remote="[fd00::2]:7000"} 0
+mobipath_proxy_subflow_cwnd_segments{side="router",conn="1",local="10.3.0.1:1"} 10
+"""
+
+
+def test_proxy_rtt_is_the_largest_per_endpoint_address():
+    from mobipath.router.phad import ProxyRtt, parse_subflow_rtts
+
+    assert parse_subflow_rtts(METRICS) == {"10.1.0.1": 0.052, "10.2.0.1": 0.2}
+    src = ProxyRtt("http://x", {1: "10.1.0.1", 2: "10.2.0.1", 3: "10.3.0.1"}, [1, 2, 3], fetch=lambda url: METRICS)
+    assert src() == [0.052, 0.2, None]
+
+    def down(url):
+        raise OSError("connection refused")
+
+    src = ProxyRtt("http://x", {1: "10.1.0.1"}, [1], fetch=down)
+    assert src() == [None] and src.failures == 1
+
+
+def test_phad_router_leads_by_the_measured_rtt():
+    """The controller gets the measured RTT per subflow (the given one where none is measured),
+    read at each fix and kept for the ticks between fixes."""
+    seen = []
+
+    class Ctl:
+        def on_fix(self, now, pos, rtt, rx):
+            seen.append(("fix", list(rtt)))
+            return []
+
+        def on_tick(self, now, rtt, rx):
+            seen.append(("tick", list(rtt)))
+            return []
+
+    specs = [SubflowSpec("A", 1, None), SubflowSpec("B", 2, None)]
+    values = iter([[0.25, None], [None, 0.04]])
+    t = [0.0]
+    r = PhaDRouter(TABLE, specs, RecordingActuator(), rtt_s=0.1, clock=lambda: t[0], rtt_source=lambda: next(values))
+    r.ctl = Ctl()
+    r.on_fix(0.0, 10.0)
+    t[0] = 0.05
+    r.on_tick()
+    r.on_fix(0.1, 12.0)
+    assert seen == [("fix", [0.25, 0.1]), ("tick", [0.25, 0.1]), ("fix", [0.1, 0.04])]

@@ -296,6 +296,39 @@ fn emulator_main(py: Python<'_>, args: Vec<String>) -> i32 {
     py.allow_threads(|| mobipath_emu::cli::main(args))
 }
 
+/// Runs the proxy's command line (`mobipath-proxy ARGS...`, crates/proxy) in this process and
+/// returns its exit code; `python -m mobipath.router.proxy_process` uses it so a wheel ships the
+/// proxy. It installs SIGTERM/SIGINT handlers: call it only from a process of its own.
+#[pyfunction]
+fn proxy_main(py: Python<'_>, args: Vec<String>) -> i32 {
+    py.allow_threads(|| mobipath_proxy::cli::main(args))
+}
+
+fn netlink_err(e: std::io::Error) -> PyErr {
+    pyo3::exceptions::PyOSError::new_err(e.to_string())
+}
+
+/// Sets (`backup=True`) or clears the backup flag of MPTCP endpoint `endpoint_id` over generic
+/// netlink (`MPTCP_PM_CMD_SET_FLAGS`, crates/proxy/src/netlink.rs), in network namespace `netns`
+/// if given; the kernel sends MP_PRIO on the endpoint's subflows. Raises OSError.
+#[pyfunction]
+#[pyo3(signature = (endpoint_id, backup, netns=None))]
+fn mptcp_set_backup(py: Python<'_>, endpoint_id: u8, backup: bool, netns: Option<String>) -> PyResult<()> {
+    py.allow_threads(|| mobipath_proxy::netlink::MptcpPm::open_in(netns.as_deref()).and_then(|mut pm| pm.set_backup(endpoint_id, backup)))
+        .map_err(netlink_err)
+}
+
+/// Every MPTCP endpoint as (id, flags, address or "") over generic netlink
+/// (`MPTCP_PM_CMD_GET_ADDR`); flag bits as in include/uapi/linux/mptcp.h (1 signal, 2 subflow,
+/// 4 backup, 8 fullmesh). Raises OSError.
+#[pyfunction]
+#[pyo3(signature = (netns=None))]
+fn mptcp_endpoints(py: Python<'_>, netns: Option<String>) -> PyResult<Vec<(u8, u32, String)>> {
+    py.allow_threads(|| mobipath_proxy::netlink::MptcpPm::open_in(netns.as_deref()).and_then(|mut pm| pm.endpoints()))
+        .map(|v| v.into_iter().map(|e| (e.id, e.flags, e.addr.map(|a| a.to_string()).unwrap_or_default())).collect())
+        .map_err(netlink_err)
+}
+
 /// The simulator's PHA-D controller (P0 §3.3, `crates/sim/src/hst/phad.rs`) for a live router:
 /// fed GPS positions along the track, it says when to mark a subflow backup (MP_PRIO B=1) ahead
 /// of a handover range and when to clear it. The same code decides in simulation and on the
@@ -401,6 +434,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(names, m)?)?;
     m.add_function(wrap_pyfunction!(p1_worked_examples, m)?)?;
     m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
+    m.add_function(wrap_pyfunction!(proxy_main, m)?)?;
+    m.add_function(wrap_pyfunction!(mptcp_set_backup, m)?)?;
+    m.add_function(wrap_pyfunction!(mptcp_endpoints, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table_recorded, m)?)?;
     m.add_class::<PhaDController>()?;
     m.add_class::<TimeSeries>()?;

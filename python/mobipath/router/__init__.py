@@ -12,6 +12,11 @@ import typer
 app = typer.Typer(help="Components for a real Linux MPTCP router.", no_args_is_help=True, rich_markup_mode=None)
 
 
+from . import proxy as _proxy  # noqa: E402
+
+app.command("proxy")(_proxy.router_proxy)
+
+
 @app.command("pha-d")
 def pha_d(
     table: Path = typer.Option(..., "--table", help="Handover table CSV (`mobipath hotable learn` / `learn-recorded`).", show_default=False),
@@ -20,7 +25,8 @@ def pha_d(
     gpsd: str = typer.Option("127.0.0.1:2947", "--gpsd", help="gpsd's HOST:PORT."),
     policy: str = typer.Option("paper", "--policy", help="paper (B=1 one RTT ahead), queue-aware (plus --lead-ms) or resend (B=0 re-sent until data flows)."),
     lead_ms: float = typer.Option(0.0, "--lead-ms", min=0, max=10000, help="queue-aware: extra lead of B=1 in ms."),
-    rtt_ms: float = typer.Option(100.0, "--rtt-ms", help="Path RTT to the proxy in ms (e.g. from ping), in (0, 10000]."),
+    rtt_ms: float = typer.Option(100.0, "--rtt-ms", help="Path RTT to the proxy in ms (e.g. from ping), in (0, 10000]; with --rtt-from, used only where no measurement exists."),
+    rtt_from: Optional[str] = typer.Option(None, "--rtt-from", help="The proxy's metrics URL (mobipath router proxy, [metrics] listen, e.g. http://127.0.0.1:9464/metrics): each subflow's RTT as the kernel measures it on the proxy's connections from that endpoint's address, read at each fix.", show_default=False),
     gps_period_ms: float = typer.Option(1000.0, "--gps-period-ms", help="The GPS receiver's fix period in ms, in (0, 10000]."),
     max_offset_m: float = typer.Option(50.0, "--max-offset-m", min=0, help="Fixes farther than this from the track are ignored."),
     tick_ms: float = typer.Option(50.0, "--tick-ms", min=0, max=1000, help="Also decide this often between fixes, from the extrapolated position (0 = at fixes only)."),
@@ -43,8 +49,8 @@ def pha_d(
         from .. import gpsd as gps
 
         table_file, track_file = input_file(table), input_file(track)
-        from .phad import (EndpointActuator, FailSafeActuator, PhaDRouter, RecordingActuator, RouterError, ip_rx_packets,
-                           parse_subflow)
+        from .phad import (FailSafeActuator, NetlinkActuator, PhaDRouter, ProxyRtt, RecordingActuator, RouterError,
+                           default_actuator, ip_rx_packets, parse_subflow)
 
         try:
             specs = [parse_subflow(s) for s in subflow]
@@ -59,11 +65,20 @@ def pha_d(
             def log(ev: dict) -> None:
                 print(json.dumps(ev, sort_keys=True), flush=True)
 
-            actuator = FailSafeActuator(RecordingActuator() if dry_run else EndpointActuator(netns),
+            actuator = FailSafeActuator(RecordingActuator() if dry_run else default_actuator(netns),
                                         [s.endpoint_id for s in specs], min_interval_s=min_interval_ms / 1e3, log=log)
+            rtt_source = None
+            if rtt_from is not None:
+                if not rtt_from.startswith(("http://", "https://")):
+                    raise RouterError(f"--rtt-from {rtt_from!r}: expected an http:// URL of the proxy's metrics")
+                addrs = NetlinkActuator(netns).addresses()
+                missing = [s.endpoint_id for s in specs if s.endpoint_id not in addrs]
+                if missing:
+                    raise RouterError(f"--rtt-from: no MPTCP endpoint with id {missing} to match the proxy's subflows by address")
+                rtt_source = ProxyRtt(rtt_from, addrs, [s.endpoint_id for s in specs])
             router = PhaDRouter(table_file.read_text(encoding="utf-8"), specs, actuator, policy=policy, lead_ms=lead_ms,
                                 gps_period_s=gps_period_ms / 1e3, rtt_s=rtt_ms / 1e3, rx_packets=rx, log=log,
-                                table_file=str(table_file))
+                                table_file=str(table_file), rtt_source=rtt_source)
             router.stale_s = stale_s
             # Rate-limit on PHA-D's decision time (it follows the GPS fixes), not the wall clock.
             actuator.clock = lambda: router.last_t

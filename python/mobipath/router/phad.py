@@ -94,6 +94,104 @@ class EndpointActuator:
         return out
 
 
+class NetlinkActuator:
+    """Sets MPTCP endpoints' backup flags over generic netlink from this process
+    (``MPTCP_PM_CMD_SET_FLAGS``, crates/proxy/src/netlink.rs via the extension): no child
+    process per change, and other flags (fullmesh) are kept. ``netns``: a namespace name."""
+
+    _FLAG_NAMES = ((1, "signal"), (2, "subflow"), (4, "backup"), (8, "fullmesh"), (16, "implicit"))
+
+    def __init__(self, netns: Optional[str] = None):
+        from .. import _core
+
+        self.netns, self._core = netns, _core
+
+    def set_backup(self, endpoint_id: int, backup: bool) -> None:
+        if not 0 < endpoint_id < 256:
+            raise RouterError(f"endpoint id {endpoint_id}: must be 1..255")
+        try:
+            self._core.mptcp_set_backup(endpoint_id, backup, self.netns)
+        except OSError as e:
+            raise RouterError(f"netlink: {e}") from None
+
+    def flags(self) -> Dict[int, List[str]]:
+        """Endpoint id -> its flags (the names `ip mptcp endpoint show` uses)."""
+        try:
+            eps = self._core.mptcp_endpoints(self.netns)
+        except OSError as e:
+            raise RouterError(f"netlink: {e}") from None
+        return {i: [n for bit, n in self._FLAG_NAMES if f & bit] for i, f, _ in eps}
+
+    def addresses(self) -> Dict[int, str]:
+        """Endpoint id -> its IP address."""
+        try:
+            return {i: a for i, _, a in self._core.mptcp_endpoints(self.netns) if a}
+        except OSError as e:
+            raise RouterError(f"netlink: {e}") from None
+
+
+def default_actuator(netns: Optional[str] = None) -> Any:
+    """Netlink from this process when the extension has it, else `ip` (EndpointActuator)."""
+    from .. import _core
+
+    return NetlinkActuator(netns) if hasattr(_core, "mptcp_set_backup") else EndpointActuator(netns)
+
+
+_RTT_LINE = re.compile(r'^mobipath_proxy_subflow_rtt_seconds\{(?P<labels>[^}]*)\} (?P<v>\S+)$')
+_LOCAL = re.compile(r'(?:^|,)local="(?P<addr>[^"]*)"')
+
+
+def parse_subflow_rtts(text: str) -> Dict[str, float]:
+    """Local IP -> the largest smoothed RTT in seconds among the subflows the proxy's metrics
+    list from that address (``mobipath_proxy_subflow_rtt_seconds{...,local="IP:PORT",...}``,
+    crates/proxy/src/metrics.rs; ``tcpi_rtt`` from ``MPTCP_TCPINFO``). Zero RTTs (no sample yet)
+    are skipped."""
+    out: Dict[str, float] = {}
+    for line in text.splitlines():
+        m = _RTT_LINE.match(line.strip())
+        if not m:
+            continue
+        loc = _LOCAL.search(m.group("labels"))
+        try:
+            v = float(m.group("v"))
+        except ValueError:
+            continue
+        if loc is None or not v > 0:
+            continue
+        ip = loc.group("addr").rsplit(":", 1)[0].strip("[]")
+        out[ip] = max(out.get(ip, 0.0), v)
+    return out
+
+
+class ProxyRtt:
+    """Each subflow's RTT as the kernel measures it on the proxy's own MPTCP connections
+    (`mobipath router proxy` with ``[metrics] listen``): for each ``--subflow``, the largest
+    smoothed RTT among the proxy's subflows whose local address is that endpoint's address.
+    ``None`` for an endpoint with no such subflow, and for all when the scrape fails (the caller
+    then uses the given RTT). One local HTTP GET per call (PHA-D calls it at each fix)."""
+
+    def __init__(self, url: str, addresses: Dict[int, str], endpoint_ids: Sequence[int],
+                 fetch: Optional[Callable[[str], str]] = None):
+        self.url, self.addresses, self.ids = url, addresses, list(endpoint_ids)
+        self.fetch = fetch or self._get
+        self.failures = 0
+
+    @staticmethod
+    def _get(url: str) -> str:
+        import urllib.request
+
+        with urllib.request.urlopen(url, timeout=0.5) as r:  # noqa: S310 (a configured local URL)
+            return r.read().decode("utf-8", "replace")
+
+    def __call__(self) -> List[Optional[float]]:
+        try:
+            rtts = parse_subflow_rtts(self.fetch(self.url))
+        except Exception:  # the proxy restarting must not stop PHA-D: fall back to the given RTT
+            self.failures += 1
+            return [None] * len(self.ids)
+        return [rtts.get(self.addresses.get(i, "")) for i in self.ids]
+
+
 class RecordingActuator:
     """Records the decisions instead of applying them (``--dry-run``)."""
 
@@ -199,7 +297,8 @@ class PhaDRouter:
                  lead_ms: float = 0.0, gps_period_s: float = 0.1, rtt_s: float = 0.1,
                  rx_packets: Optional[Callable[[SubflowSpec], int]] = None,
                  log: Optional[Callable[[Dict[str, Any]], None]] = None, table_file: str = "table",
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 rtt_source: Optional[Callable[[], List[Optional[float]]]] = None):
         if policy not in POLICIES:
             raise RouterError(f"--policy {policy!r}: must be one of {', '.join(POLICIES)}")
         if not subflows:
@@ -218,6 +317,9 @@ class PhaDRouter:
         self.rx_packets = rx_packets if policy == "resend" else None
         self.rx_last = [0] * len(self.subflows)
         self.clock = clock
+        # Per-subflow RTT measured by the kernel (ProxyRtt), read at each fix; `rtt_s` where none.
+        self.rtt_source = rtt_source
+        self.rtt_last = [rtt_s] * len(self.subflows)
         try:
             self.ctl = _core.PhaDController(table_csv, [s.operator for s in self.subflows], policy, lead_ms,
                                             gps_period_s, table_file)
@@ -273,7 +375,9 @@ class PhaDRouter:
             # Read at fixes only (once per period is enough to see data flow again).
             self.rx_last = [self.rx_packets(s) if s.iface else 0 for s in self.subflows]
         try:
-            decisions = self.ctl.on_fix(now, pos_m, [self.rtt_s] * len(self.subflows), self.rx_last)
+            if self.rtt_source is not None:
+                self.rtt_last = [r if r is not None and 0 < r <= 10 else self.rtt_s for r in self.rtt_source()]
+            decisions = self.ctl.on_fix(now, pos_m, self.rtt_last, self.rx_last)
         except ValueError as e:
             raise RouterError(f"GPS fix at {t}: {e}") from None
         self.last_t, self.last_fix_t = now, now
@@ -289,7 +393,7 @@ class PhaDRouter:
         if now <= self.last_t:
             return []
         try:
-            decisions = self.ctl.on_tick(now, [self.rtt_s] * len(self.subflows), self.rx_last)
+            decisions = self.ctl.on_tick(now, self.rtt_last, self.rx_last)
         except ValueError as e:
             raise RouterError(f"tick at {now}: {e}") from None
         self.last_t = now

@@ -1,0 +1,36 @@
+//! `mobipath-proxy`: the train router's TCP↔MPTCP proxy pair (see README.md).
+//!
+//! | module | owns |
+//! |---|---|
+//! | `cli` | command line, runtime, signals and graceful shutdown |
+//! | `config` | TOML config and its validation |
+//! | `socks5` | RFC 1928 negotiation (router side) |
+//! | `dest` | destination encoding (RFC 1928 §5) |
+//! | `auth` | router→server HMAC challenge-response |
+//! | `allow` | server allow-list (CIDR + ports) |
+//! | `mptcp` | MPTCP sockets, TCP_CONGESTION, MPTCP_INFO / MPTCP_TCPINFO |
+//! | `relay` | bounded two-way copy with half-close and idle timeout |
+//! | `metrics` | live connections, counters, Prometheus text endpoint |
+//! | `router`, `server` | the two sides |
+//! | `netlink` | MPTCP endpoint flags over generic netlink (`mptcp_pm`, MPTCP_PM_CMD_SET_FLAGS) |
+//! | `failsafe` | PHA-D's fail-safe flag rules and the `flags` command |
+
+/// One line on stderr (the journal under systemd).
+#[macro_export]
+macro_rules! log {
+    ($($t:tt)*) => { eprintln!("mobipath-proxy: {}", format!($($t)*)) };
+}
+
+pub mod allow;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod dest;
+pub mod failsafe;
+pub mod metrics;
+pub mod mptcp;
+pub mod netlink;
+pub mod relay;
+pub mod router;
+pub mod server;
+pub mod socks5;

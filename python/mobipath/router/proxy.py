@@ -1,0 +1,75 @@
+"""``mobipath router proxy`` and ``mobipath proxy serve|keygen``: thin entry points that replace
+this process with the ``mobipath-proxy`` binary (crates/proxy), so SIGTERM from systemd or a
+shell reaches the proxy itself and its graceful shutdown."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import List, NoReturn
+
+import typer
+
+from .. import provenance
+
+app = typer.Typer(help="The server side of the TCP<->MPTCP proxy pair (mobipath-proxy).", no_args_is_help=True,
+                  rich_markup_mode=None)
+
+
+def proxy_command() -> List[str]:
+    """How to start the proxy: ``$MOBIPATH_PROXY``, else the workspace build of ``mobipath-proxy``
+    (release, then debug), else ``mobipath-proxy`` on PATH, else the copy inside the installed
+    extension (``python -m mobipath.router.proxy_process``), which every install has."""
+    env = os.environ.get("MOBIPATH_PROXY")
+    if env:
+        return [env]
+    root = provenance.source_tree()
+    if root is not None:
+        for profile in ("release", "debug"):
+            p = Path(root) / "target" / profile / "mobipath-proxy"
+            if p.exists():
+                return [str(p)]
+    found = shutil.which("mobipath-proxy")
+    if found:
+        return [found]
+    from .. import _core
+
+    if hasattr(_core, "proxy_main"):
+        return [sys.executable, "-m", "mobipath.router.proxy_process"]
+    raise FileNotFoundError("mobipath-proxy not found: build it with `cargo build --release -p mobipath-proxy` or set MOBIPATH_PROXY")
+
+
+def exec_proxy(args: List[str]) -> NoReturn:
+    """Replaces this process with ``mobipath-proxy ARGS...`` (its exit status becomes ours)."""
+    try:
+        cmd = proxy_command() + args
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise typer.Exit(1) from None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(cmd[0], cmd)
+
+
+_CONFIG = typer.Option(..., "--config", "-c", help="TOML config (format: crates/proxy/README.md).", show_default=False)
+_CHECK = typer.Option(False, "--check", help="Only validate the config (exit 0 if valid, 2 with the field named if not).")
+
+
+def router_proxy(config: Path = _CONFIG, check: bool = _CHECK) -> None:
+    """The router side of the proxy pair: plain TCP from the LAN (SOCKS5 and/or transparent) to one
+    MPTCP connection per client connection to the server side. Runs until SIGTERM/SIGINT."""
+    exec_proxy(["check-config", "--side", "router", "--config", str(config)] if check else ["router", "--config", str(config)])
+
+
+@app.command("serve")
+def serve(config: Path = _CONFIG, check: bool = _CHECK) -> None:
+    """The server side of the proxy pair: MPTCP from authenticated routers to plain TCP towards
+    allow-listed destinations. Runs until SIGTERM/SIGINT."""
+    exec_proxy(["check-config", "--side", "server", "--config", str(config)] if check else ["server", "--config", str(config)])
+
+
+@app.command("keygen")
+def keygen() -> None:
+    """Print a new random pre-shared key (64 hex digits) for `key_file` on both sides."""
+    exec_proxy(["keygen"])

@@ -1,0 +1,102 @@
+"""`mobipath router proxy` and `mobipath proxy serve|keygen`: the Python entry points exec the
+mobipath-proxy binary (crates/proxy; its behaviour is tested by `cargo test -p mobipath-proxy`,
+on the real kernel in crates/proxy/tests/netns.rs). Here: the copy shipped inside the extension
+runs, config errors come back naming the field with exit 2, and SIGTERM sent to the `mobipath`
+process reaches the proxy (exec, not a child) and stops it with exit 0."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+KEY = "00112233445566778899aabbccddeeff"
+
+
+def mobipath(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mobipath", *args], capture_output=True, text=True, timeout=60, **kw)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_extension_ships_the_proxy():
+    r = subprocess.run([sys.executable, "-m", "mobipath.router.proxy_process", "--version"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("mobipath-proxy ")
+
+
+def test_keygen_prints_a_fresh_key():
+    a, b = mobipath("proxy", "keygen"), mobipath("proxy", "keygen")
+    assert a.returncode == 0, a.stderr
+    assert re.fullmatch(r"[0-9a-f]{64}\n", a.stdout)
+    assert a.stdout != b.stdout
+
+
+def test_check_accepts_a_valid_config(tmp_path: Path):
+    (tmp_path / "key").write_text(KEY + "\n")
+    cfg = tmp_path / "router.toml"
+    cfg.write_text('[router]\nserver = "192.0.2.1:7000"\nkey_file = "key"\nsocks_listen = "127.0.0.1:1080"\n')
+    r = mobipath("router", "proxy", "--config", str(cfg), "--check")
+    assert r.returncode == 0, r.stderr
+    assert "ok" in r.stdout
+
+
+@pytest.mark.parametrize("text,field,allowed", [
+    (f'[server]\nlisten = "0.0.0.0:7000"\nkey = "{KEY}"\n[limits]\nbuffer_bytes = 10\n', "limits.buffer_bytes", "1024..=16777216"),
+    (f'[server]\nlisten = "0.0.0.0:7000"\nkey = "{KEY}"\n[[server.allow]]\ncidr = "10.0.0.0/8"\nports = ["0"]\n',
+     "server.allow[0].ports[0]", "1..=65535"),
+    ('[server]\nlisten = "0.0.0.0:7000"\nkey = "abcd"\n', "server.key", "32..=128 hex digits"),
+])
+def test_check_names_the_bad_field(tmp_path: Path, text: str, field: str, allowed: str):
+    cfg = tmp_path / "server.toml"
+    cfg.write_text(text)
+    r = mobipath("proxy", "serve", "--config", str(cfg), "--check")
+    assert r.returncode == 2, r.stderr
+    assert f"{field}:" in r.stderr and allowed in r.stderr, r.stderr
+
+
+def test_router_side_needs_its_section(tmp_path: Path):
+    cfg = tmp_path / "server-only.toml"
+    cfg.write_text(f'[server]\nlisten = "0.0.0.0:7000"\nkey = "{KEY}"\n')
+    r = mobipath("router", "proxy", "--config", str(cfg), "--check")
+    assert r.returncode == 2 and "[router]" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/sys/net/mptcp/enabled").exists(), reason="no MPTCP in this kernel")
+def test_serve_runs_and_stops_on_sigterm(tmp_path: Path):
+    port, mport = free_port(), free_port()
+    cfg = tmp_path / "server.toml"
+    cfg.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\nkey = "{KEY}"\n[metrics]\nlisten = "127.0.0.1:{mport}"\n'
+                   '[limits]\nshutdown_grace_s = 1\n')
+    p = subprocess.Popen([sys.executable, "-m", "mobipath", "proxy", "serve", "--config", str(cfg)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", mport), timeout=1) as s:
+                    s.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+                    assert b"200 OK" in s.recv(4096)
+                break
+            except OSError:
+                assert p.poll() is None, p.communicate()[1]
+                assert time.monotonic() < deadline, "the proxy did not start listening"
+                time.sleep(0.1)
+        os.kill(p.pid, signal.SIGTERM)
+        _, err = p.communicate(timeout=10)
+        assert p.returncode == 0, err
+        assert "SIGTERM" in err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
