@@ -50,7 +50,16 @@ pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Optio
             .collect(),
         None => Vec::new(),
     };
-    Ok(serde_json::json!({"links": links, "handovers": hos}).to_string())
+    // The ride: where the train is at the start and at the end (metres along the track).
+    let ride = plan.train.as_ref().map(|t| {
+        let d = crate::core::time::from_secs_f64(sc.file.duration_s);
+        serde_json::json!({"start_m": round6_m(t.run.mobility.position_at(0)), "end_m": round6_m(t.run.mobility.position_at(d))})
+    });
+    Ok(serde_json::json!({"links": links, "handovers": hos, "ride": ride}).to_string())
+}
+
+fn round6_m(x: f64) -> f64 {
+    crate::metrics::round6(x)
 }
 
 /// Learns a handover table (CSV) from `runs` preliminary runs of the scenario's train (seeds
