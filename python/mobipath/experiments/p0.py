@@ -685,12 +685,14 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
               + f". P0 has no such profile. Cause of the losses: not established by this run; the exclusion covers "
                 f"{_cov_text(prov)} of the ride against {_real_text(prov)} of real interruption, and its HoL table above shows "
                 "how little the handovers block with this buffer.")
-    pd = []
+    pd, losses = [], []
     for s in paper:
         for v in ("pha-d-paper", "pha-d-resend"):
             m, ci, n = paired_change(rows, "paper", s, v, "goodput_mbps")
             if n:
                 pd.append(f"{LABEL[s]} + {VARIANT_LABEL[v]} {_pm(m, ci)}")
+                if m is not None and m < 0 and _distinct(m, ci):
+                    losses.append(f"{LABEL[s]} + {VARIANT_LABEL[v]}")
     if pd:
         lost = {v: (sum(int(r["mp_prio_lost"]) for r in rows if r["variant"] == v),
                     sum(int(r["mp_prio_sent"]) for r in rows if r["variant"] == v)) for v in ("pha-d-paper", "pha-d-resend")}
@@ -699,8 +701,10 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
             "does not tell it when the handover completes, unlike PHA). MP_PRIO lost in the uplink (sent in a "
             "handover interruption): " + ", ".join(f"{VARIANT_LABEL[v]} {l} of {n}" for v, (l, n) in lost.items())
           + "; where none was lost the re-send policy behaves exactly as the 1-RTT rule (a lost B=0 under the 1-RTT "
-            "rule leaves the subflow backup for the rest of the run: tests/hst_behaviour.rs). The BLEST losses have a "
-            "CI that is wide; their cause is not established by this run.")
+            "rule leaves the subflow backup for the rest of the run: tests/hst_behaviour.rs). "
+          + (("Losses distinguishable from 0: " + ", ".join(losses)
+              + "; their cause is not established by this run.") if losses else
+             "No PHA-D variant loses average goodput distinguishably from 0 with these seeds."))
     a("")
 
 
