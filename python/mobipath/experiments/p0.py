@@ -647,8 +647,9 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
           + ". Outside the handover windows PHA changes goodput by "
           + ", ".join(f"{LABEL[s]} {_pm(*out[s][:2])}" for s in paper)
           + ", where P0 says both behave alike. Cause: not established by this run. What is measured: the "
-            "128 KiB receive buffer (below) is shared by both subflows, and PHA leaves one subflow alone on "
-            f"{_cov_text(prov)} of the ride.")
+            "128 KiB receive buffer (below) is shared by both subflows, PHA leaves one subflow alone on "
+            f"{_cov_text(prov)} of the ride, and the Fig. 6(d) figure shows seed 1's plain total goodput over "
+            "time beside PHA's (the plain scheduler's goodput between handovers is where the difference lies).")
         # 2. ranking
         plain = {s: agg[("paper", s, "plain")]["goodput_mbps"] for s in paper}
         order = sorted(paper, key=lambda s: -(plain[s][0] or 0))

@@ -147,7 +147,7 @@ impl HandoverTable {
             let old = std::mem::take(entry);
             *entry = sum_stretches(old.into_iter().map(|r| (r.start_m, r.end_m, r.count)).chain(union));
         }
-        self.runs += 1;
+        self.runs = self.runs.saturating_add(1);
         self.rebuild();
     }
 
@@ -159,7 +159,7 @@ impl HandoverTable {
             let old = std::mem::take(entry);
             *entry = sum_stretches(old.into_iter().chain(rs.iter().cloned()).map(|r| (r.start_m, r.end_m, r.count)));
         }
-        self.runs += other.runs;
+        self.runs = self.runs.saturating_add(other.runs);
         self.rebuild();
     }
 
