@@ -78,7 +78,7 @@ METRICS = [
     "hol_delay_in_handover_p99_ms", "hol_delay_outside_handover_p99_ms",
     "hol_delay_in_handover_mean_ms", "hol_delay_outside_handover_mean_ms",
     "ofo_in_handover_mean_bytes", "ofo_outside_handover_mean_bytes",
-    "subflow0_goodput_mbps", "subflow1_goodput_mbps",
+    "subflow0_goodput_mbps", "subflow1_goodput_mbps", "penalisations",
 ]
 CSV_FIELDS = ["profile", "scheduler", "variant", "seed", "duration_s", "handovers_A", "handovers_B",
               "handovers_in_ranges", "mp_prio_sent", "mp_prio_lost", *METRICS, "handover_metrics_source"]
@@ -646,10 +646,15 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
           + ", ".join(f"{LABEL[s]} {_pm(*ch[s][:2])}" for s in paper)
           + ". Outside the handover windows PHA changes goodput by "
           + ", ".join(f"{LABEL[s]} {_pm(*out[s][:2])}" for s in paper)
-          + ", where P0 says both behave alike. Cause: not established by this run. What is measured: the "
-            "128 KiB receive buffer (below) is shared by both subflows, PHA leaves one subflow alone on "
-            f"{_cov_text(prov)} of the ride, and the Fig. 6(d) figure shows seed 1's plain total goodput over "
-            "time beside PHA's (the plain scheduler's goodput between handovers is where the difference lies).")
+          + ", where P0 says both behave alike. Cause (measured, not proven): minRTT, ECF and BLEST run Linux's "
+            "receive-buffer optimisation (`mptcp_rcv_buf_optimization`: when the shared window blocks, halve the "
+            "cwnd of the subflow holding the oldest data), Peekaboo does not, and the gain follows that split. "
+            "Cwnd halvings per run without / with PHA: "
+          + ", ".join(f"{LABEL[s]} {_ci(*agg[('paper', s, 'plain')]['penalisations'][:2])} / "
+                      f"{_ci(*agg[('paper', s, 'pha')]['penalisations'][:2])}" for s in paper if ("paper", s, "pha") in agg)
+          + " (where these CIs overlap, the count alone does not explain the difference: when the halvings hit "
+            "may matter more than how many there are; not established). Fig. 6(d) shows seed 1's plain total "
+            "goodput over time beside PHA's. P0 does not say whether its ns-3 MPTCP penalises.")
         # 2. ranking
         plain = {s: agg[("paper", s, "plain")]["goodput_mbps"] for s in paper}
         order = sorted(paper, key=lambda s: -(plain[s][0] or 0))
