@@ -654,7 +654,10 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
                       f"{_ci(*agg[('paper', s, 'pha')]['penalisations'][:2])}" for s in paper if ("paper", s, "pha") in agg)
           + " (where these CIs overlap, the count alone does not explain the difference: when the halvings hit "
             "may matter more than how many there are; not established). Fig. 6(d) shows seed 1's plain total "
-            "goodput over time beside PHA's. P0 does not say whether its ns-3 MPTCP penalises.")
+            "goodput over time beside PHA's. P0 does not say whether its ns-3 MPTCP penalises. "
+            "`scheduler = { name = \"minrtt\", rcvbuf_optimisation = false }` runs a scheduler without it "
+            "(crates/sim/tests/hst_behaviour.rs checks that plain minRTT then gains > 2 Mbit/s on this profile); "
+            "this report does not run that variant.")
         # 2. ranking
         plain = {s: agg[("paper", s, "plain")]["goodput_mbps"] for s in paper}
         order = sorted(paper, key=lambda s: -(plain[s][0] or 0))
