@@ -3,6 +3,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from mobipath import hotable
 from mobipath.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -10,9 +11,14 @@ P0 = ROOT / "scenarios" / "p0" / "hst-minrtt.toml"
 runner = CliRunner()
 
 
-def ranges(path: Path):
-    rows = [l.split(",") for l in path.read_text().splitlines() if l and not l.startswith("#")][1:]
+def ranges_of(text: str):
+    """The CSV's rows: (operator, start_m, end_m, count) — the support stretches."""
+    rows = [l.split(",") for l in text.splitlines() if l and not l.startswith("#")][1:]
     return [(r[0], float(r[1]), float(r[2]), int(r[3])) for r in rows]
+
+
+def ranges(path: Path):
+    return ranges_of(path.read_text())
 
 
 def covered(table, op, x):
@@ -31,9 +37,14 @@ def test_learn_writes_then_accumulates_without_shrinking(tmp_path):
     alone = tmp_path / "alone.csv"
     r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "100", "-o", str(alone)])
     assert r.exit_code == 0, r.output
-    assert sum(c for *_, c in second) == sum(c for *_, c in first) + sum(c for *_, c in ranges(alone))
+    # Supports add up (metres x runs, to the CSV's decimetre rounding) and so do the runs.
+    integral = lambda t: sum((b - a) * c for _, a, b, c in t)
+    assert abs(integral(second) - integral(first) - integral(ranges(alone))) < 0.1 * len(second)
+    assert hotable.table_info(out.read_text())["runs"] == 10
+    info = hotable.table_info(out.read_text())
     for op, a, b, _ in first:
-        assert covered(second, op, a) and covered(second, op, b) and covered(second, op, (a + b) / 2)
+        for x in (a, b - 0.05, (a + b) / 2):
+            assert any(s <= x <= e for s, e, _ in info["ranges"][op]), (op, x)
 
 
 def test_learning_twice_into_the_same_file_overwrites_unless_accumulating(tmp_path):
@@ -48,9 +59,43 @@ def test_learning_twice_into_the_same_file_overwrites_unless_accumulating(tmp_pa
     assert out.read_text() == once
     r = runner.invoke(app, args + ["--accumulate"])
     assert r.exit_code == 0 and "accumulated into" in r.output, r.output
-    assert sum(c for *_, c in ranges(out)) == 2 * sum(int(l.split(",")[3]) for l in once.splitlines()[2:])
+    # Every stretch's support doubled (metres x runs, to the CSV's decimetre rounding).
+    integral = lambda t: sum((b - a) * c for _, a, b, c in t)
+    assert abs(integral(ranges(out)) - 2 * integral(ranges_of(once))) < 0.1 * len(ranges(out))
+    assert hotable.table_info(out.read_text())["runs"] == 6
     r = runner.invoke(app, args + ["--accumulate", "--fresh"])
     assert r.exit_code == 2 and "contradict" in r.output
+
+
+def test_min_support_narrows_the_ranges_and_is_kept_when_accumulating(tmp_path):
+    """P0's ranges: a stretch is a range when >= k of the n learning runs saw a handover there;
+    k = 1 is the union of every observation. The table keeps k, accumulating keeps it."""
+    out = tmp_path / "t.csv"
+    ride = (250.0, 250.0 + 70 * 300 / 3.6)
+    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "20", "-o", str(out)])
+    assert r.exit_code == 0 and "seen in >= 1 of 20 runs" in r.output, r.output
+    union = hotable.coverage(out.read_text(), ride)
+    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "20", "--min-support", "4", "-o", str(out)])
+    assert r.exit_code == 0 and "seen in >= 4 of 20 runs" in r.output, r.output
+    k4 = hotable.coverage(out.read_text(), ride)
+    assert set(k4) == {"A", "B"}
+    for op in ("A", "B"):
+        assert 0 < k4[op] < 0.8 * union[op], (op, k4, union)
+    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "50", "-o", str(out), "--accumulate"])
+    assert r.exit_code == 0 and "seen in >= 4 of 25 runs" in r.output, r.output
+    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "-o", str(out), "--min-support", "0"])
+    assert r.exit_code == 2 and "--min-support" in r.output
+
+
+def test_malformed_tables_are_named_by_table_info(tmp_path):
+    import pytest
+
+    from mobipath.errors import ScenarioError
+
+    with pytest.raises(ScenarioError) as e:
+        hotable.table_info("# min_support = 0\noperator,start_m,end_m,count\nA,1,x,1\n", "bad.csv")
+    msg = str(e.value)
+    assert "bad.csv: line 1: min_support" in msg and "bad.csv: line 3: end_m" in msg, msg
 
 
 def test_help_says_what_happens_to_an_existing_table():

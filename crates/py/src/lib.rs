@@ -232,7 +232,7 @@ fn p1_worked_examples() -> String {
 /// Learns a handover table from `runs` preliminary runs of the scenario's train and returns it
 /// as CSV; `existing` (CSV text) is accumulated into when given. Raises `ScenarioError`.
 #[pyfunction]
-#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), runs = 50, first_seed = 1, margin_m = None, existing = None))]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), runs = 50, first_seed = 1, margin_m = None, existing = None, min_support = None))]
 #[allow(clippy::too_many_arguments)]
 fn learn_handover_table(
     py: Python<'_>,
@@ -243,10 +243,11 @@ fn learn_handover_table(
     first_seed: u64,
     margin_m: Option<f64>,
     existing: Option<String>,
+    min_support: Option<u64>,
 ) -> PyResult<String> {
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            api::learn_handover_table(&text, &file, &base_dir, runs, first_seed, margin_m, existing.as_deref())
+            api::learn_handover_table(&text, &file, &base_dir, runs, first_seed, margin_m, existing.as_deref(), min_support)
         }))
     });
     match result {
@@ -259,7 +260,7 @@ fn learn_handover_table(
 /// Learns a handover table from recorded runs. `runs`: (nmea text, nmea file, handover-log text,
 /// handover-log file) per run. Returns (CSV, summary line).
 #[pyfunction]
-#[pyo3(signature = (track, track_file, runs, margin_m = None, max_offset_m = None, max_gap_s = None, existing = None))]
+#[pyo3(signature = (track, track_file, runs, margin_m = None, max_offset_m = None, max_gap_s = None, existing = None, min_support = None))]
 #[allow(clippy::too_many_arguments)]
 fn learn_handover_table_recorded(
     py: Python<'_>,
@@ -270,6 +271,7 @@ fn learn_handover_table_recorded(
     max_offset_m: Option<f64>,
     max_gap_s: Option<f64>,
     existing: Option<String>,
+    min_support: Option<u64>,
 ) -> PyResult<(String, String)> {
     let runs: Vec<api::RecordedRunText> = runs
         .into_iter()
@@ -277,13 +279,29 @@ fn learn_handover_table_recorded(
         .collect();
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            api::learn_handover_table_recorded(&track, &track_file, &runs, margin_m, max_offset_m, max_gap_s, existing.as_deref())
+            api::learn_handover_table_recorded(&track, &track_file, &runs, margin_m, max_offset_m, max_gap_s, existing.as_deref(), min_support)
         }))
     });
     match result {
         Ok(Ok(out)) => Ok(out),
         Ok(Err(errs)) => Err(scenario_error(py, "recorded runs", &errs)),
         Err(payload) => Err(panic_error("learning the handover table from recorded runs", payload)),
+    }
+}
+
+/// A handover table's content as JSON: `runs`, `min_support`, `ranges` (those PHA uses) and
+/// `support`, each `{operator: [[start_m, end_m, count], ...]}`. Raises ScenarioError for a
+/// malformed table (every bad line named).
+#[pyfunction]
+fn handover_table_json(py: Python<'_>, csv: String, file: String) -> PyResult<String> {
+    match mobipath_sim::hst::table::HandoverTable::from_csv(&csv, &file) {
+        Ok(t) => {
+            let side = |m: &std::collections::BTreeMap<String, Vec<mobipath_sim::hst::table::Range>>| -> serde_json::Value {
+                m.iter().map(|(op, rs)| (op.clone(), rs.iter().map(|r| serde_json::json!([r.start_m, r.end_m, r.count])).collect::<Vec<_>>().into())).collect::<serde_json::Map<_, _>>().into()
+            };
+            Ok(serde_json::json!({"runs": t.runs, "min_support": t.min_support, "ranges": side(&t.operators), "support": side(&t.support)}).to_string())
+        }
+        Err(errs) => Err(scenario_error(py, &file, &errs)),
     }
 }
 
@@ -429,6 +447,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
+    m.add_function(wrap_pyfunction!(handover_table_json, m)?)?;
     m.add_function(wrap_pyfunction!(effective_links, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;

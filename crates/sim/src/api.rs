@@ -50,12 +50,24 @@ pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Optio
             .collect(),
         None => Vec::new(),
     };
-    Ok(serde_json::json!({"links": links, "handovers": hos}).to_string())
+    // The ride: where the train is at the start and at the end (metres along the track).
+    let ride = plan.train.as_ref().map(|t| {
+        let d = crate::core::time::from_secs_f64(sc.file.duration_s);
+        serde_json::json!({"start_m": round6_m(t.run.mobility.position_at(0)), "end_m": round6_m(t.run.mobility.position_at(d))})
+    });
+    Ok(serde_json::json!({"links": links, "handovers": hos, "ride": ride}).to_string())
+}
+
+fn round6_m(x: f64) -> f64 {
+    crate::metrics::round6(x)
 }
 
 /// Learns a handover table (CSV) from `runs` preliminary runs of the scenario's train (seeds
 /// `first_seed..`), each handover widened by `margin_m` (default 3 σ of the GPS error), and
-/// accumulated into `existing` (CSV text of an earlier table) when given.
+/// accumulated into `existing` (CSV text of an earlier table) when given. `min_support` (k >= 1):
+/// a stretch of track becomes a range when k runs saw a handover there (default: the existing
+/// table's, else 1).
+#[allow(clippy::too_many_arguments)]
 pub fn learn_handover_table(
     text: &str,
     file: &str,
@@ -64,6 +76,7 @@ pub fn learn_handover_table(
     first_seed: u64,
     margin_m: Option<f64>,
     existing: Option<&str>,
+    min_support: Option<u64>,
 ) -> Result<String, Vec<ConfigError>> {
     let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
     let Some(h) = &sc.file.hst else {
@@ -84,8 +97,19 @@ pub fn learn_handover_table(
         Some(csv) => crate::hst::table::HandoverTable::from_csv(csv, "existing table")?,
         None => crate::hst::table::HandoverTable::new(),
     };
+    check_min_support(min_support)?;
     crate::hst::scenario::learn_table(h, sc.file.duration_s, first_seed, runs, margin_m, &mut table);
+    if let Some(k) = min_support {
+        table.set_min_support(k);
+    }
     Ok(table.to_csv())
+}
+
+fn check_min_support(k: Option<u64>) -> Result<(), Vec<ConfigError>> {
+    match k {
+        Some(k) if !(1..=1_000_000_000).contains(&k) => Err(vec![ConfigError::new("--min-support", k, "must be an integer in [1, 1000000000] (runs that saw a handover at a place)")]),
+        _ => Ok(()),
+    }
 }
 
 /// One recorded run for [`learn_handover_table_recorded`]: an NMEA 0183 log and a handover log
@@ -103,7 +127,9 @@ pub struct RecordedRunText {
 /// and end positions are interpolated between fixes at most `max_gap_s` away (default 2 s),
 /// widened by `margin_m` (default 15 m: 3 σ of a 5 m receiver), merged, and accumulated into
 /// `existing` (CSV text) when given. Fixes farther than `max_offset_m` (default 50 m) from the
-/// track are dropped. Returns the CSV and a one-line summary of what was used.
+/// track are dropped. `min_support` as in [`learn_handover_table`]. Returns the CSV and a
+/// one-line summary of what was used.
+#[allow(clippy::too_many_arguments)]
 pub fn learn_handover_table_recorded(
     track: &str,
     track_file: &str,
@@ -112,6 +138,7 @@ pub fn learn_handover_table_recorded(
     max_offset_m: Option<f64>,
     max_gap_s: Option<f64>,
     existing: Option<&str>,
+    min_support: Option<u64>,
 ) -> Result<(String, String), Vec<ConfigError>> {
     use crate::hst::gps;
     let mut errs = Vec::new();
@@ -145,7 +172,11 @@ pub fn learn_handover_table_recorded(
         .iter()
         .map(|r| gps::RecordedRun { nmea: &r.nmea, nmea_file: &r.nmea_file, handovers: &r.handovers, handovers_file: &r.handovers_file })
         .collect();
+    check_min_support(min_support)?;
     let rep = gps::learn_from_recordings(&track, &rr, margin, max_offset, max_gap, &mut table)?;
+    if let Some(k) = min_support {
+        table.set_min_support(k);
+    }
     let mut summary = format!(
         "{} handovers from {} runs ({} GPS fixes, {} off the track)",
         rep.handovers_used, rep.runs, rep.fixes, rep.fixes_off_track

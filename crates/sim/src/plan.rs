@@ -300,7 +300,12 @@ impl Plan {
                     let wrapper = match wrapper {
                         None => None,
                         Some(Wrapper::Pha) => match &table {
-                            Some(t) => Some(WrapperPlan::Pha { table: t.clone(), operators: operators.clone(), gps: fixes.clone() }),
+                            Some(t) => Some(WrapperPlan::Pha {
+                                table: t.clone(),
+                                operators: operators.clone(),
+                                gps: fixes.clone(),
+                                completions: windows.iter().map(|w| w.iter().map(|&(_, e)| e).collect()).collect(),
+                            }),
                             None => {
                                 errs.push(needs("PHA needs a train with a handover table"));
                                 None

@@ -37,9 +37,9 @@ fn f1_long_non_ascii_strings_do_not_panic() {
 fn f3_table_learned_without_margin_reads_back() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0");
     let text = std::fs::read_to_string(dir.join("hst-minrtt.toml")).unwrap() + "[hst.train]\ngps = { period_ms = 1000 }\n";
-    let csv = learn_handover_table(&text, "hst-minrtt.toml", &dir, 3, 1, Some(0.0), None).expect("learns");
+    let csv = learn_handover_table(&text, "hst-minrtt.toml", &dir, 3, 1, Some(0.0), None, None).expect("learns");
     HandoverTable::from_csv(&csv, "learned.csv").expect("the learned table reads back");
-    learn_handover_table(&text, "hst-minrtt.toml", &dir, 1, 1, Some(0.0), Some(&csv)).expect("and accumulates");
+    learn_handover_table(&text, "hst-minrtt.toml", &dir, 1, 1, Some(0.0), Some(&csv), None).expect("and accumulates");
 }
 
 /// F4: a byte queue that cannot hold one of the flow's packets is refused, naming the field.

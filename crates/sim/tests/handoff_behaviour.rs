@@ -321,7 +321,7 @@ fn table_prediction_acts_before_the_train_handover() {
     use mobipath_sim::api::{learn_handover_table, run_toml};
     let dir = std::env::temp_dir().join(format!("mobipath-p3-predict-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let csv = learn_handover_table(&train("", None), "train.toml", &dir, 20, 100, None, None).unwrap();
+    let csv = learn_handover_table(&train("", None), "train.toml", &dir, 20, 100, None, None, None).unwrap();
     std::fs::write(dir.join("table.csv"), &csv).unwrap();
     let go = |handoff: &str| run_toml(&train(handoff, Some("table.csv")), "train.toml", &dir, None, None).expect("valid");
     let lost = |o: &mobipath_sim::api::RunOutput| f(&o.summary["links"]["lte-a.forward"]["drops_forwarding"]) + f(&o.summary["links"]["lte-a.forward"]["drops_outage"]);

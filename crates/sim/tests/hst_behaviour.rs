@@ -15,11 +15,17 @@ fn saturated(text: String) -> String {
     text.replace("rcv_buf_bytes = 131072", "rcv_buf_bytes = 6291456")
 }
 
+/// `text` with `extra` keys added to its `[hst.handover]` table (the P0 scenarios have one).
+fn handover(text: String, extra: &str) -> String {
+    assert!(text.contains("[hst.handover]\n"), "no [hst.handover] table");
+    text.replacen("[hst.handover]\n", &format!("[hst.handover]\n{extra}"), 1)
+}
+
 fn p0(sched: &str, table: Option<&str>) -> String {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
     let mut t = text.replace("scheduler = \"minrtt\"", &format!("scheduler = \"{sched}\""));
     if let Some(tb) = table {
-        t.push_str(&format!("table = \"{tb}\"\n"));
+        t = t.replacen("[hst]\n", &format!("[hst]\ntable = \"{tb}\"\n"), 1);
     }
     t
 }
@@ -46,7 +52,7 @@ fn handovers_are_reported_and_interrupt_their_operators_link() {
 #[test]
 fn learned_table_covers_held_out_runs() {
     let text = p0("minrtt", None);
-    let csv = learn_handover_table(&text, "p0.toml", Path::new("."), 50, 1, None, None).unwrap();
+    let csv = learn_handover_table(&text, "p0.toml", Path::new("."), 50, 1, None, None, None).unwrap();
     let table = HandoverTable::from_csv(&csv, "t.csv").unwrap();
     let sc = Scenario::load(&text, "p0.toml", Path::new(".")).unwrap();
     let h = sc.file.hst.as_ref().unwrap();
@@ -69,7 +75,7 @@ fn pha_keeps_new_data_off_the_subflow_in_a_handover_range() {
     let dir = std::env::temp_dir().join(format!("mobipath-hst-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = p0("minrtt", None);
-    let csv = learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None).unwrap();
+    let csv = learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None, None).unwrap();
     std::fs::write(dir.join("table.csv"), &csv).unwrap();
     let o = run_toml(&p0("pha(minrtt)", Some("table.csv")), "p0.toml", &dir, None, None).expect("valid");
     let fl = &o.summary["flows"]["mptcp"];
@@ -86,7 +92,7 @@ fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
     let dir = std::env::temp_dir().join(format!("mobipath-phad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = p0("minrtt", None);
-    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None).unwrap()).unwrap();
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None, None).unwrap()).unwrap();
     let sc = p0("minrtt", Some("table.csv")).replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }");
     let o = run_toml(&sc, "p0.toml", &dir, None, None).expect("valid");
     let fl = &o.summary["flows"]["mptcp"];
@@ -116,11 +122,11 @@ fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
 #[test]
 fn oracle_and_subflow_blocking_cut_hol_delay_during_handovers() {
     let p99 = |o: &mobipath_sim::api::RunOutput| f(&o.summary["flows"]["mptcp"]["hol_delay_in_handover_p99_ms"]);
-    let lossless = "\n[hst.handover]\nsource_buffer = \"forward\"\n";
+    let lossless = "source_buffer = \"forward\"\n";
     for seed in 1..=3 {
         for (w, extra) in [("oracle(minrtt)", ""), ("block(minrtt)", lossless)] {
-            let plain = run_seed(&(saturated(p0("minrtt", None)) + extra), seed);
-            let o = run_seed(&(saturated(p0(w, None)) + extra), seed);
+            let plain = run_seed(&handover(saturated(p0("minrtt", None)), extra), seed);
+            let o = run_seed(&handover(saturated(p0(w, None)), extra), seed);
             assert_eq!(o.summary["flows"]["mptcp"]["scheduler"], w);
             assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
             assert!(p99(&o) < p99(&plain), "seed {seed}: {w} HoL p99 {} vs plain {}", p99(&o), p99(&plain));
@@ -160,7 +166,8 @@ fn handover_gaps_match_the_ns3_calibration() {
 /// shrinks to the IP-level gap; a forwarding loss drops about that fraction of forwarded packets.
 #[test]
 fn forwarding_policy_and_loss_reach_the_links() {
-    let text = saturated(p0("minrtt", None)) + "\n[hst.handover]\nsource_buffer = \"forward\"\n";
+    // 3GPP lossless in both directions: the uplink is held too.
+    let text = handover(saturated(p0("minrtt", None)), "source_buffer = \"forward\"\n").replace("uplink = \"discard\"", "uplink = \"hold\"");
     let o = run(&text);
     for h in o.summary["handovers"].as_array().unwrap() {
         let (ip, app) = (f(&h["ip_gap_ms"]), f(&h["app_gap_ms"]["mptcp"]));
@@ -170,7 +177,7 @@ fn forwarding_policy_and_loss_reach_the_links() {
     assert_eq!(f(&links["lte-a.forward"]["drops_forwarding"]), 0.0);
     assert!(f(&links["lte-a.forward"]["forwarded"]) > 100.0);
     let p = 0.2;
-    let o = run(&(saturated(p0("minrtt", None)) + &format!("\n[hst.handover]\nsource_buffer = \"forward\"\nforwarding_loss = {p}\n")));
+    let o = run(&handover(saturated(p0("minrtt", None)), &format!("source_buffer = \"forward\"\nforwarding_loss = {p}\n")));
     let (mut n, mut lost) = (0.0, 0.0);
     for l in ["lte-a.forward", "lte-b.forward"] {
         n += f(&o.summary["links"][l]["forwarded"]);
@@ -205,7 +212,7 @@ fn recorded_gps_traces_replace_the_sampler() {
     let dir = std::env::temp_dir().join(format!("mobipath-gpstrace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = p0("minrtt", None);
-    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None).unwrap()).unwrap();
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None, None).unwrap()).unwrap();
     let sc = Scenario::load(&text, "p0.toml", Path::new(".")).unwrap();
     let h = sc.file.hst.as_ref().unwrap();
     let synthetic = TrainRun::new(h, 1, 70_000_000_000);
@@ -275,7 +282,7 @@ fn tables_learned_from_recorded_runs_cover_held_out_handovers() {
             RecordedRunText { nmea, nmea_file: format!("run{seed}.nmea"), handovers: log, handovers_file: format!("run{seed}.csv") }
         })
         .collect();
-    let (csv, summary) = learn_handover_table_recorded(track, "track.csv", &runs, None, None, None, None).unwrap();
+    let (csv, summary) = learn_handover_table_recorded(track, "track.csv", &runs, None, None, None, None, None).unwrap();
     assert!(summary.contains("from 20 runs"), "{summary}");
     let table = HandoverTable::from_csv(&csv, "t.csv").unwrap();
     let (mut inside, mut total) = (0, 0);
@@ -289,7 +296,7 @@ fn tables_learned_from_recorded_runs_cover_held_out_handovers() {
     // A malformed log is reported with its file and line.
     let mut bad = runs[..1].to_vec();
     bad[0].handovers = "operator,start,end\nA,soon,later\n".into();
-    let errs = learn_handover_table_recorded(track, "track.csv", &bad, None, None, None, None).unwrap_err();
+    let errs = learn_handover_table_recorded(track, "track.csv", &bad, None, None, None, None, None).unwrap_err();
     assert!(errs.iter().any(|e| e.to_string().starts_with("run1.csv: line 2: start = soon")), "{errs:?}");
 }
 
@@ -306,7 +313,7 @@ fn pha_raises_handover_throughput_and_cuts_hol_delay_over_seeds() {
     let dir = std::env::temp_dir().join(format!("mobipath-phastat-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = p0("minrtt", None);
-    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 50, 1000, None, None).unwrap()).unwrap();
+    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 50, 1000, None, None, None).unwrap()).unwrap();
     let paired_t = |d: &[f64]| {
         let n = d.len() as f64;
         let m = d.iter().sum::<f64>() / n;
@@ -327,5 +334,66 @@ fn pha_raises_handover_throughput_and_cuts_hol_delay_over_seeds() {
         eprintln!("{sched}: PHA - plain handover goodput {dt:+.2} Mbit/s (t = {tt:.1}); HoL mean in handovers {:+.2} ms (t = {th:.1}); {SEEDS} seeds", -dh);
         assert!(tt > T_95_DF9, "{sched}: PHA does not raise handover throughput: mean diff {dt:.3} Mbit/s, t = {tt:.2} ({thr:?})");
         assert!(th > T_95_DF9, "{sched}: PHA does not lower HoL delay in handovers: mean diff {dh:.3} ms, t = {th:.2} ({hol:?})");
+    }
+}
+
+/// PHA-D with an uplink that loses what the UE sends during a handover interruption
+/// (`handover.uplink = "discard"`): a B=0 MP_PRIO sent while the link is interrupted is lost, and
+/// since Linux never repeats MP_PRIO, the 1-RTT rule leaves the subflow backup for the rest of
+/// the run; the "re-send B=0" policy repeats it until data flows and recovers the subflow. With
+/// the uplink held (`"hold"`) the same B=0 arrives late and the 1-RTT rule recovers too.
+#[test]
+fn a_lost_b0_mp_prio_leaves_the_path_backup_unless_re_sent() {
+    let dir = std::env::temp_dir().join(format!("mobipath-uplink-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = p0("minrtt", Some("table.csv"));
+    let sc = Scenario::load(&p0("minrtt", None), "p0.toml", Path::new(".")).unwrap();
+    let h = sc.file.hst.as_ref().unwrap();
+    // A 500 ms interruption; the (hand-made) range of operator A's first handover ends 20 m
+    // (240 ms at 300 km/h) after its start, so B=0, due one RTT before the range's end, is sent
+    // inside the interruption.
+    let first = TrainRun::new(h, 1, 70_000_000_000).handovers.into_iter().find(|e| e.operator == 0).unwrap();
+    let csv = format!("operator,start_m,end_m,count\nA,{:.1},{:.1},1\n", first.position_m - 150.0, first.position_m + 20.0);
+    std::fs::write(dir.join("table.csv"), csv).unwrap();
+    assert!(base.contains("[hst.handover]\n") && base.contains("uplink = \"discard\""), "the P0 scenario loses the uplink in handovers");
+    let scenario = |policy: &str, uplink: &str| {
+        base.replace("traffic = { kind = \"bulk\" }", &format!("traffic = {{ kind = \"bulk\" }}\nmptcp = {{ pha_d = {{ policy = \"{policy}\" }} }}"))
+            .replace("uplink = \"discard\"", &format!("interruption_ms = 500\nuplink = \"{uplink}\""))
+    };
+    let go = |policy: &str, uplink: &str| {
+        let o = run_toml(&scenario(policy, uplink), "p0.toml", &dir, None, None).unwrap();
+        let fl = o.summary["flows"]["mptcp"].clone();
+        let b0: Vec<f64> = fl["pha_d_mp_prio"].as_array().unwrap().iter().filter(|p| p["backup"] == false).map(|p| f(&p["t_s"])).collect();
+        (fl["subflows"][0]["backup_at_end"].as_bool().unwrap(), f(&fl["mp_prio_received"]), b0, f(&fl["subflows"][0]["goodput_mbps"]))
+    };
+    let start = first.start as f64 / 1e9;
+    let (backup, received, b0, gp_lost) = go("paper", "discard");
+    assert_eq!(b0.len(), 1, "the 1-RTT rule sends B=0 once: {b0:?}");
+    assert!(b0[0] >= start && b0[0] < start + 0.5, "B=0 at {} s, inside the interruption from {start} s", b0[0]);
+    assert!(backup, "the lost B=0 leaves subflow 0 backup");
+    assert_eq!(received, 1.0, "only B=1 reached the sender");
+    let (backup, received, b0, gp_resend) = go("resend", "discard");
+    assert!(!backup && b0.len() >= 2 && received >= 2.0, "re-sent B=0 recovers the subflow: {b0:?}, {received} received");
+    assert!(gp_resend > 2.0 * gp_lost + 1.0, "subflow 0 goodput {gp_resend} (re-send) vs {gp_lost} (1-RTT rule)");
+    let (backup, received, _, _) = go("paper", "hold");
+    assert!(!backup && received == 2.0, "a held B=0 arrives after the interruption");
+}
+
+/// On the P0 paper profile (128 KiB shared receive buffer, window-limited), Linux's
+/// receive-buffer optimisation (penalisation) keeps plain minRTT's goodput down between
+/// handovers; `rcvbuf_optimisation = false` takes it away (no penalisations) and minRTT then
+/// reaches about one path's window-limited rate. This is the issue-17 finding behind the large
+/// average gain of PHA in `reproduce p0`.
+#[test]
+fn receive_buffer_optimisation_costs_minrtt_on_the_window_limited_p0_profile() {
+    for seed in 1..=2 {
+        let with = run_seed(&p0("minrtt", None), seed);
+        let without = run_seed(&p0("minrtt", None).replace("scheduler = \"minrtt\"", "scheduler = { name = \"minrtt\", rcvbuf_optimisation = false }"), seed);
+        let (fw, fo) = (&with.summary["flows"]["mptcp"], &without.summary["flows"]["mptcp"]);
+        assert_eq!(fo["scheduler"], "minrtt");
+        assert!(f(&fw["penalisations"]) > 10.0 && f(&fo["penalisations"]) == 0.0, "{} / {}", fw["penalisations"], fo["penalisations"]);
+        let (gw, go) = (f(&fw["goodput_mbps"]), f(&fo["goodput_mbps"]));
+        assert!(go > gw + 2.0, "seed {seed}: {go} Mbit/s without vs {gw} with the optimisation");
+        assert_eq!(f(&fo["delivery_errors"]), 0.0);
     }
 }

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
     let mut parts = text.splitn(3, "%%\n");
     let (Some(track), Some(nmea), Some(log)) = (parts.next(), parts.next(), parts.next()) else { return };
     let run = RecordedRunText { nmea: nmea.into(), nmea_file: "run.nmea".into(), handovers: log.into(), handovers_file: "run.csv".into() };
-    if let Ok((csv, _)) = learn_handover_table_recorded(track, "track.csv", &[run], None, None, None, None) {
+    if let Ok((csv, _)) = learn_handover_table_recorded(track, "track.csv", &[run], None, None, None, None, None) {
         if let Err(e) = HandoverTable::from_csv(&csv, "learned.csv") {
             panic!("learned table does not read back: {e:?}\n{csv}");
         }

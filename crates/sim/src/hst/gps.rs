@@ -517,7 +517,7 @@ pub struct RecordedRun<'a> {
 
 /// Learns (accumulates into `table`) from recorded runs: each logged handover's start and end
 /// are placed on the track by interpolating the run's projected GPS fixes (only between fixes at
-/// most `max_gap_s` away), then widened by `margin_m` and merged as in [`HandoverTable::learn`].
+/// most `max_gap_s` away), then widened by `margin_m` and added run by run as in [`HandoverTable::learn`].
 pub fn learn_from_recordings(
     track: &GeoTrack,
     runs: &[RecordedRun<'_>],
@@ -528,7 +528,7 @@ pub fn learn_from_recordings(
 ) -> Result<RecordedLearnReport, Vec<ConfigError>> {
     let mut errs = Vec::new();
     let mut rep = RecordedLearnReport { runs: runs.len(), ..Default::default() };
-    let mut observed = Vec::new();
+    let mut observed: Vec<Vec<ObservedHandover>> = Vec::new();
     for r in runs {
         let fixes = parse_nmea(r.nmea, r.nmea_file);
         let log = parse_handover_log(r.handovers, r.handovers_file);
@@ -547,20 +547,25 @@ pub fn learn_from_recordings(
             errs.push(ConfigError::new(r.nmea_file, "", format!("no fix within {max_offset_m} m of the track (wrong track file?)")));
             continue;
         }
+        let mut run = Vec::new();
         for h in &log {
             match (position_at(&pos, h.start_s, max_gap_s), position_at(&pos, h.end_s, max_gap_s)) {
                 (Some(a), Some(b)) => {
-                    observed.push(ObservedHandover { operator: h.operator.clone(), gps_start_m: a, gps_end_m: b });
+                    run.push(ObservedHandover { operator: h.operator.clone(), gps_start_m: a, gps_end_m: b });
                     rep.handovers_used += 1;
                 }
                 _ => rep.handovers_skipped.push((r.handovers_file.to_string(), h.line)),
             }
         }
+        observed.push(run);
     }
     if !errs.is_empty() {
         return Err(errs);
     }
-    table.learn(&observed, margin_m);
+    // One run at a time: the table counts in how many runs each stretch saw a handover.
+    for run in &observed {
+        table.learn(run, margin_m);
+    }
     Ok(rep)
 }
 

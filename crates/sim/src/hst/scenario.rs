@@ -7,7 +7,7 @@ use crate::link::config::{ForwardingConfig, LinkConfig, OutageConfig, RateStep};
 use crate::link::OutageQueued;
 use crate::core::RngStreams;
 use crate::error::{ConfigError, Errors};
-use crate::radio::config::{CapacityConfig, HandoverConfig, HstConfig, RadioConfig, TrainConfig};
+use crate::radio::config::{CapacityConfig, HandoverConfig, HstConfig, RadioConfig, TrainConfig, UplinkAtHandover};
 use crate::radio::effect::{capacity_schedule, outages_and_spikes};
 use crate::radio::handover::{HandoverEvent, HstRun};
 use crate::radio::mobility::{gps_samples, Mobility};
@@ -215,7 +215,8 @@ impl TrainRun {
 }
 
 /// Learns a table from `runs` preliminary runs (seeds `first_seed..first_seed+runs`), each
-/// handover widened by `margin_m` (default: 3 σ of the GPS error), accumulated into `table`.
+/// handover widened by `margin_m` (default: 3 σ of the GPS error), accumulated into `table` run by
+/// run (the table's `min_support` decides which stretches become ranges).
 pub fn learn_table(h: &HstScenario, duration_s: f64, first_seed: u64, runs: u64, margin_m: Option<f64>, table: &mut HandoverTable) {
     let margin = margin_m.unwrap_or(3.0 * h.train.gps.sigma_m);
     let duration = from_secs_f64(duration_s);
@@ -228,7 +229,8 @@ pub fn learn_table(h: &HstScenario, duration_s: f64, first_seed: u64, runs: u64,
 /// The link that follows operator `op` on the train: `orig` with one `hold` outage per handover
 /// (the interruption) carrying X2 forwarding of the held downlink packets (`forwarding_delay_ms`,
 /// `forwarding_loss`; semantics in `radio/effect.rs` and `link::Forwarding`), appended to the
-/// link's own outages (a handover overlapping one of those is left out); and, when `capacity` is given (`radio.capacity = sinr`), the forward
+/// link's own outages (a handover overlapping one of those is left out), the uplink held or
+/// dropped during it (`handover.uplink`); and, when `capacity` is given (`radio.capacity = sinr`), the forward
 /// capacity replaced by that schedule while the reverse (uplink, ACKs) keeps the configured
 /// capacity. Handovers with a zero interruption change nothing.
 pub fn train_link(
@@ -252,6 +254,7 @@ pub fn train_link(
             duration_s: to_secs_f64(o.end - o.start),
             queued: OutageQueued::Hold,
             forwarding: Some(ForwardingConfig { delay_ms: sp.extra_delay as f64 / 1e6, loss: sp.loss_prob, queued_loss: sp.queued_loss }),
+            reverse_queued: (ho.uplink == UplinkAtHandover::Discard).then_some(OutageQueued::Drop),
         });
     }
     if let Some(points) = capacity {

@@ -1,20 +1,40 @@
 //! Handover tables (P0 §3): per operator, the track ranges where handovers happen, learned from
 //! GPS-tagged runs and accumulated over time.
 //!
-//! Learning: each observed handover contributes the range between the GPS positions at its start
-//! and end, widened on both sides by the GPS error margin; overlapping or touching ranges of the
-//! same operator are merged, and `count` says how many observed handovers a range absorbed.
-//! Accumulating new runs into an existing table is a union, so coverage never shrinks (P0: "the
-//! table is accumulated over every run to follow changes in the environment").
+//! P0 (§3, Fig. 2) stores each handover location "as a range, to absorb the GPS error", sized "by
+//! the handover procedure and the base stations' specification", and accumulates the table over
+//! every run. Learning here follows that literally:
+//! - each observed handover contributes its own span (the GPS positions when delivery stopped and
+//!   resumed) widened by the GPS error margin on both sides;
+//! - the table keeps the **support** of every stretch of track: how many learning runs saw a
+//!   handover of that operator there (a run counts once where its own handovers overlap);
+//! - the ranges PHA uses are the stretches seen in at least `min_support` runs (k of n), merged.
+//!   With `min_support = 1` this is the union of every observation (the whole scatter between
+//!   runs); a higher k keeps the positions where handovers recur and drops the rare ones.
+//!
+//! Accumulating runs (learning into an existing table, or [`HandoverTable::accumulate`]) adds
+//! supports and run counts, so it is exact: learning 50 runs at once or in two batches gives the
+//! same table.
+//!
+//! Deviation: the support is counted per stretch of track, not per handover "event"; two
+//! handovers of different runs a few metres apart support the stretch where their widened spans
+//! overlap. P0 does not say how its ranges were merged across runs.
 //!
 //! CSV format (documented in `hst/README.md`):
 //! ```text
-//! # mobipath handover table v1
+//! # mobipath handover table v2
+//! # runs = 50
+//! # min_support = 5
 //! operator,start_m,end_m,count
-//! A,1874.2,2016.9,50
+//! A,1874.2,1880.3,3
+//! A,1880.3,1902.9,7
 //! ```
-//! `operator` is a non-empty name without commas; `0 <= start_m <= end_m`, finite (a zero-width range is a handover seen at one GPS position); `count >= 1`.
-//! Lines starting with `#` and blank lines are ignored. Errors name the line and the field.
+//! Each row says `count` runs saw a handover of `operator` over `[start_m, end_m)`; rows may
+//! overlap (their counts add) or touch. `operator` is a non-empty name without commas;
+//! `0 <= start_m <= end_m`, finite (a zero-width row stands for `[start_m, start_m + 0.1)`, the
+//! format's resolution); `count >= 1`. The `# runs = N` and `# min_support = K` lines are
+//! optional (a v1 table has neither: min_support 1, every row a range as before); other lines
+//! starting with `#` and blank lines are ignored. Errors name the line and the field.
 use crate::error::ConfigError;
 use std::collections::BTreeMap;
 
@@ -31,56 +51,132 @@ pub struct ObservedHandover {
 pub struct Range {
     pub start_m: f64,
     pub end_m: f64,
-    /// Observed handovers merged into this range.
+    /// In [`HandoverTable::operators`]: the highest support inside the range (runs that saw a
+    /// handover there); in [`HandoverTable::support`]: the support of the stretch.
     pub count: u64,
 }
 
-/// Per operator, sorted disjoint ranges.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Per operator, sorted disjoint ranges (those PHA uses), and the support they come from.
+#[derive(Clone, Debug, PartialEq)]
 pub struct HandoverTable {
+    /// The ranges PHA uses: stretches with support >= `min_support`, merged; sorted, disjoint.
     pub operators: BTreeMap<String, Vec<Range>>,
+    /// Per operator, the support as sorted, non-overlapping stretches `[start_m, end_m)` with
+    /// `count` >= 1 (what the CSV stores).
+    pub support: BTreeMap<String, Vec<Range>>,
+    /// Runs learned from (0 = unknown, a v1 table).
+    pub runs: u64,
+    /// A stretch is a range when at least this many runs saw a handover there (>= 1).
+    pub min_support: u64,
+}
+
+impl Default for HandoverTable {
+    fn default() -> Self {
+        HandoverTable { operators: BTreeMap::new(), support: BTreeMap::new(), runs: 0, min_support: 1 }
+    }
 }
 
 pub const HEADER: &str = "operator,start_m,end_m,count";
+/// The CSV's resolution (decimetres): a zero-width row covers this much.
+pub const RESOLUTION_M: f64 = 0.1;
+
+/// Sums stretches `(start, end, count)` (half-open; zero width = one resolution step) into
+/// sorted, non-overlapping stretches of constant positive count, adjacent equal counts merged.
+fn sum_stretches(items: impl IntoIterator<Item = (f64, f64, u64)>) -> Vec<Range> {
+    let mut ev: Vec<(f64, i128)> = Vec::new();
+    for (a, b, c) in items {
+        let b = if b > a { b } else { a + RESOLUTION_M };
+        ev.push((a, c as i128));
+        ev.push((b, -(c as i128)));
+    }
+    ev.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let mut out: Vec<Range> = Vec::new();
+    let mut level: i128 = 0;
+    let mut i = 0;
+    while i < ev.len() {
+        let x = ev[i].0;
+        while i < ev.len() && ev[i].0 == x {
+            level += ev[i].1;
+            i += 1;
+        }
+        let Some(&(next, _)) = ev.get(i) else { break };
+        if level <= 0 || next <= x {
+            continue;
+        }
+        let c = level as u64;
+        match out.last_mut() {
+            Some(last) if last.end_m == x && last.count == c => last.end_m = next,
+            _ => out.push(Range { start_m: x, end_m: next, count: c }),
+        }
+    }
+    out
+}
+
+/// Stretches with count >= k, touching ones merged; the count is the highest inside.
+fn ranges_of(support: &[Range], k: u64) -> Vec<Range> {
+    let mut out: Vec<Range> = Vec::new();
+    for s in support.iter().filter(|s| s.count >= k) {
+        match out.last_mut() {
+            Some(last) if s.start_m <= last.end_m => {
+                last.end_m = last.end_m.max(s.end_m);
+                last.count = last.count.max(s.count);
+            }
+            _ => out.push(s.clone()),
+        }
+    }
+    out
+}
 
 impl HandoverTable {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds observed handovers, each widened by `margin_m` on both sides, and merges.
+    /// Adds one run's observed handovers, each widened by `margin_m` on both sides: the run
+    /// supports (once) every stretch one of its handovers covers.
     pub fn learn(&mut self, observed: &[ObservedHandover], margin_m: f64) {
+        let mut per_op: BTreeMap<&str, Vec<(f64, f64, u64)>> = BTreeMap::new();
         for h in observed {
             let (a, b) = if h.gps_start_m <= h.gps_end_m { (h.gps_start_m, h.gps_end_m) } else { (h.gps_end_m, h.gps_start_m) };
-            let r = Range { start_m: (a - margin_m).max(0.0), end_m: b + margin_m, count: 1 };
-            self.operators.entry(h.operator.clone()).or_default().push(r);
+            per_op.entry(&h.operator).or_default().push(((a - margin_m).max(0.0), b + margin_m, 1));
         }
-        self.normalise();
+        for (op, items) in per_op {
+            // The run's own union first: overlapping handovers of one run count once.
+            let union: Vec<(f64, f64, u64)> = ranges_of(&sum_stretches(items), 1).into_iter().map(|r| (r.start_m, r.end_m, 1)).collect();
+            let entry = self.support.entry(op.to_string()).or_default();
+            let old = std::mem::take(entry);
+            *entry = sum_stretches(old.into_iter().map(|r| (r.start_m, r.end_m, r.count)).chain(union));
+        }
+        self.runs = self.runs.saturating_add(1);
+        self.rebuild();
     }
 
-    /// Union with another table (accumulating runs learned elsewhere).
+    /// Adds another table's support and runs (accumulating runs learned elsewhere); this
+    /// table's `min_support` stays.
     pub fn accumulate(&mut self, other: &HandoverTable) {
-        for (op, ranges) in &other.operators {
-            self.operators.entry(op.clone()).or_default().extend(ranges.iter().cloned());
+        for (op, rs) in &other.support {
+            let entry = self.support.entry(op.clone()).or_default();
+            let old = std::mem::take(entry);
+            *entry = sum_stretches(old.into_iter().chain(rs.iter().cloned()).map(|r| (r.start_m, r.end_m, r.count)));
         }
-        self.normalise();
+        self.runs = self.runs.saturating_add(other.runs);
+        self.rebuild();
     }
 
-    fn normalise(&mut self) {
-        for ranges in self.operators.values_mut() {
-            ranges.sort_by(|x, y| x.start_m.total_cmp(&y.start_m));
-            let mut merged: Vec<Range> = Vec::with_capacity(ranges.len());
-            for r in ranges.drain(..) {
-                match merged.last_mut() {
-                    Some(last) if r.start_m <= last.end_m => {
-                        last.end_m = last.end_m.max(r.end_m);
-                        last.count += r.count;
-                    }
-                    _ => merged.push(r),
-                }
-            }
-            *ranges = merged;
-        }
+    /// Sets the minimum support k (>= 1) and recomputes the ranges.
+    pub fn set_min_support(&mut self, k: u64) {
+        self.min_support = k.max(1);
+        self.rebuild();
+    }
+
+    fn rebuild(&mut self) {
+        self.support.retain(|_, v| !v.is_empty());
+        self.operators = self.support.iter().map(|(op, s)| (op.clone(), ranges_of(s, self.min_support))).filter(|(_, r)| !r.is_empty()).collect();
+    }
+
+    /// Metres of `operator`'s ranges inside `[from_m, to_m]` (the part of a ride PHA excludes).
+    pub fn covered_m(&self, operator: &str, from_m: f64, to_m: f64) -> f64 {
+        self.operators.get(operator).map_or(0.0, |rs| rs.iter().map(|r| (r.end_m.min(to_m) - r.start_m.max(from_m)).max(0.0)).sum())
     }
 
     /// Whether `position_m` lies in a handover range of `operator`.
@@ -105,7 +201,7 @@ impl HandoverTable {
     /// Errors for rows whose operator is not one of `operators` (a table learned for another
     /// network, or a typo), naming the file and the operators known.
     pub fn check_operators(&self, operators: &[String], file: &str) -> Vec<ConfigError> {
-        self.operators
+        self.support
             .keys()
             .filter(|op| !operators.contains(op))
             .map(|op| ConfigError::new(file, op, format!("rows of an unknown operator; operators here: {}", operators.join(", "))))
@@ -114,7 +210,7 @@ impl HandoverTable {
 
     /// Errors for ranges that end beyond a track of `length_m` metres (positions off the track).
     pub fn check_track_length(&self, length_m: f64, file: &str) -> Vec<ConfigError> {
-        self.operators
+        self.support
             .iter()
             .flat_map(|(op, rs)| rs.iter().filter(|r| r.end_m > length_m).map(move |r| (op, r)))
             .map(|(op, r)| ConfigError::new(file, format!("{op},{:.1},{:.1}", r.start_m, r.end_m), format!("range ends beyond the track ({length_m:.1} m long)")))
@@ -122,11 +218,15 @@ impl HandoverTable {
     }
 
     pub fn to_csv(&self) -> String {
-        let mut s = format!("# mobipath handover table v1\n{HEADER}\n");
-        for (op, ranges) in &self.operators {
+        let mut s = String::from("# mobipath handover table v2\n");
+        if self.runs > 0 {
+            s.push_str(&format!("# runs = {}\n", self.runs));
+        }
+        s.push_str(&format!("# min_support = {}\n{HEADER}\n", self.min_support));
+        for (op, ranges) in &self.support {
             for r in ranges {
-                // Decimetres (format v1): a range narrower than that reads back with start == end,
-                // which the reader accepts (a handover seen at one position).
+                // Decimetres: a stretch narrower than that reads back with start == end, which
+                // the reader takes as one resolution step.
                 s.push_str(&format!("{op},{:.1},{:.1},{}\n", r.start_m, r.end_m, r.count));
             }
         }
@@ -136,12 +236,27 @@ impl HandoverTable {
     /// Parses the CSV format; every malformed line is reported (file, line, field, value).
     pub fn from_csv(text: &str, file: &str) -> Result<HandoverTable, Vec<ConfigError>> {
         let mut errs = Vec::new();
-        let mut table = HandoverTable::new();
+        let mut rows: BTreeMap<String, Vec<(f64, f64, u64)>> = BTreeMap::new();
+        let (mut runs, mut min_support) = (0u64, 1u64);
         let mut saw_header = false;
         for (n, raw) in text.lines().enumerate() {
             let line = raw.trim();
             let at = |field: &str| format!("{file}: line {}: {field}", n + 1);
-            if line.is_empty() || line.starts_with('#') {
+            if let Some(meta) = line.strip_prefix('#') {
+                // `# runs = N`, `# min_support = K`; any other comment is ignored.
+                if let Some((key, value)) = meta.split_once('=') {
+                    let (key, value) = (key.trim(), value.trim());
+                    if key == "runs" || key == "min_support" {
+                        match value.parse::<u64>() {
+                            Ok(v) if key == "runs" => runs = v,
+                            Ok(v) if v >= 1 => min_support = v,
+                            _ => errs.push(ConfigError::new(at(key), value, if key == "runs" { "must be an integer >= 0" } else { "must be an integer >= 1" })),
+                        }
+                    }
+                }
+                continue;
+            }
+            if line.is_empty() {
                 continue;
             }
             if !saw_header {
@@ -163,9 +278,10 @@ impl HandoverTable {
             }
             let num = |i: usize, name: &str, errs: &mut Vec<ConfigError>| -> Option<f64> {
                 match cols[i].parse::<f64>() {
-                    Ok(v) if v.is_finite() && v >= 0.0 => Some(v),
+                    // Bounded so that sums of positions stay finite.
+                    Ok(v) if v.is_finite() && (0.0..=1e12).contains(&v) => Some(v),
                     _ => {
-                        errs.push(ConfigError::new(at(name), cols[i], "must be a finite number >= 0 (metres)"));
+                        errs.push(ConfigError::new(at(name), cols[i], "must be a finite number in [0, 1e12] (metres)"));
                         None
                     }
                 }
@@ -173,21 +289,21 @@ impl HandoverTable {
             let start = num(1, "start_m", &mut errs);
             let end = num(2, "end_m", &mut errs);
             let count = match cols[3].parse::<u64>() {
-                Ok(c) if c >= 1 => Some(c),
+                Ok(c) if (1..=1_000_000_000).contains(&c) => Some(c),
                 _ => {
-                    errs.push(ConfigError::new(at("count"), cols[3], "must be an integer >= 1"));
+                    errs.push(ConfigError::new(at("count"), cols[3], "must be an integer in [1, 1000000000]"));
                     None
                 }
             };
             if let (Some(s), Some(e)) = (start, end) {
-                // A zero-width range is a handover seen at one GPS position, learned without a
+                // A zero-width row is a handover seen at one GPS position, learned without a
                 // margin (`--margin-m 0` and a handover shorter than the GPS period).
                 if s > e {
                     errs.push(ConfigError::new(at("end_m"), cols[2], format!("must not be less than start_m ({})", cols[1])));
                     continue;
                 }
                 if let (Some(c), false) = (count, op.is_empty()) {
-                    table.operators.entry(op.to_string()).or_default().push(Range { start_m: s, end_m: e, count: c });
+                    rows.entry(op.to_string()).or_default().push((s, e, c));
                 }
             }
         }
@@ -197,7 +313,9 @@ impl HandoverTable {
         if !errs.is_empty() {
             return Err(errs);
         }
-        table.normalise();
+        let support = rows.into_iter().map(|(op, items)| (op, sum_stretches(items))).collect();
+        let mut table = HandoverTable { operators: BTreeMap::new(), support, runs, min_support };
+        table.rebuild();
         Ok(table)
     }
 }
@@ -213,7 +331,11 @@ mod tests {
     #[test]
     fn learning_widens_and_merges_per_operator() {
         let mut t = HandoverTable::new();
-        t.learn(&[obs("A", 1000.0, 1004.0), obs("A", 1010.0, 1013.0), obs("A", 3000.0, 3004.0), obs("B", 1005.0, 1009.0)], 5.0);
+        // Four runs; the first two overlap at 1005..1009.
+        for o in [obs("A", 1000.0, 1004.0), obs("A", 1010.0, 1013.0), obs("A", 3000.0, 3004.0), obs("B", 1005.0, 1009.0)] {
+            t.learn(&[o], 5.0);
+        }
+        assert_eq!(t.runs, 4);
         let a = &t.operators["A"];
         assert_eq!(a.len(), 2, "{a:?}");
         assert_eq!(a[0], Range { start_m: 995.0, end_m: 1018.0, count: 2 });
@@ -221,6 +343,74 @@ mod tests {
         assert!(t.contains("A", 1017.0) && !t.contains("A", 1019.0));
         assert!(t.contains("B", 1000.5) && !t.contains("C", 1000.5));
         assert_eq!(t.next_range("A", 1500.0).map(|r| r.start_m), Some(2995.0));
+    }
+
+    #[test]
+    fn one_run_supports_a_stretch_once() {
+        let mut t = HandoverTable::new();
+        t.learn(&[obs("A", 1000.0, 1004.0), obs("A", 1002.0, 1006.0)], 5.0);
+        assert_eq!(t.support["A"], vec![Range { start_m: 995.0, end_m: 1011.0, count: 1 }]);
+    }
+
+    /// k of n: with min_support k only the stretches that k runs saw stay, so the range is the
+    /// handover's own span plus the GPS margin where handovers recur, not the scatter of rare
+    /// ones; k = 1 is the union of everything seen.
+    #[test]
+    fn minimum_support_keeps_recurring_positions_only() {
+        let mut t = HandoverTable::new();
+        // Eight runs hand over at 1000..1003 (± a metre), one at 1100 (a rare outlier).
+        for i in 0..8 {
+            let x = 1000.0 + (i % 3) as f64 - 1.0;
+            t.learn(&[obs("A", x, x + 3.0)], 5.0);
+        }
+        t.learn(&[obs("A", 1100.0, 1103.0)], 5.0);
+        assert_eq!(t.runs, 9);
+        assert!(t.contains("A", 1100.0), "k = 1 keeps the outlier");
+        let union = t.covered_m("A", 0.0, 5000.0);
+        t.set_min_support(3);
+        assert!(!t.contains("A", 1100.0), "seen in 1 of 9 runs");
+        let r = &t.operators["A"];
+        assert_eq!(r.len(), 1, "{r:?}");
+        // Every run's span 1000..1003 widened by 5 m; the three positions differ by a metre.
+        assert!(r[0].start_m >= 993.0 && r[0].start_m <= 995.0 && r[0].end_m >= 1007.0 && r[0].end_m <= 1009.0, "{r:?}");
+        assert_eq!(r[0].count, 8);
+        assert!(union > 27.0 && t.covered_m("A", 0.0, 5000.0) < 16.0, "{union} {}", t.covered_m("A", 0.0, 5000.0));
+        assert_eq!(t.covered_m("A", 1000.0, 1001.0), 1.0);
+        // The support survives the CSV, and so does k.
+        let back = HandoverTable::from_csv(&t.to_csv(), "t.csv").unwrap();
+        assert_eq!(back, t);
+    }
+
+    /// Accumulating is exact: two batches of runs give the table of all the runs at once.
+    #[test]
+    fn accumulating_batches_equals_learning_at_once() {
+        let runs: Vec<Vec<ObservedHandover>> = (0..10).map(|i| vec![obs("A", 1000.0 + 2.0 * i as f64, 1003.0 + 2.0 * i as f64), obs("B", 2000.0 - i as f64, 2001.0)]).collect();
+        let mut all = HandoverTable::new();
+        runs.iter().for_each(|r| all.learn(r, 4.0));
+        let (mut first, mut second) = (HandoverTable::new(), HandoverTable::new());
+        runs[..6].iter().for_each(|r| first.learn(r, 4.0));
+        runs[6..].iter().for_each(|r| second.learn(r, 4.0));
+        // Through the CSV, as `hotable learn --accumulate` does.
+        let mut acc = HandoverTable::from_csv(&first.to_csv(), "first.csv").unwrap();
+        acc.accumulate(&second);
+        assert_eq!(acc, all);
+        assert_eq!(acc.runs, 10);
+        acc.set_min_support(5);
+        all.set_min_support(5);
+        assert_eq!(acc.operators, all.operators);
+        assert!(acc.operators["A"][0].end_m - acc.operators["A"][0].start_m < 30.0);
+    }
+
+    /// A v1 table (no metadata, merged ranges with counts of handovers) reads as before: every
+    /// row is a range.
+    #[test]
+    fn v1_tables_read_as_before() {
+        let v1 = "# mobipath handover table v1\noperator,start_m,end_m,count\nA,608.4,679.7,24\nA,705.6,750.2,2\nB,5,5,1\n";
+        let t = HandoverTable::from_csv(v1, "v1.csv").unwrap();
+        assert_eq!((t.runs, t.min_support), (0, 1));
+        assert_eq!(t.operators["A"].len(), 2);
+        assert!(t.contains("A", 608.4) && t.contains("A", 679.7) && t.contains("A", 750.2) && !t.contains("A", 690.0));
+        assert!(t.contains("B", 5.0), "a zero-width row is a range");
     }
 
     #[test]
@@ -253,11 +443,13 @@ mod tests {
             ("", "t.csv: empty table"),
             ("op,start,end\n", "t.csv: line 1: header"),
             ("operator,start_m,end_m,count\nA,10,5,1\n", "t.csv: line 2: end_m = 5: must not be less than start_m (10)"),
-            ("operator,start_m,end_m,count\nA,x,5,1\n", "t.csv: line 2: start_m = x: must be a finite number >= 0"),
+            ("operator,start_m,end_m,count\nA,x,5,1\n", "t.csv: line 2: start_m = x: must be a finite number in [0, 1e12]"),
             ("operator,start_m,end_m,count\nA,1,5\n", "t.csv: line 2: columns"),
-            ("operator,start_m,end_m,count\nA,1,5,0\n", "t.csv: line 2: count = 0: must be an integer >= 1"),
+            ("operator,start_m,end_m,count\nA,1,5,0\n", "t.csv: line 2: count = 0: must be an integer in [1, 1000000000]"),
             ("operator,start_m,end_m,count\n,1,5,1\n", "t.csv: line 2: operator"),
             ("operator,start_m,end_m,count\nA,-3,5,1\n", "t.csv: line 2: start_m = -3"),
+            ("# min_support = 0\noperator,start_m,end_m,count\n", "t.csv: line 1: min_support = 0: must be an integer >= 1"),
+            ("# runs = many\noperator,start_m,end_m,count\n", "t.csv: line 1: runs = many: must be an integer >= 0"),
         ];
         for (text, want) in cases {
             let errs = HandoverTable::from_csv(text, "t.csv").expect_err(text);

@@ -6,7 +6,7 @@
 //! scheduler decides ([`crate::mptcp::sched::Filtered`]) and owns what it needs to know about the
 //! train — the handover table and the GPS fixes (PHA) or the true handover intervals (oracle,
 //! blocking) — so nothing in the MPTCP core knows about trains.
-use super::pha::exclude_in_handover_ranges;
+use super::pha::{completed_in_range, exclude_until_handover_done};
 use super::table::HandoverTable;
 use crate::core::time::{Time, NS_PER_MS};
 use crate::mptcp::sched::{ConnView, Filtered, Scheduler, SchedulerConfig, SubflowView};
@@ -15,7 +15,8 @@ use std::rc::Rc;
 /// A handover-aware wrapper around a scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wrapper {
-    /// P0's PHA: exclusion while the GPS position is in a learned handover range (needs a table).
+    /// P0's PHA: exclusion while the GPS position is in a learned handover range, until the
+    /// operator's handover completes (needs a table).
     Pha,
     /// Knows the true handover intervals: excludes a subflow from one RTT before each start to
     /// the end (an upper bound for prediction).
@@ -55,9 +56,10 @@ pub fn split_wrapper(cfg: &SchedulerConfig) -> (Option<Wrapper>, SchedulerConfig
 /// What a wrapper knows about the train, resolved for one connection.
 #[derive(Clone)]
 pub enum WrapperPlan {
-    /// PHA: the table, each subflow's operator (`None`: never excluded) and the GPS fixes
-    /// `(time, metres along the track)` the train's receiver produces.
-    Pha { table: Rc<HandoverTable>, operators: Vec<Option<String>>, gps: Rc<[(Time, f64)]> },
+    /// PHA: the table, each subflow's operator (`None`: never excluded), the GPS fixes
+    /// `(time, metres along the track)` the train's receiver produces, and per subflow the times
+    /// its operator's handovers completed (sorted; the modem reports them).
+    Pha { table: Rc<HandoverTable>, operators: Vec<Option<String>>, gps: Rc<[(Time, f64)]>, completions: Vec<Vec<Time>> },
     /// The true handover intervals `[start, end)` of each subflow's operator.
     Oracle { windows: Vec<Vec<(Time, Time)>> },
     /// The same, for subflow blocking (the cwnd collapse itself is a driver's action).
@@ -76,8 +78,9 @@ impl WrapperPlan {
     /// Wraps `inner` (its name becomes `wrapper(inner)`).
     pub fn wrap(&self, inner: Box<dyn Scheduler>) -> Box<dyn Scheduler> {
         match self.clone() {
-            WrapperPlan::Pha { table, operators, gps } => Box::new(Filtered::new("pha", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
-                exclude_in_handover_ranges(&table, &operators, gps_at(&gps, conn.now), views)
+            WrapperPlan::Pha { table, operators, gps, completions } => Box::new(Filtered::new("pha", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
+                let done = |k: usize, r: &super::table::Range| completions.get(k).is_some_and(|c| completed_in_range(c, conn.now, &gps, r));
+                exclude_until_handover_done(&table, &operators, gps_at(&gps, conn.now), views, done)
             })),
             WrapperPlan::Oracle { windows } => Box::new(Filtered::new("oracle", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
                 for v in views.iter_mut() {

@@ -266,6 +266,11 @@ pub struct OutageConfig {
     /// The reverse direction only sees the outage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forwarding: Option<ForwardingConfig>,
+    /// The reverse direction's (uplink's) handling of queued packets, if it differs from
+    /// `queued`: e.g. `queued = "hold"` with forwarding for the downlink and `reverse_queued =
+    /// "drop"` for an uplink that loses what it sends during a handover. Default: as `queued`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_queued: Option<OutageQueued>,
 }
 
 /// Forwarding of held packets at the end of an outage (see [`OutageConfig::forwarding`]).
@@ -319,6 +324,9 @@ pub struct LinkSpec {
     pub forward_outages: Vec<Outage>,
     /// Forwarding at the end of outages (forward direction only), sorted by start.
     pub forwarding: Vec<Forwarding>,
+    /// The reverse direction's outages when some handle queued packets differently
+    /// (`reverse_queued`); `None`: `outages`.
+    pub reverse_outages: Option<Vec<Outage>>,
 }
 
 impl LinkSpec {
@@ -334,7 +342,8 @@ impl LinkSpec {
         }
         let mut fwd = LinkDir::new(&self.forward, &fwd_outages, DirStreams::named(rngs, &format!("link/{name}/forward")));
         fwd.set_forwarding(&self.forwarding);
-        (fwd, LinkDir::new(&self.reverse, &self.outages, DirStreams::named(rngs, &format!("link/{name}/reverse"))))
+        let rev_outages = self.reverse_outages.as_deref().unwrap_or(&self.outages);
+        (fwd, LinkDir::new(&self.reverse, rev_outages, DirStreams::named(rngs, &format!("link/{name}/reverse"))))
     }
 }
 
@@ -375,6 +384,12 @@ impl LinkConfig {
         check_loss(&format!("{prefix}.loss"), self.loss.as_ref(), errs);
         check_reorder(&format!("{prefix}.reorder"), self.reorder.as_ref(), errs);
         let (outages, forwarding) = resolve_outages(prefix, &self.outages, errs);
+        // Same spans; only what happens to the queue differs (resolve_outages sorted them by start).
+        let reverse_outages = self.outages.iter().any(|o| o.reverse_queued.is_some_and(|q| q != o.queued)).then(|| {
+            let mut order: Vec<&OutageConfig> = self.outages.iter().collect();
+            order.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+            outages.iter().zip(order).map(|(o, c)| Outage { queued: c.reverse_queued.unwrap_or(c.queued), ..*o }).collect::<Vec<_>>()
+        });
 
         let rev_default = ReverseConfig::default();
         let rv = self.reverse.as_ref().unwrap_or(&rev_default);
@@ -402,7 +417,7 @@ impl LinkConfig {
             loss: rv.loss.clone(),
             reorder: rv.reorder.clone(),
         };
-        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages, forward_outages: Vec::new(), forwarding })
+        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages, forward_outages: Vec::new(), forwarding, reverse_outages })
     }
 
     /// Resolves and builds both directions (forward, reverse). Errors name fields as

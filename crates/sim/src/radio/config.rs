@@ -230,6 +230,25 @@ pub struct HandoverConfig {
     pub forwarding_loss: f64,
     /// What happens to the downlink packets already in the source eNB's buffer at the detach.
     pub source_buffer: SourceBuffer,
+    /// What happens to the uplink (ACKs, MP_PRIO) during the interruption.
+    pub uplink: UplinkAtHandover,
+}
+
+/// The uplink (UE → eNB: ACKs and MP_PRIO) during a handover interruption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UplinkAtHandover {
+    /// Held in the UE and sent to the target afterwards (3GPP lossless: the UE retransmits
+    /// its un-acknowledged PDCP SDUs to the target, TS 36.300 §10.1.2.3). Default (the model
+    /// before `discard` existed).
+    #[default]
+    Hold,
+    /// Lost: what waits in the UE's uplink buffer at the detach and what the UE sends before it
+    /// is attached to the target. ns-3 LENA re-creates the UE's radio bearers at the handover
+    /// command (`LteUeRrc` clears its data radio bearers), so its uplink buffer is lost. This is
+    /// what makes a B=0 MP_PRIO sent during the interruption disappear — Linux never repeats it
+    /// (`mptcp_pm_nl_mp_prio_send_ack`).
+    Discard,
 }
 
 /// The source eNB's buffered downlink packets at a handover.
@@ -261,6 +280,7 @@ impl Default for HandoverConfig {
             forwarding_delay_ms: 10.0,
             forwarding_loss: 0.0,
             source_buffer: SourceBuffer::Discard,
+            uplink: UplinkAtHandover::Hold,
         }
     }
 }

@@ -32,12 +32,12 @@ pub enum SchedulerKind {
 impl SchedulerKind {
     /// (kind, scenario name, parameters it takes).
     pub const ALL: &'static [(SchedulerKind, &'static str, &'static [&'static str])] = &[
-        (SchedulerKind::MinRtt, "minrtt", &[]),
+        (SchedulerKind::MinRtt, "minrtt", &["rcvbuf_optimisation"]),
         (SchedulerKind::LinuxDefault, "linux-default", &[]),
         (SchedulerKind::RoundRobin, "roundrobin", &["num_segments", "cwnd_limited"]),
         (SchedulerKind::Redundant, "redundant", &[]),
-        (SchedulerKind::Blest, "blest", &[]),
-        (SchedulerKind::Ecf, "ecf", &["delta_floor_ms"]),
+        (SchedulerKind::Blest, "blest", &["rcvbuf_optimisation"]),
+        (SchedulerKind::Ecf, "ecf", &["delta_floor_ms", "rcvbuf_optimisation"]),
         (SchedulerKind::Peekaboo, "peekaboo", &["alpha", "epsilon"]),
         (SchedulerKind::DelayPredictive, "delay-predictive", &["rcvbuf_optimisation", "queue_on_slower_paths"]),
     ];
@@ -96,9 +96,11 @@ pub struct SchedulerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1))]
     pub epsilon: Option<f64>,
-    /// delay-predictive: true (default) lets the connection level apply Linux's receive-buffer
-    /// optimisation (opportunistic retransmission + penalisation) when the send window blocks, as
-    /// the MPTCP of P1's time did below any scheduler; false = the paper's scheduler alone.
+    /// delay-predictive, minrtt, ecf, blest: true (default) lets the connection level apply
+    /// Linux's receive-buffer optimisation (opportunistic retransmission + penalisation,
+    /// out-of-tree `mptcp_rcv_buf_optimization`) when the send window blocks, as the Linux
+    /// schedulers do; false = the scheduler alone (an MPTCP without it, e.g. to test whether a
+    /// simulator of another stack penalises).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rcvbuf_optimisation: Option<bool>,
     /// delay-predictive: false (default) queues segments beyond a full window only on the path
@@ -245,7 +247,18 @@ pub fn build(cfg: &SchedulerConfig, seed: u64) -> Result<Box<dyn Scheduler>, Str
         return Err(errs.0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "));
     }
     let kind = SchedulerKind::from_name(&cfg.name).ok_or_else(|| format!("scheduler.name = {}: unknown scheduler", cfg.name))?;
-    Ok(match kind {
+    let s = build_kind(kind, cfg, seed);
+    // minrtt / ecf / blest with `rcvbuf_optimisation = false`: the same scheduler, without the
+    // connection-level optimisation (delay-predictive takes the flag itself).
+    Ok(if cfg.rcvbuf_optimisation == Some(false) && kind != SchedulerKind::DelayPredictive {
+        Box::new(super::Filtered::without_rcvbuf_optimisation(s))
+    } else {
+        s
+    })
+}
+
+fn build_kind(kind: SchedulerKind, cfg: &SchedulerConfig, seed: u64) -> Box<dyn Scheduler> {
+    match kind {
         SchedulerKind::MinRtt => Box::new(MinRtt::new()),
         SchedulerKind::LinuxDefault => Box::new(LinuxDefault::new()),
         SchedulerKind::RoundRobin => {
@@ -265,7 +278,7 @@ pub fn build(cfg: &SchedulerConfig, seed: u64) -> Result<Box<dyn Scheduler>, Str
         SchedulerKind::DelayPredictive => Box::new(
             DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true)).queue_on_slower_paths(cfg.queue_on_slower_paths.unwrap_or(false)),
         ),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -350,19 +363,25 @@ mod tests {
         assert!(e[0].message.contains("not a parameter of scheduler `minrtt` (only roundrobin takes it)"));
         assert_eq!(e[1].field, "flows[0].scheduler.alpha");
         assert!(build(&cfg, 0).is_err());
-        let opt = SchedulerConfig { rcvbuf_optimisation: Some(false), ..SchedulerConfig::named("minrtt") };
+        let opt = SchedulerConfig { rcvbuf_optimisation: Some(false), ..SchedulerConfig::named("peekaboo") };
         let e = errors(&opt);
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "flows[0].scheduler.rcvbuf_optimisation");
-        assert!(e[0].message.contains("only delay-predictive takes it"), "{}", e[0].message);
+        assert!(e[0].message.contains("not a parameter of scheduler `peekaboo`"), "{}", e[0].message);
     }
 
+    /// delay-predictive, minrtt, ecf and blest take the switch; the Linux schedulers keep the
+    /// optimisation by default and keep their names without it.
     #[test]
-    fn delay_predictive_takes_the_rcvbuf_optimisation_switch() {
-        for (given, expect) in [(None, true), (Some(true), true), (Some(false), false)] {
-            let cfg = SchedulerConfig { rcvbuf_optimisation: given, ..SchedulerConfig::named("delay-predictive") };
-            assert!(errors(&cfg).is_empty());
-            assert_eq!(build(&cfg, 0).unwrap().rcvbuf_optimisation(), expect, "{given:?}");
+    fn the_rcvbuf_optimisation_switch() {
+        for name in ["delay-predictive", "minrtt", "ecf", "blest"] {
+            for (given, expect) in [(None, true), (Some(true), true), (Some(false), false)] {
+                let cfg = SchedulerConfig { rcvbuf_optimisation: given, ..SchedulerConfig::named(name) };
+                assert!(errors(&cfg).is_empty(), "{name}");
+                let s = build(&cfg, 0).unwrap();
+                assert_eq!(s.rcvbuf_optimisation(), expect, "{name} {given:?}");
+                assert_eq!(s.name(), build(&SchedulerConfig::named(name), 0).unwrap().name());
+            }
         }
         let lit = SchedulerConfig { queue_on_slower_paths: Some(true), ..SchedulerConfig::named("delay-predictive") };
         assert!(errors(&lit).is_empty());

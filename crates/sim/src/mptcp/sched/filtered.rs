@@ -17,17 +17,34 @@ pub struct Filtered<F> {
     pub filter: F,
     label: String,
     scratch: Vec<SubflowView>,
+    /// `Some(false)`: refuse the receive-buffer optimisation whatever the inner says.
+    rcvbuf_opt: Option<bool>,
 }
 
 impl<F: FnMut(&ConnView, &mut [SubflowView])> Filtered<F> {
     /// Wraps `inner`; the name is `label(inner)`, e.g. `pha(minrtt)`.
     pub fn new(label: impl Into<String>, inner: Box<dyn Scheduler>, filter: F) -> Self {
-        Filtered { inner, filter, label: label.into(), scratch: Vec::new() }
+        Filtered { inner, filter, label: label.into(), scratch: Vec::new(), rcvbuf_opt: None }
+    }
+}
+
+/// The identity filter of [`Filtered::without_rcvbuf_optimisation`].
+pub type NoFilter = fn(&ConnView, &mut [SubflowView]);
+
+impl Filtered<NoFilter> {
+    /// `inner` unchanged but without the connection-level receive-buffer optimisation
+    /// (`rcvbuf_optimisation = false`); keeps the inner's name.
+    pub fn without_rcvbuf_optimisation(inner: Box<dyn Scheduler>) -> Self {
+        fn keep(_: &ConnView, _: &mut [SubflowView]) {}
+        Filtered { inner, filter: keep as NoFilter, label: String::new(), scratch: Vec::new(), rcvbuf_opt: Some(false) }
     }
 }
 
 impl<F: FnMut(&ConnView, &mut [SubflowView])> Scheduler for Filtered<F> {
     fn name(&self) -> String {
+        if self.label.is_empty() {
+            return self.inner.name();
+        }
         format!("{}({})", self.label, self.inner.name())
     }
 
@@ -43,7 +60,7 @@ impl<F: FnMut(&ConnView, &mut [SubflowView])> Scheduler for Filtered<F> {
     }
 
     fn rcvbuf_optimisation(&self) -> bool {
-        self.inner.rcvbuf_optimisation()
+        self.rcvbuf_opt.unwrap_or_else(|| self.inner.rcvbuf_optimisation())
     }
 
     fn event_views(&self) -> bool {
