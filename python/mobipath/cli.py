@@ -401,6 +401,8 @@ def fidelity(
     seconds: float = typer.Option(15.0, "--seconds", min=3.0, max=600.0, help="Length of each run (s)."),
     warmup: float = typer.Option(3.0, "--warmup", min=0.0, max=60.0, help="Excluded from goodput at the start of each run (s)."),
     out_arg: str = typer.Option("results/fidelity", "--out", help="Report directory."),
+    seeds: int = typer.Option(1, "--seeds", min=1, max=100, help="Runs per side of each row with random loss (simulator seeds 1..N, kernel 1001..1000+N), compared as means with 95 % CIs."),
+    lossy_only: bool = typer.Option(False, "--lossy-only", help="Only the rows with random loss."),
 ) -> None:
     """Simulator vs Linux kernel goodput over a grid of emulated links (root; real time)."""
     out = out_dir_option(out_arg)
@@ -412,6 +414,10 @@ def fidelity(
         raise _fail(f"--warmup = {warmup:g}: must be shorter than --seconds ({seconds:g})")
     emu.check_environment()
     configs = fid.FULL if full else fid.REDUCED
+    if lossy_only:
+        configs = [c for c in configs if c.loss > 0]
+        if not configs:
+            raise _fail("--lossy-only: the reduced grid has no rows with random loss; add --full")
 
     def progress(i: int, n: int, r: "fid.Row") -> None:
         _stderr().print(f"[{i}/{n}] {r.config.label} {r.config.cc}: simulator {r.sim_goodput_mbps:.2f}, "
@@ -419,7 +425,7 @@ def fidelity(
                         + ("" if r.within else " [bold red]outside target[/bold red]"))
 
     try:
-        rows = fid.run_grid(configs, seconds=seconds, warmup_s=warmup, reduced=not full, progress=progress)
+        rows = fid.run_grid(configs, seconds=seconds, warmup_s=warmup, reduced=not full, progress=progress, seeds=seeds)
     except emu.EmulateError as e:
         raise _fail(str(e))
     title = "Fidelity grid (full)" if full else "Fidelity grid (reduced)"

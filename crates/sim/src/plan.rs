@@ -488,6 +488,10 @@ fn sender_config(fc: &FlowConfig) -> SenderConfig {
         min_rto: from_ms_f64(t.min_rto_ms),
         initial_rto: from_ms_f64(t.initial_rto_ms),
         slow_start_after_idle: t.slow_start_after_idle,
+        rack: t.rack.unwrap_or(t.sack),
+        tlp: t.tlp.unwrap_or(t.sack),
+        frto: t.frto,
+        undo: t.undo,
         ..SenderConfig::default()
     }
 }

@@ -105,6 +105,9 @@ fn nonsense_is_refused_with_the_field_named() {
         ("shorter than one event", "duration_s = 10", "duration_s = 1e-7", "duration_s = 0.0000001: must be in [0.001, 86400] seconds"),
         ("absurd queue", "delay_ms = 10", "delay_ms = 10\nqueue_packets = 1000000000000", "links[0].queue_packets = 1000000000000: must be in [1, 100000000]"),
         ("absurd byte queue", "delay_ms = 10", "delay_ms = 10\nqueue_bytes = 1000000000000000", "links[0].queue_bytes = 1000000000000000: must be in [1500"),
+        ("RACK without SACK", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { sack = false, rack = true }", "flows[0].tcp.rack = true: needs sack = true"),
+        ("TLP without SACK", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { sack = false, tlp = true }", "flows[0].tcp.tlp = true: needs sack = true"),
+        ("not a switch", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { frto = \"yes\" }", "flows[0].tcp.frto = \"yes\": invalid type"),
         ("table of another network", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\n[hst]\nlinks = [\"l\"]\ntable = \"table-c.csv\"\n", "table-c.csv = C: rows of an unknown operator; operators here: A, B"),
     ];
     for (what, from, to, expected) in cases {

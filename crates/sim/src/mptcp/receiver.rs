@@ -47,7 +47,10 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Default)]
 pub struct MptcpReceiverStats {
     pub bytes_delivered: u64,
-    /// Bytes delivered per subflow (attributed to the subflow whose copy arrived first).
+    /// New data bytes per subflow, counted when the packet *arrives* at the receiver: new at
+    /// subflow level, and its DSN range neither delivered nor held out of order at connection
+    /// level yet (so a subflow's count never outruns its link: docs/metrics.md, "per-subflow
+    /// goodput"). The name is kept for the callers; the flow's goodput counts in-order delivery.
     pub delivered_per_subflow: Vec<u64>,
     pub duplicate_bytes: u64,
     pub dropped_beyond_window: u64,
@@ -363,6 +366,15 @@ impl MptcpReceiver {
             is_retx: p.retransmit || p.ts_val > p.dsn_first_sent,
         };
         let is_new = p.kind == PacketKind::Data && p.seq + p.len as u64 > rcv_nxt;
+        if is_new && !self.pending[i].contains_key(&p.seq) {
+            // Per-subflow goodput counts here, at arrival (issue 18: counted when the connection
+            // level released the data, a window could credit a subflow with bytes that crossed
+            // its link before the window began, above the link's rate).
+            let end = p.dsn + p.len as u64;
+            if end > self.data_rcv_nxt && !self.ofo.contains_key(&p.dsn) {
+                self.stats.delivered_per_subflow[i] += end - p.dsn.max(self.data_rcv_nxt);
+            }
+        }
         // Common case: in order at subflow level with nothing held back. The segment goes
         // straight to the connection level if the subflow accepts it in full (as the map
         // below would hand it over), without a trip through the subflow's queue.
@@ -490,7 +502,7 @@ impl MptcpReceiver {
         self.data_rcv_nxt = dsn + len as u64;
         self.unread += new_bytes;
         self.read();
-        self.stats.delivered_per_subflow[i] += new_bytes;
+        let _ = i; // attributed at arrival (conn_segment)
         self.hol.add((now - arrival) as f64 / 1e9, new_bytes as f64);
         if !self.split_windows.is_empty() {
             let k = self.in_window(now);

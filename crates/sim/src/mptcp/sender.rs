@@ -766,6 +766,36 @@ mod tests {
         (s, mss as u64)
     }
 
+    /// Linux tcp_cwnd_restart applies to MPTCP subflows too (each is a TCP socket whose
+    /// `tcp_slow_start_after_idle_check` runs when data is queued on it): a subflow idle for
+    /// 1.5 RTOs sends half its window, not all of it.
+    #[test]
+    fn an_idle_subflow_restarts_its_window() {
+        let cfg = SenderConfig::default();
+        let mss = cfg.mss as u64;
+        let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
+        let mut s = MptcpSender::new(0, vec![sub(0), sub(1)], Box::new(AllOnFirst), None, mss as u32, 100 * mss);
+        let ms = 1_000_000;
+        s.set_app_limit(10 * mss);
+        let mut out = Vec::new();
+        s.push_and_send(0, &mut out);
+        assert_eq!(out.len(), 10);
+        s.set_app_limit(30 * mss);
+        s.on_ack(0, 40 * ms, &ack(mss, 10 * mss, 10 * mss, None));
+        out.clear();
+        s.push_and_send(40 * ms, &mut out);
+        assert_eq!(out.len(), 20);
+        s.on_ack(0, 80 * ms, &ack(mss, 30 * mss, 30 * mss, None));
+        let cwnd = s.subflows[0].tcp.tcb.cwnd;
+        assert!(cwnd >= 20, "cwnd {cwnd}");
+        assert_eq!(s.subflows[0].tcp.packets_out(), 0);
+        let rto = s.subflows[0].tcp.rto();
+        s.set_app_limit(u64::MAX);
+        out.clear();
+        s.push_and_send(80 * ms + rto + rto / 2, &mut out);
+        assert_eq!(out.len() as u32, cwnd / 2, "one halving after 1.5 RTOs idle");
+    }
+
     #[test]
     fn a_requested_retransmission_goes_ahead_of_the_data_queued_on_its_subflow() {
         let (mut s, mss) = sender();

@@ -247,6 +247,22 @@ pub struct TcpOptions {
     /// Linux `net.ipv4.tcp_slow_start_after_idle`, default on).
     #[serde(default = "d_true")]
     pub slow_start_after_idle: bool,
+    /// RACK time-based loss detection (RFC 8985; Linux `net.ipv4.tcp_recovery` = 1). Uses SACK:
+    /// default on with `sack`, off without; `true` with `sack = false` is an error.
+    #[serde(default)]
+    pub rack: Option<bool>,
+    /// Tail loss probe (RFC 8985 §7; Linux `net.ipv4.tcp_early_retrans` = 3). Uses SACK: default
+    /// on with `sack`, off without; `true` with `sack = false` is an error.
+    #[serde(default)]
+    pub tlp: Option<bool>,
+    /// F-RTO detection of spurious retransmission timeouts (RFC 5682; Linux `net.ipv4.tcp_frto`
+    /// = 2, default on).
+    #[serde(default = "d_true")]
+    pub frto: bool,
+    /// Undo of window reductions shown spurious by timestamps (Eifel, RFC 3522; Linux
+    /// `tcp_try_undo_*`, always on there).
+    #[serde(default = "d_true")]
+    pub undo: bool,
 }
 
 impl Default for TcpOptions {
@@ -259,6 +275,10 @@ impl Default for TcpOptions {
             initial_rto_ms: d_init_rto(),
             rto_style: d_rto_style(),
             slow_start_after_idle: true,
+            rack: None,
+            tlp: None,
+            frto: true,
+            undo: true,
         }
     }
 }
@@ -861,6 +881,11 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             }
         }
         errs.range(format!("{pre}.tcp.initial_cwnd"), t.initial_cwnd as f64, 1.0, 1000.0);
+        for (name, v) in [("rack", t.rack), ("tlp", t.tlp)] {
+            if v == Some(true) && !t.sack {
+                errs.push(ConfigError::new(format!("{pre}.tcp.{name}"), "true", "needs sack = true (RACK and TLP work on SACK information, as in Linux); remove it or set sack = true"));
+            }
+        }
         errs.range(format!("{pre}.tcp.min_rto_ms"), t.min_rto_ms, 1.0, 60000.0);
         errs.range(format!("{pre}.tcp.initial_rto_ms"), t.initial_rto_ms, 1.0, 60000.0);
         let r = &f.receiver;

@@ -13,12 +13,48 @@
 //!   marked lost and cwnd = 1 (Linux `tcp_enter_loss`); ssthresh is reduced only on the first
 //!   expiry of a backoff series;
 //! - zero-window persist timer and probes (RFC 9293 §3.8.6.1, Linux `tcp_probe_timer`);
-//! - congestion-window restart after idle (RFC 5681 §4.1 as Linux `tcp_cwnd_restart`: halve per
-//!   RTO idle, not below the restart window min(IW, cwnd));
-//! - delivery-rate samples for model-based control (Linux net/ipv4/tcp_rate.c).
+//! - congestion-window restart after idle (RFC 5681 §4.1 as Linux `tcp_cwnd_restart`, called
+//!   from `tcp_slow_start_after_idle_check`: when new data is sent with nothing outstanding and the
+//!   last transmission is more than one RTO ago, cwnd is halved once per RTO of idle time, not
+//!   below the restart window min(IW, cwnd); skipped for algorithms that set cwnd themselves
+//!   (BBR), as Linux skips `ca_ops->cong_control`);
+//! - delivery-rate samples for model-based control (Linux net/ipv4/tcp_rate.c);
+//! - RACK (RFC 8985 §6.2, Linux net/ipv4/tcp_recovery.c `tcp_rack_detect_loss`): with SACK, a
+//!   segment is lost when a segment sent after it was delivered and it is older than
+//!   RACK.rtt + reo_wnd; reo_wnd = min_rtt/4 (capped at SRTT), 0 in recovery or once DupThresh
+//!   segments are SACKed while no reordering has been seen (`tcp_rack_reo_wnd`); a reordering
+//!   timer re-checks when the window has not passed yet (`tcp_rack_reo_timeout`, + 2 ms as Linux's
+//!   `TCP_TIMEOUT_MIN` at HZ = 1000). RACK replaces the DupThresh rule as in Linux
+//!   (`tcp_identify_packet_loss`), so lost retransmissions are detected without an RTO. On an RTO,
+//!   only segments older than RACK.rtt are marked lost (`tcp_timeout_mark_lost`) and cwnd =
+//!   pipe + 1 (`tcp_enter_loss`);
+//! - Tail loss probe (RFC 8985 §7, Linux `tcp_schedule_loss_probe` / `tcp_send_loss_probe` /
+//!   `tcp_process_tlp_ack`): in the Open state with SACK, PTO = 2·SRTT (+ min_rto with one
+//!   segment outstanding, else + 2 ms; 1 s before an RTT sample), not beyond the RTO; the probe is
+//!   one new segment (cwnd ignored) or else the last segment again; one probe per episode; an ACK
+//!   beyond the probe's `snd_nxt` after a retransmitted probe means a loss was repaired: cwnd =
+//!   ssthresh (`tcp_init_cwnd_reduction` + `tcp_end_cwnd_reduction`);
+//! - undo of spurious reductions (Linux `tcp_try_undo_recovery`, `tcp_try_undo_loss`,
+//!   `tcp_undo_cwnd_reduction`, `tcp_packet_delayed`): the Eifel timestamp test (RFC 3522): an
+//!   ACK that advances snd_una echoing a timestamp older than the episode's first retransmission
+//!   shows an original arrived, so cwnd = `undo_cwnd` (max(cwnd, prior cwnd) but for BBR) and
+//!   ssthresh = max(ssthresh, prior ssthresh); after an RTO the lost marks are cleared too;
+//! - F-RTO (RFC 5682 §3.1, SACK-enhanced as Linux `tcp_process_loss`, sysctl `tcp_frto` = 2):
+//!   after an RTO that did not continue a recovery, the first ACK that advances snd_una sends new
+//!   data instead of retransmissions; if the next ACK delivers never-retransmitted data below the
+//!   RTO's `snd_nxt` the RTO was spurious and is undone, a duplicate ACK / SACK means it was real.
 //!
-//! Deviations: no RACK-TLP, no F-RTO, no undo of spurious reductions, no TSO/GSO (every segment
-//! is sent separately), the lost retransmission of a segment is recovered by the RTO only.
+//! Each of RACK, TLP, F-RTO and undo is a switch in [`SenderConfig`] (scenario `[flows.tcp]`), on
+//! by default as in Linux (`tcp_recovery` = 1, `tcp_early_retrans` = 3, `tcp_frto` = 2; undo has
+//! no switch in Linux). They apply to the Linux-like recovery (NewReno, or any algorithm with
+//! SACK); the textbook Tahoe, and Reno without SACK, keep their RFC behaviour.
+//!
+//! Deviations: no DSACK (the receiver sends none), so undo relies on timestamps only (Linux also
+//! counts DSACKs for retransmissions, `undo_retrans`, and grows RACK's reo_wnd on DSACKs), no
+//! partial undo in recovery (`tcp_try_undo_partial`); the reordering and TLP timers run beside the
+//! RTO timer (Linux multiplexes one timer; the RTO is re-armed from the probe as Linux does); no
+//! TSO/GSO (every segment is sent separately); no CWR state (the TLP response sets cwnd at once, as
+//! Linux ends that reduction at once).
 use super::cc::{CaState, CongestionControl, CwndEvent, RateSample, RecoveryStyle, Tcb};
 use super::rtt::{RtoStyle, RttEstimator};
 use crate::core::time::{tx_time, Time, NEVER, NS_PER_MS, NS_PER_S};
@@ -37,6 +73,14 @@ pub struct SenderConfig {
     pub min_rto: Time,
     pub initial_rto: Time,
     pub slow_start_after_idle: bool,
+    /// RACK time-based loss detection (RFC 8985; Linux `net.ipv4.tcp_recovery` = 1). Needs SACK.
+    pub rack: bool,
+    /// Tail loss probe (RFC 8985 §7; Linux `net.ipv4.tcp_early_retrans` = 3). Needs SACK.
+    pub tlp: bool,
+    /// F-RTO spurious-RTO detection (RFC 5682; Linux `net.ipv4.tcp_frto` = 2).
+    pub frto: bool,
+    /// Undo of spurious window reductions (Eifel timestamps, RFC 3522; Linux `tcp_try_undo_*`).
+    pub undo: bool,
     /// P3's Explicit Handoff Notification: freeze on an EHN message (see [`TcpSender::on_ehn`]).
     pub ehn: bool,
     /// EHN: longest freeze before the sender gives up waiting and resumes as plain TCP.
@@ -53,6 +97,10 @@ impl Default for SenderConfig {
             min_rto: 200 * NS_PER_MS,
             initial_rto: NS_PER_S,
             slow_start_after_idle: true,
+            rack: true,
+            tlp: true,
+            frto: true,
+            undo: true,
             ehn: false,
             ehn_max_freeze: 10 * NS_PER_S,
         }
@@ -104,6 +152,14 @@ pub struct SenderStats {
     pub window_probes: u64,
     /// Bytes cumulatively acknowledged.
     pub bytes_acked: u64,
+    /// Tail loss probes sent.
+    pub tlp_probes: u64,
+    /// Segments RACK marked lost.
+    pub rack_lost: u64,
+    /// Window reductions undone (recovery, RTO or F-RTO).
+    pub undos: u64,
+    /// RTOs found spurious by F-RTO.
+    pub spurious_rtos: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -182,7 +238,66 @@ pub struct TcpSender {
     first_tx_time: Time,
     app_limited_until: u64,
     next_packet_id: u64,
+
+    // RACK (RFC 8985 §6; Linux `tp->rack`)
+    /// Send time and end of the most recently sent segment delivered so far.
+    rack_xmit: Time,
+    rack_end: u64,
+    /// RTT of that segment (`rack.rtt_us`).
+    rack_rtt: Time,
+    /// A delivery advanced RACK since the last loss check (`rack.advanced`).
+    rack_advanced: bool,
+    /// Reordering has been observed (`tp->reord_seen`).
+    reord_seen: bool,
+    /// Highest SACKed sequence end (`tcp_highest_sack_seq`).
+    high_sacked: u64,
+    /// Transmissions in send order, (time, seq) (Linux `tsorted_sent_queue`); an entry is stale
+    /// once its segment is delivered or sent again, and is dropped lazily from the front.
+    tsorted: VecDeque<(Time, u64)>,
+    reo_deadline: Time,
+    // TLP (RFC 8985 §7)
+    tlp_deadline: Time,
+    /// The timer fired: the next `poll_transmit` sends the probe.
+    tlp_pending: bool,
+    /// `snd_nxt` when the outstanding probe was sent (`tp->tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
+    /// The probe was a retransmission (`tp->tlp_retrans`).
+    tlp_retrans: bool,
+    // Undo (Linux `undo_marker`, `retrans_stamp`, `prior_cwnd`, `prior_ssthresh`)
+    undo_marker: Option<u64>,
+    retrans_stamp: Time,
+    prior_cwnd: u32,
+    prior_ssthresh: u32,
+    // F-RTO (RFC 5682)
+    frto: bool,
+    /// F-RTO step 2b: this ACK sends new data, not retransmissions (Linux `REXMIT_NEW`).
+    frto_send_new: bool,
 }
+
+/// What kind of transmission [`TcpSender::transmit`] makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tx {
+    New,
+    /// Retransmission of a lost segment (counted in `retrans_out`).
+    Retrans,
+    /// TLP retransmission of the last segment (Linux `__tcp_retransmit_skb`: not in `retrans_out`).
+    Probe,
+}
+
+/// Facts about one ACK that the recovery state machine needs.
+struct AckInfo {
+    advanced: bool,
+    newly_sacked: u32,
+    /// A duplicate ACK: no new data acknowledged or SACKed, no window change.
+    dupack: bool,
+    /// Never-retransmitted data below the recovery point was newly (S)ACKed (Linux
+    /// `FLAG_ORIG_SACK_ACKED`).
+    orig_acked: bool,
+    ts_ecr: Time,
+}
+
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to the RACK and TLP timers.
+const TIMEOUT_MIN: Time = 2 * NS_PER_MS;
 
 impl TcpSender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>, flow: u32, subflow: u16) -> Self {
@@ -229,6 +344,24 @@ impl TcpSender {
             first_tx_time: 0,
             app_limited_until: 0,
             next_packet_id: 0,
+            rack_xmit: 0,
+            rack_end: 0,
+            rack_rtt: 0,
+            rack_advanced: false,
+            reord_seen: false,
+            high_sacked: 0,
+            tsorted: VecDeque::new(),
+            reo_deadline: NEVER,
+            tlp_deadline: NEVER,
+            tlp_pending: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            undo_marker: None,
+            retrans_stamp: 0,
+            prior_cwnd: 0,
+            prior_ssthresh: 0,
+            frto: false,
+            frto_send_new: false,
         }
     }
 
@@ -325,7 +458,7 @@ impl TcpSender {
         if let Some(f) = &self.frozen {
             return f.probe_at.min(f.since + self.cfg.ehn_max_freeze);
         }
-        let mut t = self.rto_deadline.min(self.persist_deadline);
+        let mut t = self.rto_deadline.min(self.persist_deadline).min(self.reo_deadline).min(self.tlp_deadline);
         if self.pacing_blocked {
             t = t.min(self.next_send_time);
         }
@@ -345,16 +478,23 @@ impl TcpSender {
         if self.pacing_blocked {
             return None;
         }
+        if self.tlp_pending {
+            self.tlp_pending = false;
+            if let Some(p) = self.send_loss_probe(now) {
+                return Some(p);
+            }
+        }
         let pipe = self.pipe();
         let cwnd_room = pipe < self.tcb.cwnd;
-        // 1. Retransmit the first lost segment not yet retransmitted (RFC 6675 NextSeg rule 1).
-        if self.lost_out > self.retrans_out {
+        // 1. Retransmit the first lost segment not yet retransmitted (RFC 6675 NextSeg rule 1),
+        // unless F-RTO sends new data on this ACK.
+        if self.lost_out > self.retrans_out && !self.frto_send_new {
             if !cwnd_room {
                 self.blocked_by_cwnd = true;
                 return None;
             }
             if let Some(i) = self.board.iter().position(|s| s.lost && !s.retrans && !s.sacked) {
-                return Some(self.transmit(now, i, true));
+                return Some(self.transmit(now, i, Tx::Retrans));
             }
         }
         // 2. New data within the receive window.
@@ -386,6 +526,25 @@ impl TcpSender {
                 return None;
             }
         }
+        let p = self.send_new(now, len);
+        // Linux tcp_write_xmit: every transmission of new data (re)schedules the loss probe.
+        self.schedule_loss_probe(now);
+        Some(p)
+    }
+
+    /// The next new segment: `len` bytes at `snd_nxt`.
+    fn new_segment_len(&self) -> Option<u32> {
+        if self.snd_nxt >= self.app_limit {
+            return None;
+        }
+        let mut len = (self.app_limit - self.snd_nxt).min(self.cfg.mss as u64) as u32;
+        if let Some(&bound) = self.seg_bounds.front() {
+            len = len.min((bound - self.snd_nxt) as u32);
+        }
+        (self.snd_nxt + len as u64 <= self.snd_una.saturating_add(self.peer_rwnd)).then_some(len)
+    }
+
+    fn send_new(&mut self, now: Time, len: u32) -> Packet {
         self.board.push_back(Segment {
             seq: self.snd_nxt,
             len,
@@ -404,10 +563,58 @@ impl TcpSender {
             self.seg_bounds.pop_front();
         }
         let i = self.board.len() - 1;
-        Some(self.transmit(now, i, false))
+        self.transmit(now, i, Tx::New)
     }
 
-    fn transmit(&mut self, now: Time, i: usize, is_retrans: bool) -> Packet {
+    /// RFC 8985 §7.3 / Linux `tcp_send_loss_probe`: one new segment if the receive window allows
+    /// (cwnd is ignored), else the highest outstanding segment again.
+    fn send_loss_probe(&mut self, now: Time) -> Option<Packet> {
+        if self.tlp_high_seq.is_some() || self.tcb.ca_state != CaState::Open || self.board.is_empty() {
+            return None;
+        }
+        let p = if let Some(len) = self.new_segment_len() {
+            self.tlp_retrans = false;
+            self.send_new(now, len)
+        } else {
+            let i = self.board.len() - 1;
+            if self.board[i].sacked {
+                return None;
+            }
+            self.tlp_retrans = true;
+            self.transmit(now, i, Tx::Probe)
+        };
+        self.stats.tlp_probes += 1;
+        self.tlp_high_seq = Some(self.snd_nxt);
+        // tcp_rearm_rto after the probe: a full RTO from now.
+        self.rto_deadline = now + self.rto();
+        Some(p)
+    }
+
+    /// Linux `tcp_schedule_loss_probe`: arms the probe timeout in the Open state with SACK.
+    fn schedule_loss_probe(&mut self, now: Time) {
+        self.tlp_deadline = NEVER;
+        if !self.cfg.tlp
+            || !self.cfg.sack
+            || self.board.is_empty()
+            || self.tcb.ca_state != CaState::Open
+            || self.tlp_high_seq.is_some()
+            || self.frozen.is_some()
+        {
+            return;
+        }
+        let mut pto = if self.rtt.has_sample() {
+            2 * self.rtt.srtt + if self.board.len() == 1 { self.cfg.min_rto } else { TIMEOUT_MIN }
+        } else {
+            self.cfg.initial_rto
+        };
+        if self.rto_deadline != NEVER && self.rto_deadline > now {
+            pto = pto.min(self.rto_deadline - now);
+        }
+        self.tlp_deadline = now + pto;
+    }
+
+    fn transmit(&mut self, now: Time, i: usize, kind: Tx) -> Packet {
+        let is_retrans = kind != Tx::New;
         if self.pipe() == 0 {
             // tcp_rate_skb_sent: a new sampling interval starts when nothing is in flight.
             self.first_tx_time = now;
@@ -422,14 +629,25 @@ impl TcpSender {
         s.delivered_time = delivered_time;
         s.first_tx_time = first_tx_time;
         s.app_limited = app_limited;
-        if is_retrans {
+        if kind == Tx::Retrans {
             s.retrans = true;
+        }
+        if is_retrans {
             s.ever_retrans = true;
         }
         let (seq, len) = (s.seq, s.len);
-        if is_retrans {
+        if kind == Tx::Retrans {
             self.retrans_out += 1;
+            if self.retrans_stamp == 0 {
+                // Linux tcp_retransmit_skb: the first retransmission of the episode (for undo).
+                self.retrans_stamp = now;
+            }
+        }
+        if is_retrans {
             self.stats.segments_retransmitted += 1;
+        }
+        if self.cfg.rack && self.cfg.sack {
+            self.tsorted.push_back((now, seq));
         }
         if matches!(self.tcb.ca_state, CaState::Recovery) {
             self.prr_out += 1;
@@ -472,10 +690,10 @@ impl TcpSender {
 
     /// RFC 5681 §4.1 / Linux `tcp_cwnd_restart`.
     fn restart_after_idle(&mut self, now: Time) {
-        if !self.cfg.slow_start_after_idle || self.stats.segments_sent == 0 {
+        if !self.cfg.slow_start_after_idle || self.stats.segments_sent == 0 || self.model_based_cc {
             return;
         }
-        let rto = self.rtt.rto();
+        let rto = self.rto();
         let idle = now.saturating_sub(self.last_send);
         if idle <= rto {
             return;
@@ -484,7 +702,9 @@ impl TcpSender {
         // tcp_current_ssthresh
         self.tcb.ssthresh = self.tcb.ssthresh.max((self.tcb.cwnd >> 1) + (self.tcb.cwnd >> 2));
         let mut cwnd = self.tcb.cwnd;
-        let mut delta = idle - rto;
+        // Linux: `while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1;` — one halving
+        // per whole RTO of idle time, the first as soon as the idle time exceeds one RTO.
+        let mut delta = idle;
         while delta > rto && cwnd > restart {
             cwnd >>= 1;
             delta -= rto;
@@ -499,6 +719,7 @@ impl TcpSender {
         if self.persist_deadline == NEVER {
             self.persist_deadline = now + self.rtt.backed_off_rto(self.persist_backoff);
             self.rto_deadline = NEVER;
+            self.tlp_deadline = NEVER;
         }
     }
 
@@ -546,13 +767,36 @@ impl TcpSender {
             }
             return None;
         }
+        self.frto_send_new = false;
         if now >= self.persist_deadline {
             return Some(self.window_probe(now));
+        }
+        if now >= self.reo_deadline {
+            self.on_reo_timeout(now);
+        }
+        if now >= self.tlp_deadline {
+            self.tlp_deadline = NEVER;
+            if self.tlp_high_seq.is_none() && self.tcb.ca_state == CaState::Open && !self.board.is_empty() {
+                self.tlp_pending = true;
+                return None;
+            }
         }
         if now >= self.rto_deadline {
             self.on_rto(now);
         }
         None
+    }
+
+    /// Linux `tcp_rack_reo_timeout`: the reordering window of a segment passed; mark what is lost
+    /// and start recovery if it is not under way.
+    fn on_reo_timeout(&mut self, now: Time) {
+        self.reo_deadline = NEVER;
+        let lost_before = self.lost_out;
+        self.rack_advanced = true;
+        self.rack_mark_lost(now);
+        if self.lost_out > lost_before && matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder) {
+            self.enter_recovery(now, RecoveryStyle::NewReno);
+        }
     }
 
     fn on_rto(&mut self, now: Time) {
@@ -569,15 +813,29 @@ impl TcpSender {
             CaState::Loss => self.backoff == 0,
             CaState::Recovery => false,
         };
+        let new_recovery = matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder);
+        if reduce {
+            self.init_undo();
+        }
         self.cc.set_state(&mut self.tcb, CaState::Loss, now);
         if reduce {
             self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
         }
         self.tcb.ca_state = CaState::Loss;
-        self.tcb.cwnd = 1;
-        self.tcb.cwnd_cnt = 0;
         self.recovery_point = self.snd_nxt;
-        self.mark_all_lost();
+        if self.cfg.rack && self.cfg.sack {
+            self.timeout_mark_lost(now);
+        } else {
+            self.mark_all_lost();
+        }
+        // Linux tcp_enter_loss: cwnd = packets in flight + 1.
+        self.tcb.cwnd = self.pipe() + 1;
+        self.tcb.cwnd_cnt = 0;
+        self.tlp_high_seq = None;
+        self.tlp_deadline = NEVER;
+        self.reo_deadline = NEVER;
+        // F-RTO step 1 (RFC 5682 §3.1): unless this continues a recovery, except repeated RTOs.
+        self.frto = self.cfg.frto && self.linux_recovery() && (new_recovery || self.backoff > 0);
         self.backoff = (self.backoff + 1).min(20);
         self.next_send_time = now;
         // The retransmission that poll_transmit sends now re-arms the timer with the backed-off RTO.
@@ -602,6 +860,191 @@ impl TcpSender {
             self.sacked_out = 0;
             self.dupacks = 0;
         }
+    }
+
+    /// Linux `tcp_timeout_mark_lost` with RACK: the head and every segment older than RACK.rtt are
+    /// lost; more recent ones may still be in flight.
+    fn timeout_mark_lost(&mut self, now: Time) {
+        let rack_rtt = self.rack_rtt;
+        for (k, s) in self.board.iter_mut().enumerate() {
+            if s.sacked {
+                continue;
+            }
+            if k > 0 && now.saturating_sub(s.sent) < rack_rtt {
+                continue;
+            }
+            if !s.lost {
+                s.lost = true;
+                self.lost_out += 1;
+            }
+            if s.retrans {
+                s.retrans = false;
+                self.retrans_out -= 1;
+            }
+        }
+        self.lost_scan_from = self.snd_nxt;
+    }
+
+    /// The sender follows Linux's recovery (NewReno-style, or any algorithm with SACK) rather
+    /// than textbook Tahoe or Reno; RACK, TLP, F-RTO and undo apply only then.
+    fn linux_recovery(&self) -> bool {
+        match self.cc.recovery_style() {
+            RecoveryStyle::Tahoe => false,
+            RecoveryStyle::Reno => self.cfg.sack,
+            RecoveryStyle::NewReno => true,
+        }
+    }
+
+    // ---------------------------------------------------------------- RACK (RFC 8985)
+
+    /// Linux `tcp_rack_advance`: a delivered segment sent at `sent` ending at `end`.
+    fn rack_advance(&mut self, now: Time, sent: Time, end: u64, ever_retrans: bool) {
+        let rtt = now.saturating_sub(sent);
+        if ever_retrans && self.rtt.has_sample() && rtt < self.rtt.min_rtt {
+            // Ambiguous: the original may have been delivered, not this retransmission.
+            return;
+        }
+        self.rack_advanced = true;
+        self.rack_rtt = rtt;
+        if sent > self.rack_xmit || (sent == self.rack_xmit && end > self.rack_end) {
+            self.rack_xmit = sent;
+            self.rack_end = end;
+        }
+    }
+
+    /// Linux `tcp_rack_reo_wnd`.
+    fn rack_reo_wnd(&self) -> Time {
+        if !self.reord_seen
+            && (matches!(self.tcb.ca_state, CaState::Recovery | CaState::Loss) || self.sacked_out >= DUP_THRESH)
+        {
+            return 0;
+        }
+        if !self.rtt.has_sample() {
+            return 0;
+        }
+        (self.rtt.min_rtt / 4).min(self.rtt.srtt)
+    }
+
+    /// Linux `tcp_rack_mark_lost` / `tcp_rack_detect_loss` (RFC 8985 §6.2 step 5): walks the
+    /// transmissions in send order up to the most recently sent delivered one.
+    fn rack_mark_lost(&mut self, now: Time) {
+        if !self.rack_advanced {
+            return;
+        }
+        self.rack_advanced = false;
+        let reo_wnd = self.rack_reo_wnd();
+        let mut wait: Time = 0;
+        let mut k = 0;
+        while k < self.tsorted.len() {
+            let (sent, seq) = self.tsorted[k];
+            let i = self.board.partition_point(|s| s.seq < seq);
+            let current = i < self.board.len() && {
+                let s = &self.board[i];
+                s.seq == seq && s.sent == sent && !s.sacked
+            };
+            if !current {
+                // Delivered or sent again since: drop the entry (lazily, from the front only).
+                if k == 0 {
+                    self.tsorted.pop_front();
+                } else {
+                    k += 1;
+                }
+                continue;
+            }
+            if self.board[i].lost && !self.board[i].retrans {
+                // Already marked lost, waiting for its retransmission. Kept: an undo may clear
+                // the mark, and RACK must see the segment again then.
+                k += 1;
+                continue;
+            }
+            let end = seq + self.board[i].len as u64;
+            if !(self.rack_xmit > sent || (self.rack_xmit == sent && self.rack_end > end)) {
+                break; // sent after the most recently delivered segment
+            }
+            let deadline = sent + self.rack_rtt + reo_wnd;
+            if deadline <= now {
+                // Linux tcp_mark_skb_lost.
+                let s = &mut self.board[i];
+                if !s.lost {
+                    s.lost = true;
+                    self.lost_out += 1;
+                }
+                if s.retrans {
+                    // A lost retransmission (RFC 8985 §6.2): it is sent again.
+                    s.retrans = false;
+                    self.retrans_out -= 1;
+                }
+                self.stats.rack_lost += 1;
+                k += 1;
+            } else {
+                wait = wait.max(deadline - now);
+                k += 1;
+            }
+        }
+        self.reo_deadline = if wait > 0 { now + wait + TIMEOUT_MIN } else { NEVER };
+    }
+
+    // ---------------------------------------------------------------- undo
+
+    /// Linux `tcp_init_undo` with the prior window (`tcp_init_cwnd_reduction`, `tcp_enter_loss`).
+    fn init_undo(&mut self) {
+        if !self.cfg.undo || !self.linux_recovery() {
+            self.undo_marker = None;
+            return;
+        }
+        self.undo_marker = Some(self.snd_una);
+        if self.retrans_out == 0 {
+            self.retrans_stamp = 0;
+        }
+        self.prior_cwnd = self.tcb.cwnd;
+        // tcp_current_ssthresh
+        self.prior_ssthresh = self.tcb.ssthresh.max((self.tcb.cwnd >> 1) + (self.tcb.cwnd >> 2));
+    }
+
+    /// Linux `tcp_may_undo` with `tcp_packet_delayed`: nothing was retransmitted, or the ACK
+    /// echoes a timestamp from before the first retransmission (RFC 3522 Eifel detection).
+    fn may_undo(&self, ts_ecr: Time) -> bool {
+        self.undo_marker.is_some() && (self.retrans_stamp == 0 || (ts_ecr != 0 && ts_ecr < self.retrans_stamp))
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`.
+    fn undo_cwnd_reduction(&mut self, now: Time, unmark_loss: bool) {
+        if unmark_loss {
+            for s in self.board.iter_mut() {
+                s.lost = false;
+            }
+            self.lost_out = 0;
+        }
+        self.tcb.cwnd = self.cc.undo_cwnd(&self.tcb, self.prior_cwnd, now).max(1);
+        self.tcb.ssthresh = self.tcb.ssthresh.max(self.prior_ssthresh);
+        self.tcb.cwnd_cnt = 0;
+        self.undo_marker = None;
+        self.rack_advanced = true;
+        self.stats.undos += 1;
+    }
+
+    /// Back to Open after an undo (Linux `tcp_set_ca_state(sk, TCP_CA_Open)`).
+    fn open_after_undo(&mut self, now: Time) {
+        self.cc.set_state(&mut self.tcb, CaState::Open, now);
+        self.tcb.ca_state = CaState::Open;
+        self.lost_scan_from = self.snd_una;
+        self.frto = false;
+    }
+
+    /// Linux `tcp_try_undo_loss`.
+    fn try_undo_loss(&mut self, now: Time, frto_undo: bool, ts_ecr: Time) -> bool {
+        if !(frto_undo && self.undo_marker.is_some()) && !self.may_undo(ts_ecr) {
+            return false;
+        }
+        self.undo_cwnd_reduction(now, true);
+        if frto_undo {
+            self.stats.spurious_rtos += 1;
+        }
+        self.backoff = 0;
+        if frto_undo || self.cfg.sack {
+            self.open_after_undo(now);
+        }
+        true
     }
 
     // ---------------------------------------------------------------- ACK processing
@@ -640,6 +1083,9 @@ impl TcpSender {
         self.ehn_stats.freezes += 1;
         self.frozen = Some(Frozen { id: p.handoff_id, since: now, probe_at: now + Self::probe_interval(self.rto(), 0), backoff: 0 });
         self.rto_deadline = NEVER;
+        self.tlp_deadline = NEVER;
+        self.tlp_pending = false;
+        self.reo_deadline = NEVER;
         self.persist_deadline = NEVER;
         self.persist_backoff = 0;
         self.pacing_blocked = false;
@@ -691,6 +1137,10 @@ impl TcpSender {
             self.tcb.ca_state = CaState::Loss;
             self.recovery_point = self.snd_nxt;
         }
+        // No congestion response to undo, no F-RTO: this is not an RTO.
+        self.undo_marker = None;
+        self.frto = false;
+        self.tlp_high_seq = None;
         self.backoff = 0;
         self.next_send_time = now;
         self.unfreeze(now);
@@ -709,8 +1159,12 @@ impl TcpSender {
             self.on_ack_frozen(now, ack);
             return;
         }
+        self.frto_send_new = false;
         let prior_in_flight = self.pipe();
         let prior_una = self.snd_una;
+        let prior_fack = self.high_sacked;
+        let rack_on = self.cfg.rack && self.cfg.sack;
+        let mut orig_acked = false;
         let window_update = ack.rwnd != self.peer_rwnd;
         self.peer_rwnd = ack.rwnd;
         if self.peer_rwnd > 0 && self.in_persist() {
@@ -734,6 +1188,18 @@ impl TcpSender {
             } else {
                 delivered_segs += 1;
                 Self::rate_on_delivered(&s, &mut acc);
+                if rack_on {
+                    self.rack_advance(now, s.sent, s.seq + s.len as u64, s.ever_retrans);
+                }
+                if !s.ever_retrans {
+                    // tcp_clean_rtx_queue: an original below the highest SACK means reordering.
+                    if s.seq < prior_fack {
+                        self.reord_seen = true;
+                    }
+                    if s.seq + s.len as u64 <= self.recovery_point {
+                        orig_acked = true;
+                    }
+                }
             }
             if s.lost {
                 self.lost_out -= 1;
@@ -752,7 +1218,9 @@ impl TcpSender {
         // SACK blocks.
         let mut newly_sacked = 0u32;
         if self.cfg.sack && ack.n_sack > 0 {
-            newly_sacked = self.process_sacks(ack, &mut acc);
+            let (n, orig) = self.process_sacks(now, ack, &mut acc, prior_fack);
+            newly_sacked = n;
+            orig_acked |= orig;
             delivered_segs += newly_sacked;
         }
         if self.cfg.sack {
@@ -792,13 +1260,32 @@ impl TcpSender {
             // RFC 6298 §5.3: restart the timer when new data is acknowledged.
             self.rto_deadline = if self.board.is_empty() { NEVER } else { now + self.rto() };
         }
+        if self.board.is_empty() {
+            self.reo_deadline = NEVER;
+            self.tlp_deadline = NEVER;
+        }
+
+        // TLP episode (Linux tcp_process_tlp_ack, before loss detection as in tcp_ack).
+        let dupack = !advanced && newly_sacked == 0 && !window_update && ack.len == 0;
+        if let Some(high) = self.tlp_high_seq {
+            self.process_tlp_ack(now, ack.ack, high, advanced, dupack);
+        }
 
         // Loss detection.
         let lost_before = self.lost_out;
-        if self.cfg.sack {
+        if rack_on {
+            self.rack_mark_lost(now);
+        } else if self.cfg.sack {
             self.mark_sack_losses();
         }
-        self.update_state_on_ack(now, advanced);
+        let info = AckInfo { advanced, newly_sacked, dupack: is_dupack, orig_acked, ts_ecr: ack.ts_ecr };
+        self.update_state_on_ack(now, &info);
+        if advanced {
+            // Linux tcp_set_xmit_timer: an ACK of new data re-arms the probe (or the RTO).
+            self.schedule_loss_probe(now);
+        } else if self.tcb.ca_state != CaState::Open {
+            self.tlp_deadline = NEVER;
+        }
         rs.losses = self.lost_out.saturating_sub(lost_before);
 
         // Rate sample and congestion control.
@@ -871,8 +1358,12 @@ impl TcpSender {
         }
     }
 
-    fn process_sacks(&mut self, ack: &Packet, acc: &mut RateAcc) -> u32 {
+    /// Marks newly SACKed segments; returns how many, and whether any of them was an original
+    /// below the recovery point (`FLAG_ORIG_SACK_ACKED`).
+    fn process_sacks(&mut self, now: Time, ack: &Packet, acc: &mut RateAcc, prior_fack: u64) -> (u32, bool) {
         let mut newly = 0;
+        let mut orig = false;
+        let rack_on = self.cfg.rack;
         let (blocks, n) = (ack.sack, ack.n_sack as usize);
         for &(mut start, end) in &blocks[..n] {
             if end <= self.snd_una || start >= end {
@@ -916,11 +1407,47 @@ impl TcpSender {
                     newly += 1;
                     Self::rate_on_delivered(&s, acc);
                     self.note_top_sacked(seq);
+                    let s_end = seq + len as u64;
+                    if rack_on {
+                        self.rack_advance(now, s.sent, s_end, s.ever_retrans);
+                    }
+                    if !s.ever_retrans {
+                        if seq < prior_fack {
+                            self.reord_seen = true;
+                        }
+                        if s_end <= self.recovery_point {
+                            orig = true;
+                        }
+                    }
+                    self.high_sacked = self.high_sacked.max(s_end);
                 }
                 i += 1;
             }
         }
-        newly
+        (newly, orig)
+    }
+
+    /// Linux `tcp_process_tlp_ack`: was the probe's episode a loss?
+    fn process_tlp_ack(&mut self, now: Time, ack: u64, high: u64, advanced: bool, dupack: bool) {
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None; // a probe of new data was acknowledged
+        } else if ack > high {
+            // The probe repaired a loss: reduce as a CWR episode (tcp_init_cwnd_reduction, then
+            // tcp_end_cwnd_reduction at once).
+            self.tlp_high_seq = None;
+            self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+            if !self.cc_is_model_based() {
+                self.tcb.cwnd = self.tcb.ssthresh.max(1);
+            }
+            self.tcb.cwnd_cnt = 0;
+            self.cc.cwnd_event(&mut self.tcb, CwndEvent::CompleteCwr, now);
+        } else if !advanced && dupack {
+            // Original and probe both arrived: no loss.
+            self.tlp_high_seq = None;
+        }
     }
 
     fn note_top_sacked(&mut self, seq: u64) {
@@ -960,7 +1487,8 @@ impl TcpSender {
         self.lost_scan_from = threshold;
     }
 
-    fn update_state_on_ack(&mut self, now: Time, advanced: bool) {
+    fn update_state_on_ack(&mut self, now: Time, a: &AckInfo) {
+        let advanced = a.advanced;
         let style = if self.cfg.sack && self.cc.recovery_style() != RecoveryStyle::Tahoe {
             RecoveryStyle::NewReno
         } else {
@@ -973,19 +1501,23 @@ impl TcpSender {
                     _ => self.snd_una >= self.recovery_point,
                 };
                 if done {
-                    self.exit_recovery(now);
+                    // Linux tcp_try_undo_recovery: the retransmissions were not needed.
+                    if self.may_undo(a.ts_ecr) {
+                        self.undo_cwnd_reduction(now, false);
+                        self.open_after_undo(now);
+                        self.dupacks = 0;
+                        if !self.cfg.sack {
+                            self.sacked_out = 0;
+                        }
+                    } else {
+                        self.exit_recovery(now);
+                    }
                 } else if advanced && !self.cfg.sack {
                     // RFC 6582 §3.2 step 5: a partial ACK means the next segment is lost too.
                     self.mark_head_lost();
                 }
             }
-            CaState::Loss => {
-                if self.snd_una >= self.recovery_point {
-                    self.tcb.ca_state = CaState::Open;
-                    self.cc.set_state(&mut self.tcb, CaState::Open, now);
-                    self.lost_scan_from = self.snd_una;
-                }
-            }
+            CaState::Loss => self.process_loss(now, a),
             CaState::Open | CaState::Disorder => {
                 // With SACK, RFC 6675's IsLost rule (mark_sack_losses) has already marked the
                 // head lost once DupThresh segments above it are SACKed.
@@ -1017,8 +1549,49 @@ impl TcpSender {
         }
     }
 
+    /// Linux `tcp_process_loss`: the Loss state after an RTO, with F-RTO (RFC 5682 §3.1) and undo.
+    fn process_loss(&mut self, now: Time, a: &AckInfo) {
+        let recovered = self.snd_una >= self.recovery_point;
+        if a.advanced && self.try_undo_loss(now, false, a.ts_ecr) {
+            return;
+        }
+        if self.frto {
+            // Step 3b: never-retransmitted data was delivered, so not everything was lost.
+            if a.orig_acked && self.try_undo_loss(now, true, a.ts_ecr) {
+                return;
+            }
+            if self.snd_nxt > self.recovery_point {
+                if a.newly_sacked > 0 || a.dupack {
+                    self.frto = false; // step 3a: the loss was real
+                }
+            } else if a.advanced && !recovered {
+                // Step 2b: send new data and see what the next ACK says.
+                self.recovery_point = self.snd_nxt;
+                if self.new_segment_len().is_some() {
+                    self.frto_send_new = true;
+                    return;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            if self.may_undo(a.ts_ecr) {
+                self.undo_cwnd_reduction(now, false);
+            }
+            self.tcb.ca_state = CaState::Open;
+            self.cc.set_state(&mut self.tcb, CaState::Open, now);
+            self.lost_scan_from = self.snd_una;
+            self.frto = false;
+        }
+    }
+
     fn enter_recovery(&mut self, now: Time, style: RecoveryStyle) {
         self.stats.fast_retransmits += 1;
+        self.tlp_high_seq = None;
+        self.tlp_deadline = NEVER;
+        if style != RecoveryStyle::Tahoe {
+            self.init_undo();
+        }
         self.recovery_point = self.snd_nxt;
         self.cc.set_state(&mut self.tcb, CaState::Recovery, now);
         self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
@@ -1150,6 +1723,7 @@ mod tests {
     #[test]
     fn rto_backs_off_exponentially_and_resets_on_new_ack() {
         let mut s = sender("reno", true);
+        s.cfg.tlp = false; // before an RTT sample the probe timeout equals the RTO
         drain(&mut s, 0);
         // Before any RTT sample the RTO is 1 s (RFC 6298 §2.1).
         let mut expiries = vec![];
@@ -1253,6 +1827,257 @@ mod tests {
         s.on_ack(t3, &open);
         assert!(!s.in_persist());
         assert!(!drain(&mut s, t3).is_empty());
+    }
+
+    fn ack_ts(n: u64, sacks: &[(u64, u64)], ts_ecr: Time) -> Packet {
+        let mut a = ack(n, sacks);
+        a.ts_ecr = ts_ecr;
+        a
+    }
+
+    const MS: Time = NS_PER_MS;
+    const M: u64 = 1448;
+
+    /// A sender with an RTT estimate (40 ms) and cwnd grown to 20, nothing outstanding, at 80 ms.
+    fn warmed(name: &str) -> (TcpSender, Time) {
+        let mut s = sender(name, true);
+        drain(&mut s, 0);
+        s.on_ack(40 * MS, &ack_ts(10 * M, &[], 1));
+        let high = s.snd_nxt();
+        // The ten segments sent at 40 ms are acknowledged at 80 ms.
+        s.set_app_limit(high);
+        drain(&mut s, 40 * MS);
+        let high = s.snd_nxt();
+        s.on_ack(80 * MS, &ack_ts(high, &[], 40 * MS));
+        assert_eq!(s.pipe(), 0);
+        (s, 80 * MS)
+    }
+
+    /// RFC 8985 §7 (and its §3.3 example): the last segments of a flight are lost, no ACK comes
+    /// back; the probe timeout fires after about 2·SRTT, the probe is SACKed, RACK marks the
+    /// earlier tail segments lost and fast recovery repairs them: no RTO.
+    #[test]
+    fn rack_tlp_recovers_a_tail_loss_without_an_rto() {
+        let (mut s, t0) = warmed("cubic");
+        s.set_app_limit(s.snd_nxt() + 10 * M);
+        let base = s.snd_nxt();
+        let sent = drain(&mut s, t0);
+        assert_eq!(sent.len(), 10);
+        // Segments 0..=7 arrive; 8 and 9 (the tail) are lost.
+        s.on_ack(t0 + 40 * MS, &ack_ts(base + 8 * M, &[], t0));
+        assert_eq!(s.ca_state(), CaState::Open);
+        let pto_at = s.next_timeout();
+        assert!(pto_at < t0 + 40 * MS + s.rto(), "the probe comes before the RTO");
+        assert!(pto_at <= t0 + 40 * MS + 2 * s.rtt.srtt + TIMEOUT_MIN);
+        assert!(s.on_timer(pto_at).is_none());
+        let probe = drain(&mut s, pto_at);
+        assert_eq!(probe.len(), 1, "one probe");
+        assert!(probe[0].retransmit && probe[0].seq == base + 9 * M, "no new data: the last segment again");
+        assert_eq!(s.stats.tlp_probes, 1);
+        // The probe's ACK SACKs segment 9: RACK finds 8 lost (sent long before the probe).
+        let t1 = pto_at + 40 * MS;
+        s.on_ack(t1, &ack_ts(base + 8 * M, &[(base + 9 * M, base + 10 * M)], pto_at));
+        assert_eq!(s.ca_state(), CaState::Recovery);
+        assert!(s.stats.rack_lost >= 1);
+        let re = drain(&mut s, t1);
+        assert!(re.iter().any(|p| p.retransmit && p.seq == base + 8 * M));
+        s.on_ack(t1 + 40 * MS, &ack_ts(base + 10 * M, &[], t1));
+        assert_eq!(s.ca_state(), CaState::Open);
+        assert!(s.all_acked());
+        assert_eq!(s.stats.timeouts, 0, "recovered without an RTO");
+    }
+
+    #[test]
+    fn without_tlp_the_same_tail_loss_needs_an_rto() {
+        let (mut s, t0) = warmed("cubic");
+        s.cfg.tlp = false;
+        s.set_app_limit(s.snd_nxt() + 10 * M);
+        let base = s.snd_nxt();
+        drain(&mut s, t0);
+        s.on_ack(t0 + 40 * MS, &ack_ts(base + 8 * M, &[], t0));
+        let t = s.next_timeout();
+        assert_eq!(t, t0 + 40 * MS + s.rto());
+        s.on_timer(t);
+        assert_eq!(s.stats.timeouts, 1);
+    }
+
+    /// RFC 8985 §6: a retransmission that is lost again is found by RACK once a segment sent
+    /// after it is delivered (the DupThresh rule never marks it: Linux without RACK needs the RTO).
+    #[test]
+    fn rack_detects_a_lost_retransmission() {
+        let (mut s, t0) = warmed("newreno");
+        s.set_app_limit(u64::MAX);
+        let base = s.snd_nxt();
+        drain(&mut s, t0); // 20 segments (cwnd grew to 20)
+        // Segment 0 lost; 1..=3 SACKed: recovery, retransmit 0.
+        let t1 = t0 + 40 * MS;
+        s.on_ack(t1, &ack_ts(base, &[(base + M, base + 4 * M)], t0));
+        assert_eq!(s.ca_state(), CaState::Recovery);
+        let out = drain(&mut s, t1);
+        assert!(out[0].retransmit && out[0].seq == base);
+        // The retransmission is lost too; segments sent after it (new data) are SACKed later.
+        let t2 = t1 + 45 * MS;
+        let last = out.last().unwrap();
+        let sack_end = last.seq + last.len as u64;
+        s.on_ack(t2, &ack_ts(base, &[(base + M, sack_end)], t1));
+        let re = drain(&mut s, t2);
+        assert!(re.iter().any(|p| p.retransmit && p.seq == base), "segment 0 sent a third time");
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    /// Eifel (RFC 3522) / Linux tcp_try_undo_recovery: three SACKs start recovery, but the "lost"
+    /// segment was only delayed: the ACK that covers it echoes its original timestamp, older than
+    /// the retransmission, so the reduction is undone.
+    #[test]
+    fn undo_restores_cwnd_after_a_spurious_retransmission() {
+        let (mut s, t0) = warmed("cubic");
+        s.set_app_limit(s.snd_nxt() + 20 * M);
+        let base = s.snd_nxt();
+        drain(&mut s, t0);
+        let before = s.tcb.cwnd;
+        let t1 = t0 + 40 * MS;
+        s.on_ack(t1, &ack_ts(base, &[(base + M, base + 4 * M)], t0));
+        assert_eq!(s.ca_state(), CaState::Recovery);
+        assert!(s.tcb.ssthresh < before);
+        let re = drain(&mut s, t1);
+        assert!(re[0].retransmit);
+        // The delayed original arrives: the ACK echoes its timestamp (t0), before the retransmission.
+        s.on_ack(t1 + 5 * MS, &ack_ts(base + 20 * M, &[], t0));
+        assert_eq!(s.ca_state(), CaState::Open);
+        // cwnd = max(cwnd, prior cwnd), then this ACK's 17 newly acknowledged segments count
+        // (ssthresh is back at its prior value, infinite in slow start: Linux
+        // tcp_undo_cwnd_reduction, then tcp_cong_control).
+        assert_eq!(s.tcb.ssthresh, u32::MAX, "ssthresh restored");
+        assert_eq!(s.tcb.cwnd, before + 17, "cwnd restored");
+        assert_eq!(s.stats.undos, 1);
+    }
+
+    #[test]
+    fn a_real_loss_is_not_undone() {
+        let (mut s, t0) = warmed("cubic");
+        s.set_app_limit(s.snd_nxt() + 20 * M);
+        let base = s.snd_nxt();
+        drain(&mut s, t0);
+        let before = s.tcb.cwnd;
+        let t1 = t0 + 40 * MS;
+        s.on_ack(t1, &ack_ts(base, &[(base + M, base + 4 * M)], t0));
+        drain(&mut s, t1);
+        // The retransmission (sent at t1) filled the hole: its timestamp is echoed.
+        s.on_ack(t1 + 40 * MS, &ack_ts(base + 20 * M, &[], t1));
+        assert_eq!(s.ca_state(), CaState::Open);
+        assert!(s.tcb.cwnd < before);
+        assert_eq!(s.stats.undos, 0);
+        // With undo switched off even a delayed original leaves the reduction in place.
+        let (mut s, t0) = warmed("cubic");
+        s.cfg.undo = false;
+        s.set_app_limit(s.snd_nxt() + 20 * M);
+        let base = s.snd_nxt();
+        drain(&mut s, t0);
+        s.on_ack(t0 + 40 * MS, &ack_ts(base, &[(base + M, base + 4 * M)], t0));
+        drain(&mut s, t0 + 40 * MS);
+        s.on_ack(t0 + 45 * MS, &ack_ts(base + 20 * M, &[], t0));
+        assert!(s.tcb.cwnd < before);
+        assert_eq!(s.stats.undos, 0);
+    }
+
+    /// A delay spike: the RTO fires although nothing was lost. The ACK of the original (echoing
+    /// its timestamp) undoes the RTO's reduction (Linux tcp_try_undo_loss, Eifel).
+    #[test]
+    fn a_spurious_rto_is_undone_by_timestamps() {
+        let (mut s, t0) = warmed("reno");
+        s.cfg.tlp = false;
+        s.set_app_limit(s.snd_nxt() + 20 * M);
+        let base = s.snd_nxt();
+        drain(&mut s, t0);
+        let before = s.tcb.cwnd;
+        let t = s.next_timeout();
+        s.on_timer(t);
+        assert_eq!(s.ca_state(), CaState::Loss);
+        assert_eq!(s.tcb.cwnd, 1);
+        let re = drain(&mut s, t);
+        assert!(re[0].retransmit && re[0].seq == base);
+        s.on_ack(t + 10 * MS, &ack_ts(base + 20 * M, &[], t0));
+        assert_eq!(s.ca_state(), CaState::Open);
+        assert_eq!(s.tcb.ssthresh, u32::MAX, "ssthresh restored");
+        assert_eq!(s.tcb.cwnd, before + 20, "cwnd restored, then slow start counts the ACK");
+        assert_eq!(s.stats.undos, 1);
+    }
+
+    /// RFC 5682 §3.1 (SACK-enhanced F-RTO), without timestamps: after the RTO the first ACK that
+    /// advances snd_una sends new data (step 2b) instead of retransmitting; the next ACK
+    /// acknowledges never-retransmitted segments, so the RTO was spurious (step 3b) and is undone.
+    #[test]
+    fn frto_detects_a_spurious_rto() {
+        let (mut s, t0) = warmed("reno");
+        s.cfg.tlp = false;
+        s.set_app_limit(s.snd_nxt() + 20 * M);
+        let base = s.snd_nxt();
+        drain(&mut s, t0);
+        let before = s.tcb.cwnd;
+        s.set_app_limit(u64::MAX);
+        let t = s.next_timeout();
+        s.on_timer(t);
+        let re = drain(&mut s, t);
+        assert_eq!(re.len(), 1);
+        // Step 2: an ACK of segment 0 only (the original or the retransmission? no timestamp to
+        // tell; an ACK beyond it would already be proof, step 3b).
+        s.on_ack(t + 10 * MS, &ack(base + M, &[]));
+        assert_eq!(s.ca_state(), CaState::Loss);
+        let out = drain(&mut s, t + 10 * MS);
+        assert!(!out.is_empty() && out.iter().all(|p| !p.retransmit && p.seq >= base + 20 * M), "new data: {out:?}");
+        // Step 3b: more originals are acknowledged.
+        s.on_ack(t + 12 * MS, &ack(base + 6 * M, &[]));
+        assert_eq!(s.ca_state(), CaState::Open);
+        assert_eq!(s.stats.spurious_rtos, 1);
+        // undo_cwnd = max(cwnd, prior cwnd); the ACK then grows it (slow start: ssthresh is back
+        // at its prior value, Linux tcp_undo_cwnd_reduction).
+        assert!(s.tcb.cwnd >= before, "{} < {before}", s.tcb.cwnd);
+        assert_eq!(s.lost_out, 0);
+    }
+
+    /// RFC 5682 §3.1 step 3a: the ACK after the new data is a duplicate (SACKing it): the loss
+    /// was real, conventional recovery goes on.
+    #[test]
+    fn frto_keeps_a_real_rto() {
+        let (mut s, t0) = warmed("reno");
+        s.cfg.tlp = false;
+        s.set_app_limit(s.snd_nxt() + 20 * M);
+        let base = s.snd_nxt();
+        drain(&mut s, t0);
+        s.set_app_limit(u64::MAX);
+        let t = s.next_timeout();
+        s.on_timer(t);
+        drain(&mut s, t);
+        // The retransmission of segment 0 arrives; 1.. were lost too.
+        s.on_ack(t + 40 * MS, &ack(base + M, &[]));
+        let out = drain(&mut s, t + 40 * MS);
+        assert!(out.iter().all(|p| !p.retransmit));
+        let hi = out.last().unwrap().seq + M;
+        s.on_ack(t + 80 * MS, &ack(base + M, &[(base + 20 * M, hi)]));
+        assert_eq!(s.ca_state(), CaState::Loss);
+        let re = drain(&mut s, t + 80 * MS);
+        assert!(re.iter().any(|p| p.retransmit && p.seq == base + M));
+        assert_eq!(s.stats.spurious_rtos, 0);
+        assert_eq!(s.stats.undos, 0);
+    }
+
+    /// Linux tcp_cwnd_restart: idle for more than one RTO (but less than two) halves cwnd once.
+    #[test]
+    fn idle_between_one_and_two_rtos_halves_the_window() {
+        let (mut s, t0) = warmed("reno");
+        let cwnd = s.tcb.cwnd;
+        assert!(cwnd >= 20);
+        s.set_app_limit(u64::MAX);
+        let rto = s.rto();
+        let now = t0 + rto + rto / 2;
+        let burst = drain(&mut s, now).len() as u32;
+        assert_eq!(burst, cwnd / 2);
+        // Switched off: the whole window goes out.
+        let (mut s, t0) = warmed("reno");
+        s.cfg.slow_start_after_idle = false;
+        s.set_app_limit(u64::MAX);
+        let now = t0 + 3 * s.rto();
+        assert_eq!(drain(&mut s, now).len() as u32, cwnd);
     }
 
     #[test]

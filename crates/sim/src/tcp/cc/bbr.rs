@@ -905,6 +905,15 @@ impl CongestionControl for Bbr {
     fn cwnd_after_recovery(&mut self, tcb: &Tcb) -> u32 {
         tcb.cwnd
     }
+
+    /// Linux `bbr_undo_cwnd`: keep cwnd, restart the full-bandwidth search and the long-term
+    /// sampling (the loss that ended them was not real).
+    fn undo_cwnd(&mut self, tcb: &Tcb, _prior_cwnd: u32, now: Time) -> u32 {
+        self.full_bw = 0.0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling(tcb, now);
+        tcb.cwnd
+    }
 }
 
 /// A one-flow bottleneck model for unit tests of the algorithms in this folder (also used by

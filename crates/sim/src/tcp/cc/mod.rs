@@ -204,10 +204,16 @@ pub trait CongestionControl {
         false
     }
 
-    /// Window to use after leaving fast recovery (Linux: `tcp_end_cwnd_reduction` → ssthresh);
-    /// `undo` hooks are not modelled.
+    /// Window to use after leaving fast recovery (Linux: `tcp_end_cwnd_reduction` → ssthresh).
     fn cwnd_after_recovery(&mut self, tcb: &Tcb) -> u32 {
         tcb.ssthresh
+    }
+
+    /// The window when the sender undoes a spurious reduction (Linux `undo_cwnd`); `prior_cwnd` is
+    /// cwnd when the reduction began. Default: Linux `tcp_reno_undo_cwnd`, `max(cwnd, prior_cwnd)`,
+    /// which Reno, CUBIC and Vegas use in Linux.
+    fn undo_cwnd(&mut self, tcb: &Tcb, prior_cwnd: u32, _now: Time) -> u32 {
+        tcb.cwnd.max(prior_cwnd)
     }
 }
 
