@@ -328,6 +328,7 @@ def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
         'links = ["l"]', 'links = ["l", "m"]').replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 20\ndelay_ms = 5\n[[paths]]')
     s = _scenario(tmp_path, two)
     out = tmp_path / "out"
+    before = set(emu.list_namespaces())  # another emulation on this machine may hold its own
     r = run_cli(["emulate", s, "--out", out, "--json"], timeout=60)
     assert r.returncode == 0, r.stderr
     import json
@@ -344,7 +345,15 @@ def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
     assert set(ts["metric"].unique()) >= {"goodput_mbps", "cwnd_segments", "srtt_ms"}
     assert ts.filter(pl.col("metric") == "goodput_mbps").height == 40
     assert (out / "provenance.json").exists()
-    assert not [n for n in emu.list_namespaces() if n.startswith("mp-")], "namespaces left behind"
+    assert not _new_namespaces(before), "namespaces left behind"
+
+
+def _new_namespaces(before: set) -> list:
+    """mobipath namespaces that exist now but did not before the command ran. Comparing with a
+    snapshot, not with "none at all", keeps the check about this command when another emulation
+    (another test run, a fidelity grid) runs on the same machine; the CLI child's pid is not
+    known here, or the check would use it."""
+    return [n for n in emu.list_namespaces() if n.startswith("mp-") and n not in before]
 
 
 _RUNNER = """
@@ -537,6 +546,7 @@ def test_mptcp_through_a_router_namespace(tmp_path: Path) -> None:
     text = TWO_PATHS.replace("duration_s = 7", "duration_s = 5").split("mptcp = {")[0]
     s = _scenario(tmp_path, text)
     out = tmp_path / "out"
+    before = set(emu.list_namespaces())
     r = run_cli(["emulate", s, "--router", "--out", out, "--json"], timeout=60)
     assert r.returncode == 0, r.stderr
     import json
@@ -546,4 +556,4 @@ def test_mptcp_through_a_router_namespace(tmp_path: Path) -> None:
     assert summary["emulation"]["topology"] == "sender - emulated paths - router - receiver"
     assert [sf["established"] for sf in f["subflows"]] == [True, True]
     assert all(sf["goodput_mbps"] >= 0.7 * 20 for sf in f["subflows"]), f["subflows"]
-    assert not [n for n in emu.list_namespaces() if n.startswith("mp-")], "namespaces left behind"
+    assert not _new_namespaces(before), "namespaces left behind"
