@@ -112,16 +112,13 @@ def cap_duration(text: str, max_s: float) -> Tuple[str, bool]:
 
 
 def _rss_mib() -> float:
-    """This process's peak RSS in MiB: VmHWM of its own address space where Linux has it, since
-    ru_maxrss also counts the RSS of the parent this process was forked from (every benchmark
-    child of `mobipath bench` reported the parent's ~35 MiB before, issue 19)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        pass
+    """This process's peak RSS in MiB: its own VmHWM where Linux has it (`runcmd.peak_rss_kib`
+    says why not ru_maxrss), else ru_maxrss."""
+    from .runcmd import peak_rss_kib
+
+    kib = peak_rss_kib()
+    if kib is not None:
+        return kib / 1024
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # Linux reports KiB, macOS bytes.
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024

@@ -204,18 +204,31 @@ def run_fast(opts: RunOptions) -> int:
     return 0
 
 
-def _write_peak_rss(path: str) -> None:
-    """Writes this process's peak RSS in KiB (VmHWM of its own address space) to `path`.
+def peak_rss_kib() -> Optional[int]:
+    """This process's peak RSS in KiB: VmHWM of its own address space (Linux), else None.
 
-    For `mobipath bench --process`: a parent cannot measure it, because Linux's ru_maxrss of a
-    child includes the RSS of the parent it was forked from (the address space replaced at exec
-    counts), so every child of a 35 MiB Python process reported at least 35 MiB (issue 19)."""
+    Not ru_maxrss: Linux's ru_maxrss of a process also counts the RSS of the parent it was forked
+    from (the address space replaced at exec), so every child of a 35 MiB Python process
+    reported at least 35 MiB (issue 19). `mobipath bench` uses this too."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
-            kib = next((line.split()[1] for line in f if line.startswith("VmHWM:")), None)
-        if kib is not None:
-            with open(path, "w", encoding="ascii") as f:
-                f.write(kib + "\n")
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _write_peak_rss(path: str) -> None:
+    """Writes `peak_rss_kib()` to `path` at exit, for `mobipath bench --process` (a parent cannot
+    measure its child's own peak, see `peak_rss_kib`)."""
+    kib = peak_rss_kib()
+    if kib is None:
+        return
+    try:
+        with open(path, "w", encoding="ascii") as f:
+            f.write(f"{kib}\n")
     except OSError:
         pass
 
