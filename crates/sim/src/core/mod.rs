@@ -2,7 +2,9 @@
 pub mod event;
 pub mod rng;
 pub mod time;
+pub mod tournament;
 
 pub use event::EventQueue;
 pub use rng::RngStreams;
 pub use time::Time;
+pub use tournament::Tournament;

@@ -6,7 +6,7 @@ use super::drivers::{Blocking, Driver, MpPrioSchedule};
 use super::flow::Flow;
 use super::world::{ElementSlot, LinkSlot, Sim, ELEMENT_HOP, NO_HEAD};
 use crate::core::time::NEVER;
-use crate::core::{EventQueue, RngStreams};
+use crate::core::{EventQueue, RngStreams, Tournament};
 use crate::element::{ElementContext, RouteInfo};
 use crate::endpoint;
 use crate::handoff::driver::HandoffDriver;
@@ -97,7 +97,7 @@ pub(crate) fn build(plan: &Plan) -> Sim {
         now: 0,
         end: plan.duration,
         queue: EventQueue::new(),
-        heads: vec![NO_HEAD; n_links],
+        heads: Tournament::new(n_links, NO_HEAD),
         links,
         routes,
         route_reverse,

@@ -12,7 +12,7 @@
 use super::drivers::{Driver, Schedule, Side, World};
 use super::flow::Flow;
 use crate::core::time::{Time, NEVER};
-use crate::core::EventQueue;
+use crate::core::{EventQueue, Tournament};
 use crate::element::{Element, ElementOut};
 use crate::endpoint::{Action, Io, Observation};
 use crate::link::LinkDir;
@@ -64,8 +64,9 @@ pub(crate) struct Sim {
     pub end: Time,
     pub queue: EventQueue<Ev>,
     pub links: Vec<LinkSlot>,
-    /// Per link direction: (time, insertion number) of its pipe's head, [`NO_HEAD`] if empty.
-    pub heads: Vec<(Time, u64)>,
+    /// Per link direction: (time, insertion number) of its pipe's head, [`NO_HEAD`] if empty;
+    /// a tournament, so the earliest head is found without scanning every link.
+    pub heads: Tournament<(Time, u64)>,
     /// Hops per route: link-direction indices, or [`ELEMENT_HOP`] | element index.
     pub routes: Vec<Vec<u32>>,
     /// Per route: whether it runs against its path's data direction.
@@ -89,12 +90,7 @@ impl Sim {
     /// The next event: the earliest pipe head or the event queue's next, by (time, insertion
     /// number).
     pub fn next_event(&mut self) -> Option<(Time, Ev)> {
-        let (mut best, mut key) = (0, NO_HEAD);
-        for (l, &h) in self.heads.iter().enumerate() {
-            if h < key {
-                (best, key) = (l, h);
-            }
-        }
+        let (key, best) = self.heads.min();
         if key != NO_HEAD && self.queue.peek_key().is_none_or(|q| key < q) {
             self.queue.note_popped();
             return Some((key.0, Ev::PipeHead(best as u32)));
@@ -108,7 +104,7 @@ impl Sim {
             Ev::PipeHead(l) => {
                 let slot = &mut self.links[l as usize];
                 let Some((_, _, p)) = slot.pipe.pop_front() else { return };
-                self.heads[l as usize] = slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq));
+                self.heads.set(l as usize, slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq)));
                 self.forward(p);
             }
             Ev::Arrive(idx) => {
@@ -340,7 +336,7 @@ impl Sim {
                 _ => {
                     let seq = self.queue.reserve();
                     if pipe.is_empty() {
-                        self.heads[l as usize] = (t, seq);
+                        self.heads.set(l as usize, (t, seq));
                     }
                     pipe.push_back((t, seq, p));
                 }

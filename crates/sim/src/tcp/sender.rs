@@ -927,6 +927,22 @@ impl TcpSender {
 
     /// Linux `tcp_rack_mark_lost` / `tcp_rack_detect_loss` (RFC 8985 §6.2 step 5): walks the
     /// transmissions in send order up to the most recently sent delivered one.
+    /// The scoreboard index of the first segment starting at or after `seq` (a `partition_point`
+    /// by `seq`). RACK looks up every transmission it walks, once per ACK; the segments are
+    /// contiguous and mostly one MSS long, so the index is first guessed from the front segment's
+    /// length and checked, which spares the binary search in nearly every case.
+    fn board_index(&self, seq: u64) -> usize {
+        let Some(front) = self.board.front() else { return 0 };
+        if seq <= front.seq {
+            return 0;
+        }
+        let guess = ((seq - front.seq) / front.len.max(1) as u64) as usize;
+        if guess < self.board.len() && self.board[guess].seq == seq {
+            return guess;
+        }
+        self.board.partition_point(|s| s.seq < seq)
+    }
+
     fn rack_mark_lost(&mut self, now: Time) {
         if !self.rack_advanced {
             return;
@@ -937,7 +953,7 @@ impl TcpSender {
         let mut k = 0;
         while k < self.tsorted.len() {
             let (sent, seq) = self.tsorted[k];
-            let i = self.board.partition_point(|s| s.seq < seq);
+            let i = self.board_index(seq);
             let current = i < self.board.len() && {
                 let s = &self.board[i];
                 s.seq == seq && s.sent == sent && !s.sacked
