@@ -48,7 +48,12 @@ impl<K: Copy + Ord> Tournament<K> {
         self.nodes[k].0 = key;
         while k > 1 {
             k /= 2;
-            self.nodes[k] = Self::winner(self.nodes[2 * k], self.nodes[2 * k + 1]);
+            let w = Self::winner(self.nodes[2 * k], self.nodes[2 * k + 1]);
+            if w == self.nodes[k] {
+                // Same winner here, so the same everywhere above.
+                return;
+            }
+            self.nodes[k] = w;
         }
     }
 
