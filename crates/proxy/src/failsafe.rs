@@ -38,6 +38,8 @@ pub struct FailSafe<F: Flags> {
     backup: BTreeMap<u8, bool>,
     last_change: BTreeMap<u8, f64>,
     pub log: Vec<String>,
+    /// Print each applied change as a JSON line (the PHA-D daemon prints its own, richer line).
+    pub echo_changes: bool,
 }
 
 fn json_str(s: &str) -> String {
@@ -57,7 +59,7 @@ fn json_str(s: &str) -> String {
 impl<F: Flags> FailSafe<F> {
     pub fn new(inner: F, ids: Vec<u8>, min_interval_s: f64) -> Self {
         let backup = ids.iter().map(|&i| (i, false)).collect();
-        FailSafe { inner, ids, min_interval_s, backup, last_change: BTreeMap::new(), log: Vec::new() }
+        FailSafe { inner, ids, min_interval_s, backup, last_change: BTreeMap::new(), log: Vec::new(), echo_changes: true }
     }
 
     fn note(&mut self, line: String) {
@@ -91,7 +93,32 @@ impl<F: Flags> FailSafe<F> {
         }
         self.backup.insert(id, backup);
         self.last_change.insert(id, now);
-        self.note(format!("{{\"endpoint_id\":{id},\"backup\":{backup}}}"));
+        if self.echo_changes {
+            self.note(format!("{{\"endpoint_id\":{id},\"backup\":{backup}}}"));
+        }
+        true
+    }
+
+    /// Re-sends B=0 on a regular endpoint. The in-kernel path manager sends MP_PRIO only when
+    /// the flag changes (net/mptcp/pm_kernel.c, `mptcp_pm_nl_set_flags`: `changed & BACKUP`),
+    /// so the re-send is B=1 immediately followed by B=0: two MP_PRIO on pure ACKs, in order.
+    /// The peer ends regular if the second arrives, or if both are lost and the first B=0 had
+    /// arrived; if only the first arrives it is backup as before, and the next re-send repairs
+    /// it. Refused when it would leave no regular endpoint even for that instant; not
+    /// rate-limited (it ends in the safe direction); a failure restores every endpoint.
+    pub fn resend_regular(&mut self, id: u8) -> bool {
+        if !self.ids.contains(&id) || self.backup.get(&id) == Some(&true) {
+            return false;
+        }
+        if !self.ids.iter().any(|&i| i != id && !self.backup[&i]) {
+            self.note(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"resend\":true,\"why\":\"it would leave no regular path\"}}"));
+            return false;
+        }
+        let r = self.inner.set_backup(id, true).and_then(|()| self.inner.set_backup(id, false));
+        if let Err(e) = r {
+            self.restore_all(&format!("re-sending B=0 on endpoint {id} failed: {e}"));
+            return false;
+        }
         true
     }
 
@@ -277,6 +304,19 @@ mod tests {
         let errs = f.restore_all("test");
         assert_eq!(errs.len(), 1);
         assert_eq!(f.inner.calls, vec![(1, false), (2, false)]);
+    }
+
+    #[test]
+    fn resend_toggles_and_never_leaves_all_backup() {
+        let mut f = FailSafe::new(Rec::default(), vec![1, 2], 10.0);
+        assert!(f.resend_regular(1));
+        assert_eq!(f.inner.calls, vec![(1, true), (1, false)]);
+        assert!(f.set_backup(2, true, 0.0));
+        assert!(!f.resend_regular(1), "endpoint 2 is backup: a transient B=1 on 1 would leave none regular");
+        assert!(!f.resend_regular(2), "a backup endpoint is not re-sent B=0");
+        let mut g = FailSafe::new(Rec { fail_on: Some((1, false)), ..Default::default() }, vec![1, 2], 0.0);
+        assert!(!g.resend_regular(1));
+        assert!(g.log.last().unwrap().contains("restored"));
     }
 
     #[test]
