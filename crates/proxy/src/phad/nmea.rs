@@ -40,6 +40,15 @@ fn bad(kind: &'static str, detail: impl Into<String>) -> NmeaError {
 /// The longest sentence accepted (NMEA 0183 allows 82 characters; receivers exceed it a little).
 pub const MAX_LEN: usize = 256;
 
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
 fn parse_hms(s: &str) -> Option<f64> {
     if s.len() < 6 || !s.is_char_boundary(6) || !s.as_bytes()[..6].iter().all(u8::is_ascii_digit) {
         return None;
@@ -79,6 +88,9 @@ pub fn parse_sentence(line: &str) -> Result<Option<NmeaFix>, NmeaError> {
     let Some(body) = line.strip_prefix('$') else {
         return Err(bad("not-nmea", format!("`{}`: a sentence starts with `$`", line.chars().take(24).collect::<String>())));
     };
+    if !line.is_ascii() {
+        return Err(bad("not-ascii", "NMEA 0183 sentences are ASCII"));
+    }
     let Some(star) = body.rfind('*') else {
         return Err(bad("checksum-missing", "no `*hh` checksum (required)"));
     };
@@ -120,6 +132,15 @@ pub fn parse_sentence(line: &str) -> Result<Option<NmeaFix>, NmeaError> {
                 s => return Err(bad("status", format!("`{s}`: A (valid) or V (void)"))),
             }
             let (lat, lon) = coords(3)?;
+            let d = f[9];
+            let valid_date = d.len() == 6 && d.bytes().all(|b| b.is_ascii_digit()) && {
+                let (dd, mm, yy) = (d[0..2].parse::<u32>().unwrap_or(0), d[2..4].parse::<u32>().unwrap_or(0), d[4..6].parse::<i64>().unwrap_or(0));
+                let y = if yy < 80 { 2000 + yy } else { 1900 + yy };
+                (1..=12).contains(&mm) && dd >= 1 && dd <= days_in_month(y, mm)
+            };
+            if !valid_date {
+                return Err(bad("date", format!("`{d}`: expected ddmmyy")));
+            }
             Ok(Some(NmeaFix { tod_s: time(f[1])?, lat, lon }))
         }
         _ => Ok(None),
@@ -173,6 +194,7 @@ mod tests {
             ("GPGGA,123519,4807.038,N,01131.000,E,9,08", "fix-quality"),
             ("GPGGA,123519,4807.038", "too-few-fields"),
             ("GPRMC,123519,Q,4807.038,N,01131.000,E,0,0,230394,,", "status"),
+            ("GPRMC,123519,A,4807.038,N,01131.000,E,0,0,300294,,", "date"),
         ];
         for (body, kind) in cases {
             let e = parse_sentence(&with_checksum(body)).unwrap_err();
