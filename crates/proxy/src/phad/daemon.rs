@@ -257,3 +257,69 @@ pub async fn run<F: Flags>(s: PhaDSettings, table: Table, flags: F, mut observe:
     println!("{{\"pha_d\":\"stopped\",\"reason\":{},\"fixes\":{},\"changes\":{},\"bad\":{{{bad}}}}}", json_str(&reason), lp.fixes, lp.changes);
     result.map(|_| ())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phad::config::PhaDSettings;
+    use crate::phad::controller::{Config, Policy, NS_PER_MS};
+    use crate::phad::gps::Source;
+
+    #[derive(Default)]
+    struct Rec(Vec<(u8, bool)>);
+    impl Flags for Rec {
+        fn set_backup(&mut self, id: u8, backup: bool) -> std::io::Result<()> {
+            self.0.push((id, backup));
+            Ok(())
+        }
+    }
+
+    fn settings() -> PhaDSettings {
+        PhaDSettings {
+            source: Source::Replay("none".into()),
+            table_file: "t.csv".into(),
+            track: None,
+            subflows: vec![("A".into(), 1), ("B".into(), 2)],
+            ctl: Config { policy: Policy::QueueAware, lead_ms: 0.0, resend_b0: true },
+            gps_period: 100 * NS_PER_MS,
+            tick: None,
+            stale: Duration::from_secs(3),
+            max_offset_m: 50.0,
+            max_speed_mps: 150.0,
+            min_interval_s: 0.0,
+            retry: Duration::from_secs(1),
+            max_retries: None,
+        }
+    }
+
+    /// Both operators hand over at the same place: the controller asks B=1 for both, the flags
+    /// layer lets only the first through — never every endpoint backup at once — and a jump
+    /// along the track restores every endpoint.
+    #[tokio::test(start_paused = true)]
+    async fn overlapping_ranges_never_make_every_endpoint_backup() {
+        let table = Table::parse("operator,start_m,end_m,count\nA,1000,1100,1\nB,1000,1100,1\n", "t.csv").unwrap();
+        let s = settings();
+        let table = Arc::new(table);
+        let ctl = Controller::new(s.ctl, table.clone(), vec![Some("A".into()), Some("B".into())], s.gps_period);
+        let mut fs = FailSafe::new(Rec::default(), vec![1, 2], 0.0);
+        fs.echo_changes = false;
+        let mut lp = Loop { s, table, fs, ctl, t0: Instant::now(), failed_safe: true, last_fix: None, last_pos: None, bad: BTreeMap::new(), fixes: 0, changes: 0 };
+        let mut backups_seen = Vec::new();
+        for i in 0..20 {
+            lp.on_position(950.0 + 8.0 * i as f64, &mut || vec![Obs { rtt: 20 * NS_PER_MS, has_subflows: true, ..Default::default() }; 2]);
+            let mut state = [false; 2];
+            for &(id, b) in &lp.fs.inner.0 {
+                state[id as usize - 1] = b;
+            }
+            assert!(!(state[0] && state[1]), "both endpoints backup after fix {i}: {:?}", lp.fs.inner.0);
+            backups_seen.push(state);
+            tokio::time::advance(Duration::from_millis(100)).await;
+        }
+        assert!(backups_seen.iter().any(|s| s[0] || s[1]), "one endpoint went backup: {:?}", lp.fs.inner.0);
+        assert!(lp.fs.log.iter().any(|l| l.contains("it would leave no regular path")), "{:?}", lp.fs.log);
+        // 500 m in 100 ms: untrustworthy, every endpoint regular.
+        lp.on_position(1600.0, &mut || vec![Obs::default(); 2]);
+        assert!(lp.failed_safe && lp.fs.log.last().unwrap().contains("jumped"));
+        assert_eq!(&lp.fs.inner.0[lp.fs.inner.0.len() - 2..], &[(1, false), (2, false)]);
+    }
+}
