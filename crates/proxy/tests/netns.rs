@@ -683,7 +683,7 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     assert!(sk.bytes.load(Ordering::SeqCst) > 1_000_000, "the upload ran");
     unsafe { libc::kill(rp as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(5);
-    while std::path::Path::new(&format!("/proc/{rp}")).exists() && std::fs::read_to_string(format!("/proc/{rp}/stat")).map_or(false, |s| !s.contains(") Z ")) {
+    while std::path::Path::new(&format!("/proc/{rp}")).exists() && std::fs::read_to_string(format!("/proc/{rp}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
         assert!(Instant::now() < deadline, "router did not exit after SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -14,6 +14,9 @@ use mobipath_sim::hst::table::{HandoverTable, ObservedHandover};
 
 const MS: u64 = 1_000_000;
 
+/// (time, subflow, backup, predicted lead) of each MP_PRIO.
+type Log = Vec<(u64, usize, bool, i64)>;
+
 /// A table with ranges of both operators, two of A close together (merged by both controllers).
 fn table() -> HandoverTable {
     let mut t = HandoverTable::new();
@@ -33,7 +36,7 @@ impl Lcg {
 
 /// Rides both controllers over the track with GPS noise, varying RTTs and a data counter that
 /// stalls after each B=0 for a while; returns both decision lists as (t, subflow, backup, lead).
-fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, seed: u64) -> (Vec<(u64, usize, bool, i64)>, Vec<(u64, usize, bool, i64)>) {
+fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, seed: u64) -> (Log, Log) {
     let t = table();
     let csv = t.to_csv();
     let ours = Table::parse(&csv, "t.csv").unwrap();
@@ -60,7 +63,7 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
         }
         // The live controller's queue-aware lead is the measured drain; give it the simulator's lead_ms.
         let obs: Vec<Obs> = (0..2).map(|k| Obs { rtt: rtt[k], drain: (lead_ms * 1e6) as u64, rx: rx[k], has_subflows: true, rto: 0 }).collect();
-        if (i * step) % period_ms == 0 {
+        if (i * step).is_multiple_of(period_ms) {
             let pos = 200.0 + speed * now as f64 / 1e9 + 4.0 * (rng.next() - 0.5);
             sim.on_fix(now, pos, &rtt, &rx);
             live.on_fix(now, pos, &obs);

@@ -58,8 +58,8 @@ impl Observer {
                 o.rto = o.rto.max(t.rto_us as u64 * 1000);
                 let cwnd_rate = if t.rtt_us > 0 { t.snd_cwnd as u64 * t.snd_mss as u64 * 1_000_000 / t.rtt_us as u64 } else { 0 };
                 let rate = t.delivery_rate.max(cwnd_rate);
-                if rate > 0 {
-                    o.drain = o.drain.max(t.notsent_bytes as u64 * NS_PER_S / rate);
+                if let Some(d) = (t.notsent_bytes as u64 * NS_PER_S).checked_div(rate) {
+                    o.drain = o.drain.max(d);
                 }
                 let carried = t.bytes_received + t.bytes_acked;
                 let prev = last.get(&(conn, i)).copied().unwrap_or(0);

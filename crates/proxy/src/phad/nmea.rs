@@ -220,7 +220,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                b.push(if x % 3 == 0 { b"$GPRMC,*0123456789.NSEWAV"[(x >> 8) as usize % 25] } else { (x >> 16) as u8 });
+                b.push(if x.is_multiple_of(3) { b"$GPRMC,*0123456789.NSEWAV"[(x >> 8) as usize % 25] } else { (x >> 16) as u8 });
             }
             let _ = parse_sentence(&String::from_utf8_lossy(&b));
         }
