@@ -26,7 +26,7 @@ usage:
   mobipath-proxy keygen                    print a new random pre-shared key (hex, 32 bytes)
   mobipath-proxy endpoints                 list MPTCP endpoints and flags (netlink)
   mobipath-proxy flags --endpoints 1,2 [--min-interval-ms 1000]
-                                           apply `backup ID` / `regular ID` lines from stdin to
+                                           apply `backup ID` / `regular ID` / `resend ID` lines from stdin to
                                            endpoint flags over netlink with PHA-D's fail-safe rules
   mobipath-proxy --version
 

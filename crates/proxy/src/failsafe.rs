@@ -100,8 +100,9 @@ impl<F: Flags> FailSafe<F> {
     }
 
     /// Re-sends B=0 on a regular endpoint. The in-kernel path manager sends MP_PRIO only when
-    /// the flag changes (net/mptcp/pm_kernel.c, `mptcp_pm_nl_set_flags`: `changed & BACKUP`),
-    /// so the re-send is B=1 immediately followed by B=0: two MP_PRIO on pure ACKs, in order.
+    /// the flag changes (`mptcp_pm_nl_set_flags`, net/mptcp/pm_netlink.c, pm_kernel.c in newer
+    /// kernels: MP_PRIO only for `changed & MPTCP_PM_ADDR_FLAG_BACKUP`; measured on this kernel
+    /// by tests/netns.rs `b0_resend_sends_mp_prio_again`), so the re-send is B=1 immediately followed by B=0: two MP_PRIO on pure ACKs, in order.
     /// The peer ends regular if the second arrives, or if both are lost and the first B=0 had
     /// arrived; if only the first arrives it is backup as before, and the next re-send repairs
     /// it. Refused when it would leave no regular endpoint even for that instant; not
@@ -145,13 +146,31 @@ impl<F: Flags> FailSafe<F> {
     }
 }
 
-/// One stdin command: `backup ID` or `regular ID`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Set(u8, bool),
+    /// Re-send B=0 ([`FailSafe::resend_regular`]).
+    Resend(u8),
+}
+
+/// One stdin command: `backup ID`, `regular ID` or `resend ID`.
+pub fn parse_line(line: &str) -> Result<Command, String> {
+    match line.split_whitespace().next() {
+        Some("resend") => {
+            let (id, _) = parse_command(&line.trim_start().replacen("resend", "regular", 1))?;
+            Ok(Command::Resend(id))
+        }
+        _ => parse_command(line).map(|(id, b)| Command::Set(id, b)),
+    }
+}
+
+/// `backup ID` or `regular ID`.
 pub fn parse_command(line: &str) -> Result<(u8, bool), String> {
     let mut w = line.split_whitespace();
     let backup = match w.next() {
         Some("backup") => true,
         Some("regular") => false,
-        other => return Err(format!("expected `backup ID` or `regular ID`, got {other:?}")),
+        other => return Err(format!("expected `backup ID`, `regular ID` or `resend ID`, got {other:?}")),
     };
     let id = w.next().and_then(|s| s.parse::<u8>().ok()).filter(|&i| i > 0).ok_or("endpoint id must be 1..=255")?;
     if w.next().is_some() {
@@ -230,9 +249,14 @@ pub fn flags_main(args: &[String]) -> i32 {
                     Ok(None) => return "end of input".into(),
                     Err(e) => return format!("error: reading stdin: {e}"),
                     Ok(Some(line)) if line.trim().is_empty() => {}
-                    Ok(Some(line)) => match parse_command(&line) {
-                        Ok((id, backup)) => {
+                    Ok(Some(line)) => match parse_line(&line) {
+                        Ok(Command::Set(id, backup)) => {
                             fs.set_backup(id, backup, start.elapsed().as_secs_f64());
+                        }
+                        Ok(Command::Resend(id)) => {
+                            if fs.resend_regular(id) {
+                                println!("{{\"endpoint_id\":{id},\"backup\":false,\"resend\":true}}");
+                            }
                         }
                         Err(e) => {
                             fs.restore_all(&format!("garbage input: {e}"));
@@ -327,5 +351,8 @@ mod tests {
         assert!(parse_command("backup").is_err());
         assert!(parse_command("\u{1}\u{2}garbage").is_err());
         assert!(parse_command("backup 1 2").is_err());
+        assert_eq!(parse_line("resend 3"), Ok(Command::Resend(3)));
+        assert_eq!(parse_line("backup 3"), Ok(Command::Set(3, true)));
+        assert!(parse_line("resend").is_err() && parse_line("resend 0").is_err());
     }
 }

@@ -706,3 +706,43 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     assert!(prio_sent >= 2 + 2 * resends, "MPTcpExtMPPrioTx +{prio_sent}, {resends} re-sends:\n{out}");
     eprintln!("B=1 {b1}; MP_PRIO sent {prio_sent}; re-sends {resends}");
 }
+
+/// The in-kernel path manager sends MP_PRIO only when an endpoint's backup flag changes: a
+/// `regular` on a regular endpoint sends none, so PHA-D re-sends B=0 as B=1 then B=0 — two
+/// MP_PRIO on the connection's subflow from that endpoint (`MPTcpExtMPPrioTx` +2), ending regular.
+#[test]
+fn b0_resend_sends_mp_prio_again() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("rs", Some("20mbit"), true);
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1"]).unwrap();
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2"]).unwrap();
+    t.start_pair(KEY, 65536);
+    let _sk = sink(&t.s, 9000, true);
+    let conn = Topo::inside(&t.r, || socks_connect(9000)).join().unwrap();
+    assert_eq!(conn.1, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &t.r, BIN, "flags", "--endpoints", "1,2", "--min-interval-ms", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(300)); // its start-up restore (no change: nothing sent)
+    let mut step = |cmd: &str| {
+        let before = mptcp_mib(&t.r, "MPPrioTx");
+        stdin.write_all(format!("{cmd}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        mptcp_mib(&t.r, "MPPrioTx") - before
+    };
+    assert_eq!(step("regular 1"), 0, "no change, no MP_PRIO");
+    assert_eq!(step("resend 1"), 2, "B=1 then B=0");
+    assert!(!is_backup(&endpoint_show(&t.r), 1));
+    assert_eq!(step("backup 1"), 1);
+    assert_eq!(step("regular 1"), 1);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"resend\":true"));
+    drop(conn);
+}
