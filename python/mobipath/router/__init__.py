@@ -105,6 +105,46 @@ def pha_d(
     _guarded(go)()
 
 
+@app.command("handover-log")
+def handover_log(
+    cells: List[Path] = typer.Option([], "--cells", help="Cell-id log CSV `time,operator,cell` (repeatable).", show_default=False),
+    mmcli: List[str] = typer.Option([], "--mmcli", help="OPERATOR=FILE: repeated `mmcli -m N --location-get` outputs, each after a line with its time (repeatable, one per modem).", show_default=False),
+    out: Path = typer.Option(..., "-o", "--out", help="Handover log to write, `operator,start,end` (the --handovers of `mobipath hotable learn-recorded`).", show_default=False),
+    append: bool = typer.Option(False, "--append", help="Add this drive's rows to an existing log instead of overwriting it."),
+) -> None:
+    """The handover logger: serving-cell changes recorded on the train (a cell-id log, or
+    ModemManager's mmcli output) -> the handover log `operator,start,end` that `mobipath hotable
+    learn-recorded` learns tables from, with the same run's NMEA log. Each handover spans from the
+    last observation of the old cell to the first of the new one."""
+    from ..cli import _guarded  # late import: cli imports this module
+
+    def go() -> None:
+        from ..errors import ConfigError, ScenarioError
+        from . import holog
+
+        if not cells and not mmcli:
+            raise ScenarioError([ConfigError("--cells", "", "give at least one --cells or --mmcli log")])
+        obs = []
+        for c in cells:
+            obs += holog.parse_cell_log(c.read_text(encoding="utf-8", errors="replace"), str(c))
+        for spec in mmcli:
+            op, sep, f = spec.partition("=")
+            if not sep or not f:
+                raise ScenarioError([ConfigError("--mmcli", spec, "expected OPERATOR=FILE, e.g. A=mmcli-a.log")])
+            obs += holog.parse_mmcli(Path(f).read_text(encoding="utf-8", errors="replace"), f, op)
+        rows = holog.handovers(obs)
+        if append and out.exists() and out.stat().st_size > 0:
+            with out.open("a", encoding="utf-8") as fh:
+                fh.write(holog.to_csv(rows, header=False))
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(holog.to_csv(rows), encoding="utf-8")
+        ops = sorted({r[0] for r in rows})
+        typer.echo(f"{len(rows)} handovers ({', '.join(ops) or 'none'}) from {len(obs)} observations {'appended to' if append else 'written to'} {out}")
+
+    _guarded(go)()
+
+
 class _Signal(Exception):
     """A catchable signal asked PHA-D to stop (handled like any exit: every endpoint regular)."""
 
