@@ -698,7 +698,10 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     assert!(rtt > 0.0 && rtt < 60.0, "B=1 used RTT {rtt} ms: {b1}");
     let lead = b1["predicted_lead_ms"].as_f64().unwrap();
     let drain = b1["drain_ms"].as_f64().unwrap();
-    assert!(lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + drain + 300.0 - 20.0, "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}");
+    // B=1 at the first decision where the time to the range is within RTT + drain + 3 GPS periods
+    // (the drain measured then; it moves between decisions, so the lead may fall below the
+    // threshold by what it grew, but never below RTT + 3 periods by more than a tick, 50 ms).
+    assert!(lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + 300.0 - 60.0, "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}");
     assert!(events.iter().any(|e| e["backup"] == false && e["endpoint_id"] == 1 && e["resend"] == false), "no B=0:\n{out}");
     assert!(!events.iter().any(|e| e["backup"] == true && e["endpoint_id"] == 2), "B's range is far away:\n{out}");
     // B=1 and B=0 each went out as MP_PRIO on endpoint 1's subflow(s), plus one pair per re-send.
