@@ -217,14 +217,22 @@ async fn serve(mut cfg: Config, side: Side) -> i32 {
     }
     let grace = cfg.limits.shutdown_grace;
     let mut pha_d_ids = Vec::new();
+    let has_router;
     let mut pha_d = match (side, cfg.pha_d.take()) {
         (Side::Router | Side::PhaD, Some((settings, table))) => {
             pha_d_ids = settings.subflows.iter().map(|s| s.1).collect();
             match start_pha_d(settings, table, reg.clone(), stop_rx.clone()) {
                 Ok(h) => Some(h),
-                Err(e) => {
+                Err(e) if side == Side::PhaD && cfg.router.is_none() => {
                     eprintln!("mobipath-proxy: {e}");
+                    restore_endpoints(&pha_d_ids);
                     return 1;
+                }
+                Err(e) => {
+                    // The router proxy still serves (PHA-D never takes it down).
+                    log!("{e}; PHA-D not started, the router proxy serves without it");
+                    restore_endpoints(&pha_d_ids);
+                    None
                 }
             }
         }
@@ -233,6 +241,7 @@ async fn serve(mut cfg: Config, side: Side) -> i32 {
     let main = {
         let (reg, slots, limits) = (reg.clone(), slots.clone(), cfg.limits.clone());
         let router_cfg = cfg.router.take();
+        has_router = router_cfg.is_some() && side != Side::Server;
         async move {
             match (side, router_cfg) {
                 (Side::Server, _) => server::run(cfg.server.unwrap(), limits, reg, slots, stop_rx).await,
@@ -242,38 +251,47 @@ async fn serve(mut cfg: Config, side: Side) -> i32 {
             }
         }
     };
-    let main = tokio::spawn(main);
-    let pha_d_done = async {
-        match pha_d.as_mut() {
-            Some(h) => h.await,
-            None => std::future::pending().await,
-        }
-    };
-    let code = tokio::select! {
-        r = main => {
-            match r {
-                Ok(Ok(())) => 0,
-                Ok(Err(e)) => { eprintln!("mobipath-proxy: {e}"); 1 }
-                Err(e) => { eprintln!("mobipath-proxy: {e}"); 1 }
+    let mut main = tokio::spawn(main);
+    // PHA-D ending on its own (the GPS source gave up, a panic) never takes the router proxy
+    // down: every endpoint is regular (its own restore, or a fresh one after a panic) and the
+    // proxy keeps serving; `pha-d` without `[router]` exits 1.
+    let code = loop {
+        let pha_d_done = async {
+            match pha_d.as_mut() {
+                Some(h) => h.await,
+                None => std::future::pending().await,
             }
-        }
-        r = pha_d_done => {
-            pha_d = None;
-            match r {
-                Ok(Ok(())) => 0,
-                Ok(Err(e)) => { eprintln!("mobipath-proxy: pha-d: {e}"); 1 }
-                Err(e) => {
-                    // A panic in PHA-D: its own restore did not run.
-                    eprintln!("mobipath-proxy: pha-d: {e}");
-                    restore_endpoints(&pha_d_ids);
-                    1
+        };
+        tokio::select! {
+            r = &mut main => {
+                break match r {
+                    Ok(Ok(())) => 0,
+                    Ok(Err(e)) => { eprintln!("mobipath-proxy: {e}"); 1 }
+                    Err(e) => { eprintln!("mobipath-proxy: {e}"); 1 }
+                };
+            }
+            r = pha_d_done => {
+                pha_d = None;
+                let code = match r {
+                    Ok(Ok(())) => 0,
+                    Ok(Err(e)) => { eprintln!("mobipath-proxy: pha-d: {e}"); 1 }
+                    Err(e) => {
+                        // A panic in PHA-D: its own restore did not run.
+                        eprintln!("mobipath-proxy: pha-d: {e}");
+                        restore_endpoints(&pha_d_ids);
+                        1
+                    }
+                };
+                if !has_router {
+                    break code;
                 }
+                log!("pha-d stopped; every endpoint regular; the router proxy keeps serving");
             }
+            _ = term.recv() => { log!("SIGTERM: closing listeners"); break 0 }
+            _ = int.recv() => { log!("SIGINT: closing listeners"); break 0 }
+            _ = hup.recv() => { log!("SIGHUP: closing listeners"); break 0 }
+            _ = quit.recv() => { log!("SIGQUIT: closing listeners"); break 0 }
         }
-        _ = term.recv() => { log!("SIGTERM: closing listeners"); 0 }
-        _ = int.recv() => { log!("SIGINT: closing listeners"); 0 }
-        _ = hup.recv() => { log!("SIGHUP: closing listeners"); 0 }
-        _ = quit.recv() => { log!("SIGQUIT: closing listeners"); 0 }
     };
     let _ = stop_tx.send(true);
     if let Some(h) = pha_d {

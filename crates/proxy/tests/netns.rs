@@ -749,3 +749,18 @@ fn b0_resend_sends_mp_prio_again() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"resend\":true"));
     drop(conn);
 }
+
+/// A `[pha_d]` that cannot start (its endpoint does not exist) never takes the router proxy down:
+/// it serves, and says why PHA-D is not running.
+#[test]
+fn router_serves_when_pha_d_cannot_start() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("pm", None, false);
+    let table = t.write("table.csv", "operator,start_m,end_m,count\nA,1000,1100,1\n");
+    let track = t.write("track.csv", "lat,lon\n37.0,127.0\n37.0,127.1\n");
+    let extra = format!("[pha_d]\ngps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"{table}\"\ntrack = \"{track}\"\nsubflows = [{{ operator = \"A\", endpoint = 9 }}]\n");
+    t.start_pair_with(KEY, 65536, &extra); // waits until the SOCKS listener accepts
+    let log = t.log("router");
+    assert!(log.contains("no MPTCP endpoint with id 9") && log.contains("the router proxy serves without it"), "{log}");
+}

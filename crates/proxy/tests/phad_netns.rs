@@ -331,3 +331,27 @@ fn sigterm_restores_and_exits_0() {
     // Never both backup: every applied change left one regular endpoint (the log has them all).
     assert!(out.contains("\"endpoint_id\":1,\"operator\":\"A\",\"backup\":true"), "{out}");
 }
+
+/// PHA-D alone, its GPS source unreachable and `max_retries = 0`: it gives up with exit 1, and
+/// leaves every endpoint regular (a backup flag left from before included).
+#[test]
+fn giving_up_on_the_gps_exits_1_with_every_endpoint_regular() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut ns = Ns::new("gone");
+    sh(&["ip", "-n", &ns.name, "mptcp", "endpoint", "change", "id", "1", "backup"]);
+    ns.start("gpsd:127.0.0.1:2947", "max_retries = 0\n");
+    let mut child = ns.child.take().unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "pha-d did not give up");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1), "{}", ns.out());
+    assert!(all_regular(&ns.show()), "{}", ns.show());
+    let out = ns.out();
+    assert!(out.contains("the GPS source failed 1 times in a row") && out.contains("Connection refused"), "{out}");
+}
