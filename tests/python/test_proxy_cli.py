@@ -139,3 +139,14 @@ def test_router_pha_d_needs_config_or_the_python_options():
     r = mobipath("router", "pha-d")
     assert r.returncode == 2
     assert "--config" in r.stderr and "--table" in r.stderr
+
+
+def test_router_pha_d_config_execs_the_daemon(tmp_path: Path):
+    """Without --check, `mobipath router pha-d --config` runs mobipath-proxy pha-d itself: here it
+    stops at start-up because endpoint 200 does not exist (exit 1, the field named)."""
+    _pha_d_files(tmp_path)
+    cfg = tmp_path / "router.toml"
+    cfg.write_text(PHA_D.replace("endpoint = 2", "endpoint = 200"))
+    r = mobipath("router", "pha-d", "--config", str(cfg))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "pha_d" in r.stderr, r.stderr  # no endpoint 200, or no netlink/MPTCP on this kernel

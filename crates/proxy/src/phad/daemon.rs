@@ -170,6 +170,12 @@ pub async fn run<F: Flags>(s: PhaDSettings, table: Table, flags: F, mut observe:
     let ctl = Controller::new(s.ctl, table.clone(), s.subflows.iter().map(|(op, _)| Some(op.clone())).collect(), s.gps_period);
     let mut lp = Loop { s, table, fs, ctl, t0: Instant::now(), failed_safe: true, last_fix: None, last_pos: None, bad: BTreeMap::new(), fixes: 0, changes: 0 };
     lp.fs.restore_all("start");
+    // A backup episode longer than the RTO idles the path; with slow start after idle (RFC 5681
+    // §4.1, the Linux default) its sender then restarts from the initial window. The router can
+    // only speak for its own (upload) side: say so once when it is on.
+    if std::fs::read_to_string("/proc/sys/net/ipv4/tcp_slow_start_after_idle").is_ok_and(|v| v.trim() == "1") {
+        println!("{{\"pha_d\":\"note\",\"why\":\"net.ipv4.tcp_slow_start_after_idle = 1: after a backup longer than the RTO this router's subflows restart from the initial window; set it to 0 here (upload) and on the server side (download) to keep the window\"}}");
+    }
     let (mut tx, mut rx) = mpsc::channel::<GpsEvent>(256);
     let mut source = tokio::spawn(gps::run(lp.s.source.clone(), tx.clone()));
     let mut restart_at: Option<Instant> = None;
