@@ -100,3 +100,53 @@ def test_serve_runs_and_stops_on_sigterm(tmp_path: Path):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def _pha_d_files(tmp_path: Path, table_row: str = "A,1000,1100,1") -> None:
+    (tmp_path / "table.csv").write_text(f"# mobipath handover table v2\noperator,start_m,end_m,count\n{table_row}\n")
+    (tmp_path / "track.csv").write_text("lat,lon\n37.0,127.0\n37.0,127.1\n")
+
+
+PHA_D = ('[pha_d]\ngps = "nmea-udp:127.0.0.1:10110"\ntable = "table.csv"\ntrack = "track.csv"\n'
+         'subflows = [{ operator = "A", endpoint = 1 }, { operator = "B", endpoint = 2 }]\n')
+
+
+def test_router_pha_d_config_runs_the_rust_daemon_check(tmp_path: Path):
+    """`mobipath router pha-d --config FILE --check` validates [pha_d] in mobipath-proxy."""
+    _pha_d_files(tmp_path)
+    cfg = tmp_path / "router.toml"
+    cfg.write_text(PHA_D)
+    r = mobipath("router", "pha-d", "--config", str(cfg), "--check")
+    assert r.returncode == 0, r.stderr
+    assert "ok" in r.stdout
+
+
+@pytest.mark.parametrize("row,extra,want", [
+    ("A,1000,x,1", "", "table.csv: line 3: end_m = x: must be a finite number"),
+    ("A,1000,1100,1", "policy = \"fastest\"\n", "pha_d.policy"),
+    ("A,1000,1100,1", "stale_s = 0.0\n", "pha_d.stale_s: 0 is out of range [0.1, 60]"),
+])
+def test_router_pha_d_config_errors_name_file_line_field(tmp_path: Path, row: str, extra: str, want: str):
+    _pha_d_files(tmp_path, row)
+    cfg = tmp_path / "router.toml"
+    cfg.write_text(PHA_D + extra)
+    r = mobipath("router", "pha-d", "--config", str(cfg), "--check")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert want in r.stderr, r.stderr
+
+
+def test_router_pha_d_needs_config_or_the_python_options():
+    r = mobipath("router", "pha-d")
+    assert r.returncode == 2
+    assert "--config" in r.stderr and "--table" in r.stderr
+
+
+def test_router_pha_d_config_execs_the_daemon(tmp_path: Path):
+    """Without --check, `mobipath router pha-d --config` runs mobipath-proxy pha-d itself: here it
+    stops at start-up because endpoint 200 does not exist (exit 1, the field named)."""
+    _pha_d_files(tmp_path)
+    cfg = tmp_path / "router.toml"
+    cfg.write_text(PHA_D.replace("endpoint = 2", "endpoint = 200"))
+    r = mobipath("router", "pha-d", "--config", str(cfg))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "pha_d" in r.stderr, r.stderr  # no endpoint 200, or no netlink/MPTCP on this kernel

@@ -62,6 +62,8 @@ HELP_ONLY = {
     "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); test_startup.py runs it on one scenario",
     "mobipath bench --long": "a 1-hour train ride and a 100-UE cell (half a minute and more); test_startup.py checks which scenarios it adds",
     "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",
+    "mobipath router pha-d --config /etc/mobipath-proxy/router.toml --check": "a router's config file; scripts/check-install "
+    "runs `router pha-d --config pha-d.toml --check` and test_proxy_cli.py the daemon's --config forms",
     "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1":
         "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
     "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray": "needs the ray extra; the Ray backend runs in test_sweep.py",

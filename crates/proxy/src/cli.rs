@@ -19,11 +19,14 @@ mobipath-proxy: TCP <-> MPTCP proxy pair for a multipath router
 usage:
   mobipath-proxy router --config FILE      SOCKS5/transparent listener -> MPTCP to the server side
   mobipath-proxy server --config FILE      MPTCP from authenticated routers -> TCP to allowed destinations
-  mobipath-proxy check-config --config FILE [--side router|server]
+  mobipath-proxy pha-d --config FILE       PHA-D ([pha_d]): GPS + handover table -> endpoint backup flags;
+                                           with a [router] section the router proxy runs in the same
+                                           process and PHA-D reads its connections' subflows
+  mobipath-proxy check-config --config FILE [--side router|server|pha-d]
   mobipath-proxy keygen                    print a new random pre-shared key (hex, 32 bytes)
   mobipath-proxy endpoints                 list MPTCP endpoints and flags (netlink)
   mobipath-proxy flags --endpoints 1,2 [--min-interval-ms 1000]
-                                           apply `backup ID` / `regular ID` lines from stdin to
+                                           apply `backup ID` / `regular ID` / `resend ID` lines from stdin to
                                            endpoint flags over netlink with PHA-D's fail-safe rules
   mobipath-proxy --version
 
@@ -33,6 +36,7 @@ The config format is described in crates/proxy/README.md.";
 enum Side {
     Router,
     Server,
+    PhaD,
 }
 
 fn parse_opts(args: &[String]) -> Result<(PathBuf, Option<Side>), String> {
@@ -46,7 +50,8 @@ fn parse_opts(args: &[String]) -> Result<(PathBuf, Option<Side>), String> {
                 side = Some(match it.next().map(String::as_str) {
                     Some("router") => Side::Router,
                     Some("server") => Side::Server,
-                    other => return Err(format!("--side must be router or server, got {other:?}")),
+                    Some("pha-d") => Side::PhaD,
+                    other => return Err(format!("--side must be router, server or pha-d, got {other:?}")),
                 })
             }
             other => return Err(format!("unknown argument {other:?}")),
@@ -61,7 +66,8 @@ fn load_for(path: &std::path::Path, side: Option<Side>) -> Result<Config, String
     match side {
         Some(Side::Router) if cfg.router.is_none() => Err(format!("{file}: router: missing [router] section")),
         Some(Side::Server) if cfg.server.is_none() => Err(format!("{file}: server: missing [server] section")),
-        None if cfg.router.is_none() && cfg.server.is_none() => Err(format!("{file}: neither [router] nor [server] section")),
+        Some(Side::PhaD) if cfg.pha_d.is_none() => Err(format!("{file}: pha_d: missing [pha_d] section")),
+        None if cfg.router.is_none() && cfg.server.is_none() && cfg.pha_d.is_none() => Err(format!("{file}: neither [router], [server] nor [pha_d] section")),
         _ => Ok(cfg),
     }
 }
@@ -101,7 +107,7 @@ pub fn main(args: Vec<String>) -> i32 {
                 1
             }
         },
-        Some(c @ ("router" | "server" | "serve" | "check-config")) => {
+        Some(c @ ("router" | "server" | "serve" | "pha-d" | "check-config")) => {
             let (path, side) = match parse_opts(&args[1..]) {
                 Ok(x) => x,
                 Err(e) => {
@@ -112,6 +118,7 @@ pub fn main(args: Vec<String>) -> i32 {
             let side = match c {
                 "router" => Some(Side::Router),
                 "server" | "serve" => Some(Side::Server),
+                "pha-d" => Some(Side::PhaD),
                 _ => side,
             };
             let cfg = match load_for(&path, side) {
@@ -148,15 +155,50 @@ fn run(cfg: Config, side: Side) -> i32 {
     code
 }
 
-async fn serve(cfg: Config, side: Side) -> i32 {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (mut term, mut int) = match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-        (Ok(t), Ok(i)) => (t, i),
-        _ => {
-            eprintln!("mobipath-proxy: cannot install signal handlers");
-            return 1;
+/// Starts PHA-D (`[pha_d]`) on the router's registry: endpoint addresses from netlink, flags
+/// through netlink. Errors before it starts (no netlink, a listed endpoint missing) are returned.
+fn start_pha_d(
+    settings: crate::phad::config::PhaDSettings,
+    table: crate::phad::table::Table,
+    reg: Arc<Registry>,
+    stop: watch::Receiver<bool>,
+) -> Result<tokio::task::JoinHandle<Result<(), String>>, String> {
+    use crate::netlink::MptcpPm;
+    let mut pm = MptcpPm::open().map_err(|e| format!("pha_d: netlink: {e}"))?;
+    let eps = pm.endpoints().map_err(|e| format!("pha_d: netlink: {e}"))?;
+    let mut addrs = Vec::new();
+    for (i, (_, id)) in settings.subflows.iter().enumerate() {
+        match eps.iter().find(|e| e.id == *id) {
+            Some(e) => addrs.push(e.addr),
+            None => return Err(format!("pha_d.subflows[{i}].endpoint: no MPTCP endpoint with id {id} (`ip mptcp endpoint show`)")),
         }
-    };
+    }
+    let mut obs = crate::phad::daemon::Observer::new(reg, addrs);
+    log!("pha-d: {} endpoint(s), GPS {:?}, table {}", settings.subflows.len(), settings.source, settings.table_file.display());
+    Ok(tokio::spawn(crate::phad::daemon::run(settings, table, pm, move || obs.observe(), stop)))
+}
+
+/// Every listed endpoint regular, from a fresh netlink socket (after PHA-D's task failed).
+fn restore_endpoints(ids: &[u8]) {
+    if let Ok(mut pm) = crate::netlink::MptcpPm::open() {
+        for &id in ids {
+            if let Err(e) = pm.set_backup(id, false) {
+                log!("pha-d: restoring endpoint {id}: {e}");
+            }
+        }
+    }
+}
+
+async fn serve(mut cfg: Config, side: Side) -> i32 {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (mut term, mut int, mut hup, mut quit) =
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup()), signal(SignalKind::quit())) {
+            (Ok(t), Ok(i), Ok(h), Ok(q)) => (t, i, h, q),
+            _ => {
+                eprintln!("mobipath-proxy: cannot install signal handlers");
+                return 1;
+            }
+        };
     let reg = Arc::new(Registry::default());
     let max = cfg.limits.max_connections;
     let slots = Arc::new(Semaphore::new(max));
@@ -174,28 +216,91 @@ async fn serve(cfg: Config, side: Side) -> i32 {
         }
     }
     let grace = cfg.limits.shutdown_grace;
+    let mut pha_d_ids = Vec::new();
+    let has_router;
+    let mut pha_d = match (side, cfg.pha_d.take()) {
+        (Side::Router | Side::PhaD, Some((settings, table))) => {
+            pha_d_ids = settings.subflows.iter().map(|s| s.1).collect();
+            match start_pha_d(settings, table, reg.clone(), stop_rx.clone()) {
+                Ok(h) => Some(h),
+                Err(e) if side == Side::PhaD && cfg.router.is_none() => {
+                    eprintln!("mobipath-proxy: {e}");
+                    restore_endpoints(&pha_d_ids);
+                    return 1;
+                }
+                Err(e) => {
+                    // The router proxy still serves (PHA-D never takes it down).
+                    log!("{e}; PHA-D not started, the router proxy serves without it");
+                    restore_endpoints(&pha_d_ids);
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let main = {
         let (reg, slots, limits) = (reg.clone(), slots.clone(), cfg.limits.clone());
+        let router_cfg = cfg.router.take();
+        has_router = router_cfg.is_some() && side != Side::Server;
         async move {
-            match side {
-                Side::Router => router::run(cfg.router.unwrap(), limits, reg, slots, stop_rx).await,
-                Side::Server => server::run(cfg.server.unwrap(), limits, reg, slots, stop_rx).await,
+            match (side, router_cfg) {
+                (Side::Server, _) => server::run(cfg.server.unwrap(), limits, reg, slots, stop_rx).await,
+                (_, Some(r)) => router::run(r, limits, reg, slots, stop_rx).await,
+                // PHA-D alone: nothing to serve; run until a signal.
+                (_, None) => std::future::pending().await,
             }
         }
     };
-    let main = tokio::spawn(main);
-    tokio::select! {
-        r = main => {
-            return match r {
-                Ok(Ok(())) => 0,
-                Ok(Err(e)) => { eprintln!("mobipath-proxy: {e}"); 1 }
-                Err(e) => { eprintln!("mobipath-proxy: {e}"); 1 }
-            };
+    let mut main = tokio::spawn(main);
+    // PHA-D ending on its own (the GPS source gave up, a panic) never takes the router proxy
+    // down: every endpoint is regular (its own restore, or a fresh one after a panic) and the
+    // proxy keeps serving; `pha-d` without `[router]` exits 1.
+    let code = loop {
+        let pha_d_done = async {
+            match pha_d.as_mut() {
+                Some(h) => h.await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = &mut main => {
+                break match r {
+                    Ok(Ok(())) => 0,
+                    Ok(Err(e)) => { eprintln!("mobipath-proxy: {e}"); 1 }
+                    Err(e) => { eprintln!("mobipath-proxy: {e}"); 1 }
+                };
+            }
+            r = pha_d_done => {
+                pha_d = None;
+                let code = match r {
+                    Ok(Ok(())) => 0,
+                    Ok(Err(e)) => { eprintln!("mobipath-proxy: pha-d: {e}"); 1 }
+                    Err(e) => {
+                        // A panic in PHA-D: its own restore did not run.
+                        eprintln!("mobipath-proxy: pha-d: {e}");
+                        restore_endpoints(&pha_d_ids);
+                        1
+                    }
+                };
+                if !has_router {
+                    break code;
+                }
+                log!("pha-d stopped; every endpoint regular; the router proxy keeps serving");
+            }
+            _ = term.recv() => { log!("SIGTERM: closing listeners"); break 0 }
+            _ = int.recv() => { log!("SIGINT: closing listeners"); break 0 }
+            _ = hup.recv() => { log!("SIGHUP: closing listeners"); break 0 }
+            _ = quit.recv() => { log!("SIGQUIT: closing listeners"); break 0 }
         }
-        _ = term.recv() => log!("SIGTERM: closing listeners"),
-        _ = int.recv() => log!("SIGINT: closing listeners"),
-    }
+    };
     let _ = stop_tx.send(true);
+    if let Some(h) = pha_d {
+        // PHA-D sets every endpoint regular on stop; wait for it (bounded).
+        match tokio::time::timeout(Duration::from_secs(5), h).await {
+            Ok(Ok(_)) => {}
+            _ => restore_endpoints(&pha_d_ids),
+        }
+    }
     let deadline = tokio::time::Instant::now() + grace;
     while slots.available_permits() < max && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -204,5 +309,5 @@ async fn serve(cfg: Config, side: Side) -> i32 {
     if left > 0 {
         log!("shutdown: dropping {left} connection(s) still open after {}s", grace.as_secs());
     }
-    0
+    code
 }

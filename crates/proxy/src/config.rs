@@ -54,6 +54,7 @@ struct RawFile {
     server: Option<RawServer>,
     limits: Option<RawLimits>,
     metrics: Option<RawMetrics>,
+    pha_d: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -152,12 +153,14 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Config {
     pub router: Option<RouterConfig>,
     pub server: Option<ServerConfig>,
     pub limits: Limits,
     pub metrics_listen: Option<SocketAddr>,
+    /// `[pha_d]`: PHA-D inside the router process (crates/proxy/src/phad).
+    pub pha_d: Option<(crate::phad::config::PhaDSettings, crate::phad::table::Table)>,
 }
 
 struct Ctx<'a> {
@@ -288,7 +291,14 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
         None => None,
         Some(m) => Some(cx.required_addr("metrics.listen", &m.listen)?),
     };
-    Ok(Config { router, server, limits, metrics_listen })
+    let pha_d = match raw.pha_d {
+        None => None,
+        Some(v) => Some(crate::phad::config::parse(v, base).map_err(|m| match m.split_once(": ") {
+            Some((field, msg)) if field.starts_with("pha_d") => cx.err(field, msg),
+            _ => cx.err("pha_d", m),
+        })?),
+    };
+    Ok(Config { router, server, limits, metrics_listen, pha_d })
 }
 
 /// Reads and validates `path`.

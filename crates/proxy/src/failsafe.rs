@@ -38,6 +38,8 @@ pub struct FailSafe<F: Flags> {
     backup: BTreeMap<u8, bool>,
     last_change: BTreeMap<u8, f64>,
     pub log: Vec<String>,
+    /// Print each applied change as a JSON line (the PHA-D daemon prints its own, richer line).
+    pub echo_changes: bool,
 }
 
 fn json_str(s: &str) -> String {
@@ -57,7 +59,7 @@ fn json_str(s: &str) -> String {
 impl<F: Flags> FailSafe<F> {
     pub fn new(inner: F, ids: Vec<u8>, min_interval_s: f64) -> Self {
         let backup = ids.iter().map(|&i| (i, false)).collect();
-        FailSafe { inner, ids, min_interval_s, backup, last_change: BTreeMap::new(), log: Vec::new() }
+        FailSafe { inner, ids, min_interval_s, backup, last_change: BTreeMap::new(), log: Vec::new(), echo_changes: true }
     }
 
     fn note(&mut self, line: String) {
@@ -91,7 +93,33 @@ impl<F: Flags> FailSafe<F> {
         }
         self.backup.insert(id, backup);
         self.last_change.insert(id, now);
-        self.note(format!("{{\"endpoint_id\":{id},\"backup\":{backup}}}"));
+        if self.echo_changes {
+            self.note(format!("{{\"endpoint_id\":{id},\"backup\":{backup}}}"));
+        }
+        true
+    }
+
+    /// Re-sends B=0 on a regular endpoint. The in-kernel path manager sends MP_PRIO only when
+    /// the flag changes (`mptcp_pm_nl_set_flags`, net/mptcp/pm_netlink.c, pm_kernel.c in newer
+    /// kernels: MP_PRIO only for `changed & MPTCP_PM_ADDR_FLAG_BACKUP`; measured on this kernel
+    /// by tests/netns.rs `b0_resend_sends_mp_prio_again`), so the re-send is B=1 immediately followed by B=0: two MP_PRIO on pure ACKs, in order.
+    /// The peer ends regular if the second arrives, or if both are lost and the first B=0 had
+    /// arrived; if only the first arrives it is backup as before, and the next re-send repairs
+    /// it. Refused when it would leave no regular endpoint even for that instant; not
+    /// rate-limited (it ends in the safe direction); a failure restores every endpoint.
+    pub fn resend_regular(&mut self, id: u8) -> bool {
+        if !self.ids.contains(&id) || self.backup.get(&id) == Some(&true) {
+            return false;
+        }
+        if !self.ids.iter().any(|&i| i != id && !self.backup[&i]) {
+            self.note(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"resend\":true,\"why\":\"it would leave no regular path\"}}"));
+            return false;
+        }
+        let r = self.inner.set_backup(id, true).and_then(|()| self.inner.set_backup(id, false));
+        if let Err(e) = r {
+            self.restore_all(&format!("re-sending B=0 on endpoint {id} failed: {e}"));
+            return false;
+        }
         true
     }
 
@@ -118,13 +146,31 @@ impl<F: Flags> FailSafe<F> {
     }
 }
 
-/// One stdin command: `backup ID` or `regular ID`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Set(u8, bool),
+    /// Re-send B=0 ([`FailSafe::resend_regular`]).
+    Resend(u8),
+}
+
+/// One stdin command: `backup ID`, `regular ID` or `resend ID`.
+pub fn parse_line(line: &str) -> Result<Command, String> {
+    match line.split_whitespace().next() {
+        Some("resend") => {
+            let (id, _) = parse_command(&line.trim_start().replacen("resend", "regular", 1))?;
+            Ok(Command::Resend(id))
+        }
+        _ => parse_command(line).map(|(id, b)| Command::Set(id, b)),
+    }
+}
+
+/// `backup ID` or `regular ID`.
 pub fn parse_command(line: &str) -> Result<(u8, bool), String> {
     let mut w = line.split_whitespace();
     let backup = match w.next() {
         Some("backup") => true,
         Some("regular") => false,
-        other => return Err(format!("expected `backup ID` or `regular ID`, got {other:?}")),
+        other => return Err(format!("expected `backup ID`, `regular ID` or `resend ID`, got {other:?}")),
     };
     let id = w.next().and_then(|s| s.parse::<u8>().ok()).filter(|&i| i > 0).ok_or("endpoint id must be 1..=255")?;
     if w.next().is_some() {
@@ -203,9 +249,14 @@ pub fn flags_main(args: &[String]) -> i32 {
                     Ok(None) => return "end of input".into(),
                     Err(e) => return format!("error: reading stdin: {e}"),
                     Ok(Some(line)) if line.trim().is_empty() => {}
-                    Ok(Some(line)) => match parse_command(&line) {
-                        Ok((id, backup)) => {
+                    Ok(Some(line)) => match parse_line(&line) {
+                        Ok(Command::Set(id, backup)) => {
                             fs.set_backup(id, backup, start.elapsed().as_secs_f64());
+                        }
+                        Ok(Command::Resend(id)) => {
+                            if fs.resend_regular(id) {
+                                println!("{{\"endpoint_id\":{id},\"backup\":false,\"resend\":true}}");
+                            }
                         }
                         Err(e) => {
                             fs.restore_all(&format!("garbage input: {e}"));
@@ -280,6 +331,19 @@ mod tests {
     }
 
     #[test]
+    fn resend_toggles_and_never_leaves_all_backup() {
+        let mut f = FailSafe::new(Rec::default(), vec![1, 2], 10.0);
+        assert!(f.resend_regular(1));
+        assert_eq!(f.inner.calls, vec![(1, true), (1, false)]);
+        assert!(f.set_backup(2, true, 0.0));
+        assert!(!f.resend_regular(1), "endpoint 2 is backup: a transient B=1 on 1 would leave none regular");
+        assert!(!f.resend_regular(2), "a backup endpoint is not re-sent B=0");
+        let mut g = FailSafe::new(Rec { fail_on: Some((1, false)), ..Default::default() }, vec![1, 2], 0.0);
+        assert!(!g.resend_regular(1));
+        assert!(g.log.last().unwrap().contains("restored"));
+    }
+
+    #[test]
     fn commands() {
         assert_eq!(parse_command("backup 2"), Ok((2, true)));
         assert_eq!(parse_command(" regular 1 "), Ok((1, false)));
@@ -287,5 +351,8 @@ mod tests {
         assert!(parse_command("backup").is_err());
         assert!(parse_command("\u{1}\u{2}garbage").is_err());
         assert!(parse_command("backup 1 2").is_err());
+        assert_eq!(parse_line("resend 3"), Ok(Command::Resend(3)));
+        assert_eq!(parse_line("backup 3"), Ok(Command::Set(3, true)));
+        assert!(parse_line("resend").is_err() && parse_line("resend 0").is_err());
     }
 }

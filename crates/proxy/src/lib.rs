@@ -14,6 +14,7 @@
 //! | `router`, `server` | the two sides |
 //! | `netlink` | MPTCP endpoint flags over generic netlink (`mptcp_pm`, MPTCP_PM_CMD_SET_FLAGS) |
 //! | `failsafe` | PHA-D's fail-safe flag rules and the `flags` command |
+//! | `phad` | PHA-D in the router process: controller, GPS sources, handover table, the loop |
 
 /// One line on stderr (the journal under systemd).
 #[macro_export]
@@ -30,6 +31,7 @@ pub mod failsafe;
 pub mod metrics;
 pub mod mptcp;
 pub mod netlink;
+pub mod phad;
 pub mod relay;
 pub mod router;
 pub mod server;

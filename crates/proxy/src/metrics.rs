@@ -66,6 +66,17 @@ impl Registry {
         self.conns.lock().unwrap().len()
     }
 
+    /// Calls `f(connection id, MPTCP socket)` for every live connection with an MPTCP socket
+    /// of `side` (the descriptors stay open during the call).
+    pub fn each_mptcp(&self, side: &str, mut f: impl FnMut(u64, std::os::fd::RawFd)) {
+        let conns: Vec<Arc<Conn>> = self.conns.lock().unwrap().values().cloned().collect();
+        for c in conns.iter().filter(|c| c.side == side) {
+            if let Some(fd) = &c.mptcp_fd {
+                f(c.id, fd.as_raw_fd());
+            }
+        }
+    }
+
     pub fn register(self: &Arc<Self>, conn: Conn) -> ConnGuard {
         let id = conn.id;
         self.conns.lock().unwrap().insert(id, Arc::new(conn));

@@ -144,6 +144,7 @@ impl MptcpInfo {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TcpInfo {
     pub rto_us: u32,
+    pub snd_mss: u32,
     pub unacked: u32,
     pub rtt_us: u32,
     pub rttvar_us: u32,
@@ -152,6 +153,8 @@ pub struct TcpInfo {
     pub bytes_acked: u64,
     pub bytes_received: u64,
     pub notsent_bytes: u32,
+    /// Bytes per second (tcpi_delivery_rate).
+    pub delivery_rate: u64,
     pub bytes_sent: u64,
     pub bytes_retrans: u64,
 }
@@ -160,6 +163,7 @@ impl TcpInfo {
     pub fn parse(b: &[u8]) -> TcpInfo {
         TcpInfo {
             rto_us: u32_at(b, 8),
+            snd_mss: u32_at(b, 16),
             unacked: u32_at(b, 24),
             rtt_us: u32_at(b, 68),
             rttvar_us: u32_at(b, 72),
@@ -168,6 +172,7 @@ impl TcpInfo {
             bytes_acked: u64_at(b, 120),
             bytes_received: u64_at(b, 128),
             notsent_bytes: u32_at(b, 144),
+            delivery_rate: u64_at(b, 160),
             bytes_sent: u64_at(b, 200),
             bytes_retrans: u64_at(b, 208),
         }

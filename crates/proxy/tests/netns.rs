@@ -132,9 +132,10 @@ impl Topo {
 
     fn start(&mut self, ns: &str, side: &str, config: &str, log_name: &str) -> u32 {
         let log = std::fs::File::create(self.dir.join(format!("{log_name}.log"))).unwrap();
+        let out = std::fs::File::create(self.dir.join(format!("{log_name}.out"))).unwrap();
         let child = Command::new("ip")
             .args(["netns", "exec", ns, BIN, side, "--config", config])
-            .stdout(Stdio::null())
+            .stdout(out)
             .stderr(log)
             .spawn()
             .unwrap();
@@ -620,4 +621,146 @@ fn netlink_flags_show_in_ip_and_fail_safe_on_garbage_and_sigterm() {
     assert!(String::from_utf8_lossy(&out.stdout).lines().last().unwrap().contains("end of input"));
     let show = endpoint_show(&t.r);
     assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not restored at end of input:\n{show}");
+}
+
+/// `MPTcpExt` counters of namespace `ns` (/proc/net/netstat there).
+fn mptcp_mib(ns: &str, name: &str) -> u64 {
+    let out = Command::new("ip").args(["netns", "exec", ns, "cat", "/proc/net/netstat"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("MPTcpExt:")).collect();
+    let (Some(h), Some(v)) = (lines.first(), lines.get(1)) else { return 0 };
+    h.split_whitespace().zip(v.split_whitespace()).find(|(k, _)| *k == name).and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
+}
+
+/// PHA-D inside the router proxy process (`[pha_d]` in the router's config) reads the RTT of the
+/// proxy's own subflows from the kernel, and its flag changes make the kernel send MP_PRIO on
+/// them (`MPTcpExtMPPrioTx`); SIGTERM leaves every endpoint regular.
+#[test]
+fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("pd", Some("20mbit"), true);
+    // Endpoints for the flags (no signal/subflow role: the server's ADD_ADDR makes the second subflow).
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1"]).unwrap();
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2"]).unwrap();
+    let track_csv = "lat,lon\n37.0,127.0\n37.0,127.1\n";
+    let table = t.write("table.csv", "operator,start_m,end_m,count\nA,1000,1100,1\nB,5000,5100,1\n");
+    let track = t.write("track.csv", track_csv);
+    let extra = format!("[pha_d]\ngps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"{table}\"\ntrack = \"{track}\"\nsubflows = [{{ operator = \"A\", endpoint = 1 }}, {{ operator = \"B\", endpoint = 2 }}]\npolicy = \"queue-aware\"\ngps_period_ms = 100\nmin_interval_ms = 0\nstale_s = 5.0\n");
+    let (_, rp) = t.start_pair_with(KEY, 65536, &extra);
+    // An upload through the proxy keeps both subflows busy.
+    let sk = sink(&t.s, 9000, true);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let sender = Topo::inside(&t.r, move || {
+        let (mut s, rep) = socks_connect(9000);
+        assert_eq!(rep, 0);
+        s.set_write_timeout(Some(Duration::from_millis(200))).unwrap();
+        let buf = vec![0x5au8; 65536];
+        while !stop2.load(Ordering::Relaxed) {
+            let _ = s.write(&buf);
+        }
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let prio_before = mptcp_mib(&t.r, "MPPrioTx");
+    // The ride: 80 m/s from 900 m, a GGA every 100 ms; A's range [1000, 1100] is 1.25-2.5 s ahead.
+    let feeder = Topo::inside(&t.r, move || {
+        let trk = mobipath_proxy::phad::track::Track::parse(track_csv, "t").unwrap();
+        let u = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(4) {
+            let (lat, lon) = trk.point_at(900.0 + 80.0 * t0.elapsed().as_secs_f64());
+            let dm = |v: f64, w: usize| format!("{:0w$}{:09.6}", v.trunc() as u32, (v - v.trunc()) * 60.0, w = w);
+            let body = format!("GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,", dm(lat, 2), dm(lon, 3));
+            let _ = u.send_to(format!("${body}*{:02X}\r\n", body.bytes().fold(0u8, |a, b| a ^ b)).as_bytes(), "127.0.0.1:10110");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    feeder.join().unwrap();
+    let prio_sent = mptcp_mib(&t.r, "MPPrioTx") - prio_before;
+    stop.store(true, Ordering::Relaxed);
+    sender.join().unwrap();
+    assert!(sk.bytes.load(Ordering::SeqCst) > 1_000_000, "the upload ran");
+    unsafe { libc::kill(rp as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::path::Path::new(&format!("/proc/{rp}")).exists() && std::fs::read_to_string(format!("/proc/{rp}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+        assert!(Instant::now() < deadline, "router did not exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let show = endpoint_show(&t.r);
+    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not regular after SIGTERM:\n{show}");
+    let out = std::fs::read_to_string(t.dir.join("router.out")).unwrap();
+    let events: Vec<serde_json::Value> = out.lines().filter_map(|l| serde_json::from_str(l).ok()).filter(|v: &serde_json::Value| v.get("t_s").is_some()).collect();
+    let b1 = events.iter().find(|e| e["backup"] == true).unwrap_or_else(|| panic!("no B=1:\n{out}\n{}", t.log("router")));
+    assert_eq!(b1["endpoint_id"], 1);
+    let rtt = b1["rtt_ms"].as_f64().unwrap();
+    // Measured by the kernel on the proxy's subflow (no added delay: well below the 100 ms assumed without one).
+    assert!(rtt > 0.0 && rtt < 60.0, "B=1 used RTT {rtt} ms: {b1}");
+    let lead = b1["predicted_lead_ms"].as_f64().unwrap();
+    let drain = b1["drain_ms"].as_f64().unwrap();
+    // B=1 at the first decision where the time to the range is within RTT + drain + 3 GPS periods
+    // (the drain measured then; it moves between decisions, so the lead may fall below the
+    // threshold by what it grew, but never below RTT + 3 periods by more than a tick, 50 ms).
+    assert!(lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + 300.0 - 60.0, "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}");
+    assert!(events.iter().any(|e| e["backup"] == false && e["endpoint_id"] == 1 && e["resend"] == false), "no B=0:\n{out}");
+    assert!(!events.iter().any(|e| e["backup"] == true && e["endpoint_id"] == 2), "B's range is far away:\n{out}");
+    // B=1 and B=0 each went out as MP_PRIO on endpoint 1's subflow(s), plus one pair per re-send.
+    let resends = events.iter().filter(|e| e["resend"] == true).count() as u64;
+    assert!(prio_sent >= 2 + 2 * resends, "MPTcpExtMPPrioTx +{prio_sent}, {resends} re-sends:\n{out}");
+    eprintln!("B=1 {b1}; MP_PRIO sent {prio_sent}; re-sends {resends}");
+}
+
+/// The in-kernel path manager sends MP_PRIO only when an endpoint's backup flag changes: a
+/// `regular` on a regular endpoint sends none, so PHA-D re-sends B=0 as B=1 then B=0 — two
+/// MP_PRIO on the connection's subflow from that endpoint (`MPTcpExtMPPrioTx` +2), ending regular.
+#[test]
+fn b0_resend_sends_mp_prio_again() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("rs", Some("20mbit"), true);
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1"]).unwrap();
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2"]).unwrap();
+    t.start_pair(KEY, 65536);
+    let _sk = sink(&t.s, 9000, true);
+    let conn = Topo::inside(&t.r, || socks_connect(9000)).join().unwrap();
+    assert_eq!(conn.1, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", &t.r, BIN, "flags", "--endpoints", "1,2", "--min-interval-ms", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(300)); // its start-up restore (no change: nothing sent)
+    let mut step = |cmd: &str| {
+        let before = mptcp_mib(&t.r, "MPPrioTx");
+        stdin.write_all(format!("{cmd}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        mptcp_mib(&t.r, "MPPrioTx") - before
+    };
+    assert_eq!(step("regular 1"), 0, "no change, no MP_PRIO");
+    assert_eq!(step("resend 1"), 2, "B=1 then B=0");
+    assert!(!is_backup(&endpoint_show(&t.r), 1));
+    assert_eq!(step("backup 1"), 1);
+    assert_eq!(step("regular 1"), 1);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"resend\":true"));
+    drop(conn);
+}
+
+/// A `[pha_d]` that cannot start (its endpoint does not exist) never takes the router proxy down:
+/// it serves, and says why PHA-D is not running.
+#[test]
+fn router_serves_when_pha_d_cannot_start() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("pm", None, false);
+    let table = t.write("table.csv", "operator,start_m,end_m,count\nA,1000,1100,1\n");
+    let track = t.write("track.csv", "lat,lon\n37.0,127.0\n37.0,127.1\n");
+    let extra = format!("[pha_d]\ngps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"{table}\"\ntrack = \"{track}\"\nsubflows = [{{ operator = \"A\", endpoint = 9 }}]\n");
+    t.start_pair_with(KEY, 65536, &extra); // waits until the SOCKS listener accepts
+    let log = t.log("router");
+    assert!(log.contains("no MPTCP endpoint with id 9") && log.contains("the router proxy serves without it"), "{log}");
 }

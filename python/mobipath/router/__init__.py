@@ -19,9 +19,11 @@ app.command("proxy")(_proxy.router_proxy)
 
 @app.command("pha-d")
 def pha_d(
-    table: Path = typer.Option(..., "--table", help="Handover table CSV (`mobipath hotable learn` / `learn-recorded`).", show_default=False),
-    track: Path = typer.Option(..., "--track", help="The line's track, a lat,lon CSV polyline (same as learn-recorded).", show_default=False),
-    subflow: List[str] = typer.Option(..., "--subflow", help="OPERATOR=ENDPOINT_ID[:IFACE], once per uplink, e.g. A=1:wwan0.", show_default=False),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Run the Rust daemon (mobipath-proxy pha-d) with this TOML config ([pha_d], and [router] to run the router proxy in the same process; crates/proxy/README.md). The other options are then not used.", show_default=False),
+    check: bool = typer.Option(False, "--check", help="With --config: only validate the config (exit 0 if valid, 2 with the field named if not)."),
+    table: Optional[Path] = typer.Option(None, "--table", help="Python controller: handover table CSV (`mobipath hotable learn` / `learn-recorded`).", show_default=False),
+    track: Optional[Path] = typer.Option(None, "--track", help="Python controller: the line's track, a lat,lon CSV polyline (same as learn-recorded).", show_default=False),
+    subflow: Optional[List[str]] = typer.Option(None, "--subflow", help="Python controller: OPERATOR=ENDPOINT_ID[:IFACE], once per uplink, e.g. A=1:wwan0.", show_default=False),
     gpsd: str = typer.Option("127.0.0.1:2947", "--gpsd", help="gpsd's HOST:PORT."),
     policy: str = typer.Option("paper", "--policy", help="paper (B=1 one RTT ahead), queue-aware (plus --lead-ms) or resend (B=0 re-sent until data flows)."),
     lead_ms: float = typer.Option(0.0, "--lead-ms", min=0, max=10000, help="queue-aware: extra lead of B=1 in ms."),
@@ -39,11 +41,23 @@ def pha_d(
     max_retries: Optional[int] = typer.Option(None, "--max-retries", min=0, help="Give up (exit 1) after this many failed gpsd sessions in a row (default: never)."),
 ) -> None:
     """PHA-D on the train router: marks the subflow of the operator about to hand over as backup
-    (MP_PRIO via the endpoint's backup flag) from live gpsd positions and a handover table, and
+    (MP_PRIO via the endpoint's backup flag) from live GPS positions and a handover table, and
     clears it before the range ends. Prints one JSON line per MP_PRIO. Fails safe: every endpoint
-    regular at start, on a stale or off-track fix, when gpsd fails, on any error, on exit and on
-    SIGTERM/SIGHUP/SIGINT; never every endpoint backup at once."""
+    regular at start, on a stale or off-track fix, when the GPS fails, on any error, on exit and on
+    SIGTERM/SIGHUP/SIGINT; never every endpoint backup at once.
+
+    With --config it runs the Rust daemon (mobipath-proxy pha-d: inside the router proxy, kernel
+    RTT and queue per subflow, gpsd / NMEA serial, file, UDP / replay). Without it, the Python
+    controller (the simulator's own, gpsd only) with the options below; it alone has --dry-run."""
     from ..cli import _guarded, input_file  # late import: cli imports this module
+
+    if config is not None:
+        from .proxy import exec_proxy
+
+        exec_proxy(["check-config", "--side", "pha-d", "--config", str(config)] if check else ["pha-d", "--config", str(config)])
+    missing = [n for n, v in (("--table", table), ("--track", track), ("--subflow", subflow)) if not v]
+    if missing:
+        raise typer.BadParameter(f"give --config FILE (the Rust daemon), or {', '.join(missing)} for the Python controller")
 
     def go() -> None:
         from .. import gpsd as gps
@@ -87,6 +101,46 @@ def pha_d(
         run_failsafe(router, actuator, lambda: gps.GpsdClient(host, int(port_s), timeout=2 * stale_s + 1),
                      lambda c: c.track_positions(trk, max_offset_m), max_fixes, tick_ms / 1e3 if tick_ms > 0 else None,
                      retry_s, max_retries)
+
+    _guarded(go)()
+
+
+@app.command("handover-log")
+def handover_log(
+    cells: List[Path] = typer.Option([], "--cells", help="Cell-id log CSV `time,operator,cell` (repeatable).", show_default=False),
+    mmcli: List[str] = typer.Option([], "--mmcli", help="OPERATOR=FILE: repeated `mmcli -m N --location-get` outputs, each after a line with its time (repeatable, one per modem).", show_default=False),
+    out: Path = typer.Option(..., "-o", "--out", help="Handover log to write, `operator,start,end` (the --handovers of `mobipath hotable learn-recorded`).", show_default=False),
+    append: bool = typer.Option(False, "--append", help="Add this drive's rows to an existing log instead of overwriting it."),
+) -> None:
+    """The handover logger: serving-cell changes recorded on the train (a cell-id log, or
+    ModemManager's mmcli output) -> the handover log `operator,start,end` that `mobipath hotable
+    learn-recorded` learns tables from, with the same run's NMEA log. Each handover spans from the
+    last observation of the old cell to the first of the new one."""
+    from ..cli import _guarded  # late import: cli imports this module
+
+    def go() -> None:
+        from ..errors import ConfigError, ScenarioError
+        from . import holog
+
+        if not cells and not mmcli:
+            raise ScenarioError([ConfigError("--cells", "", "give at least one --cells or --mmcli log")])
+        obs = []
+        for c in cells:
+            obs += holog.parse_cell_log(c.read_text(encoding="utf-8", errors="replace"), str(c))
+        for spec in mmcli:
+            op, sep, f = spec.partition("=")
+            if not sep or not f:
+                raise ScenarioError([ConfigError("--mmcli", spec, "expected OPERATOR=FILE, e.g. A=mmcli-a.log")])
+            obs += holog.parse_mmcli(Path(f).read_text(encoding="utf-8", errors="replace"), f, op)
+        rows = holog.handovers(obs)
+        if append and out.exists() and out.stat().st_size > 0:
+            with out.open("a", encoding="utf-8") as fh:
+                fh.write(holog.to_csv(rows, header=False))
+        else:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(holog.to_csv(rows), encoding="utf-8")
+        ops = sorted({r[0] for r in rows})
+        typer.echo(f"{len(rows)} handovers ({', '.join(ops) or 'none'}) from {len(obs)} observations {'appended to' if append else 'written to'} {out}")
 
     _guarded(go)()
 

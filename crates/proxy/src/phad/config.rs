@@ -1,0 +1,176 @@
+//! The `[pha_d]` section of the router's config (crates/proxy/README.md). Every error names the
+//! field and the allowed values; the handover table's and the track's errors name the file, the
+//! line and the field.
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::controller::{self, Policy, Time, NS_PER_MS};
+use super::gps::Source;
+use super::table::Table;
+use super::track::Track;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSubflow {
+    operator: String,
+    endpoint: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    gps: String,
+    table: PathBuf,
+    track: Option<PathBuf>,
+    subflows: Vec<RawSubflow>,
+    policy: Option<String>,
+    lead_ms: Option<f64>,
+    resend_b0: Option<bool>,
+    gps_period_ms: Option<f64>,
+    tick_ms: Option<f64>,
+    stale_s: Option<f64>,
+    max_offset_m: Option<f64>,
+    max_speed_mps: Option<f64>,
+    min_interval_ms: Option<f64>,
+    retry_s: Option<f64>,
+    max_retries: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PhaDSettings {
+    pub source: Source,
+    pub table_file: PathBuf,
+    pub track: Option<Track>,
+    /// (operator, endpoint id), one per uplink.
+    pub subflows: Vec<(String, u8)>,
+    pub ctl: controller::Config,
+    pub gps_period: Time,
+    /// `None`: decide at fixes only.
+    pub tick: Option<Duration>,
+    pub stale: Duration,
+    pub max_offset_m: f64,
+    pub max_speed_mps: f64,
+    pub min_interval_s: f64,
+    pub retry: Duration,
+    pub max_retries: Option<u32>,
+}
+
+fn num(field: &str, v: Option<f64>, lo: f64, hi: f64, lo_open: bool, default: f64) -> Result<f64, String> {
+    match v {
+        None => Ok(default),
+        Some(x) if x.is_finite() && x <= hi && (x > lo || (!lo_open && x == lo)) => Ok(x),
+        Some(x) => Err(format!("pha_d.{field}: {x} is out of range {}{lo}, {hi}]", if lo_open { "(" } else { "[" })),
+    }
+}
+
+/// Parses `[pha_d]` (a TOML table) and loads its table and track. Errors: `field: why`, or the
+/// files' own `FILE: line N: field = value: why`.
+pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), String> {
+    let r: Raw = v.try_into().map_err(|e: toml::de::Error| format!("pha_d: {}", e.to_string().trim().replace('\n', " ")))?;
+    let source = Source::parse(&r.gps, base).map_err(|e| format!("pha_d.gps: {e}"))?;
+    let policy = match r.policy.as_deref() {
+        None => Policy::QueueAware,
+        Some(p) => Policy::parse(p).ok_or_else(|| format!("pha_d.policy: `{p}`: one of paper, queue-aware, resend"))?,
+    };
+    if r.subflows.is_empty() {
+        return Err("pha_d.subflows: at least one { operator = \"A\", endpoint = 1 }".into());
+    }
+    let mut subflows = Vec::new();
+    for (i, s) in r.subflows.iter().enumerate() {
+        if s.operator.is_empty() || s.operator.contains(',') {
+            return Err(format!("pha_d.subflows[{i}].operator: `{}`: a non-empty name without commas, as in the handover table", s.operator));
+        }
+        if !(1..=255).contains(&s.endpoint) {
+            return Err(format!("pha_d.subflows[{i}].endpoint: {} is out of range 1..=255 (an `ip mptcp endpoint` id)", s.endpoint));
+        }
+        if subflows.iter().any(|(_, e)| *e == s.endpoint as u8) {
+            return Err(format!("pha_d.subflows[{i}].endpoint: {} is listed twice", s.endpoint));
+        }
+        subflows.push((s.operator.clone(), s.endpoint as u8));
+    }
+    let abs = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
+    let table_file = abs(&r.table);
+    let text = std::fs::read_to_string(&table_file).map_err(|e| format!("pha_d.table: cannot read {}: {e}", table_file.display()))?;
+    let table = Table::parse(&text, &table_file.display().to_string()).map_err(|e| e.join("\n"))?;
+    let track = match &r.track {
+        None if source.needs_track() => return Err("pha_d.track: missing: a lat,lon CSV of the line, needed to place the GPS fixes along it".into()),
+        None => None,
+        Some(p) => {
+            let p = abs(p);
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("pha_d.track: cannot read {}: {e}", p.display()))?;
+            Some(Track::parse(&text, &p.display().to_string()).map_err(|e| e.join("\n"))?)
+        }
+    };
+    let gps_period_ms = num("gps_period_ms", r.gps_period_ms, 0.0, 10000.0, true, 1000.0)?;
+    let tick_ms = num("tick_ms", r.tick_ms, 0.0, 1000.0, false, 50.0)?;
+    let max_retries = match r.max_retries {
+        None => None,
+        Some(m) if (0..=1_000_000).contains(&m) => Some(m as u32),
+        Some(m) => return Err(format!("pha_d.max_retries: {m} is out of range 0..=1000000")),
+    };
+    let s = PhaDSettings {
+        source,
+        table_file,
+        track,
+        subflows,
+        ctl: controller::Config { policy, lead_ms: num("lead_ms", r.lead_ms, 0.0, 10000.0, false, 0.0)?, resend_b0: r.resend_b0.unwrap_or(true) },
+        gps_period: (gps_period_ms * NS_PER_MS as f64) as Time,
+        tick: (tick_ms > 0.0).then(|| Duration::from_secs_f64(tick_ms / 1e3)),
+        stale: Duration::from_secs_f64(num("stale_s", r.stale_s, 0.1, 60.0, false, 3.0)?),
+        max_offset_m: num("max_offset_m", r.max_offset_m, 0.0, 10000.0, true, 50.0)?,
+        max_speed_mps: num("max_speed_mps", r.max_speed_mps, 0.0, 1000.0, true, 150.0)?,
+        min_interval_s: num("min_interval_ms", r.min_interval_ms, 0.0, 60000.0, false, 1000.0)? / 1e3,
+        retry: Duration::from_secs_f64(num("retry_s", r.retry_s, 0.1, 600.0, false, 2.0)?),
+        max_retries,
+    };
+    Ok((s, table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("phad-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("t.csv"), "operator,start_m,end_m,count\nA,100,120,1\n").unwrap();
+        std::fs::write(d.join("bad.csv"), "operator,start_m,end_m,count\nA,100,x,1\n").unwrap();
+        std::fs::write(d.join("trk.csv"), "lat,lon\n37,127\n37,127.1\n").unwrap();
+        d
+    }
+
+    fn cfg(extra: &str) -> Result<(PhaDSettings, Table), String> {
+        let text = format!("gps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{{ operator = \"A\", endpoint = 1 }}, {{ operator = \"B\", endpoint = 2 }}]\n{extra}");
+        parse(toml::from_str(&text).unwrap(), &dir())
+    }
+
+    #[test]
+    fn defaults_and_errors() {
+        let (s, t) = cfg("").unwrap();
+        assert_eq!(s.ctl.policy, Policy::QueueAware);
+        assert!(s.ctl.resend_b0 && s.tick == Some(Duration::from_millis(50)) && s.stale == Duration::from_secs(3));
+        assert_eq!(t.ranges["A"].len(), 1);
+        for (extra, want) in [
+            ("policy = \"fast\"", "pha_d.policy"),
+            ("lead_ms = -1.0", "pha_d.lead_ms: -1 is out of range [0, 10000]"),
+            ("stale_s = 0.0", "pha_d.stale_s"),
+            ("gps_period_ms = 0.0", "pha_d.gps_period_ms: 0 is out of range (0, 10000]"),
+            ("max_retries = -1", "pha_d.max_retries"),
+            ("colour = 1", "pha_d: unknown field `colour`"),
+        ] {
+            let e = cfg(extra).unwrap_err();
+            assert!(e.starts_with(want), "{extra}: {e}");
+        }
+        let d = dir();
+        let bad = |text: &str| parse(toml::from_str(text).unwrap(), &d).unwrap_err();
+        assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"bad.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").contains("bad.csv: line 2: end_m = x"));
+        assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").starts_with("pha_d.track: missing"));
+        assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 0 }]").starts_with("pha_d.subflows[0].endpoint: 0"));
+        assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }, { operator = \"B\", endpoint = 1 }]").contains("listed twice"));
+        assert!(bad("gps = \"tcp:x\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = []").starts_with("pha_d.gps"));
+        // A replay needs no track.
+        assert!(parse(toml::from_str("gps = \"replay:r.csv\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").unwrap(), &d).is_ok());
+    }
+}

@@ -1,0 +1,19 @@
+//! PHA-D on the live router (P0 §3.3), inside the router proxy process so that it owns the
+//! MPTCP connections it steers: see README.md (`[pha_d]`) and each module.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `controller` | the decision logic (the simulator's, kept in step; queue-aware lead; B=0 re-sends) |
+//! | `table` | handover table v1/v2 reader |
+//! | `track` | lat,lon track and projection |
+//! | `nmea` | NMEA 0183 sentences with checksums |
+//! | `gps` | GPS sources: gpsd, NMEA serial/file/UDP, replay |
+//! | `config` | the `[pha_d]` section |
+//! | `daemon` | the loop: GPS → controller → fail-safe flags, kernel observations |
+pub mod config;
+pub mod controller;
+pub mod daemon;
+pub mod gps;
+pub mod nmea;
+pub mod table;
+pub mod track;
