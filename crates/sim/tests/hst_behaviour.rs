@@ -411,7 +411,8 @@ fn harq_delay_and_residual_loss_reach_the_train_links() {
     for l in ["lte-a.forward", "lte-b.forward", "lte-a.reverse"] {
         let lost = f(&o.summary["links"][l]["drops_loss"]);
         let n = f(&o.summary["links"][l]["packets_delivered"]) + lost;
-        let sd = (n * p * (1.0 - p)).sqrt();
+        // Losses come per 1 ms transport block (about 2 packets at 25 Mbit/s): a wider spread.
+        let sd = (3.0 * n * p * (1.0 - p)).sqrt();
         assert!(n > 1000.0 && (lost - n * p).abs() < 4.0 * sd, "{l}: {lost} of {n} lost (p = {p})");
     }
     assert_eq!(f(&base.summary["links"]["lte-a.forward"]["drops_loss"]), 0.0);

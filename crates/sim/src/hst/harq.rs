@@ -1,7 +1,8 @@
 //! `[hst.harq]`: what the LTE radio does to packets outside handovers — HARQ retransmission delay
 //! and a residual loss after HARQ — on both directions of every train link.
 //!
-//! Per packet, independently (seeded stream `hst/harq/<link>/<direction>`):
+//! Per transport block, i.e. for the packets that leave the link in the same 1 ms TTI (TS 36.211
+//! §4.1), independently of other TTIs (seeded stream `hst/harq/<link>/<direction>`):
 //! 1. with probability `residual_loss` it is lost (what HARQ and RLC do not recover; 3GPP
 //!    TS 36.213 §7.2.3 link adaptation targets a 10 % first-transmission BLER, and what is left
 //!    after HARQ reaches TCP as loss when RLC does not retransmit, e.g. RLC UM);
@@ -14,12 +15,16 @@
 //! waits for a retransmission holds back the packets behind it, and a lost one holds them for
 //! its `max_retx` round trips.
 //!
-//! Deviations: one packet per transport block (a TB carries ~2 packets at 25 Mbit/s); attempts
+//! Deviations: the transport block is the packets that finish serialisation in the same TTI (a
+//! packet spanning two TTIs belongs to the one it ends in); attempts
 //! fail independently with the same `bler` (no chase-combining gain); the retransmissions take
 //! no capacity; the loss is a parameter, not derived from the SINR (the radio model's SINR only
 //! sets the capacity, `radio.capacity = sinr`). Default: off (no `[hst.harq]`).
 use crate::core::rng::Rng;
-use crate::core::time::{from_ms_f64, Time};
+use crate::core::time::{from_ms_f64, Time, NS_PER_MS};
+
+/// LTE's transmission time interval: one transport block per TTI and direction.
+const TTI: Time = NS_PER_MS;
 use crate::error::Errors;
 use rand::Rng as _;
 use schemars::JsonSchema;
@@ -59,7 +64,7 @@ impl Default for HarqConfig {
     }
 }
 
-/// What happens to one packet: delivered after this extra delay, or lost (holding the packets
+/// What happens to one transport block: delivered after this extra delay, or lost (holding the packets
 /// behind it for this long).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -93,12 +98,25 @@ impl HarqConfig {
     }
 
     /// The per-packet process a link direction applies ([`crate::link::LinkDir::set_retransmission`]):
-    /// `Ok(extra delay)` or `Err(hold)` for a lost packet.
+    /// `Ok(extra delay)` or `Err(hold)` for a lost packet; one draw per TTI, shared by the packets
+    /// that depart in it.
     pub fn process(&self, mut rng: Rng) -> crate::link::Retransmission {
         let cfg = self.clone();
-        Box::new(move || match cfg.draw(&mut rng) {
-            Outcome::Delivered(d) => Ok(d),
-            Outcome::Lost(h) => Err(h),
+        let mut last: Option<(u64, Outcome)> = None;
+        Box::new(move |departure: Time| {
+            let tti = departure / TTI;
+            let o = match last {
+                Some((t, o)) if t == tti => o,
+                _ => {
+                    let o = cfg.draw(&mut rng);
+                    last = Some((tti, o));
+                    o
+                }
+            };
+            match o {
+                Outcome::Delivered(d) => Ok(d),
+                Outcome::Lost(h) => Err(h),
+            }
         })
     }
 }
@@ -159,7 +177,7 @@ mod tests {
         let mut dir: LinkDir<Packet> = LinkDir::constant(100.0, 10.0, 100);
         // Packet 0: two retransmissions (16 ms); packet 2: lost after 3 (24 ms); others clean.
         let mut k = 0;
-        dir.set_retransmission(Box::new(move || {
+        dir.set_retransmission(Box::new(move |_| {
             k += 1;
             match k {
                 1 => Ok(16 * ms),
@@ -184,6 +202,24 @@ mod tests {
         assert!(t3 >= 10 * ms + 24 * ms, "packet 3 waits for packet 2's last attempt: {t3}");
         assert_eq!(dir.stats().drops_loss, 1);
         assert_eq!(dir.stats().delivered_packets, 4);
+    }
+
+    /// Packets leaving in the same 1 ms TTI share one transport block's fate; the next TTI draws
+    /// afresh.
+    #[test]
+    fn packets_of_one_tti_share_their_transport_blocks_fate() {
+        let cfg = HarqConfig { bler: 0.5, max_retx: 7, rtt_ms: 8.0, residual_loss: 0.0 };
+        let mut p = cfg.process(RngStreams::new(3).stream("t"));
+        let ms = NS_PER_MS;
+        let mut differ = 0;
+        for k in 0..200u64 {
+            let a = p(k * ms + 100);
+            assert_eq!(p(k * ms + 900_000), a, "TTI {k}");
+            let b = p((k + 1) * ms - 1);
+            assert_eq!(b, a);
+            differ += (p((k + 1) * ms) != a) as u32;
+        }
+        assert!(differ > 50, "{differ} of 200 TTIs differ from the previous one");
     }
 
     #[test]

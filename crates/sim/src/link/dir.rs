@@ -130,11 +130,11 @@ pub struct LinkDir<P: Wire = Packet> {
     stats: LinkStats,
 }
 
-/// A per-packet link-layer retransmission process, drawn once per departing packet:
-/// `Ok(extra delay)` for a delivered packet, `Err(hold)` for one lost after its last attempt
-/// (later packets wait `hold` behind it). Delivery stays in order, as a receiver's
+/// A per-packet link-layer retransmission process, called once per departing packet with its
+/// departure time: `Ok(extra delay)` for a delivered packet, `Err(hold)` for one lost after its
+/// last attempt (later packets wait `hold` behind it). Delivery stays in order, as a receiver's
 /// reordering layer (LTE RLC) delivers it.
-pub type Retransmission = Box<dyn FnMut() -> Result<Time, Time> + Send>;
+pub type Retransmission = Box<dyn FnMut(Time) -> Result<Time, Time> + Send>;
 
 impl<P: Wire> LinkDir<P> {
     /// A direction from its resolved spec, the link's outages (sorted, non-overlapping)
@@ -301,7 +301,7 @@ impl<P: Wire> LinkDir<P> {
             }
             let retx = self.retx.as_mut().map(|(draw, last)| {
                 let at = f.saturating_add(self.delay);
-                match draw() {
+                match draw(f) {
                     Ok(extra) => {
                         *last = (*last).max(at.saturating_add(extra));
                         Some(*last)
