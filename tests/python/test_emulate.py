@@ -148,6 +148,14 @@ def test_plan_applies_the_trains_handovers_to_its_links() -> None:
         assert [round(o["start_s"], 6) for o in outs] == [round(h["start_s"], 6) for h in mine]
 
 
+
+def test_plan_refuses_simulated_only_harq(tmp_path: Path) -> None:
+    p0 = ROOT / "scenarios" / "p0" / "hst-minrtt.toml"
+    harq = _scenario(tmp_path, p0.read_text() + "\n[hst.harq]\nresidual_loss = 0.001\n", "harq.toml")
+    with pytest.raises(emu.EmulateError, match="hst.harq.*simulated only"):
+        emu.plan(harq, substitute=True)
+
+
 def test_plan_takes_multi_link_paths_but_not_shared_links(tmp_path: Path) -> None:
     two = _scenario(tmp_path, SINGLE.format(duration=5, cc="cubic").replace(
         'links = ["l"]', 'links = ["l", "m"]').replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 5\ndelay_ms = 1\n[[paths]]'), "two.toml")

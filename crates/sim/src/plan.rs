@@ -156,6 +156,8 @@ pub struct TrainPlan {
     /// The handover windows (metrics.md): the 1 s windows, aligned to whole seconds, that contain
     /// a handover start, sorted.
     pub windows: Vec<(Time, Time)>,
+    /// `[hst.harq]`: HARQ delay and residual loss on both directions of every train link.
+    pub harq: Option<crate::hst::harq::HarqConfig>,
 }
 
 impl Plan {
@@ -187,6 +189,7 @@ impl Plan {
                 links: h.links.clone(),
                 forwarding_delay: from_ms_f64(h.handover.forwarding_delay_ms),
                 windows,
+                harq: h.harq.clone(),
                 run,
             }
         });

@@ -397,3 +397,37 @@ fn receive_buffer_optimisation_costs_minrtt_on_the_window_limited_p0_profile() {
         assert_eq!(f(&fo["delivery_errors"]), 0.0);
     }
 }
+
+/// `[hst.harq]` reaches both directions of the train links: residual loss drops about the
+/// configured fraction of the packets that leave each link, HARQ round trips raise the RTT by
+/// about `bler` round trips per packet, delivery stays in order (no delivery errors), and a bad
+/// value is refused with its field.
+#[test]
+fn harq_delay_and_residual_loss_reach_the_train_links() {
+    let short = |extra: &str| p0("minrtt", None).replace("duration_s = 70", "duration_s = 20") + extra;
+    let base = run(&short(""));
+    let p = 0.005;
+    let o = run(&short(&format!("\n[hst.harq]\nbler = 0\nresidual_loss = {p}\n")));
+    for l in ["lte-a.forward", "lte-b.forward", "lte-a.reverse"] {
+        let lost = f(&o.summary["links"][l]["drops_loss"]);
+        let n = f(&o.summary["links"][l]["packets_delivered"]) + lost;
+        // Losses come per 1 ms transport block (about 2 packets at 25 Mbit/s): a wider spread.
+        let sd = (3.0 * n * p * (1.0 - p)).sqrt();
+        assert!(n > 1000.0 && (lost - n * p).abs() < 4.0 * sd, "{l}: {lost} of {n} lost (p = {p})");
+    }
+    assert_eq!(f(&base.summary["links"]["lte-a.forward"]["drops_loss"]), 0.0);
+    let (fo, fb) = (&o.summary["flows"]["mptcp"], &base.summary["flows"]["mptcp"]);
+    assert!(f(&fo["retransmission_ratio"]) > 0.5 * p, "{} vs {}", fo["retransmission_ratio"], fb["retransmission_ratio"]);
+    assert_eq!(f(&fo["delivery_errors"]), 0.0);
+    // HARQ delay only (no loss): in-order delivery, a higher smoothed RTT, no extra loss.
+    let o = run(&short("\n[hst.harq]\nbler = 0.3\nmax_retx = 7\n"));
+    let srtt = |o: &mobipath_sim::api::RunOutput| {
+        let s = series(o, "subflow", "mptcp/via-a", "srtt_ms");
+        s.iter().map(|x| x.1).sum::<f64>() / s.len() as f64
+    };
+    let (with, without) = (srtt(&o), srtt(&base));
+    assert!(with > without + 3.0, "mean srtt {with} ms with HARQ vs {without} ms without");
+    assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
+    let err = Scenario::load(&short("\n[hst.harq]\nbler = 0.9\n"), "x.toml", Path::new(".")).err().expect("bler 0.9 refused");
+    assert!(err.iter().any(|e| e.to_string().contains("hst.harq.bler")), "{err:?}");
+}

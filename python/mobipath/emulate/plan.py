@@ -107,6 +107,8 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
         raise EmulateError(f"{where}: flows[0].paths has {len(path_names)} paths; emulate builds at most {MAX_PATHS}")
     if rp["scenario"].get("cells"):
         raise EmulateError(f"{where}: cells: LTE cells are simulated only; emulate cannot run them")
+    if (rp["scenario"].get("hst") or {}).get("harq"):
+        raise EmulateError(f"{where}: hst.harq: HARQ delay and residual radio loss are simulated only; emulate cannot run them")
     links_by_name = {l["name"]: l for l in rp["links"]}
     paths_by_name = {p["name"]: p for p in rp["paths"]}
     paths: List[Dict[str, Any]] = []

@@ -657,7 +657,10 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
             "goodput over time beside PHA's. P0 does not say whether its ns-3 MPTCP penalises. "
             "`scheduler = { name = \"minrtt\", rcvbuf_optimisation = false }` runs a scheduler without it "
             "(crates/sim/tests/hst_behaviour.rs checks that plain minRTT then gains > 2 Mbit/s on this profile); "
-            "this report does not run that variant.")
+            "this report does not run that variant. docs/p0-calibration.md runs it over 10 seeds "
+            "(`scripts/p0-rcvbuf-ablation`): without the optimisation plain minRTT and ECF gain goodput, PHA does "
+            "not, and PHA's average gain over them turns slightly negative while their handover-window gain falls "
+            "below +10 %.")
         # 2. ranking
         plain = {s: agg[("paper", s, "plain")]["goodput_mbps"] for s in paper}
         order = sorted(paper, key=lambda s: -(plain[s][0] or 0))
@@ -670,8 +673,10 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
         rr = {s: agg[("paper", s, "plain")]["retransmission_ratio"] for s in paper}
         a("- **Retransmission ratio** (paper Table 4: 0.27–0.30 % without PHA): here "
           + ", ".join(f"{LABEL[s]} {_ci(None if rr[s][0] is None else rr[s][0] * 100, None if rr[s][1] is None else rr[s][1] * 100)} %" for s in paper)
-          + ". Cause: the link model has no residual radio loss or HARQ failure outside handovers, so the only "
-            "losses are the packets discarded at handovers (issue 17 item 4, not built yet).")
+          + ". Cause: the P0 scenarios have no residual radio loss or HARQ failure outside handovers, so the only "
+            "losses are the packets discarded at handovers. `[hst.harq]` adds both, but on this profile the residual "
+            "loss that brings the ratio into the paper's range cuts goodput far below the paper's "
+            "(docs/p0-calibration.md), so these scenarios leave it off.")
     # 4. MPTCP vs single TCP
     a("- **MPTCP vs single TCP** (paper Fig. 6: MPTCP above one TCP, about 1.18× in the issue's reading): see the "
       "Fig. 6(a) table. Cause of a ratio near or below 1 in the paper profile: the 131072 B receive buffer, shared "

@@ -21,7 +21,12 @@ pub(crate) fn build(plan: &Plan) -> Sim {
     let mut links = Vec::with_capacity(plan.links.len() * 2);
     for spec in &plan.links {
         let name = &spec.name;
-        let (fwd, rev) = spec.build(&rngs);
+        let (mut fwd, mut rev) = spec.build(&rngs);
+        // The train's radio outside handovers (hst/harq.rs), on the links that follow an operator.
+        if let Some(h) = plan.train.as_ref().filter(|t| t.links.contains(name)).and_then(|t| t.harq.as_ref()) {
+            fwd.set_retransmission(h.process(rngs.stream(&format!("hst/harq/{name}/forward"))));
+            rev.set_retransmission(h.process(rngs.stream(&format!("hst/harq/{name}/reverse"))));
+        }
         links.push(LinkSlot { dir: fwd, name: format!("{name}.forward"), wake_at: NEVER, pipe: VecDeque::new() });
         links.push(LinkSlot { dir: rev, name: format!("{name}.reverse"), wake_at: NEVER, pipe: VecDeque::new() });
     }

@@ -37,6 +37,10 @@ pub struct HstScenario {
     /// A recorded GPS trace replacing the synthetic GPS sampler (`train.gps`) for PHA and PHA-D.
     #[serde(default)]
     pub gps_trace: Option<GpsTraceConfig>,
+    /// HARQ delay and residual loss on the train links outside handovers (`hst/harq.rs`); off
+    /// when absent.
+    #[serde(default)]
+    pub harq: Option<super::harq::HarqConfig>,
 }
 
 /// `[hst.gps_trace]`: the GPS fixes PHA and PHA-D see come from a file instead of the synthetic
@@ -111,6 +115,9 @@ impl HstScenario {
             if self.links[..i].contains(l) {
                 errs.push(ConfigError::new(format!("hst.links[{i}]"), l, "already follows another operator: each link follows one operator"));
             }
+        }
+        if let Some(h) = &self.harq {
+            h.validate(errs);
         }
         if let Some(g) = &self.gps_trace {
             if let Err(e) = g.load(base_dir) {

@@ -124,8 +124,17 @@ pub struct LinkDir<P: Wire = Packet> {
     gaps: Vec<ForwardingGap>,
     gap_cursor: usize,
     last_departure: Option<Time>,
+    /// Link-layer retransmission (set by the radio model, e.g. LTE HARQ) and the latest arrival
+    /// it has scheduled (delivery stays in order).
+    retx: Option<(Retransmission, Time)>,
     stats: LinkStats,
 }
+
+/// A per-packet link-layer retransmission process, called once per departing packet with its
+/// departure time: `Ok(extra delay)` for a delivered packet, `Err(hold)` for one lost after its
+/// last attempt (later packets wait `hold` behind it). Delivery stays in order, as a receiver's
+/// reordering layer (LTE RLC) delivers it.
+pub type Retransmission = Box<dyn FnMut(Time) -> Result<Time, Time> + Send>;
 
 impl<P: Wire> LinkDir<P> {
     /// A direction from its resolved spec, the link's outages (sorted, non-overlapping)
@@ -171,8 +180,15 @@ impl<P: Wire> LinkDir<P> {
             gaps: Vec::new(),
             gap_cursor: 0,
             last_departure: None,
+            retx: None,
             stats: LinkStats::default(),
         }
+    }
+
+    /// Applies `r` to every packet that departs from now on (see [`Retransmission`]); its
+    /// losses count in `drops_loss`.
+    pub fn set_retransmission(&mut self, r: Retransmission) {
+        self.retx = Some((r, 0));
     }
 
     /// Adds handover forwarding ([`Forwarding`]) to this direction (the downlink); call before
@@ -283,8 +299,25 @@ impl<P: Wire> LinkDir<P> {
             if !self.fwd.is_empty() {
                 self.note_departure(f);
             }
-            if self.loss.lost(f) {
+            let retx = self.retx.as_mut().map(|(draw, last)| {
+                let at = f.saturating_add(self.delay);
+                match draw(f) {
+                    Ok(extra) => {
+                        *last = (*last).max(at.saturating_add(extra));
+                        Some(*last)
+                    }
+                    Err(hold) => {
+                        *last = (*last).max(at.saturating_add(hold));
+                        None
+                    }
+                }
+            });
+            if self.loss.lost(f) || retx == Some(None) {
                 self.stats.drops_loss += 1;
+            } else if let Some(Some(at)) = retx {
+                self.stats.delivered_packets += 1;
+                self.stats.delivered_bytes += bytes;
+                out.push((at, pkt));
             } else {
                 let extra = match &mut self.reorder {
                     Some(r) => r.extra(),

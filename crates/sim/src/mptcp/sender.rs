@@ -10,10 +10,11 @@
 //! - The reinjection queue is served before new data. A subflow RTO re-injects that subflow's
 //!   un-DATA_ACKed data and sets `pf` (out-of-tree `mptcp_reinject_data`,
 //!   `mptcp_sub_retransmit_timer`); `pf` clears on any valid incoming packet on the subflow.
-//! - The out-of-tree receive-buffer optimisation (`mptcp_rcv_buf_optimization`): when the
-//!   connection-level window blocks, at most once per RTT of the fastest subflow, penalise every
-//!   slower subflow holding the oldest unacknowledged data and opportunistically retransmit
-//!   that data on the fast subflow.
+//! - The out-of-tree receive-buffer optimisation (`mptcp_rcv_buf_optimization`, see
+//!   [`MptcpSender::rcvbuf_optimisation`]): when the connection-level window blocks, the subflow
+//!   the scheduler would send on halves the window of every subflow that carries the oldest
+//!   unacknowledged data, is strictly slower and is in the Open state (at most once per its own
+//!   RTT), and may retransmit that data itself.
 //! - Backup: MP_JOIN B flag (scenario) or MP_PRIO from the peer (§3.3.8), which is carried on an
 //!   ACK and can be lost.
 //!
@@ -53,6 +54,9 @@ pub struct SubflowTx {
     /// Handshake: when the next join request goes out, and its backoff.
     pub join_at: Time,
     join_backoff: u32,
+    /// When this subflow, as the sender, last penalised others (Linux: the scheduler's
+    /// per-subflow `last_rbuf_opti`).
+    last_rbuf_opti: Time,
     // metrics
     pub decisions: u64,
     pub reinjected_segments: u64,
@@ -106,7 +110,6 @@ pub struct MptcpSender {
     meta: VecDeque<DsnMeta>,
     /// Reused buffer for the scheduler's subflow snapshots.
     view_buf: Vec<SubflowView>,
-    last_penalise: Time,
     conn_rto_deadline: Time,
     conn_backoff: u32,
     pub stats: MptcpSenderStats,
@@ -130,7 +133,6 @@ impl MptcpSender {
             requested: VecDeque::new(),
             meta: VecDeque::new(),
             view_buf: Vec::new(),
-            last_penalise: 0,
             conn_rto_deadline: NEVER,
             conn_backoff: 0,
             stats: MptcpSenderStats::default(),
@@ -155,6 +157,7 @@ impl MptcpSender {
             max_srtt: 0,
             join_at,
             join_backoff: 0,
+            last_rbuf_opti: 0,
             decisions: 0,
             reinjected_segments: 0,
             lost_estimate: (0, 0),
@@ -497,7 +500,8 @@ impl MptcpSender {
                 let len = (self.app_limit - self.next_dsn).min(self.mss as u64) as u32;
                 if self.next_dsn + len as u64 > self.window_end() {
                     if self.sched.rcvbuf_optimisation() {
-                        self.rcvbuf_optimisation(now);
+                        let seg = SegmentInfo { dsn: self.next_dsn, len, reinjection: false, sent_on: 0 };
+                        self.rcvbuf_optimisation(now, seg, &views);
                     }
                     break;
                 }
@@ -659,52 +663,78 @@ impl MptcpSender {
         }
     }
 
-    /// Out-of-tree `mptcp_rcv_buf_optimization` (see the module doc), at most once per RTT of
-    /// the fastest subflow.
-    fn rcvbuf_optimisation(&mut self, now: Time) {
-        let Some(fast) = (0..self.subflows.len())
-            .filter(|&i| self.subflows[i].established && !self.subflows[i].pf && self.subflows[i].tcp.rtt.srtt > 0)
-            .min_by_key(|&i| self.subflows[i].tcp.rtt.srtt)
-        else {
-            return;
+    /// Out-of-tree receive-buffer optimisation: multipath-tcp/mptcp v0.95/v0.96
+    /// `net/mptcp/mptcp_sched.c`, `mptcp_rcv_buf_optimization` (older trees:
+    /// `net/mptcp/mptcp_output.c`), called from `mptcp_next_segment` with `penal = 1` when the
+    /// segment at the send head does not fit the connection-level window. Upstream Linux MPTCP
+    /// (`net/mptcp/`) has no penalisation at all.
+    ///
+    /// - The sending subflow `tp` is the one the scheduler picks for the blocked segment
+    ///   (Linux: `get_available_subflow` / the scheduler's own choice); no choice, nothing happens.
+    /// - Penalisation, at most once per `tp`'s srtt (its `last_rbuf_opti`): every other subflow
+    ///   on which the oldest un-DATA_ACKed segment was sent (`path_mask`) has its cwnd halved
+    ///   (ssthresh too unless in slow start) if it is **strictly slower** (`tp`'s srtt < its
+    ///   srtt) **and in the Open state** (`icsk_ca_state == TCP_CA_Open`).
+    /// - Retransmission, whether or not anything was penalised: if that segment was not sent on
+    ///   `tp` yet, the holders are examined in order; the first one with cwnd ≤ 4 decides "yes",
+    ///   the first one with `4·srtt(tp) ≥ srtt(holder)` decides "no", any other one "yes".
+    ///
+    /// Deviations: the scheduler is asked with the views of this pass (as for every decision);
+    /// Linux's per-subflow receive-window test and its `penal = 0` path (send buffer full while
+    /// nothing is unsent) do not exist here (the sender never runs out of send buffer).
+    fn rcvbuf_optimisation(&mut self, now: Time, seg: SegmentInfo, views: &[SubflowView]) {
+        let conn = ConnView { now, send_window_left: 0, send_window: self.peer_window, unsent_bytes: self.app_limit.saturating_sub(self.next_dsn).min(1 << 40), segment: seg };
+        let tp = match self.sched.schedule(&conn, views) {
+            Decision::Send(i) => i,
+            Decision::SendMany(v) if !v.is_empty() => v[0],
+            _ => return,
         };
-        let srtt_fast = self.subflows[fast].tcp.rtt.srtt;
-        if now < self.last_penalise + srtt_fast {
+        if tp >= self.subflows.len() || !self.subflows[tp].established {
             return;
         }
         let Some(oldest) = self.meta.front().copied() else { return };
-        let mut penalised = false;
-        // Retransmit unless some holder is not much slower than the fast subflow
-        // (4·srtt_fast >= srtt_holder) while its window is above 4 segments.
-        let mut worth_retransmitting = true;
-        for i in 0..self.subflows.len() {
-            if i == fast || oldest.sent_on & (1 << i.min(63)) == 0 {
-                continue;
+        let srtt_tp = self.subflows[tp].tcp.rtt.srtt;
+        let n = self.subflows.len();
+        let holders = move || (0..n).filter(move |&i| i != tp && oldest.sent_on & (1 << i.min(63)) != 0);
+        if now >= self.subflows[tp].last_rbuf_opti + srtt_tp {
+            let mut penalised = false;
+            for i in holders() {
+                let sf = &mut self.subflows[i];
+                if !(srtt_tp < sf.tcp.rtt.srtt && sf.tcp.ca_state() == CaState::Open) {
+                    continue;
+                }
+                let tcb = &mut sf.tcp.tcb;
+                let was_ca = tcb.cwnd >= tcb.ssthresh;
+                tcb.cwnd = (tcb.cwnd / 2).max(1);
+                if was_ca {
+                    tcb.ssthresh = (tcb.ssthresh / 2).max(2);
+                }
+                penalised = true;
             }
-            let sf = &mut self.subflows[i];
-            let holds = sf.map.iter().any(|&(_, d, _)| d == oldest.dsn);
-            if !holds {
-                continue;
-            }
-            let tcb = &mut sf.tcp.tcb;
-            let was_ca = tcb.cwnd >= tcb.ssthresh;
-            tcb.cwnd = (tcb.cwnd / 2).max(1);
-            if was_ca {
-                tcb.ssthresh = (tcb.ssthresh / 2).max(2);
-            }
-            penalised = true;
-            let srtt_holder = sf.tcp.rtt.srtt;
-            if tcb.cwnd > 4 && 4 * srtt_fast >= srtt_holder {
-                worth_retransmitting = false;
+            if penalised {
+                self.subflows[tp].last_rbuf_opti = now;
+                self.stats.penalisations += 1;
+                self.sched_event(SchedEvent::Penalised { now });
             }
         }
-        if penalised {
-            self.last_penalise = now;
-            self.stats.penalisations += 1;
-            self.sched_event(SchedEvent::Penalised { now });
+        if oldest.sent_on & (1 << tp.min(63)) != 0 {
+            return;
         }
-        if penalised && worth_retransmitting && oldest.sent_on & (1 << fast.min(63)) == 0 {
-            self.assign(fast, oldest.dsn, oldest.len, now);
+        let mut retransmit = false;
+        for i in holders() {
+            let h = &self.subflows[i].tcp;
+            if h.tcb.cwnd <= 4 {
+                retransmit = true;
+                break;
+            }
+            if 4 * srtt_tp >= h.rtt.srtt {
+                retransmit = false;
+                break;
+            }
+            retransmit = true;
+        }
+        if retransmit {
+            self.assign(tp, oldest.dsn, oldest.len, now);
             self.stats.opportunistic_retransmissions += 1;
         }
     }
@@ -741,6 +771,89 @@ mod tests {
         fn schedule(&mut self, _conn: &ConnView, _subflows: &[SubflowView]) -> Decision {
             Decision::Send(0)
         }
+    }
+
+    /// Sends every segment to one subflow (`to`), with the receive-buffer optimisation on.
+    struct To(usize);
+    impl Scheduler for To {
+        fn name(&self) -> String {
+            "to".into()
+        }
+        fn schedule(&mut self, _conn: &ConnView, _subflows: &[SubflowView]) -> Decision {
+            Decision::Send(self.0)
+        }
+        fn rcvbuf_optimisation(&self) -> bool {
+            true
+        }
+    }
+
+    /// Three established Reno subflows with the given srtts (ms); a 10-segment peer window filled
+    /// on subflow 0 (which then holds the oldest data); then the scheduler wants to send the next
+    /// segment on subflow `wants`, and the window blocks at `now` = 1 s (past every RTT gate).
+    /// `prepare` edits the senders before that blocked attempt. Returns the sender.
+    fn blocked_on_window(srtt_ms: [u64; 3], wants: usize, prepare: impl FnOnce(&mut MptcpSender)) -> MptcpSender {
+        let cfg = SenderConfig::default();
+        let mss = cfg.mss;
+        let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
+        let mut s = MptcpSender::new(0, vec![sub(0), sub(1), sub(2)], Box::new(To(0)), None, mss, 10 * mss as u64);
+        s.set_app_limit(u64::MAX);
+        let mut out = Vec::new();
+        s.push_and_send(0, &mut out);
+        assert_eq!(out.len(), 10);
+        for (k, ms) in srtt_ms.iter().enumerate() {
+            s.subflows[k].tcp.rtt.srtt = ms * 1_000_000;
+        }
+        // Subflow 0 in congestion avoidance, so a halving shows in both cwnd and ssthresh.
+        s.subflows[0].tcp.tcb.ssthresh = 8;
+        prepare(&mut s);
+        s.sched = Box::new(To(wants));
+        out.clear();
+        s.push_and_send(1_000_000_000, &mut out);
+        s
+    }
+
+    /// P0's symmetric paths: the subflow that wants to send penalises the holder of the oldest
+    /// data when the holder is strictly slower and in Open (multipath-tcp/mptcp
+    /// `mptcp_rcv_buf_optimization`), and only then.
+    #[test]
+    fn rcvbuf_optimisation_penalises_only_a_strictly_slower_holder() {
+        let s = blocked_on_window([100, 50, 50], 1, |_| {});
+        assert_eq!((s.subflows[0].tcp.tcb.cwnd, s.subflows[0].tcp.tcb.ssthresh), (5, 4), "slower holder in Open: halved");
+        assert_eq!(s.stats.penalisations, 1);
+        // Not strictly slower: same srtt as the sender.
+        let s = blocked_on_window([50, 50, 50], 1, |_| {});
+        assert_eq!(s.subflows[0].tcp.tcb.cwnd, 10, "equal srtt: not penalised");
+        assert_eq!(s.stats.penalisations, 0);
+        // Faster than the sender, though slower than the fastest subflow (2), which has no say:
+        // the penaliser is the subflow the scheduler picked.
+        let s = blocked_on_window([60, 80, 20], 1, |_| {});
+        assert_eq!(s.subflows[0].tcp.tcb.cwnd, 10, "holder faster than the sender: not penalised");
+        assert_eq!(s.stats.penalisations, 0);
+    }
+
+    #[test]
+    fn rcvbuf_optimisation_spares_a_holder_outside_the_open_state() {
+        for state in [CaState::Disorder, CaState::Recovery, CaState::Loss] {
+            let s = blocked_on_window([100, 50, 50], 1, |s| s.subflows[0].tcp.tcb.ca_state = state);
+            assert_eq!(s.subflows[0].tcp.tcb.cwnd, 10, "{state:?}: not penalised");
+            assert_eq!(s.stats.penalisations, 0);
+        }
+    }
+
+    /// The opportunistic retransmission does not depend on a penalisation: a holder more than 4x
+    /// slower than the sender, even in Recovery, has its oldest segment re-sent on the sender;
+    /// one at most 4x slower (window above 4) does not.
+    #[test]
+    fn rcvbuf_optimisation_retransmits_from_a_much_slower_holder() {
+        let mss = SenderConfig::default().mss as u64;
+        let s = blocked_on_window([300, 50, 50], 1, |s| s.subflows[0].tcp.tcb.ca_state = CaState::Recovery);
+        assert_eq!(s.stats.penalisations, 0);
+        assert_eq!(s.stats.opportunistic_retransmissions, 1);
+        let dsns: Vec<u64> = s.subflows[1].map.iter().map(|&(_, d, _)| d).collect();
+        assert_eq!(dsns, vec![0]);
+        assert_eq!(mss, s.subflows[1].map[0].2 as u64);
+        let s = blocked_on_window([150, 50, 50], 1, |_| {});
+        assert_eq!(s.stats.opportunistic_retransmissions, 0, "4 x 50 >= 150 and the halved window is 5 > 4");
     }
 
     /// An ACK on subflow 0 with peer window 30 segments; `request`: a P1 retransmission request.
