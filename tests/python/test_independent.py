@@ -110,3 +110,16 @@ def test_relay_arguments_are_checked() -> None:
     if "--relay" not in r.stderr:
         pytest.skip("stale mobipath-emu without --relay")
     assert r.returncode == 2 and re.search(r"--loss = 1\.5: must be in \[0, 1\]", r.stderr), r.stderr
+
+
+@needs_kernel
+def test_reduced_grid_in_independent_mode_is_within_5_percent(tmp_path: Path) -> None:
+    """Issue 18's CI check: the reduced grid (3 links × reno/cubic/bbr, no random loss), 10 s each
+    (2 s warm-up), simulator vs the independent kernel path: every row within ±5 %. About 2 min."""
+    rows = fid.run_grid(fid.REDUCED, seconds=10.0, warmup_s=2.0, reduced=True, independent=True)
+    fid.report(rows, tmp_path, title="reduced, independent", seconds=10.0, warmup_s=2.0, kernel=os.uname().release,
+               independent=True)
+    print((tmp_path / "fidelity.md").read_text())
+    assert len(rows) == 9
+    bad = [(r.config.label, r.config.cc, round(r.difference, 4)) for r in rows if abs(r.difference) > 0.05]
+    assert not bad, bad

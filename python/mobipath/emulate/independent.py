@@ -130,7 +130,11 @@ class IndependentPath:
         line = _read_line(self.relay, 5.0)
         if line.strip() != "ready":
             err = self._stop_relay()
-            raise EmulateError(f"the relay did not start: {(line + err).strip()}")
+            hint = ""
+            if "--relay" not in line + err:
+                hint = (f" ({' '.join(emulator_command())} has no --relay: an older build? Rebuild it with "
+                        "`cargo build --release -p mobipath-emu` or point MOBIPATH_EMU at a current one)")
+            raise EmulateError(f"the relay did not start: {(line + err).strip()}{hint}")
         for n, dev, a in ((d, "it0", "10.79.3.1/24"), (s, "is0", "10.79.4.2/24")):
             ip("-n", n, "addr", "add", a, "dev", dev)
             ip("-n", n, "link", "set", dev, "up", "txqueuelen", "10000")
