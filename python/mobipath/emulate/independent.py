@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -209,6 +210,8 @@ def run(text: str) -> Dict[str, Any]:
     from .traffic import bulk
 
     check_environment()
+    if shutil.which("tc") is None:
+        raise EmulateError("the independent reference needs the `tc` command (iproute2) for its tbf bottleneck")
     p = plan(text)
     if p.protocol != "tcp" or len(p.paths) != 1 or len(p.paths[0]["links"]) != 1:
         raise EmulateError("the independent reference runs one TCP flow over one link")
