@@ -403,8 +403,12 @@ def fidelity(
     out_arg: str = typer.Option("results/fidelity", "--out", help="Report directory."),
     seeds: int = typer.Option(1, "--seeds", min=1, max=100, help="Runs per side of each row with random loss (simulator seeds 1..N, kernel 1001..1000+N), compared as means with 95 % CIs."),
     lossy_only: bool = typer.Option(False, "--lossy-only", help="Only the rows with random loss."),
+    independent: bool = typer.Option(False, "--independent", help="Check the simulator against an independent kernel path (the kernel's tbf bottleneck + a delay/loss relay, no mobipath link model) instead of checking the emulator."),
 ) -> None:
-    """Simulator vs Linux kernel goodput over a grid of emulated links (root; real time)."""
+    """Simulator vs Linux kernel goodput over a grid of emulated links (root; real time).
+
+    Default mode checks the emulator (the kernel's traffic crosses mobipath's own link model);
+    --independent checks the simulator against the kernel's tbf qdisc and a separate relay."""
     out = out_dir_option(out_arg)
     assert out is not None
     from . import emulate as emu
@@ -414,6 +418,8 @@ def fidelity(
         raise _fail(f"--warmup = {warmup:g}: must be shorter than --seconds ({seconds:g})")
     emu.check_environment()
     configs = fid.FULL if full else fid.REDUCED
+    if independent:
+        configs = [c for c in configs if c.paths == 1]  # the reference path is single-path TCP
     if lossy_only:
         configs = [c for c in configs if c.loss > 0]
         if not configs:
@@ -425,11 +431,12 @@ def fidelity(
                         + ("" if r.within else " [bold red]outside target[/bold red]"))
 
     try:
-        rows = fid.run_grid(configs, seconds=seconds, warmup_s=warmup, reduced=not full, progress=progress, seeds=seeds)
+        rows = fid.run_grid(configs, seconds=seconds, warmup_s=warmup, reduced=not full, progress=progress, seeds=seeds,
+                            independent=independent)
     except emu.EmulateError as e:
         raise _fail(str(e))
-    title = "Fidelity grid (full)" if full else "Fidelity grid (reduced)"
-    fid.report(rows, out, title=title, seconds=seconds, warmup_s=warmup, kernel=os.uname().release)
+    title = ("Fidelity grid (full)" if full else "Fidelity grid (reduced)") + (", independent reference" if independent else "")
+    fid.report(rows, out, title=title, seconds=seconds, warmup_s=warmup, kernel=os.uname().release, independent=independent)
     _stdout().print((out / "fidelity.md").read_text())
     _stderr().print(f"report written to {escape(str(out))} (fidelity.md, fidelity.json, fidelity.png)")
 

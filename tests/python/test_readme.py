@@ -53,6 +53,9 @@ GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.
 HELP_ONLY = {
     "mobipath compare scenarios/p0/hst-linux-default.toml": "root and network namespaces (test_emulate.py)",
     "mobipath fidelity --full": "root, and a real-time grid of many minutes",
+    "mobipath fidelity --full --independent --seeds 10": "root, 207 real-time kernel runs (~30 min); "
+    "the reference path runs in test_independent.py",
+    "mobipath fidelity --independent": "root, a real-time grid of many minutes; the reference path runs in test_independent.py",
     "mobipath fidelity --full --lossy-only --seeds 10 --out results/fid-seeds": "root, 180 real-time kernel runs (~30 min); "
     "the many-seed logic runs with stand-ins in test_fidelity_seeds.py",
     "mobipath reproduce p4": "810 runs, over 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p4.py",

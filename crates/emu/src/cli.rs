@@ -10,7 +10,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-const USAGE: &str = "usage: mobipath-emu CONFIG.json\n       mobipath-emu --bench [--paths N] [--offered-mbps R] [--rate-mbps R] [--delay-ms D] [--seconds S] [--spin-us U] [--no-realtime]";
+const USAGE: &str = "usage: mobipath-emu CONFIG.json\n       mobipath-emu --bench [--paths N] [--offered-mbps R] [--rate-mbps R] [--delay-ms D] [--seconds S] [--spin-us U] [--no-realtime]\n       mobipath-emu --relay --a NETNS:IF --b NETNS:IF --delay-ms D [--loss P] [--seed N] [--seconds S] [--spin-us U] [--stats PATH] [--no-realtime]";
 
 /// Runs the command line `args` (without the program name); returns the exit code.
 pub fn main(args: Vec<String>) -> i32 {
@@ -27,6 +27,7 @@ pub fn main(args: Vec<String>) -> i32 {
             bench_main(&args[1..]);
             0
         }
+        Some("--relay") => relay_main(&args[1..]),
         Some(path) if args.len() == 1 => {
             run_main(path);
             0
@@ -161,4 +162,90 @@ fn run_main(path: &str) {
         }
     }
     println!("{text}");
+}
+
+/// `--relay`: the independent reference forwarder ([`crate::relay`]): TUN `--a` (data in) →
+/// delay (+ loss) → TUN `--b`, and `--b` → delay → `--a`. Prints "ready" once both TUNs exist,
+/// its stats as JSON at the end (also to `--stats`).
+fn relay_main(args: &[String]) -> i32 {
+    let bad = |m: String| -> i32 {
+        eprintln!("mobipath-emu --relay: {m}\n{USAGE}");
+        2
+    };
+    let (mut a, mut b, mut stats_path) = (None, None, None);
+    let (mut delay_ms, mut loss, mut seed, mut secs, mut spin_us, mut rt) = (None, 0.0f64, 1u64, 60.0f64, 100u64, true);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        if flag == "--no-realtime" {
+            rt = false;
+            continue;
+        }
+        let Some(v) = it.next() else { return bad(format!("{flag} needs a value")) };
+        let num = |lo: f64, hi: f64| v.parse::<f64>().ok().filter(|x| x.is_finite() && (lo..=hi).contains(x));
+        match flag.as_str() {
+            "--a" | "--b" => {
+                let Some((ns, ifname)) = v.split_once(':').filter(|(n, i)| !n.is_empty() && !i.is_empty() && i.len() < 16) else {
+                    return bad(format!("{flag} = {v}: expected NETNS:IFNAME (IFNAME at most 15 characters)"));
+                };
+                let side = Some((ns.to_string(), ifname.to_string()));
+                if flag == "--a" { a = side } else { b = side }
+            }
+            "--delay-ms" => match num(0.0, 10_000.0) {
+                Some(x) => delay_ms = Some(x),
+                None => return bad(format!("--delay-ms = {v}: must be in [0, 10000]")),
+            },
+            "--loss" => match num(0.0, 1.0) {
+                Some(x) => loss = x,
+                None => return bad(format!("--loss = {v}: must be in [0, 1]")),
+            },
+            "--seed" => match v.parse::<u64>() {
+                Ok(x) => seed = x,
+                Err(_) => return bad(format!("--seed = {v}: must be an integer in [0, 2^64)")),
+            },
+            "--seconds" => match num(0.001, 3600.0) {
+                Some(x) => secs = x,
+                None => return bad(format!("--seconds = {v}: must be in [0.001, 3600]")),
+            },
+            "--spin-us" => match num(0.0, 2000.0) {
+                Some(x) => spin_us = x as u64,
+                None => return bad(format!("--spin-us = {v}: must be in [0, 2000]")),
+            },
+            "--stats" => stats_path = Some(v.clone()),
+            _ => return bad(format!("unknown flag {flag}")),
+        }
+    }
+    let (Some(a), Some(b), Some(delay_ms)) = (a, b, delay_ms) else {
+        return bad("--a, --b and --delay-ms are required".into());
+    };
+    crate::install_process_guards();
+    let make = |(ns, ifname): &(String, String)| {
+        tun::create_in_netns(ns, ifname).map_err(|e| eprintln!("mobipath-emu: cannot create TUN {ifname} in namespace {ns}: {e}"))
+    };
+    let (Ok(fa), Ok(fb)) = (make(&a), make(&b)) else { return 1 };
+    println!("ready");
+    std::io::stdout().flush().ok();
+    let t0 = Instant::now();
+    let end_ns = (secs * 1e9) as u64;
+    let delay_ns = (delay_ms * 1e6).round() as u64;
+    let (ia, ib) = (fa.as_raw_fd(), fb.as_raw_fd());
+    let fwd = crate::relay::DelayLine::new(delay_ns, loss, seed, 0);
+    let rev = crate::relay::DelayLine::new(delay_ns, 0.0, seed, 1);
+    let spin_ns = spin_us * 1000;
+    let tf = std::thread::spawn(move || crate::relay::run(fwd, ia, ib, t0, end_ns, spin_ns, rt));
+    let tr = std::thread::spawn(move || crate::relay::run(rev, ib, ia, t0, end_ns, spin_ns, rt));
+    let (sf, rtf) = tf.join().expect("forward thread");
+    let (sr, _) = tr.join().expect("reverse thread");
+    drop((fa, fb));
+    let stats = serde_json::json!({
+        "delay_ms": delay_ms, "loss": loss, "seed": seed, "realtime": rtf,
+        "elapsed_s": t0.elapsed().as_secs_f64(), "forward": sf, "reverse": sr,
+    });
+    let text = serde_json::to_string_pretty(&stats).unwrap();
+    if let Some(p) = stats_path {
+        if let Err(e) = std::fs::write(&p, &text) {
+            eprintln!("mobipath-emu: cannot write {p}: {e}");
+        }
+    }
+    println!("{text}");
+    0
 }

@@ -8,13 +8,15 @@
 //! - [`forward`]: one direction's real-time loop over every path (`ppoll` + a short busy-wait) and its timing
 //!   statistics;
 //! - [`tun`]: TUN devices created inside named network namespaces;
-//! - [`bench`]: the machinery benchmark over socketpairs.
+//! - [`bench`]: the machinery benchmark over socketpairs;
+//! - [`relay`]: the independent reference forwarder (fixed delay + Bernoulli loss, no link model).
 pub mod bench;
 pub mod chain;
 pub mod cli;
 pub mod config;
 pub mod forward;
 pub mod line;
+pub mod relay;
 pub mod tun;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -216,3 +216,19 @@ fn bad_cell_configurations_get_their_specific_error() {
         assert!(errs.iter().any(|e| e.starts_with(expected)), "{what}: expected an error starting with {expected:?}, got {errs:?}");
     }
 }
+
+/// A token bucket on the flow's path must hold one frame (MSS 1448 + 52 header bytes + 14 of
+/// frame overhead = 1514) in both its burst and its limit; the range checks alone accept 1514.
+#[test]
+fn a_token_bucket_smaller_than_one_frame_of_the_flow_is_refused() {
+    let tb = GOOD.replace("rate_mbps = 10\n", "token_bucket = { rate_mbps = 10, burst_bytes = 1514, limit_bytes = 1514 }\n");
+    assert!(errors(&tb).is_empty(), "{:?}", errors(&tb));
+    let big = tb.replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\ntcp = { mss_bytes = 1460 }");
+    let e = errors(&big);
+    for field in ["burst_bytes", "limit_bytes"] {
+        assert!(
+            e.iter().any(|m| m.starts_with(&format!("links[0].token_bucket.{field} = 1514: smaller than one frame of flow f (1526 bytes"))),
+            "{e:?}"
+        );
+    }
+}

@@ -70,13 +70,28 @@ def mean_ci(xs: Sequence[float]) -> tuple:
     return m, t * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
-def scenario(c: Config, seconds: float, warmup_s: float, seed: int = 1, tcp: str = "") -> str:
-    """The TOML scenario of one grid row; `tcp`: extra `[flows.tcp]` keys (e.g. "rack = false")."""
+def limit_bytes(c: Config) -> int:
+    """The independent reference's tbf limit: the row's queue (1 BDP, ≥ 20 packets) in 1514-byte frames."""
+    from .independent import FRAME_OVERHEAD
+
+    return c.queue_packets * (1500 + FRAME_OVERHEAD)
+
+
+def scenario(c: Config, seconds: float, warmup_s: float, seed: int = 1, tcp: str = "", independent: bool = False) -> str:
+    """The TOML scenario of one grid row; `tcp`: extra `[flows.tcp]` keys (e.g. "rack = false").
+    `independent`: the link is the reference path's model, a ``token_bucket`` with tbf's
+    parameters (rate, ``independent.BURST_BYTES``, `limit_bytes(c)`, 14 bytes of frame overhead)."""
+    from .independent import BURST_BYTES
+
     links, paths = [], []
     for k in range(c.paths):
         loss = f'\nloss = {{ model = "bernoulli", p = {c.loss} }}' if c.loss else ""
-        links.append(f'[[links]]\nname = "l{k}"\nrate_mbps = {c.rate_mbps}\ndelay_ms = {c.delay_ms}\n'
-                     f'queue_packets = {c.queue_packets}{loss}\n')
+        if independent:
+            cap = (f'token_bucket = {{ rate_mbps = {c.rate_mbps}, burst_bytes = {BURST_BYTES}, '
+                   f'limit_bytes = {limit_bytes(c)}, frame_overhead_bytes = 14 }}')
+        else:
+            cap = f'rate_mbps = {c.rate_mbps}\nqueue_packets = {c.queue_packets}'
+        links.append(f'[[links]]\nname = "l{k}"\ndelay_ms = {c.delay_ms}\n{cap}{loss}\n')
         paths.append(f'[[paths]]\nname = "p{k}"\nlinks = ["l{k}"]\n')
     if c.paths > 1:
         flow = (f'paths = [{", ".join(f"{chr(34)}p{k}{chr(34)}" for k in range(c.paths))}]\n'
@@ -144,10 +159,16 @@ class Row:
 
 
 def run_row(c: Config, seconds: float, warmup_s: float, reduced: bool, seeds: int = 1,
-            sim_run: Optional[Callable[[str], Dict]] = None, emu_run: Optional[Callable[[str], Dict]] = None) -> Row:
+            sim_run: Optional[Callable[[str], Dict]] = None, emu_run: Optional[Callable[[str], Dict]] = None,
+            independent: bool = False) -> Row:
     """One grid row; with `seeds` > 1 and random loss, means over seeds 1…N (simulator) and
     1001…1000+N (kernel). `sim_run` / `emu_run` map a scenario text to its flow summary
-    (defaults: the simulator and the emulator; tests pass stand-ins)."""
+    (defaults: the simulator and the emulator — or, with `independent`, the reference path of
+    ``independent.py``; tests pass stand-ins)."""
+    if independent:
+        n = seeds if c.loss > 0 else 1
+        return _run_row_seeds(c, seconds, warmup_s, reduced, n, sim_run or _sim_flow, emu_run or _independent_flow,
+                              independent=True)
     if seeds > 1 and c.loss > 0:
         return _run_row_seeds(c, seconds, warmup_s, reduced, seeds, sim_run or _sim_flow, emu_run or _emu_flow)
     from .compare import rel_diff, simulate_equivalent
@@ -193,11 +214,20 @@ def _emu_flow(text: str) -> Dict:
     return f
 
 
+def _independent_flow(text: str) -> Dict:
+    from .independent import run
+
+    f = run(text)
+    f["_release_p99_us"] = ((f.get("reference") or {}).get("relay", {}).get("forward") or {}).get("late_p99_us")
+    return f
+
+
 def _run_row_seeds(c: Config, seconds: float, warmup_s: float, reduced: bool, seeds: int,
-                   sim_run: Callable[[str], Dict], emu_run: Callable[[str], Dict]) -> Row:
+                   sim_run: Callable[[str], Dict], emu_run: Callable[[str], Dict], independent: bool = False) -> Row:
     t0 = time.monotonic()
-    sims = [sim_run(scenario(c, seconds, warmup_s, seed=k)) for k in range(1, seeds + 1)]
-    emus = [emu_run(scenario(c, seconds, warmup_s, seed=KERNEL_SEED_BASE + k)) for k in range(1, seeds + 1)]
+    sims = [sim_run(scenario(c, seconds, warmup_s, seed=k, independent=independent)) for k in range(1, seeds + 1)]
+    emus = [emu_run(scenario(c, seconds, warmup_s, seed=KERNEL_SEED_BASE + k, independent=independent))
+            for k in range(1, seeds + 1)]
     sm, sh = mean_ci([f["goodput_mbps"] for f in sims])
     em, eh = mean_ci([f["goodput_mbps"] for f in emus])
 
@@ -234,21 +264,35 @@ def _mean_rtt(f: Dict) -> Optional[float]:
 
 
 def run_grid(configs: Sequence[Config], *, seconds: float, warmup_s: float, reduced: bool,
-             progress: Optional[Callable[[int, int, Row], None]] = None, seeds: int = 1) -> List[Row]:
+             progress: Optional[Callable[[int, int, Row], None]] = None, seeds: int = 1,
+             independent: bool = False) -> List[Row]:
     rows = []
     for i, c in enumerate(configs):
-        r = run_row(c, seconds, warmup_s, reduced, seeds=seeds)
+        r = run_row(c, seconds, warmup_s, reduced, seeds=seeds, independent=independent)
         rows.append(r)
         if progress is not None:
             progress(i + 1, len(configs), r)
     return rows
 
 
-def report(rows: List[Row], out: Path, *, title: str, seconds: float, warmup_s: float, kernel: str) -> Path:
+def report(rows: List[Row], out: Path, *, title: str, seconds: float, warmup_s: float, kernel: str,
+           independent: bool = False) -> Path:
     """Writes fidelity.md, fidelity.json and fidelity.png into `out`."""
+    from .independent import BURST_BYTES
+
     out.mkdir(parents=True, exist_ok=True)
     (out / "fidelity.json").write_text(jsonfmt.dumps({"kernel": kernel, "seconds": seconds, "warmup_s": warmup_s,
+                                                      "mode": "independent" if independent else "emulator",
                                                       "rows": [r.to_json() for r in rows]}))
+    if independent:
+        mode_line = [f"Mode: **independent reference** (checks the simulator). Kernel side: the kernel's `tbf` on a veth "
+                     f"in a router namespace (rate R, burst {BURST_BYTES} B, limit = queue × 1514 B) and `mobipath-emu "
+                     "--relay` (fixed delay each way, Bernoulli loss after the bottleneck from its own ChaCha8 stream); "
+                     "simulator: a `token_bucket` link with the same rate, burst, limit and 14 B of frame overhead. "
+                     "Rows without random loss are single runs (simulator seed 1, kernel seed 1001).", ""]
+    else:
+        mode_line = ["Mode: emulator (checks the emulator: the kernel's traffic crosses `mobipath-emu`, which runs the "
+                     "simulator's own link model).", ""]
     n_in = sum(r.within for r in rows)
     many = [r for r in rows if r.seeds > 1]
     seeds_line = []
@@ -262,9 +306,12 @@ def report(rows: List[Row], out: Path, *, title: str, seconds: float, warmup_s: 
     lines = [f"# {title}", "",
              f"Linux {kernel}; each row {seconds:g} s, goodput after a {warmup_s:g} s warm-up; queue = 1 BDP "
              "(at least 20 packets); difference = (simulation − kernel) / kernel.", "",
+             *mode_line,
              *seeds_line,
+             *([f"Of {len(rows)} rows, {sum(abs(r.difference) <= 0.05 for r in rows)} are within ±5 % and "
+                f"{sum(abs(r.difference) <= 0.10 for r in rows)} within ±10 %.", ""] if independent else []),
              f"**{n_in} of {len(rows)} rows within target.**", "",
-             "| link | cc | queue (pkts) | simulator (Mbit/s) | kernel (Mbit/s) | difference | target | retx sim / kernel | mean RTT sim / kernel (ms) | emulator p99 release error (µs) |",
+             f"| link | cc | queue (pkts) | simulator (Mbit/s) | kernel (Mbit/s) | difference | target | retx sim / kernel | mean RTT sim / kernel (ms) | {'relay' if independent else 'emulator'} p99 release error (µs) |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         c = r.config

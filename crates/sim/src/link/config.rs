@@ -2,7 +2,8 @@
 //! resolution into the runtime pieces ([`LinkSpec`] → two [`LinkDir`]s).
 //!
 //! Rules (also in `link/README.md`):
-//! - capacity: exactly one of `rate_mbps`, `rate_schedule`, `trace`;
+//! - capacity: exactly one of `rate_mbps`, `rate_schedule`, `trace`, `token_bucket` (a
+//!   `tbf`-like bottleneck whose `limit_bytes` is the queue; no outages);
 //! - queue: at most one of `queue_packets`, `queue_bytes` (default `queue_packets = 1000`);
 //! - the reverse direction (ACKs) inherits the forward capacity, delay and queue unless
 //!   `[links.reverse]` gives them; loss and reorder are per direction and NOT inherited;
@@ -52,6 +53,10 @@ pub struct LinkConfig {
     /// Capacity from a trace file (path relative to the scenario file's folder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceConfig>,
+    /// A token-bucket bottleneck as Linux's `tbf` qdisc (rate, burst, byte limit, frame
+    /// overhead); its `limit_bytes` is the queue, so no `queue_packets`/`queue_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_bucket: Option<TokenBucketConfig>,
     /// Drop-tail queue limit in packets (>= 1), counting the packet being transmitted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
@@ -94,6 +99,9 @@ pub struct ReverseConfig {
     /// Capacity from a trace file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceConfig>,
+    /// A token-bucket bottleneck (same rules as the forward one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_bucket: Option<TokenBucketConfig>,
     /// Drop-tail queue limit in packets (>= 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
@@ -108,6 +116,56 @@ pub struct ReverseConfig {
     /// Random extra delay on the reverse direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reorder: Option<ReorderConfig>,
+}
+
+/// A token-bucket bottleneck modelled on Linux's `tbf` qdisc (`net/sched/sch_tbf.c`):
+/// tokens accrue at `rate_mbps` up to `burst_bytes` (the bucket starts full, as `tbf_change`
+/// fills it); the head packet leaves as soon as the bucket holds its frame size, which is
+/// then taken out (`tbf_dequeue`); packets wait in a byte-limited FIFO (`tbf`'s `bfifo`
+/// child: an arrival is dropped if the queued frame bytes plus its own exceed `limit_bytes`;
+/// the head waiting for tokens counts). Sizes are frames as `tbf` counts them: the IP packet
+/// plus `frame_overhead_bytes` (14 on Ethernet/veth: a 1448-byte payload with timestamps is a
+/// 1500-byte IP packet and a 1514-byte frame). A frame larger than the burst can never leave
+/// and is dropped at the input, as `tbf_enqueue` drops packets above its `max_size`.
+/// Deviations: no `peakrate`/`mtu` second bucket; departures are exact to the nanosecond (the
+/// kernel's qdisc watchdog fires late by its timer slack and softirq latency).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBucketConfig {
+    /// Token rate in Mbit/s (> 0, <= 1000000), counted on frame bytes.
+    pub rate_mbps: f64,
+    /// Bucket size in bytes, in [1500 + frame_overhead_bytes, 1000000000].
+    #[schemars(range(min = 1500, max = 1_000_000_000))]
+    pub burst_bytes: i64,
+    /// Queue limit in frame bytes, in [1500 + frame_overhead_bytes, 150000000000].
+    #[schemars(range(min = 1500))]
+    pub limit_bytes: i64,
+    /// Bytes the bucket counts per packet beyond its IP size, in [0, 256] (default 14: the
+    /// Ethernet header `tbf` sees on a veth).
+    #[serde(default = "default_frame_overhead")]
+    #[schemars(range(min = 0, max = 256))]
+    pub frame_overhead_bytes: i64,
+}
+
+fn default_frame_overhead() -> i64 {
+    DEFAULT_FRAME_OVERHEAD_BYTES
+}
+
+/// Default `token_bucket.frame_overhead_bytes`: an Ethernet header (what `tbf` counts on a veth).
+pub const DEFAULT_FRAME_OVERHEAD_BYTES: i64 = 14;
+/// Largest `token_bucket.frame_overhead_bytes` and `burst_bytes`.
+pub const MAX_FRAME_OVERHEAD_BYTES: i64 = 256;
+pub const MAX_BURST_BYTES: i64 = 1_000_000_000;
+
+/// A resolved token bucket (see [`TokenBucketConfig`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenBucket {
+    /// Token rate in bit/s.
+    pub bps: u64,
+    pub burst_bytes: u64,
+    pub overhead_bytes: u64,
+    /// Queue limit in frame bytes.
+    pub limit_bytes: u64,
 }
 
 /// One step of a rate schedule: from `at_s` on, the capacity is `rate_mbps`.
@@ -303,7 +361,10 @@ pub enum QueueLimit {
 /// A direction, resolved and checked: everything a [`LinkDir`] needs but its RNG.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirSpec {
+    /// For a token bucket: `Constant` at its rate (what reports show as the capacity).
     pub capacity: Capacity,
+    /// A `tbf`-like token bucket instead of a serializing transmitter (queue = its limit).
+    pub token_bucket: Option<TokenBucket>,
     pub delay: Time,
     pub queue: QueueLimit,
     pub loss: Option<LossConfig>,
@@ -363,7 +424,12 @@ impl LinkConfig {
         let delay = check_delay(&format!("{prefix}.delay_ms"), self.delay_ms, errs);
         let cap = resolve_capacity(
             prefix,
-            CapFields { rate_mbps: self.rate_mbps, rate_schedule: &self.rate_schedule, trace: &self.trace },
+            CapFields {
+                rate_mbps: self.rate_mbps,
+                rate_schedule: &self.rate_schedule,
+                trace: &self.trace,
+                token_bucket: &self.token_bucket,
+            },
             base_dir,
             errs,
         );
@@ -373,14 +439,27 @@ impl LinkConfig {
                 errs.push(ConfigError::new(
                     prefix,
                     "",
-                    "exactly one of rate_mbps, rate_schedule, trace must be given (found none)",
+                    "exactly one of rate_mbps, rate_schedule, trace, token_bucket must be given (found none)",
                 ));
                 None
             }
             None => None,
         };
-        let queue = resolve_queue(prefix, self.queue_packets, self.queue_bytes, errs)
-            .map(|q| q.unwrap_or(QueueLimit::Packets(DEFAULT_QUEUE_PACKETS)));
+        let tb = cap.as_ref().and_then(|c| c.1);
+        let queue = resolve_queue(prefix, self.queue_packets, self.queue_bytes, errs);
+        if self.token_bucket.is_some() {
+            check_no_queue_with_bucket(prefix, self.queue_packets, self.queue_bytes, errs);
+            errs.check(
+                self.outages.is_empty(),
+                format!("{prefix}.outages"),
+                format!("{} entries", self.outages.len()),
+                "a token_bucket link cannot have outages (not modelled); use rate_mbps or rate_schedule",
+            );
+        }
+        let queue = queue.map(|q| match tb {
+            Some(t) => QueueLimit::Bytes(t.limit_bytes),
+            None => q.unwrap_or(QueueLimit::Packets(DEFAULT_QUEUE_PACKETS)),
+        });
         check_loss(&format!("{prefix}.loss"), self.loss.as_ref(), errs);
         check_reorder(&format!("{prefix}.reorder"), self.reorder.as_ref(), errs);
         let (outages, forwarding) = resolve_outages(prefix, &self.outages, errs);
@@ -397,23 +476,35 @@ impl LinkConfig {
         let rev_delay = rv.delay_ms.map(|d| check_delay(&format!("{rp}.delay_ms"), d, errs));
         let rev_cap = resolve_capacity(
             &rp,
-            CapFields { rate_mbps: rv.rate_mbps, rate_schedule: &rv.rate_schedule, trace: &rv.trace },
+            CapFields { rate_mbps: rv.rate_mbps, rate_schedule: &rv.rate_schedule, trace: &rv.trace, token_bucket: &rv.token_bucket },
             base_dir,
             errs,
         );
         let rev_queue = resolve_queue(&rp, rv.queue_packets, rv.queue_bytes, errs);
+        // A token-bucket direction's queue is its limit: the reverse's own bucket, or the
+        // forward one it inherits when it gives no capacity.
+        let rev_own_cap = rv.rate_mbps.is_some() || rv.rate_schedule.is_some() || rv.trace.is_some() || rv.token_bucket.is_some();
+        if rv.token_bucket.is_some() || (!rev_own_cap && self.token_bucket.is_some()) {
+            check_no_queue_with_bucket(&rp, rv.queue_packets, rv.queue_bytes, errs);
+        }
         check_loss(&format!("{rp}.loss"), rv.loss.as_ref(), errs);
         check_reorder(&format!("{rp}.reorder"), rv.reorder.as_ref(), errs);
 
         if errs.0.len() > n0 {
             return None;
         }
-        let (cap, queue, rev_cap, rev_queue) = (cap?, queue?, rev_cap?, rev_queue?);
-        let forward = DirSpec { capacity: cap, delay, queue, loss: self.loss.clone(), reorder: self.reorder.clone() };
+        let ((cap, tb), queue, rev_cap, rev_queue) = (cap?, queue?, rev_cap?, rev_queue?);
+        let forward = DirSpec { capacity: cap, token_bucket: tb, delay, queue, loss: self.loss.clone(), reorder: self.reorder.clone() };
+        let (rev_capacity, rev_tb) = rev_cap.unwrap_or_else(|| (forward.capacity.clone(), forward.token_bucket));
+        let rev_queue = match rev_tb {
+            Some(t) => QueueLimit::Bytes(t.limit_bytes),
+            None => rev_queue.unwrap_or(queue),
+        };
         let reverse = DirSpec {
-            capacity: rev_cap.unwrap_or_else(|| forward.capacity.clone()),
+            capacity: rev_capacity,
+            token_bucket: rev_tb,
             delay: rev_delay.unwrap_or(delay),
-            queue: rev_queue.unwrap_or(queue),
+            queue: rev_queue,
             loss: rv.loss.clone(),
             reorder: rv.reorder.clone(),
         };
@@ -435,17 +526,18 @@ impl LinkConfig {
     /// limit, and a `reverse` section spelling out the inherited capacity, delay and queue.
     pub fn with_defaults(&self) -> LinkConfig {
         let mut c = self.clone();
-        if c.queue_packets.is_none() && c.queue_bytes.is_none() {
+        if c.queue_packets.is_none() && c.queue_bytes.is_none() && c.token_bucket.is_none() {
             c.queue_packets = Some(DEFAULT_QUEUE_PACKETS as i64);
         }
         let mut r = c.reverse.clone().unwrap_or_default();
-        if r.rate_mbps.is_none() && r.rate_schedule.is_none() && r.trace.is_none() {
+        if r.rate_mbps.is_none() && r.rate_schedule.is_none() && r.trace.is_none() && r.token_bucket.is_none() {
             r.rate_mbps = c.rate_mbps;
             r.rate_schedule = c.rate_schedule.clone();
             r.trace = c.trace.clone();
+            r.token_bucket = c.token_bucket.clone();
         }
         r.delay_ms = r.delay_ms.or(Some(c.delay_ms));
-        if r.queue_packets.is_none() && r.queue_bytes.is_none() {
+        if r.queue_packets.is_none() && r.queue_bytes.is_none() && r.token_bucket.is_none() {
             r.queue_packets = c.queue_packets;
             r.queue_bytes = c.queue_bytes;
         }
@@ -479,16 +571,59 @@ struct CapFields<'a> {
     rate_mbps: Option<f64>,
     rate_schedule: &'a Option<Vec<RateStep>>,
     trace: &'a Option<TraceConfig>,
+    token_bucket: &'a Option<TokenBucketConfig>,
+}
+
+/// Refuses `queue_packets` / `queue_bytes` on a token-bucket direction (its queue is `limit_bytes`).
+fn check_no_queue_with_bucket(prefix: &str, pk: Option<i64>, by: Option<i64>, errs: &mut Errors) {
+    for (name, v) in [("queue_packets", pk), ("queue_bytes", by)] {
+        if let Some(v) = v {
+            errs.push(ConfigError::new(
+                format!("{prefix}.{name}"),
+                v,
+                "not allowed on a token_bucket direction: its queue is token_bucket.limit_bytes",
+            ));
+        }
+    }
+}
+
+/// Checks a `token_bucket` table; `None` if it has errors.
+fn resolve_token_bucket(field: &str, t: &TokenBucketConfig, errs: &mut Errors) -> Option<TokenBucket> {
+    let n0 = errs.0.len();
+    let bps = check_positive_rate(&format!("{field}.rate_mbps"), t.rate_mbps, errs);
+    let oh = t.frame_overhead_bytes;
+    errs.check(
+        (0..=MAX_FRAME_OVERHEAD_BYTES).contains(&oh),
+        format!("{field}.frame_overhead_bytes"),
+        oh,
+        "must be in [0, 256]",
+    );
+    let min = 1500 + oh.clamp(0, MAX_FRAME_OVERHEAD_BYTES);
+    errs.check(
+        (min..=MAX_BURST_BYTES).contains(&t.burst_bytes),
+        format!("{field}.burst_bytes"),
+        t.burst_bytes,
+        &format!("must be in [{min} (a 1500-byte packet plus frame_overhead_bytes), 1000000000]"),
+    );
+    errs.check(
+        (min..=MAX_QUEUE_BYTES).contains(&t.limit_bytes),
+        format!("{field}.limit_bytes"),
+        t.limit_bytes,
+        &format!("must be in [{min} (a 1500-byte packet plus frame_overhead_bytes), 150000000000]"),
+    );
+    (errs.0.len() == n0).then_some(TokenBucket { bps, burst_bytes: t.burst_bytes as u64, overhead_bytes: oh as u64, limit_bytes: t.limit_bytes as u64 })
 }
 
 /// `None` if there were errors; `Some(None)` if no capacity was given (reverse inherits;
-/// the forward caller reports it); `Some(Some(cap))` otherwise.
-fn resolve_capacity(prefix: &str, f: CapFields<'_>, base_dir: &Path, errs: &mut Errors) -> Option<Option<Capacity>> {
+/// the forward caller reports it); `Some(Some((cap, bucket)))` otherwise (a token bucket's
+/// capacity is `Constant` at its rate).
+fn resolve_capacity(prefix: &str, f: CapFields<'_>, base_dir: &Path, errs: &mut Errors) -> Option<Option<(Capacity, Option<TokenBucket>)>> {
     let n0 = errs.0.len();
     let given: Vec<&str> = [
         f.rate_mbps.map(|_| "rate_mbps"),
         f.rate_schedule.as_ref().map(|_| "rate_schedule"),
         f.trace.as_ref().map(|_| "trace"),
+        f.token_bucket.as_ref().map(|_| "token_bucket"),
     ]
     .into_iter()
     .flatten()
@@ -497,8 +632,16 @@ fn resolve_capacity(prefix: &str, f: CapFields<'_>, base_dir: &Path, errs: &mut 
         errs.push(ConfigError::new(
             prefix,
             "",
-            format!("exactly one of rate_mbps, rate_schedule, trace must be given (found {})", given.join(", ")),
+            format!("exactly one of rate_mbps, rate_schedule, trace, token_bucket must be given (found {})", given.join(", ")),
         ));
+    }
+    if let Some(t) = f.token_bucket {
+        let tb = resolve_token_bucket(&format!("{prefix}.token_bucket"), t, errs);
+        if errs.0.len() > n0 {
+            return None;
+        }
+        let tb = tb?;
+        return Some(Some((Capacity::Constant { bps: tb.bps }, Some(tb))));
     }
     let mut cap = None;
     if let Some(r) = f.rate_mbps {
@@ -514,7 +657,7 @@ fn resolve_capacity(prefix: &str, f: CapFields<'_>, base_dir: &Path, errs: &mut 
     if errs.0.len() > n0 {
         return None;
     }
-    Some(cap)
+    Some(cap.map(|c| (c, None)))
 }
 
 fn resolve_schedule(field: &str, steps: &[RateStep], errs: &mut Errors) -> Option<Capacity> {
@@ -818,10 +961,10 @@ mod tests {
             ("rate_mbps = -3\n", &["links[0].rate_mbps = -3: must be > 0"]),
             ("rate_mbps = nan\n", &["links[0].rate_mbps = NaN: must be > 0"]),
             ("rate_mbps = 2e6\n", &["links[0].rate_mbps = 2000000: must be <= 1000000 (1 Tbit/s)"]),
-            ("", &["links[0]: exactly one of rate_mbps, rate_schedule, trace must be given (found none)"]),
+            ("", &["links[0]: exactly one of rate_mbps, rate_schedule, trace, token_bucket must be given (found none)"]),
             (
                 "rate_mbps = 1\ntrace = { format = \"mahimahi\", file = \"ok.down\" }\n",
-                &["links[0]: exactly one of rate_mbps, rate_schedule, trace must be given (found rate_mbps, trace)"],
+                &["links[0]: exactly one of rate_mbps, rate_schedule, trace, token_bucket must be given (found rate_mbps, trace)"],
             ),
             ("rate_schedule = []\n", &["links[0].rate_schedule = []: must have at least one entry"]),
             (
@@ -894,7 +1037,7 @@ mod tests {
                 "rate_mbps = 1\n[reverse]\nrate_mbps = 0\ntrace = { format = \"mahimahi\", file = \"nope\" }\ndelay_ms = -2\nqueue_bytes = 10\nloss = { model = \"bernoulli\", p = -1 }\n",
                 &[
                     "links[0].reverse.delay_ms = -2: must be in [0, 3600000]",
-                    "links[0].reverse: exactly one of rate_mbps, rate_schedule, trace must be given (found rate_mbps, trace)",
+                    "links[0].reverse: exactly one of rate_mbps, rate_schedule, trace, token_bucket must be given (found rate_mbps, trace)",
                     "links[0].reverse.rate_mbps = 0: must be > 0",
                     "links[0].reverse.trace.file = nope: trace file not found",
                     "links[0].reverse.queue_bytes = 10: must be in [1500",
@@ -925,5 +1068,45 @@ mod tests {
         assert!(s.contains("One-way propagation delay in milliseconds"));
         assert!(s.contains("gilbert-elliott") && s.contains("mbps-per-second"));
         assert!(s.contains("\"minimum\":1500"));
+    }
+
+    #[test]
+    fn token_bucket_resolves_with_its_limit_as_queue_and_is_inherited_by_the_reverse() {
+        let c = parse("name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }");
+        let mut errs = Errors::default();
+        let s = c.resolve("links[0]", Path::new("."), &mut errs).expect("valid");
+        assert!(errs.is_empty(), "{errs:?}");
+        let tb = TokenBucket { bps: 10_000_000, burst_bytes: 15140, overhead_bytes: 14, limit_bytes: 45420 };
+        assert_eq!(s.forward.token_bucket, Some(tb));
+        assert_eq!(s.forward.capacity, Capacity::Constant { bps: 10_000_000 });
+        assert_eq!(s.forward.queue, QueueLimit::Bytes(45420));
+        assert_eq!(s.reverse.token_bucket, Some(tb));
+        // A reverse rate replaces the bucket (and then the reverse may give its own queue).
+        let c = parse("name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }\nreverse = { rate_mbps = 1000, queue_packets = 1000 }");
+        let s = c.resolve("links[0]", Path::new("."), &mut errs).expect("valid");
+        assert_eq!((s.reverse.token_bucket, s.reverse.queue), (None, QueueLimit::Packets(1000)));
+        let d = c.with_defaults();
+        assert!(d.queue_packets.is_none() && d.reverse.unwrap().token_bucket.is_none());
+        let d = parse("name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }").with_defaults();
+        assert!(d.queue_packets.is_none() && d.reverse.unwrap().token_bucket.is_some());
+    }
+
+    #[test]
+    fn token_bucket_errors_name_the_field_and_the_range() {
+        let base = Path::new(".");
+        let e = errors_of("name = \"b\"\ndelay_ms = 1\ntoken_bucket = { rate_mbps = 0, burst_bytes = 1513, limit_bytes = 100, frame_overhead_bytes = 14 }", base);
+        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.rate_mbps") && m.contains("must be > 0")), "{e:?}");
+        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.burst_bytes") && m.contains("1513") && m.contains("[1514")), "{e:?}");
+        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.limit_bytes") && m.contains("[1514")), "{e:?}");
+        let e = errors_of("name = \"b\"\ndelay_ms = 1\ntoken_bucket = { rate_mbps = 1, burst_bytes = 2000, limit_bytes = 3000, frame_overhead_bytes = 300 }", base);
+        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.frame_overhead_bytes") && m.contains("[0, 256]")), "{e:?}");
+        let e = errors_of("name = \"b\"\ndelay_ms = 1\nrate_mbps = 5\nqueue_packets = 10\noutages = [ { start_s = 1, duration_s = 1 } ]\ntoken_bucket = { rate_mbps = 1, burst_bytes = 2000, limit_bytes = 3000 }", base);
+        assert!(e.iter().any(|m| m.contains("found rate_mbps, token_bucket")), "{e:?}");
+        assert!(e.iter().any(|m| m.contains("links[0].queue_packets") && m.contains("token_bucket.limit_bytes")), "{e:?}");
+        assert!(e.iter().any(|m| m.contains("links[0].outages") && m.contains("token_bucket")), "{e:?}");
+        let e = errors_of("name = \"b\"\ndelay_ms = 1\ntoken_bucket = { rate_mbps = 1, burst_bytes = 2000, limit_bytes = 3000 }\nreverse = { queue_bytes = 5000 }", base);
+        assert!(e.iter().any(|m| m.contains("links[0].reverse.queue_bytes") && m.contains("token_bucket")), "{e:?}");
+        let e = errors_of("name = \"b\"\ndelay_ms = 1\n", base);
+        assert!(e.iter().any(|m| m.contains("rate_mbps, rate_schedule, trace, token_bucket") && m.contains("found none")), "{e:?}");
     }
 }

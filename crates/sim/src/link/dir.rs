@@ -8,7 +8,7 @@
 //! when its transmission starts; the only events are departures and the starts of
 //! "drop" outages (which flush the queue).
 use super::capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
-use super::config::{timeline, DirSpec, QueueLimit};
+use super::config::{timeline, DirSpec, QueueLimit, TokenBucket};
 use super::loss::{DirStreams, LossModel, Reorder};
 use crate::core::rng::Rng;
 use crate::core::time::{from_ms_f64, Time, NEVER, NS_PER_S};
@@ -127,6 +127,8 @@ pub struct LinkDir<P: Wire = Packet> {
     /// Link-layer retransmission (set by the radio model, e.g. LTE HARQ) and the latest arrival
     /// it has scheduled (delivery stays in order).
     retx: Option<(Retransmission, Time)>,
+    /// A `tbf`-like token bucket instead of the serializing transmitter (see [`TbState`]).
+    tb: Option<TbState>,
     stats: LinkStats,
 }
 
@@ -135,6 +137,16 @@ pub struct LinkDir<P: Wire = Packet> {
 /// last attempt (later packets wait `hold` behind it). Delivery stays in order, as a receiver's
 /// reordering layer (LTE RLC) delivers it.
 pub type Retransmission = Box<dyn FnMut(Time) -> Result<Time, Time> + Send>;
+
+/// Token-bucket state: `tokens` (in bit·ns/s work units, as `finish_rate` counts) held at
+/// time `at`; they grow at the rate up to the burst.
+#[derive(Clone, Copy, Debug)]
+struct TbState {
+    spec: TokenBucket,
+    burst_w: u128,
+    tokens: u128,
+    at: Time,
+}
 
 impl<P: Wire> LinkDir<P> {
     /// A direction from its resolved spec, the link's outages (sorted, non-overlapping)
@@ -181,6 +193,11 @@ impl<P: Wire> LinkDir<P> {
             gap_cursor: 0,
             last_departure: None,
             retx: None,
+            tb: spec.token_bucket.map(|t| {
+                let burst_w = t.burst_bytes as u128 * 8 * NS_PER_S as u128;
+                // The bucket starts full (`tbf_change` sets tokens = buffer).
+                TbState { spec: t, burst_w, tokens: burst_w, at: 0 }
+            }),
             stats: LinkStats::default(),
         }
     }
@@ -214,6 +231,7 @@ impl<P: Wire> LinkDir<P> {
         let spec = DirSpec {
             capacity: Capacity::Constant { bps: ((rate_mbps * 1e6).round() as u64).max(1) },
             delay: from_ms_f64(delay_ms.max(0.0)),
+            token_bucket: None,
             queue: QueueLimit::Packets(queue_packets),
             loss: None,
             reorder: None,
@@ -241,7 +259,17 @@ impl<P: Wire> LinkDir<P> {
                 }
             }
         }
-        if self.queue.len() as u64 >= self.max_packets || self.stats.queue_bytes + bytes > self.max_bytes {
+        let full = match &self.tb {
+            // tbf's bfifo counts frames (IP + overhead), the head waiting for tokens included;
+            // a frame larger than the bucket could never leave (tbf_enqueue drops it).
+            Some(tb) => {
+                let oh = tb.spec.overhead_bytes;
+                let queued = self.stats.queue_bytes + oh * self.queue.len() as u64;
+                queued + bytes + oh > self.max_bytes || bytes + oh > tb.spec.burst_bytes
+            }
+            None => self.queue.len() as u64 >= self.max_packets || self.stats.queue_bytes + bytes > self.max_bytes,
+        };
+        if full {
             self.stats.drops_queue += 1;
             return Err(pkt);
         }
@@ -451,6 +479,9 @@ impl<P: Wire> LinkDir<P> {
 
     #[inline]
     fn finish(&mut self, s: Time, bytes: u32, backlogged: bool) -> Time {
+        if let Some(tb) = &mut self.tb {
+            return tb.departure(s, bytes);
+        }
         if let Capacity::Opportunities { .. } = self.tl.cap {
             self.finish_opportunities(s, bytes)
         } else {
@@ -586,6 +617,28 @@ impl<P: Wire> LinkDir<P> {
                 return t;
             }
         }
+    }
+}
+
+impl TbState {
+    /// When a packet of `bytes` (IP) at the head from `s` on leaves: at once if the bucket
+    /// holds its frame, else when enough tokens have accrued; the frame's tokens are taken
+    /// out (`tbf_dequeue`: toks = min(toks + elapsed, buffer) − len; send if ≥ 0). Exact
+    /// integer arithmetic; a departure time rounds up to the whole ns and the remainder is
+    /// kept as tokens, so n back-to-back frames leave at exactly ⌈n·frame/rate⌉.
+    #[inline]
+    fn departure(&mut self, s: Time, bytes: u32) -> Time {
+        let w = (bytes as u128 + self.spec.overhead_bytes as u128) * 8 * NS_PER_S as u128;
+        let r = self.spec.bps as u128;
+        let avail = (self.tokens + r * s.saturating_sub(self.at) as u128).min(self.burst_w);
+        if avail >= w {
+            (self.tokens, self.at) = (avail - w, s.max(self.at));
+            return s;
+        }
+        let dt = (w - avail).div_ceil(r);
+        let f = u64::try_from(dt).map_or(NEVER, |d| s.saturating_add(d));
+        (self.tokens, self.at) = (avail + r * dt - w, f);
+        f
     }
 }
 

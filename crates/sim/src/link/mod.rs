@@ -22,7 +22,7 @@ mod tests;
 pub use capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
 pub use config::{
     DirSpec, ForwardingConfig, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit, RateStep,
-    ReorderConfig, ReverseConfig, SojournConfig, TraceConfig,
+    ReorderConfig, ReverseConfig, SojournConfig, TokenBucket, TokenBucketConfig, TraceConfig,
 };
 pub use dir::{ForwardingGap, LinkDir, LinkStats, Retransmission, Wire};
 pub use loss::DirStreams;

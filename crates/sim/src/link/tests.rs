@@ -33,7 +33,7 @@ fn dir_with(
     reorder: Option<ReorderConfig>,
     r: DirStreams,
 ) -> LinkDir {
-    let spec = DirSpec { capacity: cap, delay: crate::core::time::from_ms_f64(delay_ms), queue, loss, reorder };
+    let spec = DirSpec { capacity: cap, token_bucket: None, delay: crate::core::time::from_ms_f64(delay_ms), queue, loss, reorder };
     LinkDir::new(&spec, outages, r)
 }
 
@@ -862,4 +862,103 @@ fn degenerate_hand_built_capacities_are_safe() {
     );
     d.enqueue(0, pkt(0, 1500)).unwrap();
     assert_eq!(d.next_wakeup(), Some(NS_PER_MS));
+}
+
+// ---- token bucket (tbf) ----
+
+fn tb_dir(rate_mbps: f64, burst: u64, limit: u64, overhead: u64) -> LinkDir {
+    let bps = (rate_mbps * 1e6) as u64;
+    let spec = DirSpec {
+        capacity: Capacity::Constant { bps },
+        token_bucket: Some(TokenBucket { bps, burst_bytes: burst, overhead_bytes: overhead, limit_bytes: limit }),
+        delay: 5 * NS_PER_MS,
+        queue: QueueLimit::Bytes(limit),
+        loss: None,
+        reorder: None,
+    };
+    LinkDir::new(&spec, &[], rng("tb"))
+}
+
+/// The bucket starts full: floor(burst / frame) frames leave at once, then one frame per
+/// frame·8/rate; 1500-byte packets are 1514-byte frames, so a saturated bucket delivers
+/// IP bytes at rate × 1500/1514 (and TCP payload at rate × 1448/1514).
+#[test]
+fn token_bucket_bursts_then_paces_frames_at_its_rate() {
+    let mut d = tb_dir(10.0, 4 * 1514 + 100, 100 * 1514, 14);
+    let mut out = Vec::new();
+    for i in 0..10 {
+        d.enqueue(0, pkt(i, 1500)).unwrap();
+    }
+    while let Some(t) = d.next_wakeup() {
+        d.wake(t, &mut out);
+    }
+    let deps: Vec<Time> = out.iter().map(|(t, _)| t - 5 * NS_PER_MS).collect();
+    assert_eq!(&deps[..4], &[0, 0, 0, 0], "a full bucket of 4 frames + 100 B sends 4 at once");
+    // The 5th needs 1414 more bytes of tokens: ⌈1414·8/10⁷ s⌉ = 1131.2 µs → 1131200 ns.
+    assert_eq!(deps[4], 1_131_200);
+    for w in deps[4..].windows(2) {
+        assert!((w[1] - w[0]).abs_diff(1_211_200) <= 1, "one 1514-byte frame per 1211.2 µs: {deps:?}");
+    }
+    // Long run: delivered IP rate = 10 Mbit/s × 1500/1514.
+    let mut d = tb_dir(10.0, 10 * 1514, 40 * 1514, 14);
+    let got = run_saturated(&mut d, 10 * NS_PER_S, 20, 1500);
+    let first = got.first().unwrap().0;
+    let last = got.last().unwrap().0;
+    let rate = (got.len() - 1) as f64 * 1500.0 * 8.0 / ((last - first) as f64 / 1e9);
+    // The first 10 left together (the burst); measure over the paced ones.
+    let paced = &got[10..];
+    let r2 = (paced.len() - 1) as f64 * 1500.0 * 8.0 / ((paced.last().unwrap().0 - paced[0].0) as f64 / 1e9);
+    assert!((r2 / (10e6 * 1500.0 / 1514.0) - 1.0).abs() < 1e-6, "paced IP rate {r2}");
+    assert!(rate > r2, "the initial burst is faster than the rate");
+}
+
+/// tbf's bfifo: the limit counts frames (IP + overhead), including the head waiting for
+/// tokens; an arrival that would exceed it is dropped; a frame larger than the bucket is
+/// dropped at the input.
+#[test]
+fn token_bucket_limit_counts_frames_and_oversized_frames_are_dropped() {
+    // Empty bucket after the first burst: burst = 1 frame, limit = 3 frames.
+    let mut d = tb_dir(1.0, 1514, 3 * 1514, 14);
+    assert!(d.enqueue(0, pkt(0, 1500)).is_ok());
+    assert!(d.enqueue(0, pkt(1, 1500)).is_ok());
+    assert!(d.enqueue(0, pkt(2, 1500)).is_ok());
+    assert!(d.enqueue(0, pkt(3, 1500)).is_err(), "4 frames > 3-frame limit");
+    // A packet that fits only if the overhead is ignored is refused.
+    let mut d = tb_dir(1.0, 1514, 2 * 1514 + 100, 14);
+    d.enqueue(0, pkt(0, 1500)).unwrap();
+    d.enqueue(0, pkt(1, 1500)).unwrap();
+    assert!(d.enqueue(0, pkt(2, 100)).is_err(), "1514+1514+114 > 3128: frames, not IP bytes, count");
+    let mut d = tb_dir(1.0, 1514, 2 * 1514 + 114, 14);
+    d.enqueue(0, pkt(0, 1500)).unwrap();
+    d.enqueue(0, pkt(1, 1500)).unwrap();
+    assert!(d.enqueue(0, pkt(2, 100)).is_ok());
+    assert_eq!(d.stats().drops_queue, 0);
+    // A 1500-byte packet is a 1514-byte frame: it cannot fit a 1513-byte bucket.
+    let mut d = tb_dir(1.0, 1513, 10_000, 14);
+    assert!(d.enqueue(0, pkt(0, 1500)).is_err());
+    assert!(d.enqueue(0, pkt(1, 1499)).is_ok());
+}
+
+/// After an idle period the bucket refills, but never beyond the burst.
+#[test]
+fn token_bucket_refills_up_to_the_burst_only() {
+    let mut d = tb_dir(10.0, 2 * 1514, 100 * 1514, 14);
+    let mut out = Vec::new();
+    let drain = |d: &mut LinkDir, out: &mut Vec<(Time, Packet)>| {
+        while let Some(t) = d.next_wakeup() {
+            d.wake(t, out);
+        }
+    };
+    for i in 0..2 {
+        d.enqueue(0, pkt(i, 1500)).unwrap();
+    }
+    drain(&mut d, &mut out);
+    // 1 s idle: 1.25 MB of tokens would accrue, the bucket keeps 2 frames.
+    for i in 2..5 {
+        d.enqueue(NS_PER_S, pkt(i, 1500)).unwrap();
+    }
+    drain(&mut d, &mut out);
+    let deps: Vec<Time> = out.iter().map(|(t, _)| t - 5 * NS_PER_MS).collect();
+    assert_eq!(&deps[..4], &[0, 0, NS_PER_S, NS_PER_S]);
+    assert_eq!(deps[4], NS_PER_S + 1_211_200);
 }

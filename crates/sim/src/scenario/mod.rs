@@ -879,6 +879,17 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                     errs.push(ConfigError::new(field, q, format!("smaller than one packet of flow {} ({packet} bytes: mss_bytes + {} header bytes); every packet would be dropped", f.name, crate::packet::HEADER_BYTES)));
                 }
             }
+            // A token bucket must hold one frame (packet + frame overhead) in its burst and its limit.
+            let buckets = [(format!("links[{li}].token_bucket"), l.token_bucket.as_ref()), (format!("links[{li}].reverse.token_bucket"), l.reverse.as_ref().and_then(|r| r.token_bucket.as_ref()))];
+            for (field, tb) in buckets {
+                let Some(tb) = tb.filter(|_| on_path) else { continue };
+                let frame = packet + tb.frame_overhead_bytes;
+                for (name, v) in [("burst_bytes", tb.burst_bytes), ("limit_bytes", tb.limit_bytes)] {
+                    if v < frame {
+                        errs.push(ConfigError::new(format!("{field}.{name}"), v, format!("smaller than one frame of flow {} ({frame} bytes: mss_bytes + {} header bytes + frame_overhead_bytes); every packet would be dropped", f.name, crate::packet::HEADER_BYTES)));
+                    }
+                }
+            }
         }
         errs.range(format!("{pre}.tcp.initial_cwnd"), t.initial_cwnd as f64, 1.0, 1000.0);
         for (name, v) in [("rack", t.rack), ("tlp", t.tlp)] {
