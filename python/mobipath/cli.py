@@ -255,7 +255,7 @@ def _bench_sweep(runs: int, jobs: int, as_json: bool) -> None:
         return
     table = Table(title=f"mobipath bench --sweep ({result['runs']} one-second runs; simulation "
                         f"{result['simulation_ms_per_run']:.2f} ms per run)", title_justify="left", show_edge=False)
-    for col in ("step", "workers", "wall s", "runs/s", "overhead ms/run", "CPU ms/run", "CPU overhead ms/run"):
+    for col in sweepbench.COLUMNS:
         table.add_column(col, justify="left" if col == "step" else "right")
     for row in sweepbench.rows(result):
         table.add_row(*row)

@@ -250,13 +250,21 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
         cache.clear()
     bar = progress("sweep runs", len(keys)) if progress else None
 
+    descriptions: Dict[Tuple[int, int], str] = {}
+
     def describe(k: Tuple[int, int]) -> str:
-        r = resolved[k[0]]
-        # The referenced files' digest only when there are any: run ids of trace-free sweeps stay put.
-        return json.dumps(["sweep run", r.text, r.file, k[1]] + ([r.files_digest] if r.files_digest else []))
+        d = descriptions.get(k)
+        if d is None:
+            r = resolved[k[0]]
+            # The referenced files' digest only when there are any: run ids of trace-free sweeps stay put.
+            d = descriptions[k] = json.dumps(["sweep run", r.text, r.file, k[1]] + ([r.files_digest] if r.files_digest else []))
+        return d
+
+    def died(k: Tuple[int, int], why: str) -> Dict[str, Any]:
+        return {"error": f"WorkerDied: {why}", "wall_s": 0.0}  # recorded, not cached: the next invocation tries again
 
     results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]].text, resolved[k[0]].file, resolved[k[0]].base_dir, k[1]),
-                              jobs, bar, cache, describe, backend=chosen)
+                              jobs, bar, cache, describe, backend=chosen, on_death=died)
     axes = list(sw.axes)
     rows, failed = [], []
     series: Dict[str, List[Any]] = {}  # the long-form series of every run, column by column
@@ -275,8 +283,11 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
             ts = r["timeseries"]
             n = len(ts.get("time_s", []))
             cols = {**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n, **ts}
-            for c in [*cols, *(c for c in series if c not in cols)]:
-                series.setdefault(c, [None] * n_series).extend(cols.get(c, [None] * n))
+            for c in cols:
+                if c not in series:  # a column earlier runs lack: None for their rows
+                    series[c] = [None] * n_series
+            for c, column in series.items():
+                column.extend(cols[c] if c in cols else [None] * n)
             n_series += n
     for sub in ("runs", "timeseries"):
         shutil.rmtree(out_dir / sub, ignore_errors=True)

@@ -13,9 +13,12 @@ controls x five rates x seeds) is timed five ways:
 5. with Ray installed: ``ray -j 1`` and ``ray -j N`` on a local Ray instance of 1 and N CPUs
    (started before the timing; the start-up is reported apart), overhead per run likewise.
 
-Wall times are of this machine as it is: the load average before and after is reported, as other
-programs' load slows the parallel steps most. The local steps also report CPU time (this process
-and its worker processes): the engine's work per run, which other programs' load hardly changes.
+Wall times are of this machine as it is: the load average before and after, and at the start of
+each step, is reported, as other programs' load slows the parallel steps most. The local steps
+also report CPU time per run, of this process (the driver: validation, reading results, the
+dataset; with -j 1 also the simulations) and of its worker processes apart: the engine's work per
+run, which other programs' load changes less. The cache's salt (a hash of the 45 MB simulator
+extension, once per process) is computed before the timed steps, so no step pays it.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 BASE = """seed = 1
 duration_s = 1
@@ -59,6 +62,7 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
     """Runs the benchmark; returns the measurements (seconds, runs/s, ms per run). `ray`: None =
     when installed. `log(str)` is told what is being timed."""
     from . import _core
+    from .experiments.common import _salt
     from .sweep import load_sweep, resolve
     from .sweep import sweep as run_sweep
 
@@ -73,25 +77,31 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
         todo = [(r, s) for r in resolved for s in sw.seeds]
         n = out["runs"] = len(todo)
 
-        def step(name: str, seconds: float, workers: int, cpu: Optional[float] = None) -> None:
-            out["steps"][name] = {"wall_s": round(seconds, 3), "runs_per_s": round(n / seconds, 1), "workers": workers}
+        def step(name: str, seconds: float, workers: int, load: float, cpu: Optional[Tuple[float, float]] = None) -> None:
+            v = out["steps"][name] = {"wall_s": round(seconds, 3), "runs_per_s": round(n / seconds, 1), "workers": workers,
+                                      "load_average_1min": round(load, 2)}
             if cpu is not None:
-                out["steps"][name]["cpu_ms_per_run"] = round(1000 * cpu / n, 3)
+                v["driver_cpu_ms_per_run"] = round(1000 * cpu[0] / n, 3)
+                v["worker_cpu_ms_per_run"] = round(1000 * cpu[1] / n, 3)
+                v["cpu_ms_per_run"] = round(1000 * (cpu[0] + cpu[1]) / n, 3)
 
         def timed(name: str, workers: int, fn: Callable[[], Any]) -> float:
             # CPU time of this process and of its (finished) worker processes: unlike wall time,
-            # hardly changed by other programs' load.
+            # changed less by other programs' load.
             say(name)
+            load = os.getloadavg()[0]
             c0, t0 = _cpu(), time.perf_counter()
             fn()
             wall = time.perf_counter() - t0
-            step(name.split(" (")[0], wall, workers, _cpu() - c0)
+            c1 = _cpu()
+            step(name.split(" (")[0], wall, workers, load, (c1[0] - c0[0], c1[1] - c0[1]))
             return wall
 
         def bare() -> None:
             for r, seed in todo:
                 _core.run(r.text, r.file, r.base_dir, seed, None)
 
+        _salt()  # once per process, whichever step comes first: paid by none
         sim = timed(f"simulation ({n} bare simulator calls)", 1, bare)
         timed("local -j 1 (fresh)", 1, lambda: run_sweep(grid, d / "j1", jobs=1))
         timed("local -j 1, cached (everything read back)", 1, lambda: run_sweep(grid, d / "j1", jobs=1))
@@ -115,9 +125,10 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
                     out[f"ray_start_s_{w}"] = round(time.perf_counter() - t, 2)
                     try:
                         say(f"ray -j {w} (fresh)")
+                        load = os.getloadavg()[0]
                         t = time.perf_counter()
                         run_sweep(grid, d / f"ray{w}", jobs=w, backend="ray")
-                        step(f"ray -j {w}", time.perf_counter() - t, w)
+                        step(f"ray -j {w}", time.perf_counter() - t, w, load)
                     finally:
                         ray_mod.shutdown()
     out["load_average_before"] = [round(x, 2) for x in load_before]
@@ -141,22 +152,30 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
     return out
 
 
-def _cpu() -> float:
+def _cpu() -> Tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its finished, waited-for children."""
     import resource
 
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+COLUMNS = ("step", "workers", "load avg", "wall s", "runs/s", "overhead ms/run", "CPU ms/run: driver",
+           "workers", "total", "CPU overhead ms/run")
 
 
 def rows(result: Dict[str, Any]) -> List[List[str]]:
-    """Table rows: step, workers, wall s, runs/s, overhead ms per run (wall), CPU ms per run and
-    its overhead."""
+    """Table rows (COLUMNS): step, workers, the 1-minute load average at its start, wall s,
+    runs/s, overhead ms per run (wall), CPU ms per run of the driver, of the workers and in all,
+    and the CPU overhead per run."""
+    def ms(x: Optional[float]) -> str:
+        return "—" if x is None else f"{x:.2f}"
+
     out = []
     for name, v in result["steps"].items():
         over = v.get("overhead_ms_per_run")
-        cpu = v.get("cpu_ms_per_run")
-        cpu_over = v.get("cpu_overhead_ms_per_run")
-        out.append([name, str(v["workers"]), f"{v['wall_s']:.2f}", f"{v['runs_per_s']:.0f}",
+        out.append([name, str(v["workers"]), f"{v['load_average_1min']:.1f}", f"{v['wall_s']:.2f}", f"{v['runs_per_s']:.0f}",
                     "—" if name == "simulation" else (f"{v['ms_per_run']:.2f} (read back)" if over is None else f"{over:.2f}"),
-                    "—" if cpu is None else f"{cpu:.2f}", "—" if cpu_over is None else f"{cpu_over:.2f}"])
+                    ms(v.get("driver_cpu_ms_per_run")), ms(v.get("worker_cpu_ms_per_run")), ms(v.get("cpu_ms_per_run")),
+                    ms(v.get("cpu_overhead_ms_per_run"))])
     return out
