@@ -67,15 +67,19 @@ WORKER_RETRIES = 2
 
 @dataclass(frozen=True)
 class Kept:
-    """A run's result as the worker kept it (`keep.put`): its JSON text, what a resumed run reads
-    back. The driver parses it; it does not serialise or write the result again."""
+    """A run's result that the worker kept (`keep.put`), as a resumed run would read it back:
+    its JSON text, for the driver to parse; or, when the job's results are JSON-native (dicts
+    with str keys, lists, str, float, bool, None: what parsing their JSON text gives back), the
+    result itself in `value` (`text` None), which costs the driver less than parsing. Either way
+    the driver neither serialises nor writes the result again."""
 
-    text: str
+    text: Optional[str]
+    value: Any = None
 
 
 def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
             done: Callable[[Any, Any], None], jobs: Optional[int] = None, backend: Optional[Backend] = None, *,
-            keep: Any = None, describe: Optional[Callable[[Any], str]] = None,
+            keep: Any = None, describe: Optional[Callable[[Any], str]] = None, native: bool = False,
             on_death: Optional[Callable[[Any, str], Any]] = None) -> int:
     """Runs `job(*args(k))` for every key in `todo` on `backend` and calls `done(k, result)` here
     as each finishes. `job` must be a module-level function (it is pickled by reference) and its
@@ -86,7 +90,7 @@ def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
     returns its JSON text (or None: not kept), e.g. a `RunCache`. Local worker processes call it
     themselves and hand `done` a `Kept` (the text), so this process neither serialises nor writes
     their results; in this process (one worker) and on Ray (no shared file system) `done` gets
-    the result and the caller keeps it.
+    the result and the caller keeps it. `native`: the job's results are JSON-native (see Kept).
 
     A run whose worker process dies (killed by the system, crashed) is run again up to
     `WORKER_RETRIES` times; then `done(k, on_death(k, why))` records it and the others go on, or
@@ -96,16 +100,24 @@ def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
         return max(1, jobs or os.cpu_count() or 1)
     if backend.name == "ray":
         return _execute_ray(todo, job, args, done, jobs, backend.address, on_death)
-    return _execute_local(todo, job, args, done, jobs, keep if describe is not None else None, describe, on_death)
+    return _execute_local(todo, job, args, done, jobs, keep if describe is not None else None, describe, native, on_death)
 
 
 # --- local: worker processes ----------------------------------------------------------------
 #
 # Not multiprocessing.Pool: the pool silently replaces a worker that dies and never says which
 # run it held, and its task and result threads cost the driver about as much per run as a
-# one-second simulation. Here each worker has its own pipe and holds at most two runs (the one
-# it runs and the next, so it never waits for this process); the driver knows which run a dead
-# worker held, and does no per-run work beyond reading the result.
+# one-second simulation. Here each worker has its own pipe and holds the run it runs and the
+# next ones (so it never waits for this process): two for long runs, about 20 ms worth for
+# short ones, when the driver also reads their results in batches rather than waking for each
+# run (the driver shares the cores with the workers). The driver knows which run a dead worker
+# held, and does no per-run work beyond reading the result.
+
+#: The work a worker holds beyond the run it runs, and the driver's pause between reads when
+#: runs are shorter than PACE_BELOW_S.
+HOLD_S = 0.02
+PACE_S = 0.005
+PACE_BELOW_S = 0.005
 
 def _ignore_sigint() -> None:
     # Ctrl-C reaches the whole process group: the workers leave it to the main process, which
@@ -125,7 +137,7 @@ def _die_with_parent() -> None:
         pass  # not Linux: workers see the closed pipe when they next read it and leave
 
 
-def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, parent: int) -> None:
+def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, native: bool, parent: int) -> None:
     _ignore_sigint()
     _die_with_parent()
     if os.getppid() != parent:  # the driver died before prctl took effect
@@ -138,29 +150,30 @@ def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, parent: int) -> 
         if task is None:
             return
         key, task_args, description = task
+        t0 = time.perf_counter()
         try:
             result = job(*task_args)
             if keep is not None and description is not None:
                 text = keep.put(description, result)
                 if text is not None:
-                    result = Kept(text)
-            msg = (True, key, result)
+                    result = Kept(None, result) if native else Kept(text)
+            msg = (True, key, result, time.perf_counter() - t0)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as e:  # the job's own exception: raised in the driver, as a serial run would
-            msg = (False, key, e)
+            msg = (False, key, e, 0.0)
         try:
             conn.send(msg)
         except (EOFError, OSError):
             return
         except Exception as e:  # an unpicklable result or exception
-            conn.send((False, key, RuntimeError(f"run {key!r}: its result cannot be sent back: {type(e).__name__}: {e}")))
+            conn.send((False, key, RuntimeError(f"run {key!r}: its result cannot be sent back: {type(e).__name__}: {e}"), 0.0))
 
 
 class _Worker:
-    def __init__(self, ctx: Any, job: Callable[..., Any], keep: Any) -> None:
+    def __init__(self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool) -> None:
         here, there = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(there, job, keep, os.getpid()), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(there, job, keep, native, os.getpid()), daemon=True)
         self.proc.start()
         there.close()
         self.conn = here
@@ -197,7 +210,8 @@ def death_reason(exitcode: Optional[int]) -> str:
 
 def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
                    done: Callable[[Any, Any], None], jobs: Optional[int], keep: Any,
-                   describe: Optional[Callable[[Any], str]], on_death: Optional[Callable[[Any, str], Any]]) -> int:
+                   describe: Optional[Callable[[Any], str]], native: bool,
+                   on_death: Optional[Callable[[Any, str], Any]]) -> int:
     from collections import deque
     from multiprocessing.connection import wait
 
@@ -211,11 +225,13 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
     deaths: Dict[Any, List[str]] = {}
     left = len(todo)
     workers: List[_Worker] = []
+    pace = _Pace()
     try:
-        workers = [_Worker(ctx, job, keep) for _ in range(min(n, len(todo)))]
+        workers = [_Worker(ctx, job, keep, native) for _ in range(min(n, len(todo)))]
         while left:
-            for w in workers:  # each worker holds the run it runs and the next one
-                while len(w.held) < 2 and queue:
+            hold = pace.hold()
+            for w in workers:  # each worker holds the run it runs and the next ones
+                while len(w.held) < hold and queue:
                     k = queue.popleft()
                     w.held.append(k)
                     if not w.send((k, args(k), describe(k) if keep is not None else None)):
@@ -225,12 +241,12 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
             ready = wait([*by_conn, *by_sentinel], timeout=0.5)  # Ctrl-C interrupts the wait
             for r in ready:
                 if r in by_conn:
-                    left -= _receive(by_conn[r], done)
+                    left -= _receive(by_conn[r], done, pace)
             for r in ready:
                 w = by_sentinel.get(r)
                 if w is None:
                     continue
-                left -= _receive(w, done)  # what it sent before it died
+                left -= _receive(w, done, pace)  # what it sent before it died
                 w.proc.join()
                 if w.held:
                     k = w.held.pop(0)  # the run it was running; the next one had not started
@@ -250,7 +266,9 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
                 w.stop(1.0)
                 workers.remove(w)
                 if left:
-                    workers.append(_Worker(ctx, job, keep))
+                    workers.append(_Worker(ctx, job, keep, native))
+            if pace.short():
+                time.sleep(PACE_S)  # let short runs' results gather: one wake-up for several
         for w in workers:
             w.send(None)
     except BaseException:
@@ -264,19 +282,39 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
     return n
 
 
-def _receive(w: _Worker, done: Callable[[Any, Any], None]) -> int:
+class _Pace:
+    """The runs' mean duration so far (a moving average of what the workers report), and from it
+    how many runs a worker holds and whether the driver pauses between reads."""
+
+    def __init__(self) -> None:
+        self.mean_s: Optional[float] = None
+
+    def add(self, seconds: float) -> None:
+        self.mean_s = seconds if self.mean_s is None else 0.9 * self.mean_s + 0.1 * seconds
+
+    def hold(self) -> int:
+        if self.mean_s is None:
+            return 2
+        return max(2, min(64, 1 + int(HOLD_S / max(self.mean_s, 1e-6))))
+
+    def short(self) -> bool:
+        return self.mean_s is not None and self.mean_s < PACE_BELOW_S
+
+
+def _receive(w: _Worker, done: Callable[[Any, Any], None], pace: _Pace) -> int:
     """Hands every result waiting in `w`'s pipe to `done`; the number of runs finished."""
     got = 0
     while True:
         try:
             if not w.conn.poll():
                 return got
-            ok, k, payload = w.conn.recv()
+            ok, k, payload, seconds = w.conn.recv()
         except (EOFError, OSError):  # the worker died, perhaps half way through a message
             return got
         if not ok:
             raise payload
         w.held.pop(0)  # a worker runs its runs in the order it got them
+        pace.add(seconds)
         done(k, payload)
         got += 1
 

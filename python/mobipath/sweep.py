@@ -193,7 +193,9 @@ def _flatten(prefix: str, v: Any, out: Dict[str, Any]) -> None:
 
 
 def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
-    """One run in a worker: the flattened summary and the series, or the error."""
+    """One run in a worker: the flattened summary and the series, or the error. JSON-native
+    (str keys, lists, str, float, bool, None), so its JSON text reads back as the same value
+    (run_all(native=True))."""
     from . import _core
 
     t0 = time.perf_counter()
@@ -264,7 +266,7 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
         return {"error": f"WorkerDied: {why}", "wall_s": 0.0}  # recorded, not cached: the next invocation tries again
 
     results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]].text, resolved[k[0]].file, resolved[k[0]].base_dir, k[1]),
-                              jobs, bar, cache, describe, backend=chosen, on_death=died)
+                              jobs, bar, cache, describe, backend=chosen, on_death=died, native=True)
     axes = list(sw.axes)
     rows, failed = [], []
     series: Dict[str, List[Any]] = {}  # the long-form series of every run, column by column

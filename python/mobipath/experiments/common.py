@@ -153,7 +153,7 @@ def use_backend(name: str = "local", address: Optional[str] = None) -> Iterator[
 def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
             jobs: Optional[int], bar: Any = None, cache: Optional[RunCache] = None,
             describe: Optional[Callable[[Any], str]] = None, backend: Optional[Any] = None,
-            on_death: Optional[Callable[[Any, str], Any]] = None) -> Tuple[Dict[Any, Any], int]:
+            on_death: Optional[Callable[[Any, str], Any]] = None, native: bool = False) -> Tuple[Dict[Any, Any], int]:
     """Runs `job(*args(key))` for every key through the sweep engine's executor
     (mobipath.executor): on `backend` (default: the one use_backend set, else local worker
     processes), `jobs` workers (default: all cores; 1 = in this process). `job` must be a
@@ -163,6 +163,8 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
     workers need no shared file system). Returns the results by key and the number of workers
     used; `bar.advance()` is called after each run. `on_death(key, why)`: the result recorded
     for a run whose worker process died on every attempt (default: the run raises WorkerDied).
+    `native`: `job`'s results are JSON-native (mobipath.executor.Kept), so a result a worker
+    kept need not be parsed back here.
 
     On KeyboardInterrupt the workers are stopped at once and the interrupt propagates; what
     finished is in the cache."""
@@ -183,7 +185,7 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
         if isinstance(result, Kept):  # a local worker kept it: only read it
             if cache is not None and describe is not None:
                 cache.noted(describe(k))
-            result = json.loads(result.text)
+            result = json.loads(result.text) if result.text is not None else result.value
         elif cache is not None and describe is not None:
             text = cache.put(describe(k), result)
             if text is not None:
@@ -193,7 +195,8 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
             bar.advance()
 
     keep = cache if cache is not None and cache.enabled and describe is not None else None
-    n = execute(todo, job, args, done, jobs, backend or _BACKEND, keep=keep, describe=describe, on_death=on_death)
+    n = execute(todo, job, args, done, jobs, backend or _BACKEND, keep=keep, describe=describe, native=native,
+                on_death=on_death)
     return results, n
 
 
