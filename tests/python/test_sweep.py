@@ -579,3 +579,100 @@ def test_a_ray_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_pat
     assert len(list((tmp_path / "o" / "cache").glob("*.json"))) == 5
     again = mobipath.sweep(f, tmp_path / "o", backend="ray")  # only the failed run is tried again (and dies again)
     assert again["reused_runs"] == 5 and len(again["failed"]) == 1
+
+
+# --- --ray-address: a cluster of two Ray nodes on this machine -------------------------------------
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def _ray_start(ray_cli: Path, args: list, cpus: int, env: dict, timeout: float, ready: str = r"Ray runtime started") -> tuple:
+    """`ray start ARGS --block` in a session of its own (so that killing its process group ends
+    every process it started), once it prints a line matching `ready`; every port chosen free.
+    Returns the process and the match."""
+    import re
+
+    import queue
+    import threading
+
+    ports = [a for flag in ("--metrics-export-port", "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port",
+                            "--runtime-env-agent-port", "--node-manager-port", "--object-manager-port")
+             for a in (flag, str(_free_port()))]
+    proc = subprocess.Popen([str(ray_cli), "start", *args, *ports, "--num-cpus", str(cpus), "--block", "--disable-usage-stats"],
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            seen.append(lines.get(timeout=0.5))
+        except queue.Empty:
+            continue
+        found = re.search(ready, seen[-1])
+        if found:
+            return proc, found
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    raise AssertionError("ray start did not come up:\n" + "".join(seen[-30:]))
+
+
+def test_a_sweep_on_a_two_node_ray_cluster_through_ray_address(tmp_path):
+    """`mobipath sweep --backend ray --ray-address HEAD` from a driver process outside the
+    cluster: a head node of one CPU and a second node (`ray start --address`) of two, on this
+    machine, with their own token (Ray >= 2.59 authenticates its clusters). The runs, which
+    read a trace file the tasks carry, give the serial local results byte for byte. The
+    cluster's processes are all ended (their process groups) and its directory removed."""
+    import secrets
+    import shutil
+    import sys
+    import tempfile
+
+    pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
+    ray_cli = Path(sys.executable).with_name("ray")
+    if not ray_cli.exists():
+        pytest.skip(f"no `ray` command next to {sys.executable}")
+    f = _trace_sweep(tmp_path)
+    r = run_cli(["sweep", f, "--out", tmp_path / "serial", "-j", "1"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    env = cli_env({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)})
+    ray_tmp = Path(tempfile.mkdtemp(prefix="mp-ray-", dir="/tmp"))  # short: Ray's socket paths must fit
+    nodes = []
+    try:
+        head_port = _free_port()
+        # Up once it says how other nodes join it: "ray start --address='IP:PORT'".
+        head, found = _ray_start(ray_cli, ["--head", "--port", str(head_port), "--include-dashboard", "false",
+                                           "--temp-dir", str(ray_tmp)], 1, env, 90, ready=r"--address='([^']+)'")
+        nodes.append(head)
+        address = found.group(1)
+        assert address.endswith(f":{head_port}"), address
+        nodes.append(_ray_start(ray_cli, ["--address", address], 2, env, 90)[0])
+        r = run_cli(["sweep", f, "--out", tmp_path / "cluster", "--backend", "ray", "--ray-address", address],
+                    timeout=300, env=env)
+        assert r.returncode == 0, r.stderr
+        assert "4 runs (0 reused, 0 failed)" in r.stdout, r.stdout
+        info = json.loads((tmp_path / "cluster" / "sweep.json").read_text())
+        assert info["backend"] == "ray" and info["jobs"] == 3  # the cluster's CPUs (a local Ray here would have 2)
+    finally:
+        for proc in reversed(nodes):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        time.sleep(0.5)
+        left = [p for p in Path("/proc").glob("[0-9]*/cmdline") if _reads(p) and str(ray_tmp).encode() in _reads(p)]
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert not left, left
+    assert _results(tmp_path / "serial") == _results(tmp_path / "cluster") and len(_results(tmp_path / "cluster")) == 4
+    a = pl.read_parquet(tmp_path / "serial" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    b = pl.read_parquet(tmp_path / "cluster" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    assert a.equals(b)
+
+
+def _reads(p: Path) -> bytes:
+    try:
+        return p.read_bytes()
+    except OSError:
+        return b""
