@@ -3,10 +3,10 @@
 
 Two backends, one contract — `execute(todo, job, args, done, backend)` runs `job(*args(key))` for
 every key and calls `done(key, result)` in the driving process as each run finishes (in whatever
-order), so the caller alone writes caches and datasets:
+order), so the caller alone writes datasets (and caches, except that local workers may keep their
+own results: `keep`):
 
-- ``local``: a pool of worker processes on this machine (`jobs`, default all cores; 1 = in this
-  process).
+- ``local``: worker processes on this machine (`jobs`, default all cores; 1 = in this process).
 - ``ray``: tasks on a Ray cluster (``address``, e.g. ``ray://head:10001`` or ``auto``), or on a
   local Ray instance started for the call when no address is given (a Ray this process has
   already initialised, e.g. in a notebook, is used as it is). Workers need mobipath

@@ -25,8 +25,12 @@ Output (readable without mobipath: polars, pandas, DuckDB, Arrow): ``DIR/runs/``
 run (axes, seed, every summary scalar flattened to dotted names such as
 ``flows.f.goodput_mbps``, wall time, error), Hive-partitioned by the axes — and ``DIR/timeseries/``
 (the long-form series with the axes and seed), partitioned the same way; ``DIR/sweep.json`` says
-what ran. Only this process writes the cache and the dataset, whatever the backend: Ray workers
-get each run's scenario text and referenced files with the task and return the results.
+what ran. Only this process writes the dataset. Local worker processes write their runs' cache
+entries themselves (atomically, by rename: the driver's work per run is only reading the result);
+on Ray this process writes them too, as workers there share no file system: they get each run's
+scenario text and referenced files with the task and return the results. A run whose worker
+process dies (the OOM killer, a crash) is run again twice, then recorded as failed ("WorkerDied:
+..."), and the sweep goes on.
 """
 from __future__ import annotations
 
@@ -231,7 +235,7 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
     """Runs the sweep file `path` into `out_dir` (default ``sweeps/<file name>``) and returns what
     sweep.json holds. `backend` is ``local`` (`jobs` worker processes, default all cores) or
     ``ray`` (on the cluster at `ray_address`, or a local Ray instance of `jobs` CPUs when None);
-    either way this process writes the cache and the dataset. `progress(description, total)`
+    this process writes the dataset (and, on Ray, the cache). `progress(description, total)`
     returns an object with `advance()`."""
     import polars as pl
 

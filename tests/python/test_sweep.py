@@ -412,9 +412,13 @@ def test_the_sweep_benchmark_runs_and_reports_its_steps():
     the same grid, the derived overheads computed from them."""
     from mobipath import sweepbench
 
-    r = sweepbench.run(40, 2, ray=False)
+    r = sweepbench.run(40, 2, ray=False, repeat=2)
     assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "local -j 1", "local -j 1, cached", "local -j 2"}
     s = r["steps"]
+    for name in ("local -j 1", "local -j 2"):  # the fastest of the two repeats is reported
+        assert len(s[name]["repeats"]) == 2 and s[name]["wall_s"] == min(x["wall_s"] for x in s[name]["repeats"])
+        assert s[name]["driver_cpu_ms_per_run"] > 0
+    assert s["local -j 2"]["worker_cpu_ms_per_run"] > 0 and s["local -j 1"]["worker_cpu_ms_per_run"] < 0.5 * s["local -j 1"]["driver_cpu_ms_per_run"]
     expected = 1000 * (s["local -j 1"]["wall_s"] - s["simulation"]["wall_s"]) / 40
     assert s["local -j 1"]["overhead_ms_per_run"] == pytest.approx(expected, abs=0.05)
     assert s["local -j 1"]["cpu_ms_per_run"] > 0 and "cpu_overhead_ms_per_run" in s["local -j 2"]
