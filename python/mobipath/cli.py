@@ -261,6 +261,8 @@ def _bench_sweep(runs: int, jobs: int, as_json: bool, repeat: int = 1) -> None:
         table.add_row(*row)
     Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
     line = f"throughput -j {jobs} vs -j 1: {result['speedup_local']:.2f}x (local)"
+    if "speedup_ceiling" in result:
+        line += f" against {result['speedup_ceiling']:.2f}x of the bare simulator calls on {jobs} processes"
     if "speedup_ray" in result:
         line += f", {result['speedup_ray']:.2f}x (ray)"
     if "ray" in result:

@@ -4,7 +4,9 @@ A grid of `runs` one-second scenarios (one 10-100 Mbit/s link, one bulk flow, fo
 controls x five rates x seeds) is timed five ways:
 
 1. ``simulation``: the bare simulator calls for every run, in a loop in this process — the work
-   itself, without the engine;
+   itself, without the engine; and ``simulation xN``: the same calls split over N processes at
+   once (no engine either): what N cores of this machine give at that moment, the ceiling of
+   the engine's speed-up (`speedup_ceiling`; other programs' load lowers it);
 2. ``local -j 1``: `mobipath.sweep` of the same grid, fresh, in this process (validation of every
    combination, the cache, flattening the summaries, the Parquet dataset with the time series);
    the overhead per run is (this - simulation) / runs;
@@ -105,12 +107,26 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
             step(name.split(" (")[0], wall, workers, load, (c1[0] - c0[0], c1[1] - c0[1]))
             return wall
 
-        def bare() -> None:
-            for r, seed in todo:
+        def bare(part: int = 0, parts: int = 1) -> None:
+            for r, seed in todo[part::parts]:
                 _core.run(r.text, r.file, r.base_dir, seed, None)
 
+        def bare_parallel() -> None:
+            import multiprocessing
+
+            procs = [multiprocessing.Process(target=bare, args=(i, jobs)) for i in range(jobs)]
+            for p in procs:
+                p.start()
+            for p in procs:
+                p.join()
+
         _salt()  # once per process, whichever step comes first: paid by none
-        sim = timed(f"simulation ({n} bare simulator calls)", 1, bare)
+        for i in range(repeat):
+            of = f", {i + 1} of {repeat}" if repeat > 1 else ""
+            sim = timed(f"simulation ({n} bare simulator calls{of})", 1, bare)
+            if jobs > 1:
+                timed(f"simulation x{jobs} (the same calls on {jobs} processes at once{of})", jobs, bare_parallel)
+        sim = out["steps"]["simulation"]["wall_s"]  # the fastest repeat
         for i in range(repeat):
             timed(f"local -j 1 (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})", 1,
                   lambda: run_sweep(grid, d / f"j1-{i}", jobs=1))
@@ -151,14 +167,16 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
     # Overhead per run: the engine's extra wall time per run; on W workers the wall time is
     # shared by W runs at once, so W x wall is the time spent per run set against the simulation.
     for name, v in s.items():
-        if name != "simulation" and "cached" not in name:
+        if not name.startswith("simulation") and "cached" not in name:
             v["overhead_ms_per_run"] = round(1000 * (v["wall_s"] * v["workers"] - sim) / n, 3)
     sim_cpu = s["simulation"]["cpu_ms_per_run"]
     for name, v in s.items():
-        if "cpu_ms_per_run" in v and name != "simulation" and "cached" not in name:
+        if "cpu_ms_per_run" in v and not name.startswith("simulation") and "cached" not in name:
             v["cpu_overhead_ms_per_run"] = round(v["cpu_ms_per_run"] - sim_cpu, 3)
     s["local -j 1, cached"]["ms_per_run"] = round(1000 * s["local -j 1, cached"]["wall_s"] / n, 3)
     out["speedup_local"] = round(s[f"local -j {jobs}"]["runs_per_s"] / s["local -j 1"]["runs_per_s"], 2)
+    if f"simulation x{jobs}" in s:
+        out["speedup_ceiling"] = round(s[f"simulation x{jobs}"]["runs_per_s"] / s["simulation"]["runs_per_s"], 2)
     if f"ray -j {jobs}" in s and jobs != 1:
         out["speedup_ray"] = round(s[f"ray -j {jobs}"]["runs_per_s"] / s["ray -j 1"]["runs_per_s"], 2)
     return out
@@ -187,7 +205,7 @@ def rows(result: Dict[str, Any]) -> List[List[str]]:
     for name, v in result["steps"].items():
         over = v.get("overhead_ms_per_run")
         out.append([name, str(v["workers"]), f"{v['load_average_1min']:.1f}", f"{v['wall_s']:.2f}", f"{v['runs_per_s']:.0f}",
-                    "—" if name == "simulation" else (f"{v['ms_per_run']:.2f} (read back)" if over is None else f"{over:.2f}"),
+                    "—" if name.startswith("simulation") else (f"{v['ms_per_run']:.2f} (read back)" if over is None else f"{over:.2f}"),
                     ms(v.get("driver_cpu_ms_per_run")), ms(v.get("worker_cpu_ms_per_run")), ms(v.get("cpu_ms_per_run")),
                     ms(v.get("cpu_overhead_ms_per_run"))])
     return out

@@ -413,7 +413,8 @@ def test_the_sweep_benchmark_runs_and_reports_its_steps():
     from mobipath import sweepbench
 
     r = sweepbench.run(40, 2, ray=False, repeat=2)
-    assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "local -j 1", "local -j 1, cached", "local -j 2"}
+    assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "simulation x2", "local -j 1", "local -j 1, cached", "local -j 2"}
+    assert r["speedup_ceiling"] == pytest.approx(r["steps"]["simulation x2"]["runs_per_s"] / r["steps"]["simulation"]["runs_per_s"], abs=0.02)
     s = r["steps"]
     for name in ("local -j 1", "local -j 2"):  # the fastest of the two repeats is reported
         assert len(s[name]["repeats"]) == 2 and s[name]["wall_s"] == min(x["wall_s"] for x in s[name]["repeats"])
