@@ -106,8 +106,8 @@ def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
 # --- local: worker processes ----------------------------------------------------------------
 #
 # Not multiprocessing.Pool: the pool silently replaces a worker that dies and never says which
-# run it held, and its task and result threads cost the driver about as much per run as a
-# one-second simulation. Here each worker has its own pipe and holds the run it runs and the
+# run it held, and its task and result threads do work in the driver for every run (which shares
+# the cores with the workers). Here each worker has its own pipe and holds the run it runs and the
 # next ones (so it never waits for this process): two for long runs, about 20 ms worth for
 # short ones, when the driver also reads their results in batches rather than waking for each
 # run (the driver shares the cores with the workers). The driver knows which run a dead worker
