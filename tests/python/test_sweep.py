@@ -597,8 +597,8 @@ def _free_port() -> int:
 
 
 def _ray_start(ray_cli: Path, args: list, cpus: int, env: dict, timeout: float, ready: str = r"Ray runtime started") -> tuple:
-    """`ray start ARGS --block` in a session of its own (so that killing its process group ends
-    every process it started), once it prints a line matching `ready`; every port chosen free.
+    """`ray start ARGS --block` in a session of its own (so that every process it starts can be
+    found and killed), once it prints a line matching `ready`; every port chosen free.
     Returns the process and the match."""
     import re
 
@@ -621,7 +621,8 @@ def _ray_start(ray_cli: Path, args: list, cpus: int, env: dict, timeout: float, 
         found = re.search(ready, seen[-1])
         if found:
             return proc, found
-    os.killpg(proc.pid, signal.SIGKILL)
+    for pid in _session_members({proc.pid}):  # what it started so far
+        os.kill(pid, signal.SIGKILL)
     proc.wait()
     raise AssertionError("ray start did not come up:\n" + "".join(seen[-30:]))
 
@@ -631,7 +632,7 @@ def test_a_sweep_on_a_two_node_ray_cluster_through_ray_address(tmp_path):
     cluster: a head node of one CPU and a second node (`ray start --address`) of two, on this
     machine, with their own token (Ray >= 2.59 authenticates its clusters). The runs, which
     read a trace file the tasks carry, give the serial local results byte for byte. The
-    cluster's processes are all ended (their process groups) and its directory removed."""
+    cluster's processes are all ended (the sessions of the two `ray start`) and its directory removed."""
     import secrets
     import shutil
     import sys
@@ -663,21 +664,38 @@ def test_a_sweep_on_a_two_node_ray_cluster_through_ray_address(tmp_path):
         info = json.loads((tmp_path / "cluster" / "sweep.json").read_text())
         assert info["backend"] == "ray" and info["jobs"] == 3  # the cluster's CPUs (a local Ray here would have 2)
     finally:
-        for proc in reversed(nodes):
-            os.killpg(proc.pid, signal.SIGKILL)
+        # Every process of the cluster is in the session of the `ray start` that made its node
+        # (Ray's workers have process groups of their own, not sessions): kill those sessions.
+        sessions = {proc.pid for proc in nodes}
+        deadline = time.monotonic() + 10
+        while True:
+            left = _session_members(sessions)
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        for proc in nodes:
             proc.wait()
-        time.sleep(0.5)
-        left = [p for p in Path("/proc").glob("[0-9]*/cmdline") if _reads(p) and str(ray_tmp).encode() in _reads(p)]
         shutil.rmtree(ray_tmp, ignore_errors=True)
-    assert not left, left
+    assert not left, f"processes of the test's Ray cluster survived SIGKILL for 10 s: {left}"
     assert _results(tmp_path / "serial") == _results(tmp_path / "cluster") and len(_results(tmp_path / "cluster")) == 4
     a = pl.read_parquet(tmp_path / "serial" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
     b = pl.read_parquet(tmp_path / "cluster" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
     assert a.equals(b)
 
 
-def _reads(p: Path) -> bytes:
-    try:
-        return p.read_bytes()
-    except OSError:
-        return b""
+def _session_members(sessions: set) -> list:
+    """Live (not zombie) processes whose session is one of `sessions`."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) in sessions:
+            found.append(int(stat.parent.name))
+    return found
