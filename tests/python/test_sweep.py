@@ -531,6 +531,36 @@ def test_a_killed_ray_worker_costs_only_its_run(tmp_path, local_ray):
     assert {k: v for k, v in got.items() if k != 3} == {k: 0 for k in range(8) if k != 3}
 
 
+class _Keeper:
+    """A stand-in cache: counts where put() runs (the process id) and keeps nothing on disk."""
+
+    def __init__(self):
+        self.calls = []
+
+    def put(self, description, result):
+        self.calls.append(os.getpid())
+        return json.dumps(result)
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_local_workers_keep_their_results_and_ray_workers_do_not(backend, request):
+    """Local worker processes call keep.put themselves and hand back a Kept result; Ray workers
+    (no shared file system) never get the keeper: the driver receives the plain results."""
+    from mobipath.executor import Backend, Kept, execute
+
+    if backend == "ray":
+        request.getfixturevalue("local_ray")
+    keeper, got = _Keeper(), {}
+    execute(list(range(6)), os.getpid, lambda k: (), lambda k, r: got.__setitem__(k, r), jobs=2,
+            backend=Backend(backend), keep=keeper, describe=str)
+    assert sorted(got) == list(range(6)) and not keeper.calls  # never called in this process
+    if backend == "local":
+        assert all(isinstance(r, Kept) and r.text is not None for r in got.values())
+        assert {int(r.text) for r in got.values()} - {os.getpid()} and os.getpid() not in {int(r.text) for r in got.values()}
+    else:
+        assert all(isinstance(r, int) and r != os.getpid() for r in got.values()), got
+
+
 def _doomed_sweep(tmp_path):
     """Six runs; the one with cc = bbr and seed 2 kills the worker process running it (sweep_hooks)."""
     from sweep_hooks import MARK
