@@ -110,8 +110,8 @@ def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
 # the cores with the workers). Here each worker has its own pipe and holds the run it runs and the
 # next ones (so it never waits for this process): two for long runs, about 20 ms worth for
 # short ones, when the driver also reads their results in batches rather than waking for each
-# run (the driver shares the cores with the workers). The driver knows which run a dead worker
-# held, and does no per-run work beyond reading the result.
+# run. The driver knows which run a dead worker held, and does no per-run work beyond reading
+# the result.
 
 #: The work a worker holds beyond the run it runs, and the driver's pause between reads when
 #: runs are shorter than PACE_BELOW_S.
@@ -186,7 +186,9 @@ class _Worker:
         except OSError:  # the worker is gone: its death is handled when its sentinel fires
             return False
 
-    def stop(self, timeout: float) -> None:
+    def stop(self, timeout: float, finished: bool = False) -> None:
+        if finished:  # told to leave (None): a moment to do so before it is terminated
+            self.proc.join(timeout)
         if self.proc.exitcode is None:
             self.proc.terminate()
         self.proc.join(timeout)
@@ -249,7 +251,7 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
                 left -= _receive(w, done, pace)  # what it sent before it died
                 w.proc.join()
                 if w.held:
-                    k = w.held.pop(0)  # the run it was running; the next one had not started
+                    k = w.held.pop(0)  # the run it was running; the others had not started
                     queue.extendleft(reversed(w.held))
                     why = death_reason(w.proc.exitcode)
                     deaths.setdefault(k, []).append(why)
@@ -271,6 +273,8 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
                 time.sleep(PACE_S)  # let short runs' results gather: one wake-up for several
         for w in workers:
             w.send(None)
+        for w in workers:
+            w.stop(5.0, finished=True)
     except BaseException:
         for w in workers:
             if w.proc.exitcode is None:
