@@ -134,12 +134,20 @@ def _die_with_parent() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass  # not Linux: workers see the closed pipe when they next read it and leave
+        pass  # not Linux: a worker sees its pipe closed when it next reads it, and leaves
 
 
-def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, native: bool, parent: int) -> None:
+def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, native: bool, parent: int,
+                 siblings: Sequence[int] = ()) -> None:
     _ignore_sigint()
     _die_with_parent()
+    # A forked worker inherits the driver's ends of the other workers' pipes: closed, so that each
+    # worker sees end-of-file when the driver is gone instead of waiting on its siblings.
+    for fd in siblings:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     if os.getppid() != parent:  # the driver died before prctl took effect
         return
     while True:
@@ -171,9 +179,11 @@ def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, native: bool, pa
 
 
 class _Worker:
-    def __init__(self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool) -> None:
+    def __init__(self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool, others: Sequence["_Worker"] = ()) -> None:
         here, there = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=_worker_main, args=(there, job, keep, native, os.getpid()), daemon=True)
+        # With fork, the child has copies of these descriptors (other start methods inherit none).
+        siblings = [w.conn.fileno() for w in others] + [here.fileno()] if ctx.get_start_method() == "fork" else []
+        self.proc = ctx.Process(target=_worker_main, args=(there, job, keep, native, os.getpid(), siblings), daemon=True)
         self.proc.start()
         there.close()
         self.conn = here
@@ -229,7 +239,8 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
     workers: List[_Worker] = []
     pace = _Pace()
     try:
-        workers = [_Worker(ctx, job, keep, native) for _ in range(min(n, len(todo)))]
+        for _ in range(min(n, len(todo))):
+            workers.append(_Worker(ctx, job, keep, native, workers))
         while left:
             hold = pace.hold()
             for w in workers:  # each worker holds the run it runs and the next ones
@@ -268,7 +279,7 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
                 w.stop(1.0)
                 workers.remove(w)
                 if left:
-                    workers.append(_Worker(ctx, job, keep, native))
+                    workers.append(_Worker(ctx, job, keep, native, workers))
             if pace.short():
                 time.sleep(PACE_S)  # let short runs' results gather: one wake-up for several
         for w in workers:
