@@ -144,7 +144,7 @@ def bench(
     ),
     long: bool = typer.Option(False, "--long", help="Add the long runs of scenarios/bench/long/ (a 1-hour train ride, a 100-UE cell; about half a minute)."),
     quick: bool = typer.Option(False, "--quick", help=f"Cap each scenario at {bench_mod.QUICK_DURATION_S:g} simulated seconds past its warm-up."),
-    repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported."),
+    repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported. With --sweep: times the fresh local steps (alternately), the fastest of each reported."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
     emulator: bool = typer.Option(False, "--emulator", help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root)."),
     process: bool = typer.Option(False, "--process", help="Time the whole `mobipath run` command as users run it (start-up and writing results included; a 10 ms scenario first), --repeat times each [default 10]; median and min wall, peak RSS."),
@@ -160,7 +160,7 @@ def bench(
         _bench_process(files, repeat if repeat > 1 else 10, as_json)
         return
     if sweep:
-        _bench_sweep(sweep_runs, jobs, as_json)
+        _bench_sweep(sweep_runs, jobs, as_json, repeat)
         return
     try:
         paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None, long=long)
@@ -243,24 +243,26 @@ def _bench_process(files: Optional[List[Path]], repeat: int, as_json: bool) -> N
         typer.echo(f"{r['scenario']}: {r['error']}", err=True)
     if failed:
         raise typer.Exit(1)
-def _bench_sweep(runs: int, jobs: int, as_json: bool) -> None:
+def _bench_sweep(runs: int, jobs: int, as_json: bool, repeat: int = 1) -> None:
     """The sweep engine's cost beyond the simulations (issue 16's targets: < 20 ms per run on the
     local backend, >= 1.8x throughput on 2 cores vs 1); see mobipath/sweepbench.py."""
     from . import sweepbench
 
     err = _stderr()
-    result = sweepbench.run(runs, jobs, log=None if as_json else (lambda s: err.print(f"timing {escape(s)} …")))
+    result = sweepbench.run(runs, jobs, log=None if as_json else (lambda s: err.print(f"timing {escape(s)} …")), repeat=repeat)
     if as_json:
         sys.stdout.write(jsonfmt.dumps({**result, "version": provenance.version(), "git_revision": provenance.git_revision()}))
         return
     table = Table(title=f"mobipath bench --sweep ({result['runs']} one-second runs; simulation "
                         f"{result['simulation_ms_per_run']:.2f} ms per run)", title_justify="left", show_edge=False)
-    for col in ("step", "workers", "wall s", "runs/s", "overhead ms/run", "CPU ms/run", "CPU overhead ms/run"):
+    for col in sweepbench.COLUMNS:
         table.add_column(col, justify="left" if col == "step" else "right")
     for row in sweepbench.rows(result):
         table.add_row(*row)
-    _stdout().print(table)
+    Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
     line = f"throughput -j {jobs} vs -j 1: {result['speedup_local']:.2f}x (local)"
+    if "speedup_ceiling" in result:
+        line += f" against {result['speedup_ceiling']:.2f}x of the bare simulator calls on {jobs} processes"
     if "speedup_ray" in result:
         line += f", {result['speedup_ray']:.2f}x (ray)"
     if "ray" in result:

@@ -3,10 +3,10 @@
 
 Two backends, one contract — `execute(todo, job, args, done, backend)` runs `job(*args(key))` for
 every key and calls `done(key, result)` in the driving process as each run finishes (in whatever
-order), so the caller alone writes caches and datasets:
+order), so the caller alone writes datasets (and caches, except that local workers may keep their
+own results: `keep`):
 
-- ``local``: a pool of worker processes on this machine (`jobs`, default all cores; 1 = in this
-  process).
+- ``local``: worker processes on this machine (`jobs`, default all cores; 1 = in this process).
 - ``ray``: tasks on a Ray cluster (``address``, e.g. ``ray://head:10001`` or ``auto``), or on a
   local Ray instance started for the call when no address is given (a Ray this process has
   already initialised, e.g. in a notebook, is used as it is). Workers need mobipath
@@ -59,22 +59,65 @@ class Backend:
 
 LOCAL = Backend()
 
+#: How often a run whose worker died (the OOM killer, a signal, a crash of the process) is tried
+#: again before it counts as failed: the runs are deterministic, but a worker's death may be the
+#: machine's doing (memory another program took). Ray's `max_retries` for the same case.
+WORKER_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A run's result that the worker kept (`keep.put`), as a resumed run would read it back:
+    its JSON text, for the driver to parse; or, when the job's results are JSON-native (dicts
+    with str keys, lists, str, float, bool, None: what parsing their JSON text gives back), the
+    result itself in `value` (`text` None), which costs the driver less than parsing. Either way
+    the driver neither serialises nor writes the result again."""
+
+    text: Optional[str]
+    value: Any = None
+
 
 def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-            done: Callable[[Any, Any], None], jobs: Optional[int] = None, backend: Optional[Backend] = None) -> int:
+            done: Callable[[Any, Any], None], jobs: Optional[int] = None, backend: Optional[Backend] = None, *,
+            keep: Any = None, describe: Optional[Callable[[Any], str]] = None, native: bool = False,
+            on_death: Optional[Callable[[Any, str], Any]] = None) -> int:
     """Runs `job(*args(k))` for every key in `todo` on `backend` and calls `done(k, result)` here
     as each finishes. `job` must be a module-level function (it is pickled by reference) and its
     results picklable. Returns the number of workers used. On KeyboardInterrupt the workers are
-    stopped at once and the interrupt propagates; every run `done` was called for is complete."""
+    stopped at once and the interrupt propagates; every run `done` was called for is complete.
+
+    `keep` (with `describe`): an object whose ``put(describe(k), result)`` keeps a result and
+    returns its JSON text (or None: not kept), e.g. a `RunCache`. Local worker processes call it
+    themselves and hand `done` a `Kept` (the text), so this process neither serialises nor writes
+    their results; in this process (one worker) and on Ray (no shared file system) `done` gets
+    the result and the caller keeps it. `native`: the job's results are JSON-native (see Kept).
+
+    A run whose worker process dies (killed by the system, crashed) is run again up to
+    `WORKER_RETRIES` times; then `done(k, on_death(k, why))` records it and the others go on, or
+    without `on_death` the executor raises `WorkerDied` naming the run."""
     backend = backend or LOCAL
     if not todo:  # everything cached: no pool, no Ray to start or reach
         return max(1, jobs or os.cpu_count() or 1)
     if backend.name == "ray":
-        return _execute_ray(todo, job, args, done, jobs, backend.address)
-    return _execute_local(todo, job, args, done, jobs)
+        return _execute_ray(todo, job, args, done, jobs, backend.address, on_death)
+    return _execute_local(todo, job, args, done, jobs, keep if describe is not None else None, describe, native, on_death)
 
 
-# --- local: a process pool ------------------------------------------------------------------
+# --- local: worker processes ----------------------------------------------------------------
+#
+# Not multiprocessing.Pool: the pool silently replaces a worker that dies and never says which
+# run it held, and its task and result threads do work in the driver for every run (which shares
+# the cores with the workers). Here each worker has its own pipe and holds the run it runs and the
+# next ones (so it never waits for this process): two for long runs, about 20 ms worth for
+# short ones, when the driver also reads their results in batches rather than waking for each
+# run. The driver knows which run a dead worker held, and does no per-run work beyond reading
+# the result.
+
+#: The work a worker holds beyond the run it runs, and the driver's pause between reads when
+#: runs are shorter than PACE_BELOW_S.
+HOLD_S = 0.02
+PACE_S = 0.005
+PACE_BELOW_S = 0.005
 
 def _ignore_sigint() -> None:
     # Ctrl-C reaches the whole process group: the workers leave it to the main process, which
@@ -82,45 +125,213 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _call(task: Tuple[Any, Callable[..., Any], Tuple[Any, ...]]) -> Tuple[Any, Any]:
-    key, job, args = task
-    return key, job(*args)
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the driver dies (even by SIGKILL), so no orphan
+    goes on running, or writing cache entries after the driver is gone."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: a worker sees its pipe closed when it next reads it, and leaves
+
+
+def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, native: bool, parent: int,
+                 siblings: Sequence[int] = ()) -> None:
+    _ignore_sigint()
+    _die_with_parent()
+    # A forked worker inherits the driver's ends of the other workers' pipes: closed, so that each
+    # worker sees end-of-file when the driver is gone instead of waiting on its siblings.
+    for fd in siblings:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if os.getppid() != parent:  # the driver died before prctl took effect
+        return
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        key, task_args, description = task
+        t0 = time.perf_counter()
+        try:
+            result = job(*task_args)
+            if keep is not None and description is not None:
+                text = keep.put(description, result)
+                if text is not None:
+                    result = Kept(None, result) if native else Kept(text)
+            msg = (True, key, result, time.perf_counter() - t0)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # the job's own exception: raised in the driver, as a serial run would
+            msg = (False, key, e, 0.0)
+        try:
+            conn.send(msg)
+        except (EOFError, OSError):
+            return
+        except Exception as e:  # an unpicklable result or exception
+            conn.send((False, key, RuntimeError(f"run {key!r}: its result cannot be sent back: {type(e).__name__}: {e}"), 0.0))
+
+
+class _Worker:
+    def __init__(self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool, others: Sequence["_Worker"] = ()) -> None:
+        here, there = ctx.Pipe(duplex=True)
+        # With fork, the child has copies of these descriptors (other start methods inherit none).
+        siblings = [w.conn.fileno() for w in others] + [here.fileno()] if ctx.get_start_method() == "fork" else []
+        self.proc = ctx.Process(target=_worker_main, args=(there, job, keep, native, os.getpid(), siblings), daemon=True)
+        self.proc.start()
+        there.close()
+        self.conn = here
+        self.held: List[Any] = []  # keys sent, in order: the first is the one running
+
+    def send(self, task: Tuple[Any, ...]) -> bool:
+        try:
+            self.conn.send(task)
+            return True
+        except OSError:  # the worker is gone: its death is handled when its sentinel fires
+            return False
+
+    def stop(self, timeout: float, finished: bool = False) -> None:
+        if finished:  # told to leave (None): a moment to do so before it is terminated
+            self.proc.join(timeout)
+        if self.proc.exitcode is None:
+            self.proc.terminate()
+        self.proc.join(timeout)
+        if self.proc.exitcode is None:
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
+
+
+def death_reason(exitcode: Optional[int]) -> str:
+    """Why a worker process ended, for a failed run's error: the signal's name when one killed it."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        why = "; e.g. the out-of-memory killer" if -exitcode == signal.SIGKILL else ""
+        return f"killed by {name}{why}"
+    return f"exit code {exitcode}"
 
 
 def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-                   done: Callable[[Any, Any], None], jobs: Optional[int]) -> int:
+                   done: Callable[[Any, Any], None], jobs: Optional[int], keep: Any,
+                   describe: Optional[Callable[[Any], str]], native: bool,
+                   on_death: Optional[Callable[[Any, str], Any]]) -> int:
+    from collections import deque
+    from multiprocessing.connection import wait
+
     n = max(1, jobs or os.cpu_count() or 1)
     if n == 1 or len(todo) <= 1:
         for k in todo:
             done(k, job(*args(k)))
         return n
-    pool = multiprocessing.Pool(processes=min(n, len(todo)), initializer=_ignore_sigint)
-    # The pool silently replaces a worker that dies (the OOM killer, a crash) and its run's result
-    # never comes: watch the workers it started, which otherwise live until the pool closes.
-    workers = list(getattr(pool, "_pool", []))
+    ctx = multiprocessing.get_context()
+    queue = deque(todo)  # runs not yet given to a worker (a dead worker's runs come back first)
+    deaths: Dict[Any, List[str]] = {}
+    left = len(todo)
+    workers: List[_Worker] = []
+    pace = _Pace()
     try:
-        # One run per task (a grid's runs can differ a hundredfold in length), results in the
-        # order they finish; the arguments are made as the pool takes them.
-        results = pool.imap_unordered(_call, ((k, job, args(k)) for k in todo), chunksize=1)
-        left = len(todo)
+        for _ in range(min(n, len(todo))):
+            workers.append(_Worker(ctx, job, keep, native, workers))
         while left:
-            try:
-                k, result = results.next(timeout=0.05)  # short waits: Ctrl-C is handled at once
-            except multiprocessing.TimeoutError:
-                dead = [w for w in workers if w.exitcode is not None]
-                if dead:
-                    raise WorkerDied(f"a worker process died (exit code {dead[0].exitcode}: killed by the system, "
-                                     f"e.g. out of memory, or crashed) with {left} runs unfinished") from None
-                continue
-            done(k, result)
-            left -= 1
-        pool.close()
+            hold = pace.hold()
+            for w in workers:  # each worker holds the run it runs and the next ones
+                while len(w.held) < hold and queue:
+                    k = queue.popleft()
+                    w.held.append(k)
+                    if not w.send((k, args(k), describe(k) if keep is not None else None)):
+                        break
+            by_conn = {w.conn: w for w in workers}
+            by_sentinel = {w.proc.sentinel: w for w in workers}
+            ready = wait([*by_conn, *by_sentinel], timeout=0.5)  # Ctrl-C interrupts the wait
+            for r in ready:
+                if r in by_conn:
+                    left -= _receive(by_conn[r], done, pace)
+            for r in ready:
+                w = by_sentinel.get(r)
+                if w is None:
+                    continue
+                left -= _receive(w, done, pace)  # what it sent before it died
+                w.proc.join()
+                if w.held:
+                    k = w.held.pop(0)  # the run it was running; the others had not started
+                    queue.extendleft(reversed(w.held))
+                    why = death_reason(w.proc.exitcode)
+                    deaths.setdefault(k, []).append(why)
+                    if len(deaths[k]) > WORKER_RETRIES:
+                        msg = (f"the worker process running this run died on each of its {len(deaths[k])} attempts "
+                               f"({'; '.join(dict.fromkeys(deaths[k]))})")
+                        if on_death is None:
+                            raise WorkerDied(f"run {k!r}: {msg}")
+                        done(k, on_death(k, msg))
+                        left -= 1
+                    else:
+                        queue.appendleft(k)
+                w.held = []
+                w.stop(1.0)
+                workers.remove(w)
+                if left:
+                    workers.append(_Worker(ctx, job, keep, native, workers))
+            if pace.short():
+                time.sleep(PACE_S)  # let short runs' results gather: one wake-up for several
+        for w in workers:
+            w.send(None)
+        for w in workers:
+            w.stop(5.0, finished=True)
     except BaseException:
-        pool.terminate()
+        for w in workers:
+            if w.proc.exitcode is None:
+                w.proc.terminate()
         raise
     finally:
-        pool.join()
+        for w in workers:
+            w.stop(5.0)
     return n
+
+
+class _Pace:
+    """The runs' mean duration so far (a moving average of what the workers report), and from it
+    how many runs a worker holds and whether the driver pauses between reads."""
+
+    def __init__(self) -> None:
+        self.mean_s: Optional[float] = None
+
+    def add(self, seconds: float) -> None:
+        self.mean_s = seconds if self.mean_s is None else 0.9 * self.mean_s + 0.1 * seconds
+
+    def hold(self) -> int:
+        if self.mean_s is None:
+            return 2
+        return max(2, min(64, 1 + int(HOLD_S / max(self.mean_s, 1e-6))))
+
+    def short(self) -> bool:
+        return self.mean_s is not None and self.mean_s < PACE_BELOW_S
+
+
+def _receive(w: _Worker, done: Callable[[Any, Any], None], pace: _Pace) -> int:
+    """Hands every result waiting in `w`'s pipe to `done`; the number of runs finished."""
+    got = 0
+    while True:
+        try:
+            if not w.conn.poll():
+                return got
+            ok, k, payload, seconds = w.conn.recv()
+        except (EOFError, OSError):  # the worker died, perhaps half way through a message
+            return got
+        if not ok:
+            raise payload
+        w.held.pop(0)  # a worker runs its runs in the order it got them
+        pace.add(seconds)
+        done(k, payload)
+        got += 1
 
 
 # --- ray: tasks on a cluster ----------------------------------------------------------------
@@ -144,7 +355,8 @@ def _ray_task(job: Callable[..., Any], shipped: Tuple[Any, ...]) -> Any:
 
 
 def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-                 done: Callable[[Any, Any], None], jobs: Optional[int], address: Optional[str]) -> int:
+                 done: Callable[[Any, Any], None], jobs: Optional[int], address: Optional[str],
+                 on_death: Optional[Callable[[Any, str], Any]] = None) -> int:
     ray = _import_ray()
     import logging
 
@@ -168,7 +380,10 @@ def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callab
         workers = min(jobs, cpus) if jobs else cpus
         # max_retries: a task whose worker died (a node lost, the OOM killer) runs again, as the
         # runs are deterministic; an exception raised by the run itself is not retried.
-        remote = ray.remote(num_cpus=1, max_retries=2)(_ray_task)
+        remote = ray.remote(num_cpus=1, max_retries=WORKER_RETRIES)(_ray_task)
+        # What Ray raises once a task's worker (or node) has died on every attempt.
+        died = tuple(getattr(ray.exceptions, n) for n in ("WorkerCrashedError", "OutOfMemoryError", "NodeDiedError",
+                                                          "LocalRayletDiedError") if hasattr(ray.exceptions, n))
         job_ref = ray.put(job)
         # A bounded window of tasks in flight: a million-run grid is not submitted at once, and
         # -j caps the runs a shared cluster executes at a time.
@@ -192,6 +407,13 @@ def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callab
                 except ray.exceptions.RayTaskError as e:
                     cause = getattr(e, "cause", None)
                     raise (cause if isinstance(cause, BaseException) else e) from None
+                except died as e:
+                    first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+                    msg = (f"the Ray worker running this run died on each of its {WORKER_RETRIES + 1} attempts "
+                           f"({type(e).__name__}: {first[:300]})")
+                    if on_death is None:
+                        raise WorkerDied(f"run {k!r}: {msg}") from None
+                    result = on_death(k, msg)
                 done(k, result)
         return workers
     except BaseException:

@@ -25,8 +25,12 @@ Output (readable without mobipath: polars, pandas, DuckDB, Arrow): ``DIR/runs/``
 run (axes, seed, every summary scalar flattened to dotted names such as
 ``flows.f.goodput_mbps``, wall time, error), Hive-partitioned by the axes — and ``DIR/timeseries/``
 (the long-form series with the axes and seed), partitioned the same way; ``DIR/sweep.json`` says
-what ran. Only this process writes the cache and the dataset, whatever the backend: Ray workers
-get each run's scenario text and referenced files with the task and return the results.
+what ran. Only this process writes the dataset. Local worker processes write their runs' cache
+entries themselves (atomically, by rename: the driver's work per run is only reading the result);
+on Ray this process writes them too, as workers there share no file system: they get each run's
+scenario text and referenced files with the task and return the results. A run whose worker
+process dies (the OOM killer, a crash) is run again twice, then recorded as failed ("WorkerDied:
+..."), and the sweep goes on.
 """
 from __future__ import annotations
 
@@ -193,7 +197,9 @@ def _flatten(prefix: str, v: Any, out: Dict[str, Any]) -> None:
 
 
 def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
-    """One run in a worker: the flattened summary and the series, or the error."""
+    """One run in a worker: the flattened summary and the series, or the error. JSON-native
+    (str keys, lists, str, float, bool, None), so its JSON text reads back as the same value
+    (run_all(native=True))."""
     from . import _core
 
     t0 = time.perf_counter()
@@ -229,7 +235,7 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
     """Runs the sweep file `path` into `out_dir` (default ``sweeps/<file name>``) and returns what
     sweep.json holds. `backend` is ``local`` (`jobs` worker processes, default all cores) or
     ``ray`` (on the cluster at `ray_address`, or a local Ray instance of `jobs` CPUs when None);
-    either way this process writes the cache and the dataset. `progress(description, total)`
+    this process writes the dataset (and, on Ray, the cache). `progress(description, total)`
     returns an object with `advance()`."""
     import polars as pl
 
@@ -250,13 +256,21 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
         cache.clear()
     bar = progress("sweep runs", len(keys)) if progress else None
 
+    descriptions: Dict[Tuple[int, int], str] = {}
+
     def describe(k: Tuple[int, int]) -> str:
-        r = resolved[k[0]]
-        # The referenced files' digest only when there are any: run ids of trace-free sweeps stay put.
-        return json.dumps(["sweep run", r.text, r.file, k[1]] + ([r.files_digest] if r.files_digest else []))
+        d = descriptions.get(k)
+        if d is None:
+            r = resolved[k[0]]
+            # The referenced files' digest only when there are any: run ids of trace-free sweeps stay put.
+            d = descriptions[k] = json.dumps(["sweep run", r.text, r.file, k[1]] + ([r.files_digest] if r.files_digest else []))
+        return d
+
+    def died(k: Tuple[int, int], why: str) -> Dict[str, Any]:
+        return {"error": f"WorkerDied: {why}", "wall_s": 0.0}  # recorded, not cached: the next invocation tries again
 
     results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]].text, resolved[k[0]].file, resolved[k[0]].base_dir, k[1]),
-                              jobs, bar, cache, describe, backend=chosen)
+                              jobs, bar, cache, describe, backend=chosen, on_death=died, native=True)
     axes = list(sw.axes)
     rows, failed = [], []
     series: Dict[str, List[Any]] = {}  # the long-form series of every run, column by column
@@ -275,8 +289,11 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
             ts = r["timeseries"]
             n = len(ts.get("time_s", []))
             cols = {**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n, **ts}
-            for c in [*cols, *(c for c in series if c not in cols)]:
-                series.setdefault(c, [None] * n_series).extend(cols.get(c, [None] * n))
+            for c in cols:
+                if c not in series:  # a column earlier runs lack: None for their rows
+                    series[c] = [None] * n_series
+            for c, column in series.items():
+                column.extend(cols[c] if c in cols else [None] * n)
             n_series += n
     for sub in ("runs", "timeseries"):
         shutil.rmtree(out_dir / sub, ignore_errors=True)

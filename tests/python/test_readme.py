@@ -70,9 +70,11 @@ HELP_ONLY = {
     "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1":
         "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
     "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray": "needs the ray extra; the Ray backend runs in test_sweep.py",
-    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray --ray-address ray://head:10001": "needs a Ray cluster",
+    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray --ray-address ray://head:10001": "needs a Ray cluster; "
+    "test_sweep.py runs a sweep through --ray-address on a two-node cluster it starts",
     "mobipath reproduce p0 --backend ray": "needs the ray extra; its --quick form runs in test_sweep.py",
     "mobipath bench --sweep": "measures this machine (minutes, with a local Ray when installed)",
+    "mobipath bench --sweep --repeat 3": "measures this machine three times over (minutes); test_sweep.py runs the benchmark on 40 runs",
 }
 FULL = os.environ.get("MOBIPATH_README_FULL") == "1"
 PLACEHOLDER = re.compile(r"\[|\b[A-Z][A-Z_]{1,}\b")

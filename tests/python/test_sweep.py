@@ -90,7 +90,29 @@ def test_dataset_cache_and_parallelism(tmp_path):
     assert (tmp_path / "g.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("sig, jobs", [(signal.SIGKILL, "1"), (signal.SIGINT, "2"), (signal.SIGINT, "1")])
+def _children(pid: int) -> set:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _gone(pids: set, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if Path(f"/proc/{p}").exists() and " Z " not in Path(f"/proc/{p}/stat").read_text()[:80]]
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig, jobs", [(signal.SIGKILL, "1"), (signal.SIGKILL, "2"), (signal.SIGINT, "2"), (signal.SIGINT, "1")])
 def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path, sig, jobs):
     f = _sweep(tmp_path, '"links.l.rate_mbps" = [5, 10, 20, 40]\n', seeds=6, duration=20.0)
     out = tmp_path / "o"
@@ -100,10 +122,15 @@ def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path, sig, jobs):
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(list((out / "cache").glob("*.json"))) < 3:
             time.sleep(0.05)
+        workers = _children(proc.pid)
+        assert len(workers) == int(jobs) - (jobs == "1"), workers  # -j 1 runs in the main process
         proc.send_signal(sig)  # the main process only, as `kill`; Ctrl-C would reach the workers too (they ignore it)
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
+    # The workers (which write their runs' cache entries) die with the main process, even by
+    # SIGKILL: nothing is written after it is gone.
+    assert _gone(workers, 10), workers
     kept = len(list((out / "cache").glob("*.json")))
     assert 3 <= kept < 24, kept
     if sig == signal.SIGINT:
@@ -339,7 +366,10 @@ def test_reproduce_on_ray_matches_the_golden_quick_results(tmp_path):
 def local_ray():
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
     if not ray.is_initialized():
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        # The workers import tests/python/sweep_hooks.py: a marked run kills its worker (the tests of a worker's death).
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+                 runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parent)},
+                              "worker_process_setup_hook": "sweep_hooks.doom_marked_runs"})
     yield ray
     ray.shutdown()
 
@@ -382,9 +412,14 @@ def test_the_sweep_benchmark_runs_and_reports_its_steps():
     the same grid, the derived overheads computed from them."""
     from mobipath import sweepbench
 
-    r = sweepbench.run(40, 2, ray=False)
-    assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "local -j 1", "local -j 1, cached", "local -j 2"}
+    r = sweepbench.run(40, 2, ray=False, repeat=2)
+    assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "simulation x2", "local -j 1", "local -j 1, cached", "local -j 2"}
+    assert r["speedup_ceiling"] == pytest.approx(r["steps"]["simulation x2"]["runs_per_s"] / r["steps"]["simulation"]["runs_per_s"], abs=0.02)
     s = r["steps"]
+    for name in ("local -j 1", "local -j 2"):  # the fastest of the two repeats is reported
+        assert len(s[name]["repeats"]) == 2 and s[name]["wall_s"] == min(x["wall_s"] for x in s[name]["repeats"])
+        assert s[name]["driver_cpu_ms_per_run"] > 0
+    assert s["local -j 2"]["worker_cpu_ms_per_run"] > 0 and s["local -j 1"]["worker_cpu_ms_per_run"] < 0.5 * s["local -j 1"]["driver_cpu_ms_per_run"]
     expected = 1000 * (s["local -j 1"]["wall_s"] - s["simulation"]["wall_s"]) / 40
     assert s["local -j 1"]["overhead_ms_per_run"] == pytest.approx(expected, abs=0.05)
     assert s["local -j 1"]["cpu_ms_per_run"] > 0 and "cpu_overhead_ms_per_run" in s["local -j 2"]
@@ -436,46 +471,261 @@ def _rows_of(out: Path) -> pl.DataFrame:
     return pl.read_parquet(out / "runs", hive_partitioning=True)
 
 
-def _die_on_3(k):
-    if k == 3:
-        os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
-    time.sleep(0.02)
-    return k * k
+# --- a worker killed by the system (the OOM killer, a signal) -------------------------------------
+
+def _deaths(tmp_path, deaths_by_key):
+    """Keys and the shell command each runs through os.system (see sweep_hooks.attempt)."""
+    from sweep_hooks import attempt
+
+    return {k: attempt(str(tmp_path / f"attempts-{k}"), d) for k, d in deaths_by_key.items()}
 
 
-def test_a_killed_local_worker_is_reported_not_waited_for():
-    """multiprocessing.Pool replaces a dead worker and never delivers its run: the executor notices
-    and says so instead of waiting forever; the runs finished before are delivered."""
+def _attempts(tmp_path, k):
+    f = tmp_path / f"attempts-{k}"
+    return len(f.read_text().splitlines()) if f.exists() else 0
+
+
+def _execute_with_deaths(tmp_path, backend, on_death):
+    """Eight runs of os.system (importable in any worker): run 3 kills its worker on every
+    attempt, run 5 on its first attempt only, the others never."""
+    from mobipath.executor import execute
+
+    cmds = _deaths(tmp_path, {k: {3: 99, 5: 1}.get(k, 0) for k in range(8)})
+    got = {}
+    n = execute(list(range(8)), os.system, lambda k: (cmds[k],), lambda k, r: got.__setitem__(k, r), jobs=2,
+                backend=backend, on_death=on_death)
+    return got, n
+
+
+def test_a_killed_local_worker_costs_only_its_run():
+    """The local pool knows which run each worker holds: a run whose worker dies is run again
+    (twice), then recorded through on_death; a run whose worker died once finishes on its retry;
+    the others are not disturbed. Without on_death the executor names the run and stops."""
+    import tempfile
+
     from mobipath.executor import WorkerDied, execute
 
-    got = {}
-    t0 = time.monotonic()
-    with pytest.raises(WorkerDied, match="a worker process died .exit code -9"):
-        execute(list(range(8)), _die_on_3, lambda k: (k,), lambda k, r: got.__setitem__(k, r), jobs=2)
-    assert time.monotonic() - t0 < 30
-    assert all(got[k] == k * k for k in got) and 3 not in got
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        t0 = time.monotonic()
+        got, n = _execute_with_deaths(tmp, None, lambda k, why: f"died: {why}")
+        assert time.monotonic() - t0 < 30 and n == 2
+        assert got[3] == "died: the worker process running this run died on each of its 3 attempts (killed by SIGKILL; e.g. the out-of-memory killer)"
+        assert _attempts(tmp, 3) == 3 and _attempts(tmp, 5) == 2 and _attempts(tmp, 0) == 1
+        assert {k: v for k, v in got.items() if k != 3} == {k: 0 for k in range(8) if k != 3}  # os.system's exit status
+    with tempfile.TemporaryDirectory() as d:
+        cmds = _deaths(Path(d), {k: 99 if k == 3 else 0 for k in range(8)})
+        got = {}
+        with pytest.raises(WorkerDied, match=r"^run 3: the worker process running this run died on each of its 3 attempts \(killed by SIGKILL"):
+            execute(list(range(8)), os.system, lambda k: (cmds[k],), lambda k, r: got.__setitem__(k, r), jobs=2)
+        assert 3 not in got and all(v == 0 for v in got.values())
 
 
-def test_a_sweep_whose_worker_is_killed_stops_and_resumes(tmp_path, monkeypatch):
+def test_a_killed_ray_worker_costs_only_its_run(tmp_path, local_ray):
+    """The same on Ray: its own retries (max_retries), then the run is recorded, not the sweep stopped."""
+    from mobipath.executor import Backend
+
+    got, n = _execute_with_deaths(tmp_path, Backend("ray"), lambda k, why: f"died: {why}")
+    assert got[3].startswith("died: the Ray worker running this run died on each of its 3 attempts (WorkerCrashedError: "), got[3]
+    assert _attempts(tmp_path, 3) == 3 and _attempts(tmp_path, 5) == 2 and _attempts(tmp_path, 0) == 1
+    assert {k: v for k, v in got.items() if k != 3} == {k: 0 for k in range(8) if k != 3}
+
+
+class _Keeper:
+    """A stand-in cache: counts where put() runs (the process id) and keeps nothing on disk."""
+
+    def __init__(self):
+        self.calls = []
+
+    def put(self, description, result):
+        self.calls.append(os.getpid())
+        return json.dumps(result)
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_local_workers_keep_their_results_and_ray_workers_do_not(backend, request):
+    """Local worker processes call keep.put themselves and hand back a Kept result; Ray workers
+    (no shared file system) never get the keeper: the driver receives the plain results."""
+    from mobipath.executor import Backend, Kept, execute
+
+    if backend == "ray":
+        request.getfixturevalue("local_ray")
+    keeper, got = _Keeper(), {}
+    execute(list(range(6)), os.getpid, lambda k: (), lambda k, r: got.__setitem__(k, r), jobs=2,
+            backend=Backend(backend), keep=keeper, describe=str)
+    assert sorted(got) == list(range(6)) and not keeper.calls  # never called in this process
+    if backend == "local":
+        assert all(isinstance(r, Kept) and r.text is not None for r in got.values())
+        assert {int(r.text) for r in got.values()} - {os.getpid()} and os.getpid() not in {int(r.text) for r in got.values()}
+    else:
+        assert all(isinstance(r, int) and r != os.getpid() for r in got.values()), got
+
+
+def _doomed_sweep(tmp_path):
+    """Six runs; the one with cc = bbr and seed 2 kills the worker process running it (sweep_hooks)."""
+    from sweep_hooks import MARK
+
+    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=3, duration=1.0)
+    base = tmp_path / "base.toml"
+    base.write_text(base.read_text().replace("queue_packets = 50", MARK))
+    return f
+
+
+def test_a_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_path, monkeypatch):
+    """Local pool (-j 2): the run that kills its worker is tried three times, then recorded as
+    failed (the dataset, sweep.json, the exit status), the other runs finish; the next invocation
+    tries only that run again."""
     from typer.testing import CliRunner
 
     import mobipath._core as core
     from mobipath.cli import app
+    from sweep_hooks import doom_marked_runs
 
-    f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=4, duration=1.0)
-    real = core.run
-
-    def oom(text, file, base_dir, seed, *rest):
-        if 'cc = "bbr"' in text and seed == 4:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return real(text, file, base_dir, seed, *rest)
-
-    monkeypatch.setattr(core, "run", oom)  # the forked workers inherit it
+    f = _doomed_sweep(tmp_path)
+    monkeypatch.setattr(core, "run", core.run)  # restored after the test
+    real = doom_marked_runs()  # the forked workers inherit it
     out = tmp_path / "o"
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
     assert r.exit_code == 1, r.output
-    kept = len(list((out / "cache").glob("*.json")))
-    assert "a worker process died (exit code -9" in r.output and f"{kept} finished runs are kept" in r.output, r.output
+    assert "6 runs (0 reused, 1 failed)" in r.output, r.output
+    why = "WorkerDied: the worker process running this run died on each of its 3 attempts (killed by SIGKILL; e.g. the out-of-memory killer)"
+    assert f'failed: [flows.f.cc = "bbr"] seed 2: {why}' in r.output, r.output
+    df = pl.read_parquet(out / "runs", hive_partitioning=True)
+    assert df.filter(pl.col("error").is_not_null()).select("flows.f.cc", "seed", "error").rows() == [("bbr", 2, why)]
+    assert df.filter(pl.col("error").is_null())["flows.f.goodput_mbps"].min() > 0 and df.height == 6
+    assert json.loads((out / "sweep.json").read_text())["failed"] == [{"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": why}]
+    assert len(list((out / "cache").glob("*.json"))) == 5  # the failure is not kept
     monkeypatch.setattr(core, "run", real)
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
-    assert r.exit_code == 0 and f"8 runs ({kept} reused, 0 failed)" in r.output, r.output
+    assert r.exit_code == 0 and "6 runs (5 reused, 0 failed)" in r.output, r.output
+
+
+def test_a_ray_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_path, local_ray):
+    """The same on Ray (the instance's workers run sweep_hooks.doom_marked_runs at start): the
+    run is recorded as failed after Ray's retries, the others finish and are kept by the driver."""
+    import mobipath
+
+    f = _doomed_sweep(tmp_path)
+    info = mobipath.sweep(f, tmp_path / "o", backend="ray")
+    assert info["runs"] == 6 and [(x["combination"], x["seed"]) for x in info["failed"]] == [('flows.f.cc = "bbr"', 2)]
+    assert info["failed"][0]["error"].startswith("WorkerDied: the Ray worker running this run died on each of its 3 attempts (WorkerCrashedError"), info
+    df = pl.read_parquet(tmp_path / "o" / "runs", hive_partitioning=True)
+    assert df.height == 6 and df["error"].null_count() == 5
+    assert len(list((tmp_path / "o" / "cache").glob("*.json"))) == 5
+    again = mobipath.sweep(f, tmp_path / "o", backend="ray")  # only the failed run is tried again (and dies again)
+    assert again["reused_runs"] == 5 and len(again["failed"]) == 1
+
+
+# --- --ray-address: a cluster of two Ray nodes on this machine -------------------------------------
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def _ray_start(ray_cli: Path, args: list, cpus: int, env: dict, timeout: float, ready: str = r"Ray runtime started") -> tuple:
+    """`ray start ARGS --block` in a session of its own (so that every process it starts can be
+    found and killed), once it prints a line matching `ready`; every port chosen free.
+    Returns the process and the match."""
+    import re
+
+    import queue
+    import threading
+
+    ports = [a for flag in ("--metrics-export-port", "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port",
+                            "--runtime-env-agent-port", "--node-manager-port", "--object-manager-port")
+             for a in (flag, str(_free_port()))]
+    proc = subprocess.Popen([str(ray_cli), "start", *args, *ports, "--num-cpus", str(cpus), "--block", "--disable-usage-stats"],
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            seen.append(lines.get(timeout=0.5))
+        except queue.Empty:
+            continue
+        found = re.search(ready, seen[-1])
+        if found:
+            return proc, found
+    for pid in _session_members({proc.pid}):  # what it started so far
+        os.kill(pid, signal.SIGKILL)
+    proc.wait()
+    raise AssertionError("ray start did not come up:\n" + "".join(seen[-30:]))
+
+
+def test_a_sweep_on_a_two_node_ray_cluster_through_ray_address(tmp_path):
+    """`mobipath sweep --backend ray --ray-address HEAD` from a driver process outside the
+    cluster: a head node of one CPU and a second node (`ray start --address`) of two, on this
+    machine, with their own token (Ray >= 2.59 authenticates its clusters). The runs, which
+    read a trace file the tasks carry, give the serial local results byte for byte. The
+    cluster's processes are all ended (the sessions of the two `ray start`) and its directory removed."""
+    import secrets
+    import shutil
+    import sys
+    import tempfile
+
+    pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
+    ray_cli = Path(sys.executable).with_name("ray")
+    if not ray_cli.exists():
+        pytest.skip(f"no `ray` command next to {sys.executable}")
+    f = _trace_sweep(tmp_path)
+    r = run_cli(["sweep", f, "--out", tmp_path / "serial", "-j", "1"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    env = cli_env({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)})
+    ray_tmp = Path(tempfile.mkdtemp(prefix="mp-ray-", dir="/tmp"))  # short: Ray's socket paths must fit
+    nodes = []
+    try:
+        head_port = _free_port()
+        # Up once it says how other nodes join it: "ray start --address='IP:PORT'".
+        head, found = _ray_start(ray_cli, ["--head", "--port", str(head_port), "--include-dashboard", "false",
+                                           "--temp-dir", str(ray_tmp)], 1, env, 90, ready=r"--address='([^']+)'")
+        nodes.append(head)
+        address = found.group(1)
+        assert address.endswith(f":{head_port}"), address
+        nodes.append(_ray_start(ray_cli, ["--address", address], 2, env, 90)[0])
+        r = run_cli(["sweep", f, "--out", tmp_path / "cluster", "--backend", "ray", "--ray-address", address],
+                    timeout=300, env=env)
+        assert r.returncode == 0, r.stderr
+        assert "4 runs (0 reused, 0 failed)" in r.stdout, r.stdout
+        info = json.loads((tmp_path / "cluster" / "sweep.json").read_text())
+        assert info["backend"] == "ray" and info["jobs"] == 3  # the cluster's CPUs (a local Ray here would have 2)
+    finally:
+        # Every process of the cluster is in the session of the `ray start` that made its node
+        # (Ray's workers have process groups of their own, not sessions): kill those sessions.
+        sessions = {proc.pid for proc in nodes}
+        deadline = time.monotonic() + 10
+        while True:
+            left = _session_members(sessions)
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        for proc in nodes:
+            proc.wait()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert not left, f"processes of the test's Ray cluster survived SIGKILL for 10 s: {left}"
+    assert _results(tmp_path / "serial") == _results(tmp_path / "cluster") and len(_results(tmp_path / "cluster")) == 4
+    a = pl.read_parquet(tmp_path / "serial" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    b = pl.read_parquet(tmp_path / "cluster" / "runs", hive_partitioning=True).sort("flows.f.cc", "seed").drop("wall_s")
+    assert a.equals(b)
+
+
+def _session_members(sessions: set) -> list:
+    """Live (not zombie) processes whose session is one of `sessions`."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) in sessions:
+            found.append(int(stat.parent.name))
+    return found

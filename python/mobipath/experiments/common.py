@@ -37,6 +37,24 @@ def mean_ci(values: Sequence[Optional[float]]) -> Tuple[Optional[float], Optiona
     return m, t975(len(vals)) * statistics.stdev(vals) / math.sqrt(len(vals))
 
 
+_SALTS: Dict[Tuple[str, int, int, str], str] = {}
+
+
+def _salt() -> str:
+    """mobipath's version and a hash of the simulator extension's bytes (about 45 MB: 0.1 s),
+    hashed once per process while the file stays the same size and age."""
+    from .. import _core, provenance
+
+    path = Path(_core.__file__)
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, provenance.version())
+    if key not in _SALTS:
+        h = hashlib.sha256(provenance.version().encode())
+        h.update(path.read_bytes())
+        _SALTS[key] = h.hexdigest()
+    return _SALTS[key]
+
+
 class RunCache:
     """Finished runs of a reproduction, one JSON file each in `directory` (``<report>/runs/``), so
     an interrupted ``mobipath reproduce`` resumes where it stopped. A run's file name is a hash of
@@ -55,11 +73,7 @@ class RunCache:
 
     def salt(self) -> str:
         if self._salt is None:
-            from .. import _core, provenance
-
-            h = hashlib.sha256(provenance.version().encode())
-            h.update(Path(_core.__file__).read_bytes())
-            self._salt = h.hexdigest()
+            self._salt = _salt()
         return self._salt
 
     def path(self, description: str) -> Path:
@@ -93,7 +107,8 @@ class RunCache:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._made = True
         path = self.path(description)
-        tmp = path.with_name(path.name + ".tmp")
+        # Worker processes write their runs' entries too (mobipath.executor): a name of its own.
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         text = json.dumps(result)
         # The bytes json.dumps({"description": ..., "result": ...}) gives, the result encoded once.
         tmp.write_text('{"description": ' + json.dumps(description) + ', "result": ' + text + "}", encoding="utf-8")
@@ -101,6 +116,11 @@ class RunCache:
         if self._names is not None:
             self._names.add(path.name)
         return text
+
+    def noted(self, description: str) -> None:
+        """Another process (a local worker) put `description`'s result: `get` finds it."""
+        if self._names is not None:
+            self._names.add(self.path(description).name)
 
     def clear(self) -> None:
         """Forgets every kept result (``--fresh``)."""
@@ -132,18 +152,23 @@ def use_backend(name: str = "local", address: Optional[str] = None) -> Iterator[
 
 def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
             jobs: Optional[int], bar: Any = None, cache: Optional[RunCache] = None,
-            describe: Optional[Callable[[Any], str]] = None, backend: Optional[Any] = None) -> Tuple[Dict[Any, Any], int]:
+            describe: Optional[Callable[[Any], str]] = None, backend: Optional[Any] = None,
+            on_death: Optional[Callable[[Any, str], Any]] = None, native: bool = False) -> Tuple[Dict[Any, Any], int]:
     """Runs `job(*args(key))` for every key through the sweep engine's executor
     (mobipath.executor): on `backend` (default: the one use_backend set, else local worker
     processes), `jobs` workers (default: all cores; 1 = in this process). `job` must be a
     module-level function (it is pickled) and its results JSON-serialisable when a `cache` is
     given: runs whose `describe(key)` is in the cache are not run again, and each finished run is
-    put there at once, by this process. Returns the results by key and the number of workers
-    used; `bar.advance()` is called after each run.
+    put there at once (by the local worker process that ran it, else by this process: Ray
+    workers need no shared file system). Returns the results by key and the number of workers
+    used; `bar.advance()` is called after each run. `on_death(key, why)`: the result recorded
+    for a run whose worker process died on every attempt (default: the run raises WorkerDied).
+    `native`: `job`'s results are JSON-native (mobipath.executor.Kept), so a result a worker
+    kept need not be parsed back here.
 
     On KeyboardInterrupt the workers are stopped at once and the interrupt propagates; what
     finished is in the cache."""
-    from ..executor import execute
+    from ..executor import Kept, execute
 
     results: Dict[Any, Any] = {}
     todo = []
@@ -157,7 +182,11 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
             todo.append(k)
 
     def done(k: Any, result: Any) -> None:
-        if cache is not None and describe is not None:
+        if isinstance(result, Kept):  # a local worker kept it: only read it
+            if cache is not None and describe is not None:
+                cache.noted(describe(k))
+            result = json.loads(result.text) if result.text is not None else result.value
+        elif cache is not None and describe is not None:
             text = cache.put(describe(k), result)
             if text is not None:
                 result = json.loads(text)  # the same types a resumed run reads back
@@ -165,7 +194,9 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
         if bar is not None:
             bar.advance()
 
-    n = execute(todo, job, args, done, jobs, backend or _BACKEND)
+    keep = cache if cache is not None and cache.enabled and describe is not None else None
+    n = execute(todo, job, args, done, jobs, backend or _BACKEND, keep=keep, describe=describe, native=native,
+                on_death=on_death)
     return results, n
 
 
