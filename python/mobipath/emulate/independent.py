@@ -27,7 +27,6 @@ when this process dies; ``netns.sweep_stale()`` removes the namespaces of a SIGK
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -35,12 +34,11 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .netns import (EmulateError, InNetns, Terminated, check_environment, delete_namespace, emulator_command, ip,
+from .netns import (stop_child, EmulateError, InNetns, Terminated, check_environment, delete_namespace, emulator_command, ip,
                     ns_exec, sweep_stale, sysctl)
 
 #: The tbf burst the reference path states: ten full frames.
@@ -154,21 +152,10 @@ class IndependentPath:
         if self.relay is None:
             return ""
         p, self.relay = self.relay, None
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-        try:
-            _, err = p.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
-        if self._tmp is not None:
-            f = Path(self._tmp.name) / "relay-stats.json"
-            if f.exists():
-                try:
-                    self.relay_stats = json.loads(f.read_text())
-                except ValueError:
-                    pass
-        return err or ""
+        err, stats = stop_child(p, Path(self._tmp.name) / "relay-stats.json" if self._tmp is not None else None)
+        if stats is not None:
+            self.relay_stats = stats
+        return err
 
     def stop_relay(self) -> Optional[Dict[str, Any]]:
         err = self._stop_relay()

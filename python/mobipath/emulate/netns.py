@@ -6,6 +6,7 @@ Every namespace mobipath creates is named ``mp-<pid>-<role>``; ``sweep_stale()``
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Dict, List, Optional, Tuple
 
 from .. import provenance
 
@@ -159,6 +160,26 @@ class Terminated(BaseException):
     """Raised in the main thread by SIGTERM so `with Topology(...)` unwinds and cleans up."""
 
 
+
+
+def stop_child(p: subprocess.Popen, stats_file: Optional[Path]) -> Tuple[str, Optional[Dict[str, Any]]]:
+    """Stops a forwarder process (the emulator or the independent relay): SIGTERM, 5 s of grace,
+    then SIGKILL. Returns its stderr and the stats JSON it wrote at exit (None when it wrote none
+    or the file does not parse, e.g. it was killed mid-write)."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    stats = None
+    if stats_file is not None and stats_file.exists():
+        try:
+            stats = json.loads(stats_file.read_text())
+        except ValueError:
+            pass
+    return err or "", stats
 
 
 def ns_exec(ns: str, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:

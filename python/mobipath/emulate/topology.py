@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .netns import EmulateError, InNetns, Terminated, delete_namespace, emulator_command, ip, sysctl
+from .netns import stop_child, EmulateError, InNetns, Terminated, delete_namespace, emulator_command, ip, sysctl
 
 #: Most paths one topology builds (one /24 and one endpoint each).
 MAX_PATHS = 8
@@ -244,21 +244,10 @@ class Topology:
         if self.emu is None:
             return ""
         p, self.emu = self.emu, None
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-        try:
-            _, err = p.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
-        if self._tmp is not None:
-            f = Path(self._tmp.name) / "emu-stats.json"
-            if f.exists():
-                try:
-                    self.emu_stats = json.loads(f.read_text())
-                except ValueError:
-                    pass
-        return err or ""
+        err, stats = stop_child(p, Path(self._tmp.name) / "emu-stats.json" if self._tmp is not None else None)
+        if stats is not None:
+            self.emu_stats = stats
+        return err
 
     def stop_emulator(self) -> Optional[Dict[str, Any]]:
         """Stops the emulator and returns its stats (per direction and path: link counters,
