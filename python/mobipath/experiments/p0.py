@@ -685,8 +685,9 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
       "`TcpSocket::RcvBufSize` default, assumed because P0 does not say it changed it. The modern profile (6 MiB) "
       "shows the unconstrained ratio.")
     a("- **Handovers**: the interruption is a fixed 40 ms + 10 ms X2 forwarding (ns-3 LENA-like, source buffer "
-      "discarded, uplink lost), not the result of RRC/X2 signalling steps, RLC buffers or radio-link failure "
-      "(issue 17 item 4, not built yet); the single-TCP dip above is what this model gives.")
+      "discarded, uplink lost). `[hst.handover] model = \"signalling\"` derives it from RRC/X2 steps, RACH and "
+      "radio-link failure instead; it meets the ns-3 in-order gap and CUBIC dip but not NewReno's dip, like the fixed "
+      "model, so these scenarios keep the fixed one (docs/handover-model.md); the single-TCP dip above is what it gives.")
     if "modern" in prov["profiles"]:
         ms = [s for s in PROFILES["modern"]["schedulers"] if ("modern", s, "plain") in agg]
         for s in ms:

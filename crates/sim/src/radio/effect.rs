@@ -59,7 +59,13 @@ pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConf
         SourceBuffer::Discard => 1.0,
         SourceBuffer::Forward => ho.forwarding_loss,
     };
-    let spikes = mine.map(|e| DelaySpike { start: e.start, end: e.end, extra_delay: extra, loss_prob: ho.forwarding_loss, queued_loss }).collect();
+    // A radio-link or handover failure loses the source's context: nothing is forwarded.
+    let spikes = mine
+        .map(|e| match e.outcome.lost_context() {
+            false => DelaySpike { start: e.start, end: e.end, extra_delay: extra, loss_prob: ho.forwarding_loss, queued_loss },
+            true => DelaySpike { start: e.start, end: e.end, extra_delay: 0, loss_prob: 1.0, queued_loss: 1.0 },
+        })
+        .collect();
     (outages, spikes)
 }
 
@@ -140,7 +146,7 @@ mod tests {
     use crate::radio::config::CapacityConfig;
 
     fn ev(op: usize, start_ms: u64) -> HandoverEvent {
-        HandoverEvent { operator: op, start: start_ms * NS_PER_MS, end: (start_ms + 40) * NS_PER_MS, from_cell: 0, to_cell: 1, position_m: 0.0 }
+        HandoverEvent { operator: op, start: start_ms * NS_PER_MS, end: (start_ms + 40) * NS_PER_MS, from_cell: 0, to_cell: 1, position_m: 0.0, trigger: start_ms * NS_PER_MS, rach_attempts: 1, outcome: crate::radio::signalling::HandoverOutcome::X2 }
     }
 
     #[test]
