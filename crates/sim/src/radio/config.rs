@@ -307,6 +307,10 @@ pub struct SignallingConfig {
     /// RRC connection re-establishment after a radio-link failure (cell selection, RACH,
     /// re-establishment request/response/complete, TS 36.331 §5.3.7), ms, in [0, 10000].
     pub reestablishment_ms: f64,
+    /// The target's RLC AM transmit buffer of the bearer, bytes, in [0, 2^40]; 0 = unlimited
+    /// (ns-3's convention). The packets forwarded over X2 reach it at once when the UE has
+    /// attached; those beyond it are lost (ns-3 `LteRlcAm::MaxTxBufferSize`, default 10 KiB).
+    pub rlc_buffer_bytes: u64,
 }
 
 /// Transport of the RRC messages in the signalling model.
@@ -342,6 +346,7 @@ impl Default for SignallingConfig {
             n310: 6,
             t310_ms: 1000.0,
             reestablishment_ms: 100.0,
+            rlc_buffer_bytes: 10 * 1024,
         }
     }
 }
@@ -369,6 +374,7 @@ impl SignallingConfig {
         errs.check((1..=20).contains(&self.n310), format!("{p}.n310"), self.n310, "must be in [1, 20]");
         errs.range(format!("{p}.t310_ms"), self.t310_ms, 0.0, 2000.0);
         errs.range(format!("{p}.reestablishment_ms"), self.reestablishment_ms, 0.0, 10_000.0);
+        errs.check(self.rlc_buffer_bytes <= 1 << 40, format!("{p}.rlc_buffer_bytes"), self.rlc_buffer_bytes, "must be in [0, 2^40] (0 = unlimited)");
     }
 }
 
