@@ -30,7 +30,8 @@ impl Section for HandoverSection<'_> {
                     "to_cell": e.to_cell,
                     // Outputs of the handover model (inputs only in the fixed model).
                     "interruption_ms": round6((e.end - e.start) as f64 / 1e6),
-                    "preparation_ms": round6((e.start - e.trigger) as f64 / 1e6),
+                    // Negative after a radio-link failure whose loss of sync preceded the trigger.
+                    "preparation_ms": round6((e.start as f64 - e.trigger as f64) / 1e6),
                     "rach_attempts": e.rach_attempts,
                     "outcome": e.outcome.as_str(),
                 });

@@ -41,7 +41,8 @@ pub struct HandoverEvent {
     pub to_cell: i64,
     /// Train's distance along the track at `start`, m.
     pub position_m: f64,
-    /// The A3 trigger (equal to `start` in the fixed model).
+    /// The A3 trigger (equal to `start` in the fixed model; after `start` when a radio-link
+    /// failure's loss of sync came before it).
     pub trigger: Time,
     /// Preamble attempts (1 in the fixed model, 0 after a radio-link failure).
     pub rach_attempts: u32,

@@ -79,7 +79,7 @@ pub fn preparation(c: &SignallingConfig) -> Time {
 /// `source_sinr_db(t)` is the serving cell's SINR at time `t` (the train moves on meanwhile).
 pub fn execute(c: &SignallingConfig, trigger: Time, serving_since: Time, source_sinr_db: impl Fn(Time) -> f64, rng: &mut Rng) -> Execution {
     let command = trigger + preparation(c);
-    // Draws first, so the stream's consumption does not depend on the outcome.
+    // Drawn before the radio-link check, so the stream's consumption does not depend on the SINR.
     let prach_wait = rng.gen::<f64>() * c.prach_period_ms;
     let mut attempts = 1;
     while attempts < c.max_preambles && rng.gen::<f64>() < c.rach_failure {
