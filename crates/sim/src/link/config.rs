@@ -1034,12 +1034,13 @@ mod tests {
                 ],
             ),
             (
-                "rate_mbps = 1\noutages = [ { start_s = 1, duration_s = 1, queued = \"drop\", forwarding = { delay_ms = 10 } }, { start_s = 5, duration_s = 1, forwarding = { delay_ms = -1, loss = 1.5, queued_loss = -0.1 } } ]\n",
+                "rate_mbps = 1\noutages = [ { start_s = 1, duration_s = 1, queued = \"drop\", forwarding = { delay_ms = 10 } }, { start_s = 5, duration_s = 1, forwarding = { delay_ms = -1, loss = 1.5, queued_loss = -0.1, buffer_bytes = 0 } } ]\n",
                 &[
                     "links[0].outages[0].queued = drop: forwarding needs queued = \"hold\"",
                     "links[0].outages[1].forwarding.delay_ms = -1: must be in [0, 3600000]",
                     "links[0].outages[1].forwarding.loss = 1.5: must be in [0, 1]",
                     "links[0].outages[1].forwarding.queued_loss = -0.1: must be in [0, 1]",
+                    "links[0].outages[1].forwarding.buffer_bytes = 0: must be in [1, 2^40]",
                 ],
             ),
             (
