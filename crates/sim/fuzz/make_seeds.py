@@ -222,6 +222,7 @@ traffic = { kind = "bulk" }
 [hst]
 links = ["a"]
 radio = { operators = [ { name = "X", offset_m = 0 } ] }
+handover = { model = "signalling", signalling = { rrc = "radio", rlc_buffer_bytes = 4096, rach_failure = 0.5 } }
 [hst.gps_trace]
 file = "gps.csv"
 """)

@@ -257,7 +257,7 @@ impl HandoffConfig {
             HandoffQueued::Forward => {
                 let delay = from_ms_f64(self.forward_delay_ms);
                 let outages = intervals.iter().map(|&(start, end)| Outage { start, end, queued: OutageQueued::Hold }).collect();
-                let fwd = intervals.iter().map(|&(start, end)| Forwarding { start, end, extra_delay: delay, loss_prob: 0.0, queued_loss: 0.0 }).collect();
+                let fwd = intervals.iter().map(|&(start, end)| Forwarding { start, end, extra_delay: delay, loss_prob: 0.0, queued_loss: 0.0, buffer_bytes: u64::MAX }).collect();
                 (outages, fwd)
             }
         }

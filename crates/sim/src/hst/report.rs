@@ -28,6 +28,12 @@ impl Section for HandoverSection<'_> {
                     "position_m": round6(e.position_m),
                     "from_cell": e.from_cell,
                     "to_cell": e.to_cell,
+                    // Outputs of the handover model (inputs only in the fixed model).
+                    "interruption_ms": round6((e.end - e.start) as f64 / 1e6),
+                    // Negative after a radio-link failure whose loss of sync preceded the trigger.
+                    "preparation_ms": round6((e.start as f64 - e.trigger as f64) / 1e6),
+                    "rach_attempts": e.rach_attempts,
+                    "outcome": e.outcome.as_str(),
                 });
                 let fwd_end = e.end + t.forwarding_delay;
                 if let Some(ms) = t.links.get(e.operator).and_then(|l| view.ip_gap_ms(&format!("{l}.forward"), e.start)) {

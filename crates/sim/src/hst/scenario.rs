@@ -260,7 +260,7 @@ pub fn train_link(
             start_s: to_secs_f64(o.start),
             duration_s: to_secs_f64(o.end - o.start),
             queued: OutageQueued::Hold,
-            forwarding: Some(ForwardingConfig { delay_ms: sp.extra_delay as f64 / 1e6, loss: sp.loss_prob, queued_loss: sp.queued_loss }),
+            forwarding: Some(ForwardingConfig { delay_ms: sp.extra_delay as f64 / 1e6, loss: sp.loss_prob, queued_loss: sp.queued_loss, buffer_bytes: sp.buffer_bytes }),
             reverse_queued: (ho.uplink == UplinkAtHandover::Discard).then_some(OutageQueued::Drop),
         });
     }

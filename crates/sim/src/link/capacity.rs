@@ -69,6 +69,12 @@ pub struct Forwarding {
     pub extra_delay: Time,
     pub loss_prob: f64,
     pub queued_loss: f64,
+    /// The target's transmit buffer for the forwarded packets, bytes (`u64::MAX`: unlimited).
+    /// ns-3 hands the whole forwarded burst to the target's RLC at once (`UeManager::
+    /// RecvRrcConnectionReconfigurationCompleted` empties `m_packetBuffer` into PDCP) and
+    /// `LteRlcAm::DoTransmitPdcpPdu` discards an SDU that does not fit in `MaxTxBufferSize`:
+    /// forwarded packets beyond this many bytes (in arrival order) are lost.
+    pub buffer_bytes: u64,
 }
 
 impl Forwarding {

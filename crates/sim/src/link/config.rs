@@ -349,6 +349,12 @@ pub struct ForwardingConfig {
     #[serde(default)]
     #[schemars(range(min = 0, max = 1))]
     pub queued_loss: f64,
+    /// The target's transmit buffer for the forwarded packets, bytes, in [1, 2^40] (default:
+    /// unlimited). Forwarded packets beyond it (in arrival order) are lost: ns-3 hands the whole
+    /// forwarded burst to the target's RLC at once, whose `MaxTxBufferSize` drops what does not fit.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub buffer_bytes: Option<u64>,
 }
 
 /// Queue limit of a direction.
@@ -823,6 +829,9 @@ fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> (V
             errs.range(format!("{f}.forwarding.delay_ms"), fc.delay_ms, 0.0, MAX_DELAY_MS);
             errs.range(format!("{f}.forwarding.loss"), fc.loss, 0.0, 1.0);
             errs.range(format!("{f}.forwarding.queued_loss"), fc.queued_loss, 0.0, 1.0);
+            if let Some(b) = fc.buffer_bytes {
+                errs.check((1..=1u64 << 40).contains(&b), format!("{f}.forwarding.buffer_bytes"), b, "must be in [1, 2^40]");
+            }
             let hold = o.queued == OutageQueued::Hold;
             errs.check(hold, format!("{f}.queued"), "drop", "forwarding needs queued = \"hold\" (a dropped packet cannot be forwarded)");
         }
@@ -831,7 +840,7 @@ fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> (V
             let end = from_secs_f64(o.start_s + o.duration_s).max(start + 1);
             out.push((i, Outage { start, end, queued: o.queued }));
             if let Some(fc) = &o.forwarding {
-                fwd.push(Forwarding { start, end, extra_delay: from_ms_f64(fc.delay_ms), loss_prob: fc.loss, queued_loss: fc.queued_loss });
+                fwd.push(Forwarding { start, end, extra_delay: from_ms_f64(fc.delay_ms), loss_prob: fc.loss, queued_loss: fc.queued_loss, buffer_bytes: fc.buffer_bytes.unwrap_or(u64::MAX) });
             }
         }
     }
@@ -1025,12 +1034,13 @@ mod tests {
                 ],
             ),
             (
-                "rate_mbps = 1\noutages = [ { start_s = 1, duration_s = 1, queued = \"drop\", forwarding = { delay_ms = 10 } }, { start_s = 5, duration_s = 1, forwarding = { delay_ms = -1, loss = 1.5, queued_loss = -0.1 } } ]\n",
+                "rate_mbps = 1\noutages = [ { start_s = 1, duration_s = 1, queued = \"drop\", forwarding = { delay_ms = 10 } }, { start_s = 5, duration_s = 1, forwarding = { delay_ms = -1, loss = 1.5, queued_loss = -0.1, buffer_bytes = 0 } } ]\n",
                 &[
                     "links[0].outages[0].queued = drop: forwarding needs queued = \"hold\"",
                     "links[0].outages[1].forwarding.delay_ms = -1: must be in [0, 3600000]",
                     "links[0].outages[1].forwarding.loss = 1.5: must be in [0, 1]",
                     "links[0].outages[1].forwarding.queued_loss = -0.1: must be in [0, 1]",
+                    "links[0].outages[1].forwarding.buffer_bytes = 0: must be in [1, 2^40]",
                 ],
             ),
             (

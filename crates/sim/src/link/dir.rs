@@ -120,6 +120,8 @@ pub struct LinkDir<P: Wire = Packet> {
     /// packet's arrival; `gap_cursor` = first one whose start is not yet passed by a departure.
     fwd: Vec<Forwarding>,
     fwd_cursor: usize,
+    /// Bytes each forwarding has handed to the target so far (against its `buffer_bytes`).
+    fwd_used: Vec<u64>,
     fwd_rng: Rng,
     gaps: Vec<ForwardingGap>,
     gap_cursor: usize,
@@ -188,6 +190,7 @@ impl<P: Wire> LinkDir<P> {
             reorder: Reorder::new(spec.reorder.as_ref(), streams.reorder),
             fwd: Vec::new(),
             fwd_cursor: 0,
+            fwd_used: Vec::new(),
             fwd_rng: streams.forwarding,
             gaps: Vec::new(),
             gap_cursor: 0,
@@ -215,6 +218,7 @@ impl<P: Wire> LinkDir<P> {
         let mut v = fwd.to_vec();
         v.sort_by_key(|f| f.start);
         self.gaps = v.iter().map(|f| ForwardingGap { start: f.start, ..Default::default() }).collect();
+        self.fwd_used = vec![0; v.len()];
         self.fwd = v;
         self.fwd_cursor = 0;
         self.gap_cursor = 0;
@@ -453,11 +457,14 @@ impl<P: Wire> LinkDir<P> {
                     self.stats.forwarded += 1;
                     // At the source when the UE detached (queued or partly sent), or arrived during the interruption.
                     let p = if arr < fw.start { fw.queued_loss } else { fw.loss_prob };
-                    if p >= 1.0 || (p > 0.0 && self.fwd_rng.gen::<f64>() < p) {
+                    // A forwarded packet that no longer fits in the target's buffer is lost too.
+                    let full = || self.fwd_used[k].saturating_add(bytes as u64) > fw.buffer_bytes;
+                    if p >= 1.0 || (p > 0.0 && self.fwd_rng.gen::<f64>() < p) || full() {
                         lost = true;
                         t = t.max(fw.start); // what follows was held too
                         break;
                     }
+                    self.fwd_used[k] += bytes as u64;
                 }
                 s = s.max(fw.release());
                 backlogged = false;

@@ -436,7 +436,7 @@ fn outage_hold_vs_drop() {
 }
 
 fn fwd(start_ms: u64, end_ms: u64, extra_ms: u64, loss_prob: f64) -> Forwarding {
-    Forwarding { start: start_ms * NS_PER_MS, end: end_ms * NS_PER_MS, extra_delay: extra_ms * NS_PER_MS, loss_prob, queued_loss: 0.0 }
+    Forwarding { start: start_ms * NS_PER_MS, end: end_ms * NS_PER_MS, extra_delay: extra_ms * NS_PER_MS, loss_prob, queued_loss: 0.0, buffer_bytes: u64::MAX }
 }
 
 fn hold(start_ms: u64, end_ms: u64) -> Outage {
@@ -537,6 +537,22 @@ fn discarded_source_buffer_loses_queued_packets_and_forwards_new_arrivals() {
     // Packets 0 and 1 left by the detach (1 exactly at it); 2 was being sent: lost with 3 and 4.
     assert_eq!(got, vec![(0, 999), (1, 1000), (5, 1051), (6, 1052), (7, 1081)]);
     assert_eq!((d.stats().forwarded, d.stats().drops_forwarding), (5, 3));
+    check_invariants(&d);
+}
+
+/// The target's buffer (`buffer_bytes`, ns-3's RLC `MaxTxBufferSize`) takes the forwarded
+/// packets in arrival order up to its size; the rest of the burst is lost, and packets arriving
+/// after the UE is back are not forwarded and not counted against it.
+#[test]
+fn forwarded_burst_beyond_the_target_buffer_is_lost() {
+    let mut arrivals: Vec<(Time, Packet)> = (0..6).map(|i| (1010 * NS_PER_MS + i, pkt(i, 1500))).collect();
+    arrivals.push((1080 * NS_PER_MS, pkt(6, 1500)));
+    let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
+    d.set_forwarding(&[Forwarding { buffer_bytes: 4000, ..fwd(1000, 1040, 10, 0.0) }]);
+    let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
+    let got: Vec<u64> = out.iter().map(|o| o.1.id).collect();
+    assert_eq!(got, vec![0, 1, 6], "two 1500 B packets fit in 4000 B");
+    assert_eq!((d.stats().forwarded, d.stats().drops_forwarding), (6, 4));
     check_invariants(&d);
 }
 
@@ -804,7 +820,7 @@ mod prop {
                 DirStreams::named(&RngStreams::new(seed), "p"));
             // Hold outages forward their held packets `extra` later (drop outages cannot).
             let fws: Vec<Forwarding> = outs.iter().filter(|o| o.queued == OutageQueued::Hold)
-                .map(|o| Forwarding { start: o.start, end: o.end, extra_delay: extra, loss_prob: fp, queued_loss: qp }).collect();
+                .map(|o| Forwarding { start: o.start, end: o.end, extra_delay: extra, loss_prob: fp, queued_loss: qp, buffer_bytes: u64::MAX }).collect();
             d.set_forwarding(&fws);
             let mut t = 0;
             let arrivals: Vec<(Time, Packet)> = gaps.iter().enumerate().map(|(i, &(g, b))| {

@@ -232,6 +232,150 @@ pub struct HandoverConfig {
     pub source_buffer: SourceBuffer,
     /// What happens to the uplink (ACKs, MP_PRIO) during the interruption.
     pub uplink: UplinkAtHandover,
+    /// How the interruption comes about: `"fixed"` (default: `interruption_ms` after the A3
+    /// trigger) or `"signalling"` (the X2 handover's RRC/X2 steps, RACH and radio-link failure
+    /// of `radio/signalling.rs`; the interruption is then an output, reported per handover).
+    pub model: HandoverModel,
+    /// The step delays and RLF timers of `model = "signalling"` (ignored by `"fixed"`).
+    pub signalling: SignallingConfig,
+}
+
+/// Which handover execution model turns an A3 trigger into an interruption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoverModel {
+    /// Detach at the trigger, resume `interruption_ms` later (the model calibrated before the
+    /// signalling model existed; default).
+    #[default]
+    Fixed,
+    /// RRC/X2 signalling steps with their delays, non-contention RACH with failures, and a
+    /// radio-link failure when the source is already below Qout at the handover command.
+    Signalling,
+}
+
+/// Step delays of the LTE X2 handover (TS 36.300 §10.1.2.1.1 Figure 10.1.2.1.1-1) and the
+/// radio-link-failure timers (TS 36.331 §5.3.11); sources and deviations: docs/handover-model.md.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct SignallingConfig {
+    /// Steps 2–3: the UE's measurement report to the source over SRB1 (scheduling request,
+    /// uplink grant, transmission), ms, in [0, 1000].
+    pub measurement_report_ms: f64,
+    /// Step 3: the source's handover decision, ms, in [0, 1000].
+    pub decision_ms: f64,
+    /// Steps 4 and 6: one-way X2-C delay of the handover request and its acknowledgement, ms,
+    /// in [0, 1000].
+    pub x2_delay_ms: f64,
+    /// Step 5: the target's admission control, ms, in [0, 1000].
+    pub admission_ms: f64,
+    /// Step 7: the RRC connection reconfiguration (handover command) from the source to the UE,
+    /// ms, in [0, 1000]. The UE detaches from the source when it has it.
+    pub command_ms: f64,
+    /// UE processing of the command before it can access the target (TS 36.331 §11.2), ms, in
+    /// [0, 1000].
+    pub rrc_processing_ms: f64,
+    /// PRACH occasion period, ms, in [1, 100]: the UE waits for the next occasion (uniform in
+    /// [0, period), TS 36.133 §5.1.2.1's T_IU).
+    pub prach_period_ms: f64,
+    /// Step 9: dedicated preamble to random access response, ms, in [0, 1000].
+    pub rach_ms: f64,
+    /// Probability that one preamble attempt fails (no RAR in the window), in [0, 1).
+    pub rach_failure: f64,
+    /// Wait before the next preamble after a failed attempt (RAR window + backoff), ms, in
+    /// [0, 1000].
+    pub rach_retry_ms: f64,
+    /// Preamble attempts before the handover fails (`preambleTransMax`), in [1, 200]; a failed
+    /// handover is a radio-link failure.
+    pub max_preambles: u32,
+    /// Step 11: RRC connection reconfiguration complete to the target (msg3 on the RAR's grant),
+    /// after which the target delivers downlink data, ms, in [0, 1000].
+    pub complete_ms: f64,
+    /// How RRC messages travel: `"ideal"` (default; ns-3 `LteHelper::UseIdealRrc` = true: never
+    /// lost) or `"radio"` (the handover command is lost when the source's SINR is below
+    /// `qout_db` when it is sent: a too-late handover).
+    pub rrc: RrcTransport,
+    /// Qout (dB), in [-20, 10]: below it the UE is out of sync with the source (TS 36.133 §7.6:
+    /// 10 % PDCCH BLER; ns-3 `LteUePhy::Qout` = −5 dB).
+    pub qout_db: f64,
+    /// Length of one out-of-sync evaluation, ms, in [1, 1000] (ns-3 `NumQoutEvalSf` = 200
+    /// subframes; TS 36.133 §7.6.2.1 evaluates over 200 ms).
+    pub out_of_sync_ms: f64,
+    /// N310 consecutive out-of-sync indications before T310 starts, in [1, 20] (ns-3: 6).
+    pub n310: u32,
+    /// T310 (TS 36.331 §5.3.11.1), ms, in [0, 2000]: radio-link failure at its expiry.
+    pub t310_ms: f64,
+    /// RRC connection re-establishment after a radio-link failure (cell selection, RACH,
+    /// re-establishment request/response/complete, TS 36.331 §5.3.7), ms, in [0, 10000].
+    pub reestablishment_ms: f64,
+    /// The target's RLC AM transmit buffer of the bearer, bytes, in [0, 2^40]; 0 = unlimited
+    /// (ns-3's convention). The packets forwarded over X2 reach it at once when the UE has
+    /// attached; those beyond it are lost (ns-3 `LteRlcAm::MaxTxBufferSize`, default 10 KiB).
+    pub rlc_buffer_bytes: u64,
+}
+
+/// Transport of the RRC messages in the signalling model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RrcTransport {
+    /// Never lost (ns-3's default ideal RRC protocol): a radio-link failure needs the source to
+    /// stay below Qout for N310 evaluations and T310 before the command.
+    #[default]
+    Ideal,
+    /// Over the source's radio: lost when the source is below Qout as it is sent.
+    Radio,
+}
+
+impl Default for SignallingConfig {
+    fn default() -> Self {
+        SignallingConfig {
+            measurement_report_ms: 6.0,
+            decision_ms: 0.0,
+            x2_delay_ms: 5.0,
+            admission_ms: 0.0,
+            command_ms: 4.0,
+            rrc_processing_ms: 15.0,
+            prach_period_ms: 10.0,
+            rach_ms: 4.0,
+            rach_failure: 0.1,
+            rach_retry_ms: 6.0,
+            max_preambles: 10,
+            complete_ms: 6.0,
+            rrc: RrcTransport::Ideal,
+            qout_db: -5.0,
+            out_of_sync_ms: 200.0,
+            n310: 6,
+            t310_ms: 1000.0,
+            reestablishment_ms: 100.0,
+            rlc_buffer_bytes: 10 * 1024,
+        }
+    }
+}
+
+impl SignallingConfig {
+    pub fn validate(&self, p: &str, errs: &mut Errors) {
+        for (k, v) in [
+            ("measurement_report_ms", self.measurement_report_ms),
+            ("decision_ms", self.decision_ms),
+            ("x2_delay_ms", self.x2_delay_ms),
+            ("admission_ms", self.admission_ms),
+            ("command_ms", self.command_ms),
+            ("rrc_processing_ms", self.rrc_processing_ms),
+            ("rach_ms", self.rach_ms),
+            ("rach_retry_ms", self.rach_retry_ms),
+            ("complete_ms", self.complete_ms),
+        ] {
+            errs.range(format!("{p}.{k}"), v, 0.0, 1000.0);
+        }
+        errs.range(format!("{p}.prach_period_ms"), self.prach_period_ms, 1.0, 100.0);
+        errs.check((0.0..1.0).contains(&self.rach_failure), format!("{p}.rach_failure"), fmt_num(self.rach_failure), "must be in [0, 1)");
+        errs.check((1..=200).contains(&self.max_preambles), format!("{p}.max_preambles"), self.max_preambles, "must be in [1, 200]");
+        errs.range(format!("{p}.qout_db"), self.qout_db, -20.0, 10.0);
+        errs.range(format!("{p}.out_of_sync_ms"), self.out_of_sync_ms, 1.0, 1000.0);
+        errs.check((1..=20).contains(&self.n310), format!("{p}.n310"), self.n310, "must be in [1, 20]");
+        errs.range(format!("{p}.t310_ms"), self.t310_ms, 0.0, 2000.0);
+        errs.range(format!("{p}.reestablishment_ms"), self.reestablishment_ms, 0.0, 10_000.0);
+        errs.check(self.rlc_buffer_bytes <= 1 << 40, format!("{p}.rlc_buffer_bytes"), self.rlc_buffer_bytes, "must be in [0, 2^40] (0 = unlimited)");
+    }
 }
 
 /// The uplink (UE → eNB: ACKs and MP_PRIO) during a handover interruption.
@@ -281,6 +425,8 @@ impl Default for HandoverConfig {
             forwarding_loss: 0.0,
             source_buffer: SourceBuffer::Discard,
             uplink: UplinkAtHandover::Hold,
+            model: HandoverModel::Fixed,
+            signalling: SignallingConfig::default(),
         }
     }
 }
@@ -442,6 +588,7 @@ impl HandoverConfig {
         errs.range(format!("{p}.interruption_ms"), self.interruption_ms, 0.0, 10_000.0);
         errs.range(format!("{p}.forwarding_delay_ms"), self.forwarding_delay_ms, 0.0, 10_000.0);
         errs.range(format!("{p}.forwarding_loss"), self.forwarding_loss, 0.0, 1.0);
+        self.signalling.validate(&format!("{p}.signalling"), errs);
     }
 }
 

@@ -17,7 +17,7 @@
 //!   SINR with the attenuated Shannon bound of TR 36.942 Annex A.2 (downlink: α = 0.6,
 //!   SINR_min = −10 dB, SINR_max = 22 dB → 4.4 bit/s/Hz), over the occupied bandwidth
 //!   N_RB·180 kHz, capped at `max_mbps` (a UE's share of the cell), as a piecewise-constant schedule.
-use super::config::{CapacityConfig, HandoverConfig, HstConfig, SourceBuffer};
+use super::config::{CapacityConfig, HandoverConfig, HandoverModel, HstConfig, SourceBuffer};
 use super::handover::{HandoverEvent, HstRun};
 use super::layout::resource_blocks;
 use crate::core::time::{from_ms_f64, Time};
@@ -39,6 +39,8 @@ pub struct DelaySpike {
     pub extra_delay: Time,
     pub loss_prob: f64,
     pub queued_loss: f64,
+    /// The target's buffer for the forwarded packets (signalling model: `rlc_buffer_bytes`).
+    pub buffer_bytes: Option<u64>,
 }
 
 /// Everything one operator's link needs from the train model.
@@ -53,13 +55,23 @@ pub struct LinkEffects {
 /// Outages and delay spikes of operator `op`'s link from its handovers (pure).
 pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConfig) -> (Vec<Outage>, Vec<DelaySpike>) {
     let extra = from_ms_f64(ho.forwarding_delay_ms);
+    let buffer_bytes = match (ho.model, ho.signalling.rlc_buffer_bytes) {
+        (HandoverModel::Signalling, b) if b > 0 => Some(b),
+        _ => None,
+    };
     let mine = events.iter().filter(|e| e.operator == op);
     let outages: Vec<Outage> = mine.clone().map(|e| Outage { start: e.start, end: e.end }).collect();
     let queued_loss = match ho.source_buffer {
         SourceBuffer::Discard => 1.0,
         SourceBuffer::Forward => ho.forwarding_loss,
     };
-    let spikes = mine.map(|e| DelaySpike { start: e.start, end: e.end, extra_delay: extra, loss_prob: ho.forwarding_loss, queued_loss }).collect();
+    // A radio-link or handover failure loses the source's context: nothing is forwarded.
+    let spikes = mine
+        .map(|e| match e.outcome.lost_context() {
+            false => DelaySpike { start: e.start, end: e.end, extra_delay: extra, loss_prob: ho.forwarding_loss, queued_loss, buffer_bytes },
+            true => DelaySpike { start: e.start, end: e.end, extra_delay: 0, loss_prob: 1.0, queued_loss: 1.0, buffer_bytes: None },
+        })
+        .collect();
     (outages, spikes)
 }
 
@@ -140,7 +152,7 @@ mod tests {
     use crate::radio::config::CapacityConfig;
 
     fn ev(op: usize, start_ms: u64) -> HandoverEvent {
-        HandoverEvent { operator: op, start: start_ms * NS_PER_MS, end: (start_ms + 40) * NS_PER_MS, from_cell: 0, to_cell: 1, position_m: 0.0 }
+        HandoverEvent { operator: op, start: start_ms * NS_PER_MS, end: (start_ms + 40) * NS_PER_MS, from_cell: 0, to_cell: 1, position_m: 0.0, trigger: start_ms * NS_PER_MS, rach_attempts: 1, outcome: crate::radio::signalling::HandoverOutcome::X2 }
     }
 
     #[test]

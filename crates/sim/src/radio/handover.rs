@@ -15,8 +15,14 @@
 //!   and resumes on the target `interruption_ms` later (default 40 ms; together with the 10 ms of
 //!   X2 forwarding this gives a 50 ms IP-level delivery gap, inside the 40–60 ms ns-3 reports for
 //!   P0). No measurement happens meanwhile; the A3 timers restart on the new cell.
+//! - With `model = "signalling"` the execution is `signalling.rs`'s instead: the UE detaches
+//!   when the handover command reaches it (preparation after the trigger), the interruption is the
+//!   sum of the access steps (drawn per handover), and a source below Qout before the command
+//!   makes it a radio-link failure. The next measurement follows the end either way.
 //! - The first serving cell is the strongest one at t = 0 (initial cell selection).
-use super::config::{HandoverConfig, HstConfig};
+use super::config::{HandoverConfig, HandoverModel, HstConfig};
+use super::signalling::{self, HandoverOutcome};
+use crate::core::rng::RngStreams;
 use super::layout::RadioMap;
 use super::mobility::Mobility;
 use crate::core::time::{from_ms_f64, Time};
@@ -35,6 +41,12 @@ pub struct HandoverEvent {
     pub to_cell: i64,
     /// Train's distance along the track at `start`, m.
     pub position_m: f64,
+    /// The A3 trigger (equal to `start` in the fixed model; after `start` when a radio-link
+    /// failure's loss of sync came before it).
+    pub trigger: Time,
+    /// Preamble attempts (1 in the fixed model, 0 after a radio-link failure).
+    pub rach_attempts: u32,
+    pub outcome: HandoverOutcome,
 }
 
 /// TS 36.331 §5.5.3.2 layer-3 filter over a set of cells; −∞ (not measured) resets a cell.
@@ -103,7 +115,10 @@ impl A3 {
 }
 
 /// Handovers of operator `op` for a train run of length `duration`.
-pub fn run_operator(map: &RadioMap, mobility: &Mobility, op: usize, cfg: &HandoverConfig, duration: Time) -> Vec<HandoverEvent> {
+/// `run_seed` feeds the signalling model's draws (unused by the fixed model).
+pub fn run_operator(map: &RadioMap, mobility: &Mobility, op: usize, cfg: &HandoverConfig, duration: Time, run_seed: u64) -> Vec<HandoverEvent> {
+    let mut rng = RngStreams::new(run_seed).stream(&format!("radio/handover/signalling/{op}"));
+    let mut serving_since: Time = 0;
     let period = from_ms_f64(cfg.measurement_period_ms).max(1);
     let interruption = from_ms_f64(cfg.interruption_ms);
     let sites = &map.operators[op].sites;
@@ -118,8 +133,16 @@ pub fn run_operator(map: &RadioMap, mobility: &Mobility, op: usize, cfg: &Handov
         filter.apply(&mut rsrp);
         let srv = *serving.get_or_insert_with(|| argmax(&rsrp));
         if let Some(target) = a3.step(t, &rsrp, srv) {
-            let end = t + interruption;
-            events.push(HandoverEvent { operator: op, start: t, end, from_cell: sites[srv].cell, to_cell: sites[target].cell, position_m: s });
+            let (start, end, rach_attempts, outcome) = match cfg.model {
+                HandoverModel::Fixed => (t, t + interruption, 1, HandoverOutcome::X2),
+                HandoverModel::Signalling => {
+                    let x = signalling::execute(&cfg.signalling, t, serving_since, |u| map.sinr_db(op, srv, mobility.position_at(u)), &mut rng);
+                    (x.start, x.end, x.rach_attempts, x.outcome)
+                }
+            };
+            let position_m = mobility.position_at(start);
+            serving_since = end;
+            events.push(HandoverEvent { operator: op, start, end, from_cell: sites[srv].cell, to_cell: sites[target].cell, position_m, trigger: t, rach_attempts, outcome });
             serving = Some(target);
             a3.reset();
             t = end.div_ceil(period) * period; // next measurement after the UE is back
@@ -136,6 +159,7 @@ fn argmax(v: &[f64]) -> usize {
 
 /// The mobility and radio maps of one run, for the handover and link-effect computations.
 pub struct HstRun {
+    pub run_seed: u64,
     pub mobility: Mobility,
     pub map: RadioMap,
     pub duration: Time,
@@ -148,13 +172,13 @@ impl HstRun {
         let mobility = Mobility::new(&cfg.train);
         let (lo, hi) = (mobility.position_at(0), mobility.position_at(duration));
         let map = RadioMap::new(cfg, run_seed, mobility.track(), lo.min(hi), lo.max(hi));
-        HstRun { mobility, map, duration }
+        HstRun { run_seed, mobility, map, duration }
     }
 
     /// Every operator's handovers, sorted by start time (then operator).
     pub fn handovers(&self, cfg: &HandoverConfig) -> Vec<HandoverEvent> {
         let mut all: Vec<HandoverEvent> = (0..self.map.operators.len())
-            .flat_map(|op| run_operator(&self.map, &self.mobility, op, cfg, self.duration))
+            .flat_map(|op| run_operator(&self.map, &self.mobility, op, cfg, self.duration, self.run_seed))
             .collect();
         all.sort_by_key(|e| (e.start, e.operator));
         all

@@ -5,6 +5,7 @@
 //! - [`mobility`]: track, speed profile, GPS sampler;
 //! - [`layout`]: sites, path loss, shadowing maps ([`layout::RadioMap`]);
 //! - [`handover`]: A3 + time-to-trigger, X2 execution, [`handover::HandoverEvent`]s;
+//! - [`signalling`]: the signalling execution model (RRC/X2 steps, RACH, radio-link failure);
 //! - [`effect`]: outages, delay spikes and capacity for the simulator's links.
 //!
 //! Randomness: the environment (shadowing) comes from `environment_seed`, the run-to-run terms and
@@ -15,6 +16,7 @@ pub mod effect;
 pub mod handover;
 pub mod layout;
 pub mod mobility;
+pub mod signalling;
 
 pub use config::HstConfig;
 pub use effect::{link_effects, DelaySpike, LinkEffects, Outage};
