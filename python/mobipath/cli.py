@@ -340,6 +340,9 @@ def emulate(
     direction: Optional[List[str]] = typer.Option(None, "--direction", help="With --proxy: download or upload; "
                                                   "repeatable [default: both].", show_default=False),
     repeat: int = typer.Option(1, "--repeat", min=1, max=30, help="With --proxy: kernel runs per direction and policy."),
+    no_idle_restart: bool = typer.Option(False, "--no-idle-restart", help="With --proxy: PHA-D turns "
+                                         "tcp_slow_start_after_idle off on the router (slow_start_after_idle = \"off\"), "
+                                         "and the server's namespace has it off too (kernel side only)."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
@@ -348,10 +351,10 @@ def emulate(
     out = out_dir_option(out_arg)
     scenario = input_file(scenario)
     if proxy:
-        _emulate_proxy(scenario, out, substitute, max_duration, pha_d, direction, repeat, as_json)
+        _emulate_proxy(scenario, out, substitute, max_duration, pha_d, direction, repeat, as_json, no_idle_restart)
         return
-    if pha_d or direction or repeat != 1:
-        raise _fail("--pha-d, --direction and --repeat go with --proxy")
+    if pha_d or direction or repeat != 1 or no_idle_restart:
+        raise _fail("--pha-d, --direction, --repeat and --no-idle-restart go with --proxy")
 
     try:
         result = emu.run(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
@@ -369,7 +372,7 @@ def emulate(
 
 
 def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_duration: float, pha_d: Optional[List[str]],
-                   direction: Optional[List[str]], repeat: int, as_json: bool) -> None:
+                   direction: Optional[List[str]], repeat: int, as_json: bool, no_idle_restart: bool = False) -> None:
     """`emulate --proxy` (emulate/proxychain.py): runs, prints the table, writes proxy-chain.json."""
     from . import emulate as emu
     from .emulate import proxychain as pc
@@ -380,7 +383,7 @@ def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_du
                 raise _fail(f"{name} {v}: one of {', '.join(allowed)}")
     try:
         r = pc.side_by_side(scenario, directions=tuple(direction or pc.DIRECTIONS), policies=tuple(pha_d or pc.POLICIES),
-                            repeat=repeat, substitute=substitute, max_duration_s=max_duration)
+                            repeat=repeat, substitute=substitute, max_duration_s=max_duration, no_idle_restart=no_idle_restart)
     except emu.EmulateError as e:
         raise _fail(str(e))
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-proxy"
@@ -390,7 +393,8 @@ def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_du
         sys.stdout.write(jsonfmt.dumps(r))
     else:
         title = (f"{escape(str(scenario))} through the proxy pair: Linux {escape(r['kernel'])} vs simulator (seed {r['seed']}, "
-                 f"{len(r['handovers'])} handovers in {r['duration_s']:g} s, {repeat} kernel run(s) each)")
+                 f"{len(r['handovers'])} handovers in {r['duration_s']:g} s, {repeat} kernel run(s) each"
+                 + (", kernel without the window restart after idle" if no_idle_restart else "") + ")")
         table = Table(title=title, title_justify="left")
         for col in ("direction", "PHA-D", "in handovers, kernel", "in handovers, sim", "all, kernel", "all, sim", "MP_PRIO sent", "load 1 min"):
             table.add_column(col, justify="left" if col in ("direction", "PHA-D") else "right")

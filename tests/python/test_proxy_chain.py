@@ -29,7 +29,7 @@ SCENARIO = ROOT / "scenarios" / "p0" / "hst-proxy.toml"
 def _stale(cmd: List[str], src: Path) -> str:
     """A workspace binary older than the newest file of its crate's sources."""
     exe = Path(cmd[0])
-    if not (exe.is_file() and src.is_dir() and ROOT in exe.resolve().parents):
+    if exe.name not in ("mobipath-emu", "mobipath-proxy") or not (exe.is_file() and src.is_dir() and ROOT in exe.resolve().parents):
         return ""
     newest = max(p.stat().st_mtime for p in src.rglob("*.rs"))
     return f"{exe} is older than {src} (rebuild it)" if exe.stat().st_mtime < newest else ""

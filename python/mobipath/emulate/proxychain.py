@@ -103,6 +103,8 @@ class ChainResult:
     netstat: Dict[str, Dict[str, int]] = field(default_factory=dict)
     #: How late the emulator's time zero came after the replay's (s): the replay/handover skew.
     clock_late_s: float = 0.0
+    #: tcp_slow_start_after_idle turned off on both sides (`no_idle_restart`).
+    no_idle_restart: bool = False
     load_average: Tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def to_json(self) -> Dict[str, Any]:
@@ -154,7 +156,8 @@ def train_gps(p: Plan) -> List[Tuple[float, float]]:
     return [(float(t), float(x)) for t, x in eff.get("gps", [])]
 
 
-def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table: Optional[Path]) -> Path:
+def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table: Optional[Path],
+                   no_idle_restart: bool = False) -> Path:
     lines = ["[router]", f'server = "{server}:{PROXY_PORT}"', f'key = "{key}"', f'socks_listen = "{LAN_ROUTER}:{SOCKS_PORT}"',
              f'congestion = "{p.cc}"', f'server_congestion = "{p.cc}"', "[limits]", "shutdown_grace_s = 1"]
     if policy != "off":
@@ -171,9 +174,14 @@ def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table
         subs = ", ".join(f'{{ operator = "{op}", endpoint = {k + 1} }}' for k, op in enumerate(operators_of_paths(p)))
         lines += ["[pha_d]", f'gps = "replay:{tmp / "gps.csv"}"', f'table = "{table}"', f"subflows = [{subs}]",
                   f'policy = "{policy}"', f"gps_period_ms = {period_ms:g}", "min_interval_ms = 0",
+                  # The daemon re-sends B=0 under every policy by default; the simulator's
+                  # paper and queue-aware policies do not, its resend policy does.
+                  f"resend_b0 = {'true' if policy == 'resend' else 'false'}",
                   # Decide at fixes only, as the simulator's PHA-D does (crates/sim/src/hst/phad.rs
                   # `fire` runs at each fix), so both sides decide at the same instants.
                   "tick_ms = 0"]
+        if no_idle_restart:
+            lines.append('slow_start_after_idle = "off"')
     path = tmp / "router.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -271,9 +279,12 @@ class _Proc:
         return err or ""
 
 
-def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s: Optional[float] = None) -> ChainResult:
+def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s: Optional[float] = None,
+              no_idle_restart: bool = False) -> ChainResult:
     """One transfer through the chain (module doc). `p` from ``plan(..., proxy=True)``;
-    `duration_s` cuts the ride short (the scenario's by default)."""
+    `duration_s` cuts the ride short (the scenario's by default). `no_idle_restart`: PHA-D turns
+    ``tcp_slow_start_after_idle`` off in the router's namespace (``slow_start_after_idle = "off"``)
+    and the server's namespace gets it off too (what an operator sets there for downloads)."""
     import dataclasses
 
     from ..router.proxy import proxy_command
@@ -319,7 +330,9 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
             procs.append(srv)
             _wait_listen(ns_s, server, PROXY_PORT, srv.p)
             before = {"router": netstat_counters(ns_r), "server": netstat_counters(ns_s)}
-            rtr = _Proc(ns_r, [*proxy, "router", "--config", str(_router_config(tmp, p, key, server, policy, table))])
+            if no_idle_restart:
+                sysctl(ns_s, "net.ipv4.tcp_slow_start_after_idle=0")
+            rtr = _Proc(ns_r, [*proxy, "router", "--config", str(_router_config(tmp, p, key, server, policy, table, no_idle_restart))])
             procs.append(rtr)
             _wait_listen(ns_r, LAN_ROUTER, SOCKS_PORT, rtr.p)
             # PHA-D starts its replay as it restores every endpoint at start (daemon.rs `run`),
@@ -419,7 +432,7 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
                 bytes_received=total, goodput_mbps=total * 8 / p.duration_s / 1e6, series_mbps=series,
                 handover_goodput_mbps=hin, non_handover_goodput_mbps=hout,
                 handovers=[h for h in p.handovers if float(h["start_s"]) < p.duration_s],
-                flags=flag_log, pha_d=pha, netstat=netstat, clock_late_s=round(clock_late_s, 4),
+                flags=flag_log, pha_d=pha, netstat=netstat, clock_late_s=round(clock_late_s, 4), no_idle_restart=no_idle_restart,
                 load_average=os.getloadavg(),
             )
         finally:
@@ -537,7 +550,8 @@ def simulate_chain(p: Plan, direction: str, policy: str) -> Dict[str, Any]:
 
 
 def side_by_side(scenario: Any, *, directions: Tuple[str, ...] = DIRECTIONS, policies: Tuple[str, ...] = POLICIES,
-                 repeat: int = 1, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S) -> Dict[str, Any]:
+                 repeat: int = 1, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S,
+                 no_idle_restart: bool = False) -> Dict[str, Any]:
     """Every (direction, policy): `repeat` kernel runs through the chain and the simulator's relay
     chain for the same seed; rows with the kernel's mean and 95 % CI over the repeats."""
     from ..experiments.common import mean_ci
@@ -550,7 +564,7 @@ def side_by_side(scenario: Any, *, directions: Tuple[str, ...] = DIRECTIONS, pol
     runs: List[Dict[str, Any]] = []
     for d in directions:
         for pol in policies:
-            ks = [run_chain(p, d, pol) for _ in range(repeat)]
+            ks = [run_chain(p, d, pol, no_idle_restart=no_idle_restart) for _ in range(repeat)]
             runs += [k.to_json() for k in ks]
             sim = simulate_chain(p, d, pol)
             kin, kin_ci = mean_ci([k.handover_goodput_mbps for k in ks])
@@ -565,5 +579,5 @@ def side_by_side(scenario: Any, *, directions: Tuple[str, ...] = DIRECTIONS, pol
                 "load_average_1min": [round(k.load_average[0], 2) for k in ks],
             })
     return {"scenario": p.name, "seed": p.seed, "duration_s": p.duration_s, "kernel": os.uname().release,
-            "cc": p.cc, "substitutions": p.substitutions,
+            "cc": p.cc, "substitutions": p.substitutions, "no_idle_restart": no_idle_restart,
             "handovers": [h for h in p.handovers if float(h["start_s"]) < p.duration_s], "rows": rows, "runs": runs}
