@@ -570,3 +570,23 @@ def test_mptcp_through_a_router_namespace(tmp_path: Path) -> None:
     assert [sf["established"] for sf in f["subflows"]] == [True, True]
     assert all(sf["goodput_mbps"] >= 0.7 * 20 for sf in f["subflows"]), f["subflows"]
     assert not _new_namespaces(before), "namespaces left behind"
+
+
+def test_a_stale_workspace_emulator_is_not_used(tmp_path, capsys):
+    """A `target/release/mobipath-emu` older than the link model's sources would emulate an older
+    model than the one the scenario was checked against: it is passed over, with a warning."""
+    binary = tmp_path / "target" / "release" / "mobipath-emu"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("")
+    source = tmp_path / "crates" / "sim" / "src" / "link.rs"
+    source.parent.mkdir(parents=True)
+    source.write_text("")
+    os.utime(binary, (1_000_000, 1_000_000))
+    os.utime(source, (2_000_000, 2_000_000))
+    from mobipath.emulate.netns import workspace_emulator
+
+    assert workspace_emulator(tmp_path) is None
+    assert "older than the sources" in capsys.readouterr().err
+    os.utime(binary, (3_000_000, 3_000_000))
+    assert workspace_emulator(tmp_path) == str(binary)
+    assert workspace_emulator(tmp_path / "nothing-here") is None

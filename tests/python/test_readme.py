@@ -76,6 +76,10 @@ HELP_ONLY = {
     "test_sweep.py runs a sweep through --ray-address on a two-node cluster it starts",
     "mobipath reproduce p0 --backend ray": "needs the ray extra; its --quick form runs in test_sweep.py",
     "mobipath bench --sweep": "measures this machine (minutes, with a local Ray when installed)",
+    "mobipath router cell-log --modem A=0 --modem B=1 -o cells.csv": "needs ModemManager and modems on the system bus; "
+    "test_cell_log.py runs cell-log against a stand-in ModemManager on a private D-Bus",
+    "mobipath router handover-log --cells cells.csv -o handovers.csv": "needs a drive's cell log; scripts/check-install "
+    "runs it on one it writes, test_cell_log.py on one cell-log recorded",
     "mobipath bench --sweep --repeat 3": "measures this machine three times over (minutes); test_sweep.py runs the benchmark on 40 runs",
 }
 FULL = os.environ.get("MOBIPATH_README_FULL") == "1"

@@ -78,6 +78,9 @@ fn golden_text(root: &Path, rel: &Path, seed: u64) -> String {
 
 #[test]
 fn golden_results_unchanged() {
+    // Every incremental cache is compared with a fresh computation on every use: a missed
+    // invalidation fails here instead of moving (or, worse, not moving) a golden file.
+    mobipath_sim::core::checks::set_cache_checks(true);
     let root = repo_root();
     let bless = std::env::var_os("MOBIPATH_BLESS").is_some();
     let mut files = scenario_files(&root, "scenarios");

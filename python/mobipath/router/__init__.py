@@ -145,6 +145,35 @@ def handover_log(
     _guarded(go)()
 
 
+@app.command("cell-log")
+def cell_log(
+    modem: List[str] = typer.Option([], "--modem", help="OPERATOR=MODEM: ModemManager's modem index (as `mmcli -L` lists it) or object path, once per modem, e.g. A=0.", show_default=False),
+    out: Path = typer.Option(..., "-o", "--out", help="Cell-id log to write, `time,operator,cell` (the --cells of `mobipath router handover-log`).", show_default=False),
+    interval: float = typer.Option(1.0, "--interval", min=0.05, max=60.0, help="Seconds between polls of each modem, in [0.05, 60]: each handover's logged span is at most this much longer than the real one."),
+    seconds: Optional[float] = typer.Option(None, "--seconds", min=0.0, help="Stop after this long (default: run until SIGINT/SIGTERM).", show_default=False),
+    bus: Optional[str] = typer.Option(None, "--bus", help="D-Bus address of ModemManager's bus (default: the system bus).", show_default=False),
+    append: bool = typer.Option(False, "--append", help="Add to an existing log instead of overwriting it."),
+) -> None:
+    """The live cell-id logger: each modem's serving cell read from ModemManager over D-Bus
+    (`org.freedesktop.ModemManager1.Modem.Location`) every --interval seconds, written as the
+    cell-id log that `mobipath router handover-log --cells` turns into a handover log. Record the
+    GPS beside it (e.g. `gpspipe -r > run.nmea`). Needs `pip install 'mobipath[router]'`."""
+    from ..cli import _guarded  # late import: cli imports this module
+
+    def go() -> None:
+        from ..errors import ScenarioError
+        from . import mmdbus
+
+        try:
+            mmdbus.parse_modem_specs(modem)
+        except ScenarioError as e:
+            raise typer.BadParameter(str(e)) from None
+        rows = mmdbus.run(modem, out, interval, seconds, bus, append)
+        typer.echo(f"{rows} observations {'appended to' if append else 'written to'} {out}")
+
+    _guarded(go)()
+
+
 class _Signal(Exception):
     """A catchable signal asked PHA-D to stop (handled like any exit: every endpoint regular)."""
 

@@ -418,4 +418,54 @@ mod tests {
         assert!(matches!(rx.recv().await, Some(GpsEvent::Bad { kind: "checksum-mismatch", .. })));
         h.abort();
     }
+
+    /// The serial source on a real tty: a pseudo-terminal's slave side stands in for the
+    /// receiver's device (`/dev/ttyUSB0`), so the termios set-up (raw 8N1 at the given rate)
+    /// runs on a real terminal device, and a receiver unplugged (the master closed) ends the
+    /// source.
+    #[tokio::test]
+    async fn serial_source_on_a_pseudo_terminal() {
+        use std::io::Write;
+        use std::os::fd::FromRawFd;
+        let (mut master, mut slave) = (-1, -1);
+        let mut name = [0 as libc::c_char; 128];
+        let ok = unsafe { libc::openpty(&mut master, &mut slave, name.as_mut_ptr(), std::ptr::null(), std::ptr::null()) };
+        assert_eq!(ok, 0, "openpty: {}", std::io::Error::last_os_error());
+        let dev = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_str().unwrap().to_string();
+        let (tx, mut rx) = mpsc::channel(16);
+        let h = tokio::spawn(run(Source::NmeaSerial(dev.clone().into(), 9600), tx));
+        // The source has opened and configured the device once its speed reads 9600.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            assert_eq!(unsafe { libc::tcgetattr(slave, &mut t) }, 0);
+            if unsafe { libc::cfgetispeed(&t) } == libc::B9600 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "{dev} was never set to 9600 baud");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(t.c_lflag & (libc::ICANON | libc::ECHO), 0, "raw mode: no line editing, no echo");
+        assert_eq!(t.c_cflag & libc::CSIZE, libc::CS8, "8 data bits");
+        assert_eq!(t.c_cflag & (libc::PARENB | libc::CSTOPB), 0, "no parity, one stop bit");
+        unsafe { libc::close(slave) };
+        let mut m = unsafe { std::fs::File::from_raw_fd(master) };
+        let good = with_checksum("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,");
+        // Split mid-sentence, as a serial line delivers bytes.
+        let (a, b) = good.split_at(20);
+        m.write_all(a.as_bytes()).unwrap();
+        m.flush().unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        m.write_all(format!("{b}\r\n").as_bytes()).unwrap();
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+            Ok(Some(GpsEvent::Fix { lat, lon })) => assert!((lat - 48.1173).abs() < 1e-4 && (lon - 11.5167).abs() < 1e-4, "{lat} {lon}"),
+            other => panic!("expected a fix, got {other:?}"),
+        }
+        drop(m); // the receiver unplugged
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+            Ok(Some(GpsEvent::Ended(why))) => assert!(why.starts_with(&dev), "{why}"),
+            other => panic!("expected the source to end, got {other:?}"),
+        }
+        h.abort();
+    }
 }

@@ -1,4 +1,5 @@
 //! Time, events and randomness: the pieces every other module builds on.
+pub mod checks;
 pub mod event;
 pub mod rng;
 pub mod time;

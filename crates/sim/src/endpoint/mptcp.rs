@@ -160,10 +160,7 @@ impl Endpoint for MptcpSenderEnd {
         if let Action::CollapseCwnd { subflow } = *action {
             // Park et al.: cwnd to (almost) zero when the handover is detected; one segment keeps
             // the subflow's ACK clock alive so it recovers by slow start afterwards.
-            if let Some(sf) = self.s.subflows.get_mut(subflow) {
-                sf.tcp.tcb.cwnd = 1;
-                sf.tcp.tcb.cwnd_cnt = 0;
-            }
+            self.s.collapse_cwnd(subflow);
         }
     }
 
@@ -177,14 +174,14 @@ impl Endpoint for MptcpSenderEnd {
 
     fn counters(&self) -> Counters {
         Counters {
-            sent: self.s.subflows.iter().map(|s| s.tcp.stats.bytes_sent).sum(),
-            subflows: self.s.subflows.iter().map(|s| (0, s.tcp.stats.bytes_sent)).collect(),
+            sent: self.s.subflows().iter().map(|s| s.tcp.stats.bytes_sent).sum(),
+            subflows: self.s.subflows().iter().map(|s| (0, s.tcp.stats.bytes_sent)).collect(),
             ..Default::default()
         }
     }
 
     fn record(&self, smp: &mut Sample) {
-        let subs = &self.s.subflows;
+        let subs = self.s.subflows();
         smp.cwnd_segments = subs.iter().map(|s| s.tcp.tcb.cwnd).sum::<u32>() as f64;
         smp.srtt_ms = subs.iter().map(|s| s.tcp.rtt.srtt).min().unwrap_or(0) as f64 / 1e6;
         smp.rto_ms = subs.iter().map(|s| s.tcp.rto()).max().unwrap_or(0) as f64 / 1e6;
@@ -193,7 +190,7 @@ impl Endpoint for MptcpSenderEnd {
 
     fn summary(&mut self, _end: Time, _since: Time) -> EndpointSummary {
         let s = &self.s;
-        let subs = &s.subflows;
+        let subs = s.subflows();
         let segs: u64 = subs.iter().map(|x| x.tcp.stats.segments_sent).sum();
         let retx: u64 = subs.iter().map(|x| x.tcp.stats.segments_retransmitted).sum();
         let reinj = s.stats.reinjections + s.stats.opportunistic_retransmissions + s.stats.retx_requests_served;

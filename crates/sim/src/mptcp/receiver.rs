@@ -371,7 +371,7 @@ impl MptcpReceiver {
             // level released the data, a window could credit a subflow with bytes that crossed
             // its link before the window began, above the link's rate).
             let end = p.dsn + p.len as u64;
-            if end > self.data_rcv_nxt && !self.ofo.contains_key(&p.dsn) {
+            if end > self.data_rcv_nxt && !self.in_ofo(p.dsn) {
                 self.stats.delivered_per_subflow[i] += end - p.dsn.max(self.data_rcv_nxt);
             }
         }
@@ -442,7 +442,7 @@ impl MptcpReceiver {
     fn conn_segment(&mut self, i: usize, now: Time, seg: Arrived) {
         let Arrived { dsn, len, arrival, first_sent, first_subflow, first_seq, is_retx } = seg;
         let end = dsn + len as u64;
-        if end <= self.data_rcv_nxt || self.ofo.contains_key(&dsn) {
+        if end <= self.data_rcv_nxt || self.in_ofo(dsn) {
             self.stats.duplicate_bytes += len as u64;
             if !is_retx {
                 // The original arrived after all: it was overtaken, not lost.
@@ -473,11 +473,12 @@ impl MptcpReceiver {
             c[usize::from(is_retx)] += std::mem::take(&mut self.ofo_wait_byte_ns);
         }
         self.deliver(i, now, dsn, len, arrival);
-        while let Some((&d, &(l, a, sf))) = self.ofo.iter().next() {
+        while let Some(entry) = self.ofo.first_entry() {
+            let d = *entry.key();
             if d > self.data_rcv_nxt {
                 break;
             }
-            self.ofo.remove(&d);
+            let (l, a, sf) = entry.remove();
             self.ofo_bytes -= l as u64;
             if d + l as u64 > self.data_rcv_nxt {
                 self.deliver(sf, now, d, l, a);
@@ -488,6 +489,14 @@ impl MptcpReceiver {
         if self.data_rcv_nxt > self.requested_dsn || self.requested_dsn == NONE_U64 {
             self.requested_dsn = NONE_U64;
         }
+    }
+
+    /// Whether a segment starting at `dsn` waits in the out-of-order queue. Every key there is
+    /// above `data_rcv_nxt` (in-order data is delivered and the queue drained up to it at
+    /// once), so data at or below it needs no search.
+    fn in_ofo(&self, dsn: u64) -> bool {
+        debug_assert!(self.ofo.first_key_value().is_none_or(|(&d, _)| d > self.data_rcv_nxt));
+        dsn > self.data_rcv_nxt && self.ofo.contains_key(&dsn)
     }
 
     /// When the gap at subflow `sub`'s sequence number `seq` was revealed: the arrival of the

@@ -95,7 +95,9 @@ pub struct MptcpSenderStats {
 }
 
 pub struct MptcpSender {
-    pub subflows: Vec<SubflowTx>,
+    /// Private so that every change to a subflow goes through this type, which marks the
+    /// subflow's scheduler snapshot stale (`view_dirty`); read them with [`Self::subflows`].
+    subflows: Vec<SubflowTx>,
     sched: Box<dyn Scheduler>,
     coupling: Option<Coupling>,
     mss: u32,
@@ -108,8 +110,16 @@ pub struct MptcpSender {
     /// Retransmissions the receiver asked for, to go on the subflow the request came from.
     requested: VecDeque<(u64, u32, usize)>,
     meta: VecDeque<DsnMeta>,
-    /// Reused buffer for the scheduler's subflow snapshots.
-    view_buf: Vec<SubflowView>,
+    /// The scheduler's subflow snapshots, kept between decisions: `views[i]` is current unless
+    /// `view_dirty[i]`. Every path that changes subflow `i` marks it; with
+    /// [`crate::core::checks`] on, each refresh compares the whole cache with fresh snapshots.
+    /// Rebuilding every snapshot on every ACK made the per-packet cost grow with the number of
+    /// subflows.
+    views: Vec<SubflowView>,
+    view_dirty: Vec<bool>,
+    check_views: bool,
+    /// Scratch snapshots for scheduler events (rare, always fresh).
+    event_buf: Vec<SubflowView>,
     conn_rto_deadline: Time,
     conn_backoff: u32,
     pub stats: MptcpSenderStats,
@@ -120,6 +130,7 @@ impl MptcpSender {
     /// `initial_window`: the peer's connection-level window as learned in the handshake (the
     /// receiver's buffer), used until the first DATA_ACK arrives.
     pub fn new(flow: u32, subflows: Vec<SubflowTx>, sched: Box<dyn Scheduler>, coupling: Option<Coupling>, mss: u32, initial_window: u64) -> Self {
+        let n = subflows.len();
         MptcpSender {
             subflows,
             sched,
@@ -132,7 +143,10 @@ impl MptcpSender {
             reinject: VecDeque::new(),
             requested: VecDeque::new(),
             meta: VecDeque::new(),
-            view_buf: Vec::new(),
+            views: Vec::with_capacity(n),
+            view_dirty: vec![true; n],
+            check_views: crate::core::checks::cache_checks(),
+            event_buf: Vec::new(),
             conn_rto_deadline: NEVER,
             conn_backoff: 0,
             stats: MptcpSenderStats::default(),
@@ -161,6 +175,25 @@ impl MptcpSender {
             decisions: 0,
             reinjected_segments: 0,
             lost_estimate: (0, 0),
+        }
+    }
+
+    /// The subflows, read-only (changes go through this type's methods).
+    pub fn subflows(&self) -> &[SubflowTx] {
+        &self.subflows
+    }
+
+    /// Consumes the sender, giving its subflows (for the end-of-run report).
+    pub fn into_subflows(self) -> Vec<SubflowTx> {
+        self.subflows
+    }
+
+    /// Park et al.'s handover reaction: cwnd to one segment on subflow `i` (no-op if absent).
+    pub fn collapse_cwnd(&mut self, i: usize) {
+        if let Some(sf) = self.subflows.get_mut(i) {
+            sf.tcp.tcb.cwnd = 1;
+            sf.tcp.tcb.cwnd_cnt = 0;
+            self.view_dirty[i] = true;
         }
     }
 
@@ -226,6 +259,7 @@ impl MptcpSender {
         let healthy = self.subflows.iter().filter(|s| s.established && !s.pf && !s.stale).count();
         let data_ack = self.data_ack;
         for i in 0..self.subflows.len() {
+            self.view_dirty[i] = true;
             let sf = &mut self.subflows[i];
             if !sf.established || sf.tcp.unacked_bytes() == 0 {
                 sf.stale_count = 0;
@@ -256,6 +290,7 @@ impl MptcpSender {
             let sf = &mut self.subflows[i];
             if !sf.established {
                 if now >= sf.join_at {
+                    self.view_dirty[i] = true;
                     let mut p = Packet::new(PacketKind::Syn);
                     p.flow = self.flow;
                     p.subflow = i as u16;
@@ -268,6 +303,7 @@ impl MptcpSender {
                 continue;
             }
             if now >= sf.tcp.next_timeout() {
+                self.view_dirty[i] = true;
                 if let Some(mut probe) = sf.tcp.on_timer(now) {
                     probe.data_ack = 0;
                     out.push((i, probe));
@@ -288,6 +324,7 @@ impl MptcpSender {
         }
         sf.seen_timeouts = sf.tcp.stats.timeouts;
         sf.pf = true;
+        self.view_dirty[i] = true;
         let data_ack = self.data_ack;
         let mut added = 0;
         for &(_, dsn, len) in sf.map.iter() {
@@ -306,6 +343,7 @@ impl MptcpSender {
     /// without it a subflow that only ever carries lone packets knows its RTT only through the
     /// receiver's delayed-ACK timer.
     pub fn on_syn_ack(&mut self, i: usize, now: Time, p: &Packet) {
+        self.view_dirty[i] = true;
         let sf = &mut self.subflows[i];
         if !sf.established {
             sf.established = true;
@@ -324,6 +362,7 @@ impl MptcpSender {
     /// Processes an ACK that arrived on subflow `i`.
     pub fn on_ack(&mut self, i: usize, now: Time, p: &Packet) {
         self.refresh_coupling();
+        self.view_dirty[i] = true;
         {
             let sf = &mut self.subflows[i];
             sf.pf = false; // any valid incoming packet clears "potentially failed"
@@ -404,14 +443,14 @@ impl MptcpSender {
 
     /// Feeds an event to the scheduler, with fresh views only if it reads them.
     fn sched_event(&mut self, ev: SchedEvent) {
-        let mut views = std::mem::take(&mut self.view_buf);
+        let mut views = std::mem::take(&mut self.event_buf);
         if self.sched.event_views() {
             self.fill_views(&mut views);
         } else {
             views.clear();
         }
         self.sched.on_event(&ev, &views);
-        self.view_buf = views;
+        self.event_buf = views;
     }
 
     /// Snapshot of every subflow for the scheduler.
@@ -425,6 +464,27 @@ impl MptcpSender {
     fn fill_views(&self, out: &mut Vec<SubflowView>) {
         out.clear();
         out.extend(self.subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf)));
+    }
+
+    /// Brings the kept snapshots up to date: only the subflows marked since the last refresh
+    /// are rebuilt (with checks on, the whole cache is then compared with fresh snapshots).
+    fn refresh_views(&mut self, views: &mut Vec<SubflowView>) {
+        if views.len() != self.subflows.len() {
+            self.fill_views(views);
+            self.view_dirty.iter_mut().for_each(|d| *d = false);
+            return;
+        }
+        for (i, dirty) in self.view_dirty.iter_mut().enumerate() {
+            if std::mem::take(dirty) {
+                views[i] = Self::view_of(i, &self.subflows[i]);
+            }
+        }
+        if self.check_views {
+            for (i, sf) in self.subflows.iter().enumerate() {
+                let fresh = Self::view_of(i, sf);
+                assert_eq!(views[i], fresh, "stale scheduler snapshot of subflow {i}: a change to it was not marked");
+            }
+        }
     }
 
     /// The scheduler's snapshot of subflow `id`.
@@ -491,8 +551,8 @@ impl MptcpSender {
         // 2. Reinjections, then new data. The snapshots are taken once: pushing a segment only
         // changes the chosen subflows' queues, so only their views are refreshed after each
         // decision (the scheduler sees exactly what a fresh snapshot would show).
-        let mut views = std::mem::take(&mut self.view_buf);
-        self.fill_views(&mut views);
+        let mut views = std::mem::take(&mut self.views);
+        self.refresh_views(&mut views);
         loop {
             let (seg, from_reinject) = if let Some(&(dsn, len)) = self.reinject.front() {
                 (SegmentInfo { dsn, len, reinjection: true, sent_on: self.sent_on(dsn) }, true)
@@ -558,12 +618,13 @@ impl MptcpSender {
             }
             for &i in targets {
                 views[i] = Self::view_of(i, &self.subflows[i]);
+                self.view_dirty[i] = false;
             }
             if self.subflows.iter().all(|s| !s.established) {
                 break;
             }
         }
-        self.view_buf = views;
+        self.views = views;
         self.transmit(now, out);
         self.arm_conn_rto(now, false);
         // Data still waits at connection level within the peer's window: subflows whose window
@@ -601,6 +662,7 @@ impl MptcpSender {
     /// Like [`Self::assign`], but ahead of the data already queued (unsent) on subflow `i`: a
     /// P1 retransmission request is served before new data, as a TCP retransmission would be.
     fn assign_front(&mut self, i: usize, dsn: u64, len: u32) {
+        self.view_dirty[i] = true;
         let sf = &mut self.subflows[i];
         let seq = sf.tcp.push_segment_front(len);
         let k = sf.map.partition_point(|&(s, _, _)| s < seq);
@@ -615,6 +677,7 @@ impl MptcpSender {
 
     /// Maps `[dsn, dsn+len)` onto subflow `i` (fixed from now on) and queues it there.
     fn assign(&mut self, i: usize, dsn: u64, len: u32, _now: Time) {
+        self.view_dirty[i] = true;
         let seq = self.subflows[i].tcp.push_segment(len);
         self.subflows[i].map.push_back((seq, dsn, len));
         match self.meta_index(dsn) {
@@ -633,7 +696,12 @@ impl MptcpSender {
             if !self.subflows[i].established {
                 continue;
             }
+            // Polling can change the snapshot without sending (the idle restart lowers cwnd).
+            let tcb = &self.subflows[i].tcp.tcb;
+            let before = (tcb.cwnd, tcb.ssthresh, tcb.ca_state);
+            let mut sent = false;
             while let Some(mut p) = self.subflows[i].tcp.poll_transmit(now) {
+                sent = true;
                 let sf = &self.subflows[i];
                 let k = map_index(&sf.map, p.seq);
                 if let Some(&(s, dsn, _)) = sf.map.get(k) {
@@ -659,6 +727,10 @@ impl MptcpSender {
                 }
                 p.data_ack = 0;
                 out.push((i, p));
+            }
+            let tcb = &self.subflows[i].tcp.tcb;
+            if sent || before != (tcb.cwnd, tcb.ssthresh, tcb.ca_state) {
+                self.view_dirty[i] = true;
             }
         }
     }
@@ -703,6 +775,7 @@ impl MptcpSender {
                 if !(srtt_tp < sf.tcp.rtt.srtt && sf.tcp.ca_state() == CaState::Open) {
                     continue;
                 }
+                self.view_dirty[i] = true;
                 let tcb = &mut sf.tcp.tcb;
                 let was_ca = tcb.cwnd >= tcb.ssthresh;
                 tcb.cwnd = (tcb.cwnd / 2).max(1);

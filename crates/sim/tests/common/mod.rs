@@ -4,7 +4,14 @@ use mobipath_sim::api::{run_toml, Column, RunOutput};
 use serde_json::Value;
 use std::path::Path;
 
+/// Every run of the integration tests checks the simulator's incremental caches against fresh
+/// computations (see `mobipath_sim::core::checks`).
+fn checked() {
+    mobipath_sim::core::checks::set_cache_checks(true);
+}
+
 pub fn run(toml: &str) -> RunOutput {
+    checked();
     match run_toml(toml, "test.toml", Path::new("."), None, None) {
         Ok(o) => o,
         Err(e) => panic!("scenario rejected: {:?}\n{toml}", e),
@@ -12,6 +19,7 @@ pub fn run(toml: &str) -> RunOutput {
 }
 
 pub fn run_seed(toml: &str, seed: u64) -> RunOutput {
+    checked();
     run_toml(toml, "test.toml", Path::new("."), Some(seed), None).expect("valid scenario")
 }
 

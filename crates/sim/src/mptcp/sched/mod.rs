@@ -8,7 +8,7 @@
 use crate::core::Time;
 
 /// Read-only state of one subflow at decision time.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubflowView {
     /// Index of the subflow in the connection.
     pub id: usize,
