@@ -451,20 +451,6 @@ def check(p: Plan) -> None:
     operators_of_paths(p)
 
 
-def run(scenario: Any, *, directions: Tuple[str, ...] = DIRECTIONS, policies: Tuple[str, ...] = POLICIES,
-        substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S) -> Tuple[Plan, List[ChainResult]]:
-    """Every (direction, policy) through the chain, one after the other."""
-    check_environment()
-    p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s, proxy=True)
-    check(p)
-    sweep_stale()
-    out = []
-    for d in directions:
-        for pol in policies:
-            out.append(run_chain(p, d, pol))
-    return p, out
-
-
 # --------------------------------------------------------------------------- the simulator's side
 
 #: The veth hops of the chain (LAN client ↔ router, server proxy ↔ destination) in the simulator:
