@@ -332,6 +332,17 @@ def emulate(
     substitute: bool = _SUBSTITUTE,
     max_duration: float = _MAX_DURATION,
     router: bool = _ROUTER,
+    proxy: bool = typer.Option(False, "--proxy", help="The train end to end: plain-TCP client, router proxy with PHA-D "
+                               "replaying the train's GPS, the emulated paths, server proxy, plain-TCP server; "
+                               "each PHA-D policy beside the simulator's relay chain (same seed)."),
+    pha_d: Optional[List[str]] = typer.Option(None, "--pha-d", help="With --proxy: PHA-D policy (off, paper, queue-aware, "
+                                              "resend); repeatable [default: all four].", show_default=False),
+    direction: Optional[List[str]] = typer.Option(None, "--direction", help="With --proxy: download or upload; "
+                                                  "repeatable [default: both].", show_default=False),
+    repeat: int = typer.Option(1, "--repeat", min=1, max=30, help="With --proxy: kernel runs per direction and policy."),
+    no_idle_restart: bool = typer.Option(False, "--no-idle-restart", help="With --proxy: PHA-D turns "
+                                         "tcp_slow_start_after_idle off on the router (slow_start_after_idle = \"off\"), "
+                                         "and the server's namespace has it off too (kernel side only)."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
@@ -339,6 +350,11 @@ def emulate(
 
     out = out_dir_option(out_arg)
     scenario = input_file(scenario)
+    if proxy:
+        _emulate_proxy(scenario, out, substitute, max_duration, pha_d, direction, repeat, as_json, no_idle_restart)
+        return
+    if pha_d or direction or repeat != 1 or no_idle_restart:
+        raise _fail("--pha-d, --direction, --repeat and --no-idle-restart go with --proxy")
 
     try:
         result = emu.run(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
@@ -353,6 +369,50 @@ def emulate(
         print_summary(_stdout(), shown, header=f"[bold]{escape(str(scenario))}[/bold]  emulated on Linux {escape(os.uname().release)}")
         _stderr().print(emu.describe_emulation(result.summary["emulation"]))
     _stderr().print(f"results written to {escape(str(out_dir))}")
+
+
+def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_duration: float, pha_d: Optional[List[str]],
+                   direction: Optional[List[str]], repeat: int, as_json: bool, no_idle_restart: bool = False) -> None:
+    """`emulate --proxy` (emulate/proxychain.py): runs, prints the table, writes proxy-chain.json."""
+    from . import emulate as emu
+    from .emulate import proxychain as pc
+
+    for name, given, allowed in (("--pha-d", pha_d, pc.POLICIES), ("--direction", direction, pc.DIRECTIONS)):
+        for v in given or []:
+            if v not in allowed:
+                raise _fail(f"{name} {v}: one of {', '.join(allowed)}")
+    try:
+        r = pc.side_by_side(scenario, directions=tuple(direction or pc.DIRECTIONS), policies=tuple(pha_d or pc.POLICIES),
+                            repeat=repeat, substitute=substitute, max_duration_s=max_duration, no_idle_restart=no_idle_restart)
+    except emu.EmulateError as e:
+        raise _fail(str(e))
+    out_dir = out if out is not None else Path("results") / f"{scenario.stem}-proxy"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "proxy-chain.json").write_text(jsonfmt.dumps(r))
+    if as_json:
+        sys.stdout.write(jsonfmt.dumps(r))
+    else:
+        title = (f"{escape(str(scenario))} through the proxy pair: Linux {escape(r['kernel'])} vs simulator (seed {r['seed']}, "
+                 f"{len(r['handovers'])} handovers in {r['duration_s']:g} s, {repeat} kernel run(s) each"
+                 + (", kernel without the window restart after idle" if no_idle_restart else "") + ")")
+        table = Table(title=title, title_justify="left")
+        for col in ("direction", "PHA-D", "in handovers, kernel", "in handovers, sim", "all, kernel", "all, sim", "MP_PRIO sent", "load 1 min"):
+            table.add_column(col, justify="left" if col in ("direction", "PHA-D") else "right")
+
+        def f(v: Optional[float], ci: Optional[float] = None) -> str:
+            if v is None:
+                return "-"
+            return f"{v:.2f}" + (f" ± {ci:.2f}" if ci is not None else "")
+
+        for x in r["rows"]:
+            table.add_row(x["direction"], x["policy"], f(x["kernel_handover_goodput_mbps"], x["kernel_handover_goodput_ci95"]),
+                          f(x["sim_handover_goodput_mbps"]), f(x["kernel_goodput_mbps"], x["kernel_goodput_ci95"]),
+                          f(x["sim_goodput_mbps"]), f(x["kernel_mp_prio_sent"], None),
+                          ", ".join(f"{l:.1f}" for l in x["load_average_1min"]))
+        _stdout().print(table)
+        _stderr().print("in-order goodput at the plain-TCP receiver, Mbit/s (docs/metrics.md: 1 s windows holding a handover start); "
+                        "kernel ± 95 % CI over the repeats")
+    _stderr().print(f"results written to {escape(str(out_dir / 'proxy-chain.json'))}")
 
 
 @app.command()

@@ -52,6 +52,8 @@ GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.
         "--subflow B=2:wwan1 --dry-run"}
 HELP_ONLY = {
     "mobipath compare scenarios/p0/hst-linux-default.toml": "root and network namespaces (test_emulate.py)",
+    "mobipath emulate scenarios/p0/hst-proxy.toml --proxy --repeat 3": "root, 24 real-time kernel runs of 26 s; "
+    "the chain runs in test_proxy_chain.py",
     "mobipath fidelity --full": "root, and a real-time grid of many minutes",
     "mobipath fidelity --full --independent --seeds 10": "root, 207 real-time kernel runs (~30 min); "
     "the reference path runs in test_independent.py",

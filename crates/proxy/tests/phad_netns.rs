@@ -355,3 +355,31 @@ fn giving_up_on_the_gps_exits_1_with_every_endpoint_regular() {
     let out = ns.out();
     assert!(out.contains("the GPS source failed 1 times in a row") && out.contains("Connection refused"), "{out}");
 }
+
+/// `slow_start_after_idle = "off"`: PHA-D turns the window restart after idle off in its
+/// namespace while it runs (its backup spans idle a path past its RTO) and puts it back on
+/// SIGTERM.
+#[test]
+fn idle_restart_turned_off_while_running_and_restored() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut ns = Ns::new("ssai");
+    let get = |n: &str| {
+        let o = Command::new("ip").args(["netns", "exec", n, "sysctl", "-n", "net.ipv4.tcp_slow_start_after_idle"]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    sh(&["ip", "netns", "exec", &ns.name, "sysctl", "-qw", "net.ipv4.tcp_slow_start_after_idle=1"]);
+    ns.feed("udp");
+    ns.start("nmea-udp:127.0.0.1:10110", "slow_start_after_idle = \"off\"\n");
+    let t = Instant::now();
+    while get(&ns.name) != "0" {
+        assert!(t.elapsed() < Duration::from_secs(3), "not turned off: {}", ns.out());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut child = ns.child.take().unwrap();
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", ns.out());
+    assert_eq!(get(&ns.name), "1", "not restored: {}", ns.out());
+    assert!(ns.out().contains("\"pha_d\":\"slow_start_after_idle\",\"was\":\"1\",\"now\":0"), "{}", ns.out());
+}

@@ -35,7 +35,8 @@ pub fn run_toml(
 
 /// The scenario's links as the simulator runs them, with the `[hst]` train's handovers and
 /// capacity folded into each train link (JSON: `{"links": [<[[links]] table>...], "handovers":
-/// [{"operator", "link", "start_s", "end_s"}...]}`, as the run summary names them). `seed`
+/// [{"operator", "link", "start_s", "end_s"}...], "ride", "gps": [[time_s, position_m]...]}`,
+/// as the run summary names them; `gps` is the fixes the train's PHA/PHA-D see). `seed`
 /// overrides the file's seed.
 pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Option<u64>) -> Result<String, Vec<ConfigError>> {
     let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
@@ -55,7 +56,13 @@ pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Optio
         let d = crate::core::time::from_secs_f64(sc.file.duration_s);
         serde_json::json!({"start_m": round6_m(t.run.mobility.position_at(0)), "end_m": round6_m(t.run.mobility.position_at(d))})
     });
-    Ok(serde_json::json!({"links": links, "handovers": hos, "ride": ride}).to_string())
+    // The GPS fixes PHA and PHA-D see in this run (`[time_s, position_m]`, synthetic or
+    // `[hst.gps_trace]`), so an emulated router's PHA-D can replay the same ones.
+    let gps: Vec<serde_json::Value> = match &plan.train {
+        Some(t) => t.run.gps.iter().map(|&(ts, pos)| serde_json::json!([secs(ts), round6_m(pos)])).collect(),
+        None => Vec::new(),
+    };
+    Ok(serde_json::json!({"links": links, "handovers": hos, "ride": ride, "gps": gps}).to_string())
 }
 
 fn round6_m(x: f64) -> f64 {

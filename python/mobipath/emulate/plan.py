@@ -83,8 +83,11 @@ def resolved_plan(src: Any) -> Dict[str, Any]:
     return json.loads(_core.plan(src.text, src.file, str(src.base_dir), None))
 
 
-def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S) -> Plan:
-    """Checks the scenario (with the simulator's own validation) and what emulation supports."""
+def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S,
+         proxy: bool = False) -> Plan:
+    """Checks the scenario (with the simulator's own validation) and what emulation supports.
+    `proxy`: for ``emulate --proxy`` (proxychain.py), where the router proxy's PHA-D runs the
+    scenario's ``mptcp.pha_d`` (its policy is chosen per run there), so it is not refused."""
     from .. import api
     from ..errors import ScenarioError
 
@@ -165,8 +168,8 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
                           ("rcv_buf_packets", "the kernel autotunes its receive buffer"),
                           ("join_delay_ms", "the kernel joins as soon as the connection is established"),
                           ("receiver_recovery", "the kernel has no receiver-based recovery (P1)"),
-                          ("pha_d", "PHA-D needs the router-side controller, not emulated yet")):
-            if f"mptcp.{key}" in non_default:
+                          ("pha_d", "PHA-D runs only in the router proxy; use --proxy")):
+            if f"mptcp.{key}" in non_default and not (proxy and key == "pha_d"):
                 needs_substitute(f"flows[0].mptcp.{key}", what, "kernel defaults")
         mp_prio = sorted((dict(e) for e in m.get("mp_prio", [])), key=lambda e: float(e["at_s"]))
     for key in ("tcp", "receiver"):

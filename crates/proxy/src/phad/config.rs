@@ -36,6 +36,7 @@ struct Raw {
     min_interval_ms: Option<f64>,
     retry_s: Option<f64>,
     max_retries: Option<i64>,
+    slow_start_after_idle: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +56,9 @@ pub struct PhaDSettings {
     pub min_interval_s: f64,
     pub retry: Duration,
     pub max_retries: Option<u32>,
+    /// `slow_start_after_idle = "off"`: turn `net.ipv4.tcp_slow_start_after_idle` off in this
+    /// namespace while PHA-D runs (restored after); `"leave"` (default): only remind.
+    pub idle_restart_off: bool,
 }
 
 fn num(field: &str, v: Option<f64>, lo: f64, hi: f64, lo_open: bool, default: f64) -> Result<f64, String> {
@@ -124,6 +128,11 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
         min_interval_s: num("min_interval_ms", r.min_interval_ms, 0.0, 60000.0, false, 1000.0)? / 1e3,
         retry: Duration::from_secs_f64(num("retry_s", r.retry_s, 0.1, 600.0, false, 2.0)?),
         max_retries,
+        idle_restart_off: match r.slow_start_after_idle.as_deref() {
+            None | Some("leave") => false,
+            Some("off") => true,
+            Some(v) => return Err(format!("pha_d.slow_start_after_idle: `{v}`: one of leave, off")),
+        },
     };
     Ok((s, table))
 }
@@ -152,7 +161,9 @@ mod tests {
         assert_eq!(s.ctl.policy, Policy::QueueAware);
         assert!(s.ctl.resend_b0 && s.tick == Some(Duration::from_millis(50)) && s.stale == Duration::from_secs(3));
         assert_eq!(t.ranges["A"].len(), 1);
+        assert!(!s.idle_restart_off && cfg("slow_start_after_idle = \"off\"").unwrap().0.idle_restart_off);
         for (extra, want) in [
+            ("slow_start_after_idle = \"no\"", "pha_d.slow_start_after_idle"),
             ("policy = \"fast\"", "pha_d.policy"),
             ("lead_ms = -1.0", "pha_d.lead_ms: -1 is out of range [0, 10000]"),
             ("stale_s = 0.0", "pha_d.stale_s"),
