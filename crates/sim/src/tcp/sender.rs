@@ -909,9 +909,9 @@ impl TcpSender {
     /// Linux `tcp_rack_advance`: a delivered segment sent at `sent`, `tx`-th transmission.
     ///
     /// Which transmission is "more recent" is decided by send order. Linux compares send times
-    /// and breaks ties by end sequence (`tcp_skb_sent_after`): its timestamps are µs apart for
-    /// separate send events, so a tie only happens inside one burst, which goes out in sequence
-    /// order. Here events often share a nanosecond (an ACK arrival and the reordering timer, say):
+    /// and breaks ties by end sequence (`tcp_skb_sent_after`): its clock has µs resolution and is
+    /// read anew for each event, so a tie practically only happens inside one burst, which goes
+    /// out in sequence order (retransmissions first). Here events often share a nanosecond (an ACK arrival and the reordering timer, say):
     /// new data sent on the ACK and then a retransmission sent when the timer fires at the same
     /// instant would tie, and the end-sequence rule would rank the retransmission (lower
     /// sequence) as sent *first*, so the ACK of the new data marks the retransmission lost while
