@@ -16,6 +16,9 @@
 //! (`tcp_dec_quickack_mode`). So while a bulk transfer ramps up, Linux ACKs every segment, not
 //! every second one — which matters, e.g., to CUBIC's HyStart ACK-train test (ACKs ≤ 2 ms apart):
 //! at 10 Mbit/s one ACK per two 1500-byte packets is 2.4 ms apart and never forms a train.
+//! Linux re-enters quick-ACK mode (`tcp_enter_quickack_mode`, up to 16 again) when a segment
+//! arrives that was received already (`tcp_data_queue`: the sender retransmitted, so it may
+//! have missed ACKs); so does this receiver.
 //!
 //! Deviations: no receive-window auto-tuning (Linux's `tcp_rcv_space_adjust` raises
 //! `window_clamp` once per RTT; here the threshold may grow straight to half the buffer, Linux's
@@ -24,7 +27,15 @@
 //! (65 535 bytes) and is bounded by half of `window_buf` (an MPTCP subflow's by the connection's
 //! buffer), but only drives quick ACKs — the advertised window is the exact free buffer
 //! space (no window scaling granularity); advmss is taken as the segment's payload; the
-//! application reads everything in order at once unless the scenario pauses it.
+//! application reads everything in order at once unless the scenario pauses it. Not modelled:
+//! the adaptive delayed-ACK timeout (`icsk_ack.ato`; fixed `delack_timeout` here, Linux's is at
+//! least 40 ms too), quick ACKs after a receive gap longer than the RTO (`tcp_event_data_recv`;
+//! the receiver has no RTO), SACK compression while the out-of-order queue is non-empty
+//! (`tcp_comp_sack_*`: Linux sends the first 3 duplicate ACKs per `rcv_nxt` at once, then at most
+//! one per min(1 ms, RTT/20) or per 44 segments), a quick ACK used up by an immediate ACK for
+//! out-of-order data, and deferring the every-second-segment ACK while unread data shrinks the
+//! window (`__tcp_select_window(sk) >= tp->rcv_wnd`), which makes a Linux receiver whose
+//! application reads in batches ACK once per read (`tcp_cleanup_rbuf`).
 use crate::core::time::{Time, NEVER, NS_PER_MS};
 use crate::packet::{Packet, PacketKind};
 
@@ -194,6 +205,13 @@ impl TcpReceiver {
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
             // RFC 9293: acknowledge duplicates at once (they may be retransmissions after a lost ACK).
+            // Linux (`tcp_data_queue`, "A retransmit"): the sender may have missed our ACKs, so
+            // enter quick-ACK mode (`tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`); this ACK
+            // was scheduled, so it uses up one quick ACK (`tcp_dec_quickack_mode`).
+            if self.cfg.quickack && self.got_data {
+                self.enter_quickack(p.len);
+                self.pending = self.pending.max(1);
+            }
             return (None, Some(self.make_ack(now)));
         }
         // Drop what does not fit in the buffer (beyond the advertised window).
@@ -261,14 +279,21 @@ impl TcpReceiver {
         if !self.got_data {
             self.got_data = true;
             self.rcv_ssthresh = INITIAL_RCV_SSTHRESH.min(clamp);
-            let q = (self.rwnd() / (2 * mss)).clamp(2, TCP_MAX_QUICKACKS as u64) as u32;
-            self.quick = self.quick.max(q);
+            self.enter_quickack(len);
         }
         if len >= GROW_WINDOW_MIN_LEN && self.rcv_ssthresh < clamp {
             let incr = 2 * mss;
             self.rcv_ssthresh += incr.min(clamp - self.rcv_ssthresh);
             self.quick = self.quick.max(1);
         }
+    }
+
+    /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: at least rcv_wnd/(2·rcv_mss) quick ACKs
+    /// (2 if that is 0), at most 16; never lowers what is left.
+    fn enter_quickack(&mut self, len: u32) {
+        let mss = len.max(1) as u64;
+        let q = (self.rwnd() / (2 * mss)).clamp(2, TCP_MAX_QUICKACKS as u64) as u32;
+        self.quick = self.quick.max(q);
     }
 
     /// Inserts [start, end) into the out-of-order set; returns true if it was all there already.
@@ -448,4 +473,25 @@ mod tests {
         let mut r = TcpReceiver::new(cfg, 0, 0);
         assert_eq!(feed(&mut r, 0, 40).iter().filter(|&&a| a).count(), 20);
     }
+    /// Linux `tcp_data_queue`: a segment received already (a retransmission: the sender may
+    /// have missed ACKs) re-enters quick-ACK mode for 16 ACKs, one of which the duplicate's own
+    /// ACK uses; then every in-order segment is ACKed at once until they are used up.
+    #[test]
+    fn a_duplicate_segment_reenters_quick_ack_mode() {
+        let cfg = ReceiverConfig { rcv_buf: 64 * 1024, window_buf: 64 * 1024, ..Default::default() };
+        let mut r = TcpReceiver::new(cfg.clone(), 0, 0);
+        feed(&mut r, 0, 40); // the initial quick ACKs are used up: every second segment now
+        assert_eq!(feed(&mut r, 40, 10).iter().filter(|&&a| a).count(), 5);
+        assert!(r.on_segment(60 * NS_PER_MS, &data(3 * MSS as u64)).1.is_some(), "a duplicate is ACKed at once");
+        let after = feed(&mut r, 50, 30);
+        assert!(after[..15].iter().all(|&a| a), "15 quick ACKs left: {after:?}");
+        assert_eq!(after[15..].iter().filter(|&&a| a).count(), 7, "then every second: {after:?}");
+
+        // With quick ACKs off, a duplicate changes nothing.
+        let mut r = TcpReceiver::new(ReceiverConfig { quickack: false, ..cfg }, 0, 0);
+        feed(&mut r, 0, 40);
+        r.on_segment(60 * NS_PER_MS, &data(3 * MSS as u64));
+        assert_eq!(feed(&mut r, 40, 30).iter().filter(|&&a| a).count(), 15);
+    }
+
 }

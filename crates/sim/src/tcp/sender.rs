@@ -20,7 +20,8 @@
 //!   (BBR), as Linux skips `ca_ops->cong_control`);
 //! - delivery-rate samples for model-based control (Linux net/ipv4/tcp_rate.c);
 //! - RACK (RFC 8985 §6.2, Linux net/ipv4/tcp_recovery.c `tcp_rack_detect_loss`): with SACK, a
-//!   segment is lost when a segment sent after it was delivered and it is older than
+//!   segment is lost when a segment sent after it (in send order, see `rack_advance`) was
+//!   delivered and it is older than
 //!   RACK.rtt + reo_wnd; reo_wnd = min_rtt/4 (capped at SRTT), 0 in recovery or once DupThresh
 //!   segments are SACKed while no reordering has been seen (`tcp_rack_reo_wnd`); a reordering
 //!   timer re-checks when the window has not passed yet (`tcp_rack_reo_timeout`, + 2 ms as Linux's
@@ -168,6 +169,8 @@ struct Segment {
     len: u32,
     /// Last transmission time.
     sent: Time,
+    /// Send order of the last transmission (the sender's running transmission count).
+    tx: u64,
     /// Ever retransmitted (Karn: no RTT samples from it).
     ever_retrans: bool,
     sacked: bool,
@@ -240,9 +243,11 @@ pub struct TcpSender {
     next_packet_id: u64,
 
     // RACK (RFC 8985 §6; Linux `tp->rack`)
-    /// Send time and end of the most recently sent segment delivered so far.
-    rack_xmit: Time,
-    rack_end: u64,
+    /// Send order ([`Segment::tx`]) of the most recently sent segment delivered so far (Linux
+    /// keeps its send time `rack.mstamp` and end `rack.end_seq`; see `rack_advance`).
+    rack_tx: u64,
+    /// Transmissions so far; the next one's [`Segment::tx`].
+    tx_count: u64,
     /// RTT of that segment (`rack.rtt_us`).
     rack_rtt: Time,
     /// A delivery advanced RACK since the last loss check (`rack.advanced`).
@@ -251,9 +256,9 @@ pub struct TcpSender {
     reord_seen: bool,
     /// Highest SACKed sequence end (`tcp_highest_sack_seq`).
     high_sacked: u64,
-    /// Transmissions in send order, (time, seq) (Linux `tsorted_sent_queue`); an entry is stale
-    /// once its segment is delivered or sent again, and is dropped lazily from the front.
-    tsorted: VecDeque<(Time, u64)>,
+    /// Transmissions in send order, (send order, seq) (Linux `tsorted_sent_queue`); an entry is
+    /// stale once its segment is delivered or sent again, and is dropped lazily from the front.
+    tsorted: VecDeque<(u64, u64)>,
     reo_deadline: Time,
     // TLP (RFC 8985 §7)
     tlp_deadline: Time,
@@ -344,8 +349,8 @@ impl TcpSender {
             first_tx_time: 0,
             app_limited_until: 0,
             next_packet_id: 0,
-            rack_xmit: 0,
-            rack_end: 0,
+            rack_tx: 0,
+            tx_count: 0,
             rack_rtt: 0,
             rack_advanced: false,
             reord_seen: false,
@@ -549,6 +554,7 @@ impl TcpSender {
             seq: self.snd_nxt,
             len,
             sent: now,
+            tx: 0,
             ever_retrans: false,
             sacked: false,
             lost: false,
@@ -623,8 +629,11 @@ impl TcpSender {
         }
         let (delivered, delivered_time, first_tx_time, app_limited) =
             (self.tcb.delivered, self.delivered_time, self.first_tx_time, self.app_limited_until != 0);
+        self.tx_count += 1;
+        let tx = self.tx_count;
         let s = &mut self.board[i];
         s.sent = now;
+        s.tx = tx;
         s.delivered = delivered;
         s.delivered_time = delivered_time;
         s.first_tx_time = first_tx_time;
@@ -647,7 +656,7 @@ impl TcpSender {
             self.stats.segments_retransmitted += 1;
         }
         if self.cfg.rack && self.cfg.sack {
-            self.tsorted.push_back((now, seq));
+            self.tsorted.push_back((tx, seq));
         }
         if matches!(self.tcb.ca_state, CaState::Recovery) {
             self.prr_out += 1;
@@ -897,8 +906,18 @@ impl TcpSender {
 
     // ---------------------------------------------------------------- RACK (RFC 8985)
 
-    /// Linux `tcp_rack_advance`: a delivered segment sent at `sent` ending at `end`.
-    fn rack_advance(&mut self, now: Time, sent: Time, end: u64, ever_retrans: bool) {
+    /// Linux `tcp_rack_advance`: a delivered segment sent at `sent`, `tx`-th transmission.
+    ///
+    /// Which transmission is "more recent" is decided by send order. Linux compares send times
+    /// and breaks ties by end sequence (`tcp_skb_sent_after`): its clock has µs resolution and is
+    /// read anew for each event, so a tie practically only happens inside one burst, which goes
+    /// out in sequence order (retransmissions first). Here events often share a nanosecond (an ACK arrival and the reordering timer, say):
+    /// new data sent on the ACK and then a retransmission sent when the timer fires at the same
+    /// instant would tie, and the end-sequence rule would rank the retransmission (lower
+    /// sequence) as sent *first*, so the ACK of the new data marks the retransmission lost while
+    /// it is still in flight behind it: a spurious retransmission. The send order is what Linux's
+    /// timestamps express.
+    fn rack_advance(&mut self, now: Time, sent: Time, tx: u64, ever_retrans: bool) {
         let rtt = now.saturating_sub(sent);
         if ever_retrans && self.rtt.has_sample() && rtt < self.rtt.min_rtt {
             // Ambiguous: the original may have been delivered, not this retransmission.
@@ -906,10 +925,7 @@ impl TcpSender {
         }
         self.rack_advanced = true;
         self.rack_rtt = rtt;
-        if sent > self.rack_xmit || (sent == self.rack_xmit && end > self.rack_end) {
-            self.rack_xmit = sent;
-            self.rack_end = end;
-        }
+        self.rack_tx = self.rack_tx.max(tx);
     }
 
     /// Linux `tcp_rack_reo_wnd`.
@@ -952,11 +968,11 @@ impl TcpSender {
         let mut wait: Time = 0;
         let mut k = 0;
         while k < self.tsorted.len() {
-            let (sent, seq) = self.tsorted[k];
+            let (tx, seq) = self.tsorted[k];
             let i = self.board_index(seq);
             let current = i < self.board.len() && {
                 let s = &self.board[i];
-                s.seq == seq && s.sent == sent && !s.sacked
+                s.seq == seq && s.tx == tx && !s.sacked
             };
             if !current {
                 // Delivered or sent again since: drop the entry (lazily, from the front only).
@@ -973,10 +989,10 @@ impl TcpSender {
                 k += 1;
                 continue;
             }
-            let end = seq + self.board[i].len as u64;
-            if !(self.rack_xmit > sent || (self.rack_xmit == sent && self.rack_end > end)) {
+            if self.rack_tx <= tx {
                 break; // sent after the most recently delivered segment
             }
+            let sent = self.board[i].sent;
             let deadline = sent + self.rack_rtt + reo_wnd;
             if deadline <= now {
                 // Linux tcp_mark_skb_lost.
@@ -1205,7 +1221,7 @@ impl TcpSender {
                 delivered_segs += 1;
                 Self::rate_on_delivered(&s, &mut acc);
                 if rack_on {
-                    self.rack_advance(now, s.sent, s.seq + s.len as u64, s.ever_retrans);
+                    self.rack_advance(now, s.sent, s.tx, s.ever_retrans);
                 }
                 if !s.ever_retrans {
                     // tcp_clean_rtx_queue: an original below the highest SACK means reordering.
@@ -1425,7 +1441,7 @@ impl TcpSender {
                     self.note_top_sacked(seq);
                     let s_end = seq + len as u64;
                     if rack_on {
-                        self.rack_advance(now, s.sent, s_end, s.ever_retrans);
+                        self.rack_advance(now, s.sent, s.tx, s.ever_retrans);
                     }
                     if !s.ever_retrans {
                         if seq < prior_fack {
@@ -1939,6 +1955,42 @@ mod tests {
         let re = drain(&mut s, t2);
         assert!(re.iter().any(|p| p.retransmit && p.seq == base), "segment 0 sent a third time");
         assert_eq!(s.stats.timeouts, 0);
+    }
+
+    /// RACK ranks transmissions by send order, not by (time, end sequence): new data sent on one
+    /// event and a retransmission sent when the reordering timer fires at the same instant share
+    /// a timestamp, but the retransmission went out *after* the new data. The new data's ACK must
+    /// not mark the retransmission lost (it is still in flight behind it on a FIFO path); ranked
+    /// by sequence it would be, and sent a third time (spurious: the receiver gets it twice).
+    #[test]
+    fn rack_ranks_same_instant_transmissions_by_send_order() {
+        let (mut s, t0) = warmed("newreno");
+        let base = s.snd_nxt();
+        s.set_app_limit(base + 2 * M);
+        assert_eq!(drain(&mut s, t0).len(), 2);
+        // Segment 0 is lost, 1 arrives: one SACK, below DupThresh, so RACK waits reo_wnd.
+        let t1 = t0 + 40 * MS;
+        s.on_ack(t1, &ack_ts(base, &[(base + M, base + 2 * M)], t0));
+        let t = s.next_timeout();
+        assert!(t > t1 && t < t1 + 40 * MS, "the reordering timer");
+        // At that instant the application writes more: new data goes out first...
+        s.set_app_limit(base + 6 * M);
+        let new = drain(&mut s, t);
+        assert!(!new.is_empty() && new.iter().all(|p| !p.retransmit));
+        // ...then the timer fires: segment 0 is lost and retransmitted, behind the new data.
+        assert!(s.on_timer(t).is_none());
+        let re = drain(&mut s, t);
+        assert!(re.iter().any(|p| p.retransmit && p.seq == base));
+        let lost = s.stats.rack_lost;
+        // An RTT later the new data's ACK comes back (before the retransmission's).
+        let end = new.last().map(|p| p.seq + p.len as u64).unwrap();
+        s.on_ack(t + 40 * MS, &ack_ts(base, &[(base + M, end)], t));
+        assert_eq!(s.stats.rack_lost, lost, "the retransmission in flight is not marked lost");
+        assert!(drain(&mut s, t + 40 * MS).iter().all(|p| !(p.retransmit && p.seq == base)));
+        // Its own ACK follows: everything delivered, segment 0 sent twice only.
+        s.on_ack(t + 41 * MS, &ack_ts(end, &[], t));
+        assert!(s.all_acked());
+        assert_eq!(s.stats.segments_retransmitted, 1);
     }
 
     /// Eifel (RFC 3522) / Linux tcp_try_undo_recovery: three SACKs start recovery, but the "lost"
