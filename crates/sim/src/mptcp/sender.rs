@@ -131,6 +131,7 @@ impl MptcpSender {
     /// receiver's buffer), used until the first DATA_ACK arrives.
     pub fn new(flow: u32, subflows: Vec<SubflowTx>, sched: Box<dyn Scheduler>, coupling: Option<Coupling>, mss: u32, initial_window: u64) -> Self {
         let n = subflows.len();
+        let views = subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf)).collect();
         MptcpSender {
             subflows,
             sched,
@@ -143,8 +144,8 @@ impl MptcpSender {
             reinject: VecDeque::new(),
             requested: VecDeque::new(),
             meta: VecDeque::new(),
-            views: Vec::with_capacity(n),
-            view_dirty: vec![true; n],
+            views,
+            view_dirty: vec![false; n],
             check_views: crate::core::checks::cache_checks(),
             event_buf: Vec::new(),
             conn_rto_deadline: NEVER,
@@ -181,11 +182,6 @@ impl MptcpSender {
     /// The subflows, read-only (changes go through this type's methods).
     pub fn subflows(&self) -> &[SubflowTx] {
         &self.subflows
-    }
-
-    /// Consumes the sender, giving its subflows (for the end-of-run report).
-    pub fn into_subflows(self) -> Vec<SubflowTx> {
-        self.subflows
     }
 
     /// Park et al.'s handover reaction: cwnd to one segment on subflow `i` (no-op if absent).
@@ -468,12 +464,7 @@ impl MptcpSender {
 
     /// Brings the kept snapshots up to date: only the subflows marked since the last refresh
     /// are rebuilt (with checks on, the whole cache is then compared with fresh snapshots).
-    fn refresh_views(&mut self, views: &mut Vec<SubflowView>) {
-        if views.len() != self.subflows.len() {
-            self.fill_views(views);
-            self.view_dirty.iter_mut().for_each(|d| *d = false);
-            return;
-        }
+    fn refresh_views(&mut self, views: &mut [SubflowView]) {
         for (i, dirty) in self.view_dirty.iter_mut().enumerate() {
             if std::mem::take(dirty) {
                 views[i] = Self::view_of(i, &self.subflows[i]);
