@@ -59,6 +59,28 @@ def source_tree() -> Optional[Path]:
     return None
 
 
+def workspace_build(root: Path, binary: str, crates: Sequence[str]) -> Optional[str]:
+    """The current build of ``binary`` in a source tree's ``target/`` (release, then debug), or
+    None. A build older than any ``.rs`` file of the crates it is made of (``crates/<name>/src``)
+    is not used: it would run older code than the rest of the tree, silently. A warning names
+    the rebuild command."""
+    candidates = [p for p in (root / "target" / profile / binary for profile in ("release", "debug")) if p.exists()]
+    if not candidates:
+        return None
+    newest_source = 0.0
+    for crate in crates:
+        for dirpath, _, files in os.walk(root / "crates" / crate / "src"):
+            for f in files:
+                if f.endswith(".rs"):
+                    newest_source = max(newest_source, os.stat(os.path.join(dirpath, f)).st_mtime)
+    for p in candidates:
+        if p.stat().st_mtime >= newest_source:
+            return str(p)
+    print(f"warning: {candidates[0]} is older than the sources it is built from; not using it "
+          f"(rebuild it with `cargo build --release -p {binary}`)", file=sys.stderr)
+    return None
+
+
 def revision_of(root: Path) -> Optional[str]:
     """HEAD of the git work tree at `root`, with "-dirty" if tracked files were modified."""
     top = _git(root, "rev-parse", "--show-toplevel")

@@ -75,3 +75,27 @@ def installed(tmp_path_factory):
     shutil.copytree(Path(mobipath.__file__).resolve().parent, site / "mobipath",
                     ignore=shutil.ignore_patterns("__pycache__"))
     return [sys.executable, "-m", "mobipath"], {"PYTHONPATH": str(site)}, work
+
+
+def kernel_emulation_unavailable(*tools: str) -> str:
+    """Why the real-kernel tests (network namespaces, TUN, the link emulator) cannot run here,
+    or "" if they can: Linux, root, a working `ip netns`, /dev/net/tun, the emulator binary, and
+    each of `tools` on PATH (e.g. "tc", "ss")."""
+    if sys.platform != "linux":
+        return "not Linux"
+    if os.geteuid() != 0:
+        return "needs root"
+    if shutil.which("ip") is None or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
+        return "`ip netns` unavailable"
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        return f"no {', '.join(f'`{t}`' for t in missing)}"
+    if not Path("/dev/net/tun").exists():
+        return "no /dev/net/tun"
+    from mobipath.emulate.netns import EmulateError, emulator_command
+
+    try:
+        emulator_command()
+    except EmulateError as e:
+        return str(e)
+    return ""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -25,26 +24,10 @@ import pytest
 
 from mobipath import emulate as emu
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, kernel_emulation_unavailable, run_cli
 
 
-def _emulation_possible() -> str:
-    if sys.platform != "linux":
-        return "not Linux"
-    if os.geteuid() != 0:
-        return "needs root"
-    if shutil.which("ip") is None or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
-        return "`ip netns` unavailable"
-    if not Path("/dev/net/tun").exists():
-        return "no /dev/net/tun"
-    try:
-        emu.emulator_binary()
-    except emu.EmulateError as e:
-        return str(e)
-    return ""
-
-
-_why = _emulation_possible()
+_why = kernel_emulation_unavailable()
 needs_emulation = pytest.mark.skipif(bool(_why), reason=_why or "ok")
 
 
@@ -583,10 +566,13 @@ def test_a_stale_workspace_emulator_is_not_used(tmp_path, capsys):
     source.write_text("")
     os.utime(binary, (1_000_000, 1_000_000))
     os.utime(source, (2_000_000, 2_000_000))
-    from mobipath.emulate.netns import workspace_emulator
+    from mobipath.provenance import workspace_build
 
-    assert workspace_emulator(tmp_path) is None
+    def find(root):
+        return workspace_build(root, "mobipath-emu", ("emu", "sim"))
+
+    assert find(tmp_path) is None
     assert "older than the sources" in capsys.readouterr().err
     os.utime(binary, (3_000_000, 3_000_000))
-    assert workspace_emulator(tmp_path) == str(binary)
-    assert workspace_emulator(tmp_path / "nothing-here") is None
+    assert find(tmp_path) == str(binary)
+    assert find(tmp_path / "nothing-here") is None

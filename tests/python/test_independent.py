@@ -11,9 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,22 +21,14 @@ from mobipath import emulate as emu
 from mobipath.emulate import fidelity as fid
 from mobipath.emulate import independent as ind
 
+from conftest import kernel_emulation_unavailable
+
 
 def _possible() -> str:
-    if sys.platform != "linux":
-        return "not Linux"
-    if os.geteuid() != 0:
-        return "needs root"
-    if shutil.which("ip") is None or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
-        return "`ip netns` unavailable"
-    if shutil.which("tc") is None:
-        return "no `tc` (iproute2)"
-    if not Path("/dev/net/tun").exists():
-        return "no /dev/net/tun"
-    try:
-        cmd = emu.emulator_command()
-    except emu.EmulateError as e:
-        return str(e)
+    why = kernel_emulation_unavailable("tc")
+    if why:
+        return why
+    cmd = emu.emulator_command()
     r = subprocess.run([*cmd, "--relay"], capture_output=True, text=True, timeout=30)
     if "--a, --b and --delay-ms are required" not in r.stderr:
         return f"{' '.join(cmd)} has no --relay (stale build?)"

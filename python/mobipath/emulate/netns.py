@@ -52,7 +52,8 @@ def emulator_command() -> List[str]:
     if env:
         return [env]
     root = provenance.source_tree() or Path(__file__).resolve().parents[3]
-    built = workspace_emulator(Path(root))
+    # The emulator runs the simulator's link model: a build older than either crate is stale.
+    built = provenance.workspace_build(Path(root), "mobipath-emu", ("emu", "sim"))
     if built:
         return [built]
     found = shutil.which("mobipath-emu")
@@ -63,29 +64,6 @@ def emulator_command() -> List[str]:
     if hasattr(_core, "emulator_main"):
         return [sys.executable, "-m", "mobipath.emulate.emu_process"]
     raise EmulateError("mobipath-emu not found: build it with `cargo build --release -p mobipath-emu` or set MOBIPATH_EMU")
-
-
-def workspace_emulator(root: Path) -> Optional[str]:
-    """The newest current build of ``mobipath-emu`` in a source tree's ``target/`` (release, then
-    debug), or None. A build older than any source it is made of (``crates/emu/src``,
-    ``crates/sim/src``) is not used: it would run an older link model than the scenario's
-    validation and the simulator, silently. A warning says how to rebuild it."""
-    candidates = [root / "target" / profile / "mobipath-emu" for profile in ("release", "debug")]
-    candidates = [p for p in candidates if p.exists()]
-    if not candidates:
-        return None
-    newest_source = 0.0
-    for src in (root / "crates" / "emu" / "src", root / "crates" / "sim" / "src"):
-        for dirpath, _, files in os.walk(src):
-            for f in files:
-                if f.endswith(".rs"):
-                    newest_source = max(newest_source, os.stat(os.path.join(dirpath, f)).st_mtime)
-    for p in candidates:
-        if p.stat().st_mtime >= newest_source:
-            return str(p)
-    print(f"warning: {candidates[0]} is older than the sources it is built from; not using it "
-          "(rebuild it with `cargo build --release -p mobipath-emu`)", file=sys.stderr)
-    return None
 
 
 def emulator_binary() -> str:

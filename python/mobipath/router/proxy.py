@@ -19,17 +19,15 @@ app = typer.Typer(help="The server side of the TCP<->MPTCP proxy pair (mobipath-
 
 def proxy_command() -> List[str]:
     """How to start the proxy: ``$MOBIPATH_PROXY``, else the workspace build of ``mobipath-proxy``
-    (release, then debug), else ``mobipath-proxy`` on PATH, else the copy inside the installed
+    (release, then debug; not one older than its sources), else ``mobipath-proxy`` on PATH, else the copy inside the installed
     extension (``python -m mobipath.router.proxy_process``), which every install has."""
     env = os.environ.get("MOBIPATH_PROXY")
     if env:
         return [env]
     root = provenance.source_tree()
-    if root is not None:
-        for profile in ("release", "debug"):
-            p = Path(root) / "target" / profile / "mobipath-proxy"
-            if p.exists():
-                return [str(p)]
+    built = provenance.workspace_build(root, "mobipath-proxy", ("proxy",)) if root is not None else None
+    if built:
+        return [built]
     found = shutil.which("mobipath-proxy")
     if found:
         return [found]
