@@ -89,6 +89,12 @@ def test_train_end_to_end_through_the_proxy_pair(tmp_path: Path) -> None:
         assert r.netstat["router"].get("MPJoinSynAckRx", 0) >= 1, r.netstat
     assert abs(down.clock_late_s) < 0.05, down.clock_late_s
 
+    # The router's PHA-D read the server proxy's queues (peer_metrics): on a download they are
+    # where the data waits, and each B=1 line reports the server's drain time towards the path.
+    assert any(e.get("pha_d") == "peer" and e.get("ok") for e in down.pha_d), down.pha_d
+    b1 = [e for e in down.pha_d if e.get("backup") is True]
+    assert b1 and all(e["peer_drain_ms"] is not None for e in b1), b1
+
     # PHA-D's flags, as the kernel showed them, follow the simulator's PHA-D for the same seed
     # and GPS fixes: every simulated change seen in the kernel within 0.35 s (the kernel's
     # smaller RTT may move a decision by a fix or two; fixes every 0.1 s), same endpoint, same flag.

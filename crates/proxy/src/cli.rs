@@ -173,7 +173,15 @@ fn start_pha_d(
             None => return Err(format!("pha_d.subflows[{i}].endpoint: no MPTCP endpoint with id {id} (`ip mptcp endpoint show`)")),
         }
     }
-    let mut obs = crate::phad::daemon::Observer::new(reg, addrs);
+    let mut obs = crate::phad::daemon::Observer::new(reg, addrs.clone());
+    if let Some(p) = &settings.peer {
+        // The server sees each uplink by its own address unless NAT rewrites it (peer_address).
+        let seen_as = p.seen_as.iter().zip(&addrs).map(|(over, own)| over.or(*own)).collect();
+        let view = crate::phad::peer::SharedView::default();
+        tokio::spawn(crate::phad::peer::poll(p.settings.clone(), view.clone(), stop.clone()));
+        obs = obs.with_peer(crate::phad::daemon::PeerSide { view, seen_as, stale: p.settings.stale });
+        log!("pha-d: server queues from http://{}{} every {} ms", p.settings.authority, p.settings.path, p.settings.poll.as_millis());
+    }
     log!("pha-d: {} endpoint(s), GPS {:?}, table {}", settings.subflows.len(), settings.source, settings.table_file.display());
     Ok(tokio::spawn(crate::phad::daemon::run(settings, table, pm, move || obs.observe(), stop)))
 }

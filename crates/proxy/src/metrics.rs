@@ -3,8 +3,8 @@
 //!
 //! Per connection: bytes each way (counted by the relay), and from `MPTCP_INFO` the subflow count
 //! and MPTCP-level retransmissions. Per subflow (`MPTCP_TCPINFO` + `MPTCP_SUBFLOW_ADDRS`): bytes
-//! sent/received/retransmitted, smoothed RTT, RTO, cwnd, unacked segments, and the not-yet-sent
-//! bytes queued on it. The kernel values are read at scrape time.
+//! sent/received/retransmitted, smoothed RTT, RTO, cwnd, unacked segments, the not-yet-sent
+//! bytes queued on it and the time to send them (which a router's PHA-D reads: phad/peer.rs). The kernel values are read at scrape time.
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -122,6 +122,8 @@ impl Registry {
                 add("mobipath_proxy_subflow_cwnd_segments", "gauge", "Congestion window (tcpi_snd_cwnd)", sl.clone(), t.snd_cwnd as f64);
                 add("mobipath_proxy_subflow_unacked_segments", "gauge", "Segments in flight (tcpi_unacked)", sl.clone(), t.unacked as f64);
                 add("mobipath_proxy_subflow_notsent_bytes", "gauge", "Bytes queued but not yet sent (tcpi_notsent_bytes)", sl.clone(), t.notsent_bytes as f64);
+                add("mobipath_proxy_subflow_drain_seconds", "gauge", "Time to send the not-yet-sent bytes: tcpi_notsent_bytes over max(tcpi_delivery_rate, cwnd*mss/rtt); 0 when no rate is known",
+                    sl.clone(), t.drain_ns().unwrap_or(0) as f64 / 1e9);
                 add("mobipath_proxy_subflow_bytes_sent_total", "counter", "Bytes sent including retransmissions (tcpi_bytes_sent)", sl.clone(), t.bytes_sent as f64);
                 add("mobipath_proxy_subflow_bytes_received_total", "counter", "Bytes received (tcpi_bytes_received)", sl.clone(), t.bytes_received as f64);
                 add("mobipath_proxy_subflow_bytes_retrans_total", "counter", "Bytes retransmitted (tcpi_bytes_retrans)", sl.clone(), t.bytes_retrans as f64);

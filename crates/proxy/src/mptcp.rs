@@ -177,6 +177,15 @@ impl TcpInfo {
             bytes_retrans: u64_at(b, 208),
         }
     }
+
+    /// Time to send the not-yet-sent bytes, ns: `tcpi_notsent_bytes` over the larger of the
+    /// delivery rate and cwnd·mss/RTT (the rate the window allows); `None` when neither rate is
+    /// known. One formula for the router's PHA-D and the exported `drain_seconds` gauge.
+    pub fn drain_ns(&self) -> Option<u64> {
+        let cwnd_rate = if self.rtt_us > 0 { self.snd_cwnd as u64 * self.snd_mss as u64 * 1_000_000 / self.rtt_us as u64 } else { 0 };
+        let rate = self.delivery_rate.max(cwnd_rate);
+        (self.notsent_bytes as u64 * 1_000_000_000).checked_div(rate)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -157,7 +157,7 @@ impl Topo {
         let lim = format!("[limits]\nbuffer_bytes = {buffer_bytes}\nidle_timeout_s = 30\nshutdown_grace_s = 1\n");
         let sc = self.write(
             "server.toml",
-            &format!("[server]\nlisten = \"0.0.0.0:7000\"\nkey = \"{KEY}\"\n[[server.allow]]\ncidr = \"127.0.0.1\"\nports = [\"9000\"]\n[[server.allow]]\ncidr = \"192.0.2.0/24\"\nports = [\"9000\"]\n[metrics]\nlisten = \"127.0.0.1:9464\"\n{lim}"),
+            &format!("[server]\nlisten = \"0.0.0.0:7000\"\nkey = \"{KEY}\"\n[[server.allow]]\ncidr = \"127.0.0.1\"\nports = [\"9000\"]\n[[server.allow]]\ncidr = \"192.0.2.0/24\"\nports = [\"9000\"]\n[metrics]\nlisten = \"0.0.0.0:9464\"\n{lim}"),
         );
         let rc = self.write(
             "router.toml",
@@ -632,6 +632,50 @@ fn mptcp_mib(ns: &str, name: &str) -> u64 {
     h.split_whitespace().zip(v.split_whitespace()).find(|(k, _)| *k == name).and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
 }
 
+const TRACK_CSV: &str = "lat,lon\n37.0,127.0\n37.0,127.1\n";
+
+/// A `[pha_d]` section (queue-aware, NMEA over UDP at 127.0.0.1:10110, fixes every 100 ms) with
+/// operator A's range at [1000, 1100] m and B's far away; `more` is appended.
+fn pha_d_section(t: &Topo, more: &str) -> String {
+    let table = t.write("table.csv", "operator,start_m,end_m,count\nA,1000,1100,1\nB,5000,5100,1\n");
+    let track = t.write("track.csv", TRACK_CSV);
+    format!("[pha_d]\ngps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"{table}\"\ntrack = \"{track}\"\nsubflows = [{{ operator = \"A\", endpoint = 1 }}, {{ operator = \"B\", endpoint = 2 }}]\npolicy = \"queue-aware\"\ngps_period_ms = 100\nmin_interval_ms = 0\nstale_s = 5.0\n{more}")
+}
+
+/// Feeds GGA sentences over UDP inside `ns` for 4 s: 80 m/s from 900 m along `track_csv`.
+fn ride_80mps_from_900m(ns: &str, track_csv: &'static str) {
+    Topo::inside(ns, move || {
+        let trk = mobipath_proxy::phad::track::Track::parse(track_csv, "t").unwrap();
+        let u = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(4) {
+            let (lat, lon) = trk.point_at(900.0 + 80.0 * t0.elapsed().as_secs_f64());
+            let dm = |v: f64, w: usize| format!("{:0w$}{:09.6}", v.trunc() as u32, (v - v.trunc()) * 60.0, w = w);
+            let body = format!("GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,", dm(lat, 2), dm(lon, 3));
+            let _ = u.send_to(format!("${body}*{:02X}\r\n", body.bytes().fold(0u8, |a, b| a ^ b)).as_bytes(), "127.0.0.1:10110");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+/// SIGTERM to the router proxy (pid `rp`); asserts it exits within 5 s leaving both endpoints
+/// regular; returns its stdout and the PHA-D decision lines in it.
+fn stop_router_and_read_decisions(t: &Topo, rp: u32) -> (String, Vec<serde_json::Value>) {
+    unsafe { libc::kill(rp as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::path::Path::new(&format!("/proc/{rp}")).exists() && std::fs::read_to_string(format!("/proc/{rp}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+        assert!(Instant::now() < deadline, "router did not exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let show = endpoint_show(&t.r);
+    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not regular after SIGTERM:\n{show}");
+    let out = std::fs::read_to_string(t.dir.join("router.out")).unwrap();
+    let events = out.lines().filter_map(|l| serde_json::from_str(l).ok()).filter(|v: &serde_json::Value| v.get("t_s").is_some()).collect();
+    (out, events)
+}
+
 /// PHA-D inside the router proxy process (`[pha_d]` in the router's config) reads the RTT of the
 /// proxy's own subflows from the kernel, and its flag changes make the kernel send MP_PRIO on
 /// them (`MPTcpExtMPPrioTx`); SIGTERM leaves every endpoint regular.
@@ -643,10 +687,7 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     // Endpoints for the flags (no signal/subflow role: the server's ADD_ADDR makes the second subflow).
     sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1"]).unwrap();
     sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2"]).unwrap();
-    let track_csv = "lat,lon\n37.0,127.0\n37.0,127.1\n";
-    let table = t.write("table.csv", "operator,start_m,end_m,count\nA,1000,1100,1\nB,5000,5100,1\n");
-    let track = t.write("track.csv", track_csv);
-    let extra = format!("[pha_d]\ngps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"{table}\"\ntrack = \"{track}\"\nsubflows = [{{ operator = \"A\", endpoint = 1 }}, {{ operator = \"B\", endpoint = 2 }}]\npolicy = \"queue-aware\"\ngps_period_ms = 100\nmin_interval_ms = 0\nstale_s = 5.0\n");
+    let extra = pha_d_section(&t, "");
     let (_, rp) = t.start_pair_with(KEY, 65536, &extra);
     // An upload through the proxy keeps both subflows busy.
     let sk = sink(&t.s, 9000, true);
@@ -664,33 +705,12 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     std::thread::sleep(Duration::from_millis(1500));
     let prio_before = mptcp_mib(&t.r, "MPPrioTx");
     // The ride: 80 m/s from 900 m, a GGA every 100 ms; A's range [1000, 1100] is 1.25-2.5 s ahead.
-    let feeder = Topo::inside(&t.r, move || {
-        let trk = mobipath_proxy::phad::track::Track::parse(track_csv, "t").unwrap();
-        let u = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(4) {
-            let (lat, lon) = trk.point_at(900.0 + 80.0 * t0.elapsed().as_secs_f64());
-            let dm = |v: f64, w: usize| format!("{:0w$}{:09.6}", v.trunc() as u32, (v - v.trunc()) * 60.0, w = w);
-            let body = format!("GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,", dm(lat, 2), dm(lon, 3));
-            let _ = u.send_to(format!("${body}*{:02X}\r\n", body.bytes().fold(0u8, |a, b| a ^ b)).as_bytes(), "127.0.0.1:10110");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    });
-    feeder.join().unwrap();
+    ride_80mps_from_900m(&t.r, TRACK_CSV);
     let prio_sent = mptcp_mib(&t.r, "MPPrioTx") - prio_before;
     stop.store(true, Ordering::Relaxed);
     sender.join().unwrap();
     assert!(sk.bytes.load(Ordering::SeqCst) > 1_000_000, "the upload ran");
-    unsafe { libc::kill(rp as i32, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while std::path::Path::new(&format!("/proc/{rp}")).exists() && std::fs::read_to_string(format!("/proc/{rp}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
-        assert!(Instant::now() < deadline, "router did not exit after SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let show = endpoint_show(&t.r);
-    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not regular after SIGTERM:\n{show}");
-    let out = std::fs::read_to_string(t.dir.join("router.out")).unwrap();
-    let events: Vec<serde_json::Value> = out.lines().filter_map(|l| serde_json::from_str(l).ok()).filter(|v: &serde_json::Value| v.get("t_s").is_some()).collect();
+    let (out, events) = stop_router_and_read_decisions(&t, rp);
     let b1 = events.iter().find(|e| e["backup"] == true).unwrap_or_else(|| panic!("no B=1:\n{out}\n{}", t.log("router")));
     assert_eq!(b1["endpoint_id"], 1);
     let rtt = b1["rtt_ms"].as_f64().unwrap();
@@ -708,6 +728,78 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     let resends = events.iter().filter(|e| e["resend"] == true).count() as u64;
     assert!(prio_sent >= 2 + 2 * resends, "MPTcpExtMPPrioTx +{prio_sent}, {resends} re-sends:\n{out}");
     eprintln!("B=1 {b1}; MP_PRIO sent {prio_sent}; re-sends {resends}");
+}
+
+/// A destination in `ns` at 127.0.0.1:`port` that writes to every connection until it closes.
+fn source_at(ns: &str, port: u16) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    Topo::inside(ns, move || {
+        let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        tx.send(()).unwrap();
+        for s in l.incoming() {
+            let Ok(mut s) = s else { break };
+            std::thread::spawn(move || {
+                let buf = vec![0x5au8; 65536];
+                while s.write_all(&buf).is_ok() {}
+            });
+        }
+    });
+    rx.recv().unwrap();
+}
+
+/// Downloads: the queue waiting for the handing-over path sits in the server proxy's kernel,
+/// out of the router's sight. With `peer_metrics`, the router's PHA-D reads the server's drain
+/// time and RTT towards each uplink from the server proxy's metrics endpoint, and its B=1 leads
+/// by the server's queue too.
+#[test]
+fn queue_aware_lead_on_download_includes_the_server_queue() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("pq", Some("20mbit"), true);
+    // The download's bottleneck: 20 Mbit/s on the server's side of each link.
+    for i in 1..=2 {
+        sh(&["tc", "-n", &t.s, "qdisc", "add", "dev", &format!("vs{i}"), "root", "tbf", "rate", "20mbit", "burst", "32kb", "latency", "50ms"]).unwrap();
+    }
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1"]).unwrap();
+    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2"]).unwrap();
+    let extra = pha_d_section(&t, "peer_metrics = \"http://10.1.0.2:9464/metrics\"\npeer_poll_ms = 50\n");
+    let (_, rp) = t.start_pair_with(KEY, 65536, &extra);
+    source_at(&t.s, 9000);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let got = Arc::new(AtomicU64::new(0));
+    let (stop2, got2) = (stop.clone(), got.clone());
+    let receiver = Topo::inside(&t.r, move || {
+        let (mut s, rep) = socks_connect(9000);
+        assert_eq!(rep, 0);
+        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        let mut buf = vec![0u8; 65536];
+        while !stop2.load(Ordering::Relaxed) {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    got2.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                Err(_) => {}
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let server_metrics = metrics(&t.s);
+    ride_80mps_from_900m(&t.r, TRACK_CSV);
+    stop.store(true, Ordering::Relaxed);
+    receiver.join().unwrap();
+    assert!(got.load(Ordering::Relaxed) > 2_000_000, "the download ran: {} bytes", got.load(Ordering::Relaxed));
+    assert!(server_metrics.lines().any(|l| l.starts_with("mobipath_proxy_subflow_drain_seconds{side=\"server\"") && l.contains("remote=\"10.1.0.1:")), "{server_metrics}");
+    let (out, events) = stop_router_and_read_decisions(&t, rp);
+    assert!(out.contains("{\"pha_d\":\"peer\",\"ok\":true"), "the router never read the server's metrics:\n{out}\n{}", t.log("router"));
+    let b1 = events.iter().find(|e| e["backup"] == true).unwrap_or_else(|| panic!("no B=1:\n{out}\n{}", t.log("router")));
+    assert_eq!(b1["endpoint_id"], 1);
+    let f = |k: &str| b1[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {b1}"));
+    let (rtt, drain, peer, lead) = (f("rtt_ms"), f("drain_ms"), f("peer_drain_ms"), f("predicted_lead_ms"));
+    // The server had data queued for path 1 when B=1 went out, and the lead counted it.
+    assert!(peer > 0.0 && drain >= peer, "B=1 without the server's queue: {b1}");
+    assert!(lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + 300.0 - 60.0, "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}");
+    eprintln!("download B=1 {b1}");
 }
 
 /// The in-kernel path manager sends MP_PRIO only when an endpoint's backup flag changes: a

@@ -62,7 +62,7 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
             }
         }
         // The live controller's queue-aware lead is the measured drain; give it the simulator's lead_ms.
-        let obs: Vec<Obs> = (0..2).map(|k| Obs { rtt: rtt[k], drain: (lead_ms * 1e6) as u64, rx: rx[k], has_subflows: true, rto: 0 }).collect();
+        let obs: Vec<Obs> = (0..2).map(|k| Obs { rtt: rtt[k], drain: (lead_ms * 1e6) as u64, rx: rx[k], has_subflows: true, rto: 0, peer_drain: None }).collect();
         if (i * step).is_multiple_of(period_ms) {
             let pos = 200.0 + speed * now as f64 / 1e9 + 4.0 * (rng.next() - 0.5);
             sim.on_fix(now, pos, &rtt, &rx);

@@ -61,7 +61,7 @@ LEAD_IN_S = 0.5
 POLL_S = 0.05
 LAN_ROUTER, LAN_CLIENT = "10.79.0.1", "10.79.0.2"
 DST_SERVER, DST_HOST = "10.80.0.1", "10.80.0.2"
-SOCKS_PORT, PROXY_PORT, DST_PORT = 1080, 7000, 5001
+SOCKS_PORT, PROXY_PORT, DST_PORT, METRICS_PORT = 1080, 7000, 5001, 9464
 
 
 def window_goodput(goodput_mbps: List[float], bin_s: float, handover_starts: List[float], start_s: float,
@@ -179,7 +179,10 @@ def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table
                   f"resend_b0 = {'true' if policy == 'resend' else 'false'}",
                   # Decide at fixes only, as the simulator's PHA-D does (crates/sim/src/hst/phad.rs
                   # `fire` runs at each fix), so both sides decide at the same instants.
-                  "tick_ms = 0"]
+                  "tick_ms = 0",
+                  # On a download the queue sits in the server proxy: PHA-D reads its drain time
+                  # and RTT towards each uplink from the server's metrics endpoint (phad/peer.rs).
+                  f'peer_metrics = "http://{server}:{METRICS_PORT}/metrics"', "peer_poll_ms = 100"]
         if no_idle_restart:
             lines.append('slow_start_after_idle = "off"')
     path = tmp / "router.toml"
@@ -192,7 +195,9 @@ def _server_config(tmp: Path, key: str, server: str) -> Path:
     path.write_text("\n".join([
         "[server]", f'listen = "{server}:{PROXY_PORT}"', f'key = "{key}"',
         "[[server.allow]]", f'cidr = "{DST_HOST}/32"', f'ports = ["{DST_PORT}"]',
-        "[limits]", "shutdown_grace_s = 1"]) + "\n")
+        "[limits]", "shutdown_grace_s = 1",
+        # Read by the router's PHA-D (peer_metrics); reachable only inside the emulation.
+        "[metrics]", f'listen = "{server}:{METRICS_PORT}"']) + "\n")
     return path
 
 

@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::controller::{self, Policy, Time, NS_PER_MS};
 use super::gps::Source;
+use super::peer::PeerSettings;
 use super::table::Table;
 use super::track::Track;
 
@@ -16,6 +17,7 @@ use super::track::Track;
 struct RawSubflow {
     operator: String,
     endpoint: i64,
+    peer_address: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -37,6 +39,9 @@ struct Raw {
     retry_s: Option<f64>,
     max_retries: Option<i64>,
     slow_start_after_idle: Option<String>,
+    peer_metrics: Option<String>,
+    peer_poll_ms: Option<f64>,
+    peer_stale_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +64,15 @@ pub struct PhaDSettings {
     /// `slow_start_after_idle = "off"`: turn `net.ipv4.tcp_slow_start_after_idle` off in this
     /// namespace while PHA-D runs (restored after); `"leave"` (default): only remind.
     pub idle_restart_off: bool,
+    /// `peer_metrics`: the server proxy's metrics endpoint (phad/peer.rs), with per subflow the
+    /// address the server sees for it when NAT rewrites it (`peer_address`; else the endpoint's).
+    pub peer: Option<PeerConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerConfig {
+    pub settings: PeerSettings,
+    pub seen_as: Vec<Option<std::net::IpAddr>>,
 }
 
 fn num(field: &str, v: Option<f64>, lo: f64, hi: f64, lo_open: bool, default: f64) -> Result<f64, String> {
@@ -93,6 +107,18 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
             return Err(format!("pha_d.subflows[{i}].endpoint: {} is listed twice", s.endpoint));
         }
         subflows.push((s.operator.clone(), s.endpoint as u8));
+    }
+    let mut seen_as = Vec::new();
+    for (i, s) in r.subflows.iter().enumerate() {
+        seen_as.push(match &s.peer_address {
+            None => None,
+            Some(a) => Some(a.parse::<std::net::IpAddr>().map_err(|_| format!("pha_d.subflows[{i}].peer_address: `{a}`: an IPv4 or IPv6 address (as the server proxy sees this uplink)"))?),
+        });
+    }
+    if r.peer_metrics.is_none() {
+        if let Some(i) = seen_as.iter().position(Option::is_some) {
+            return Err(format!("pha_d.subflows[{i}].peer_address: only used with peer_metrics, which is not set"));
+        }
     }
     let abs = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
     let table_file = abs(&r.table);
@@ -133,6 +159,26 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
             Some("off") => true,
             Some(v) => return Err(format!("pha_d.slow_start_after_idle: `{v}`: one of leave, off")),
         },
+        peer: match &r.peer_metrics {
+            None => {
+                if r.peer_poll_ms.is_some() || r.peer_stale_ms.is_some() {
+                    return Err("pha_d.peer_poll_ms: only used with peer_metrics, which is not set".into());
+                }
+                None
+            }
+            Some(url) => {
+                let (authority, path) = PeerSettings::parse_url(url).map_err(|e| format!("pha_d.peer_metrics: {e}"))?;
+                let poll_ms = num("peer_poll_ms", r.peer_poll_ms, 10.0, 10000.0, false, 100.0)?;
+                let stale_ms = num("peer_stale_ms", r.peer_stale_ms, 50.0, 60000.0, false, 1000.0)?;
+                if stale_ms < poll_ms {
+                    return Err(format!("pha_d.peer_stale_ms: {stale_ms} is below peer_poll_ms ({poll_ms}): every poll would be stale"));
+                }
+                Some(PeerConfig {
+                    settings: PeerSettings { authority, path, poll: Duration::from_secs_f64(poll_ms / 1e3), stale: Duration::from_secs_f64(stale_ms / 1e3) },
+                    seen_as,
+                })
+            }
+        },
     };
     Ok((s, table))
 }
@@ -162,6 +208,10 @@ mod tests {
         assert!(s.ctl.resend_b0 && s.tick == Some(Duration::from_millis(50)) && s.stale == Duration::from_secs(3));
         assert_eq!(t.ranges["A"].len(), 1);
         assert!(!s.idle_restart_off && cfg("slow_start_after_idle = \"off\"").unwrap().0.idle_restart_off);
+        assert!(s.peer.is_none());
+        let p = cfg("peer_metrics = \"http://10.1.0.2:9464/metrics\"").unwrap().0.peer.unwrap();
+        assert_eq!((p.settings.authority.as_str(), p.settings.path.as_str()), ("10.1.0.2:9464", "/metrics"));
+        assert_eq!((p.settings.poll, p.settings.stale, p.seen_as), (Duration::from_millis(100), Duration::from_secs(1), vec![None, None]));
         for (extra, want) in [
             ("slow_start_after_idle = \"no\"", "pha_d.slow_start_after_idle"),
             ("policy = \"fast\"", "pha_d.policy"),
@@ -170,6 +220,10 @@ mod tests {
             ("gps_period_ms = 0.0", "pha_d.gps_period_ms: 0 is out of range (0, 10000]"),
             ("max_retries = -1", "pha_d.max_retries"),
             ("colour = 1", "pha_d: unknown field `colour`"),
+            ("peer_metrics = \"https://x:1/\"", "pha_d.peer_metrics: `https://x:1/`: must start with http://"),
+            ("peer_metrics = \"http://x:1/\"\npeer_poll_ms = 5.0", "pha_d.peer_poll_ms: 5 is out of range [10, 10000]"),
+            ("peer_metrics = \"http://x:1/\"\npeer_poll_ms = 500.0\npeer_stale_ms = 200.0", "pha_d.peer_stale_ms: 200 is below peer_poll_ms"),
+            ("peer_stale_ms = 2000.0", "pha_d.peer_poll_ms: only used with peer_metrics"),
         ] {
             let e = cfg(extra).unwrap_err();
             assert!(e.starts_with(want), "{extra}: {e}");
@@ -180,6 +234,8 @@ mod tests {
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").starts_with("pha_d.track: missing"));
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 0 }]").starts_with("pha_d.subflows[0].endpoint: 0"));
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }, { operator = \"B\", endpoint = 1 }]").contains("listed twice"));
+        assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\npeer_metrics = \"http://x:1/\"\nsubflows = [{ operator = \"A\", endpoint = 1, peer_address = \"10.1.0\" }]").starts_with("pha_d.subflows[0].peer_address: `10.1.0`"));
+        assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1, peer_address = \"10.1.0.9\" }]").contains("only used with peer_metrics"));
         assert!(bad("gps = \"tcp:x\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = []").starts_with("pha_d.gps"));
         // A replay needs no track.
         assert!(parse(toml::from_str("gps = \"replay:r.csv\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").unwrap(), &d).is_ok());

@@ -68,6 +68,9 @@ pub struct Obs {
     pub has_subflows: bool,
     /// Retransmission timeout, ns (0 = unknown).
     pub rto: Time,
+    /// The server proxy's drain time towards this path (phad/peer.rs), when known; `drain`
+    /// already includes it (the larger of the two). Only reported.
+    pub peer_drain: Option<Time>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,6 +101,8 @@ pub struct Decision {
     pub predicted_lead_ns: i64,
     pub rtt: Time,
     pub drain: Time,
+    /// The part of `drain` the server proxy reported (None: no peer figures).
+    pub peer_drain: Option<Time>,
     /// For B=0: the path had been backup longer than its RTO.
     pub idle_past_rto: bool,
 }
@@ -197,6 +202,7 @@ impl<T: Ranges> Controller<T> {
                 predicted_lead_ns: lead,
                 rtt: rtt_k,
                 drain: o.drain,
+                peer_drain: o.peer_drain,
                 idle_past_rto: idle,
             };
             match self.states[k] {
@@ -281,7 +287,7 @@ mod tests {
     }
 
     fn obs(drain_ms: u64, rx: u64) -> Obs {
-        Obs { rtt: RTT, drain: drain_ms * NS_PER_MS, rx, has_subflows: true, rto: 250 * NS_PER_MS }
+        Obs { rtt: RTT, drain: drain_ms * NS_PER_MS, rx, has_subflows: true, rto: 250 * NS_PER_MS, peer_drain: None }
     }
 
     /// Queue-aware: B=1 goes out when the time to the range is at most RTT + drain (+ three GPS

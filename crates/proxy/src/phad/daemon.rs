@@ -19,25 +19,41 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::config::PhaDSettings;
-use super::controller::{Controller, Decision, Obs, NS_PER_S};
+use super::controller::{Controller, Decision, Obs};
 use super::gps::{self, GpsEvent};
+use super::peer::SharedView;
 use super::table::Table;
 use crate::failsafe::{FailSafe, Flags};
 use crate::metrics::Registry;
 use crate::mptcp;
 
-/// Reads the kernel's view of the router proxy's subflows, per endpoint.
+/// Reads the kernel's view of the router proxy's subflows, per endpoint, and (with
+/// `peer_metrics`) the server proxy's view of the same paths.
 pub struct Observer {
     pub reg: Arc<Registry>,
     pub addrs: Vec<Option<IpAddr>>,
     last: HashMap<(u64, usize), u64>,
     acc: Vec<u64>,
+    peer: Option<PeerSide>,
+}
+
+/// The server proxy's figures (phad/peer.rs) and, per endpoint, the address it sees for it.
+pub struct PeerSide {
+    pub view: SharedView,
+    pub seen_as: Vec<Option<IpAddr>>,
+    pub stale: Duration,
 }
 
 impl Observer {
     pub fn new(reg: Arc<Registry>, addrs: Vec<Option<IpAddr>>) -> Self {
         let n = addrs.len();
-        Observer { reg, addrs, last: HashMap::new(), acc: vec![0; n] }
+        Observer { reg, addrs, last: HashMap::new(), acc: vec![0; n], peer: None }
+    }
+
+    /// Also take the server's RTT and drain towards each endpoint (the larger of the two ends).
+    pub fn with_peer(mut self, peer: PeerSide) -> Self {
+        self.peer = Some(peer);
+        self
     }
 
     /// One observation per endpoint: the largest smoothed RTT and RTO among its subflows, the
@@ -56,9 +72,7 @@ impl Observer {
                 o.has_subflows = true;
                 o.rtt = o.rtt.max(t.rtt_us as u64 * 1000);
                 o.rto = o.rto.max(t.rto_us as u64 * 1000);
-                let cwnd_rate = if t.rtt_us > 0 { t.snd_cwnd as u64 * t.snd_mss as u64 * 1_000_000 / t.rtt_us as u64 } else { 0 };
-                let rate = t.delivery_rate.max(cwnd_rate);
-                if let Some(d) = (t.notsent_bytes as u64 * NS_PER_S).checked_div(rate) {
+                if let Some(d) = t.drain_ns() {
                     o.drain = o.drain.max(d);
                 }
                 let carried = t.bytes_received + t.bytes_acked;
@@ -70,6 +84,17 @@ impl Observer {
         self.last = seen;
         for (o, a) in out.iter_mut().zip(&self.acc) {
             o.rx = *a;
+        }
+        if let Some(p) = &self.peer {
+            let view = p.view.lock().unwrap();
+            let now = Instant::now();
+            for (o, addr) in out.iter_mut().zip(&p.seen_as) {
+                if let Some((rtt, drain)) = addr.and_then(|a| view.towards(a, now, p.stale)) {
+                    o.rtt = o.rtt.max(rtt);
+                    o.drain = o.drain.max(drain);
+                    o.peer_drain = Some(drain);
+                }
+            }
         }
         out
     }
@@ -126,7 +151,7 @@ impl<F: Flags> Loop<F> {
             self.changes += 1;
             let pos = pos_m.map_or("null".to_string(), |p| format!("{p:.3}"));
             println!(
-                "{{\"t_s\":{:.6},\"endpoint_id\":{id},\"operator\":{},\"backup\":{},\"resend\":{},\"pos_m\":{pos},\"predicted_lead_ms\":{:.3},\"rtt_ms\":{:.3},\"drain_ms\":{:.3},\"idle_past_rto\":{}}}",
+                "{{\"t_s\":{:.6},\"endpoint_id\":{id},\"operator\":{},\"backup\":{},\"resend\":{},\"pos_m\":{pos},\"predicted_lead_ms\":{:.3},\"rtt_ms\":{:.3},\"drain_ms\":{:.3},\"peer_drain_ms\":{},\"idle_past_rto\":{}}}",
                 now_s,
                 json_str(&self.s.subflows[d.subflow].0),
                 d.backup,
@@ -134,6 +159,7 @@ impl<F: Flags> Loop<F> {
                 d.predicted_lead_ns as f64 / 1e6,
                 d.rtt as f64 / 1e6,
                 d.drain as f64 / 1e6,
+                d.peer_drain.map_or("null".to_string(), |p| format!("{:.3}", p as f64 / 1e6)),
                 d.idle_past_rto
             );
         }
@@ -342,6 +368,7 @@ mod tests {
             retry: Duration::from_secs(1),
             max_retries: None,
             idle_restart_off: false,
+            peer: None,
         }
     }
 
@@ -361,6 +388,30 @@ mod tests {
         assert!(IdleRestartGuard::turn_off(path).is_none());
         std::fs::remove_file(path).unwrap();
         assert!(IdleRestartGuard::turn_off(path).is_none(), "no file: nothing to do");
+    }
+
+    /// With the server's figures, each endpoint takes the larger RTT and drain of the two ends
+    /// for the address the server sees; figures older than `stale` are dropped.
+    #[tokio::test(start_paused = true)]
+    async fn observer_takes_the_server_queue_towards_each_endpoint() {
+        use crate::phad::peer::{PeerSubflow, PeerView};
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let view: SharedView = Default::default();
+        *view.lock().unwrap() = PeerView {
+            at: Some(Instant::now()),
+            subflows: vec![
+                PeerSubflow { remote: ip("10.1.0.1"), rtt: 40 * NS_PER_MS, drain: 180 * NS_PER_MS },
+                PeerSubflow { remote: ip("10.1.0.1"), rtt: 45 * NS_PER_MS, drain: 20 * NS_PER_MS },
+                PeerSubflow { remote: ip("192.0.2.7"), rtt: 70 * NS_PER_MS, drain: 5 * NS_PER_MS },
+            ],
+        };
+        let peer = PeerSide { view: view.clone(), seen_as: vec![Some(ip("10.1.0.1")), Some(ip("10.2.0.1"))], stale: Duration::from_secs(1) };
+        let mut o = Observer::new(Arc::new(Registry::default()), vec![Some(ip("10.1.0.1")), Some(ip("10.2.0.1"))]).with_peer(peer);
+        let got = o.observe();
+        assert_eq!((got[0].rtt, got[0].drain, got[0].peer_drain), (45 * NS_PER_MS, 180 * NS_PER_MS, Some(180 * NS_PER_MS)));
+        assert_eq!(got[1], Obs::default(), "no server subflow towards 10.2.0.1");
+        tokio::time::advance(Duration::from_millis(1001)).await;
+        assert_eq!(o.observe()[0], Obs::default(), "stale figures are not used");
     }
 
     /// Both operators hand over at the same place: the controller asks B=1 for both, the flags

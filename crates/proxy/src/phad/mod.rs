@@ -10,10 +10,12 @@
 //! | `gps` | GPS sources: gpsd, NMEA serial/file/UDP, replay |
 //! | `config` | the `[pha_d]` section |
 //! | `daemon` | the loop: GPS → controller → fail-safe flags, kernel observations |
+//! | `peer` | the server proxy's queues and RTTs from its metrics endpoint (downloads) |
 pub mod config;
 pub mod controller;
 pub mod daemon;
 pub mod gps;
 pub mod nmea;
+pub mod peer;
 pub mod table;
 pub mod track;
