@@ -342,7 +342,7 @@ def emulate(
     repeat: int = typer.Option(1, "--repeat", min=1, max=30, help="With --proxy: kernel runs per direction and policy."),
     no_idle_restart: bool = typer.Option(False, "--no-idle-restart", help="With --proxy: PHA-D turns "
                                          "tcp_slow_start_after_idle off on the router (slow_start_after_idle = \"off\"), "
-                                         "and the server's namespace has it off too (kernel side only)."),
+                                         "and the server proxy too ([server] slow_start_after_idle = \"off\"; kernel side only)."),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""

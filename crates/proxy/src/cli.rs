@@ -246,6 +246,13 @@ async fn serve(mut cfg: Config, side: Side) -> i32 {
         }
         _ => None,
     };
+    // The server proxy is the sender of downloads: with `slow_start_after_idle = "off"` its
+    // subflows keep their window across a router's backup span (src/idle.rs). Held until `serve`
+    // returns (signals, errors) or unwinds, then the old value is put back.
+    let _idle_guard = match (side, &cfg.server) {
+        (Side::Server, Some(s)) if s.idle_restart_off => crate::idle::IdleRestartGuard::turn_off(crate::idle::SSAI),
+        _ => None,
+    };
     let main = {
         let (reg, slots, limits) = (reg.clone(), slots.clone(), cfg.limits.clone());
         let router_cfg = cfg.router.take();

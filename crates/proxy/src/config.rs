@@ -17,6 +17,7 @@
 //! [[server.allow]]                     # nothing is relayed unless a rule allows it
 //! cidr = "203.0.113.0/24"
 //! ports = ["443", "8000-8100"]         # or "*"
+//! # slow_start_after_idle = "off"      # net.ipv4.tcp_slow_start_after_idle = 0 while serving (downloads under PHA-D)
 //!
 //! [limits]                             # all optional, defaults shown
 //! max_connections = 1024               # 1..=1000000
@@ -77,6 +78,7 @@ struct RawServer {
     key_file: Option<PathBuf>,
     #[serde(default)]
     allow: Vec<RawRule>,
+    slow_start_after_idle: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,6 +128,10 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     pub key: Vec<u8>,
     pub allow: AllowList,
+    /// `slow_start_after_idle = "off"`: `net.ipv4.tcp_slow_start_after_idle` = 0 in this
+    /// namespace while the server runs (src/idle.rs), so a download subflow kept idle by a
+    /// router's B=1 longer than its RTO keeps its window.
+    pub idle_restart_off: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -284,6 +290,11 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
                 listen: cx.required_addr("server.listen", &s.listen)?,
                 key: cx.key("server", &s.key, &s.key_file)?,
                 allow: AllowList { rules },
+                idle_restart_off: match s.slow_start_after_idle.as_deref() {
+                    None | Some("leave") => false,
+                    Some("off") => true,
+                    Some(v) => return Err(cx.err("server.slow_start_after_idle", &format!("`{v}`: one of leave, off"))),
+                },
             })
         }
     };
@@ -373,6 +384,10 @@ listen = "127.0.0.1:9464"
         assert_eq!(field_of("[server]\nlisten = \"0.0.0.0:1\"\n"), "server.key_file");
         assert_eq!(field_of("[server]\nlisten = \"0.0.0.0:1\"\nkey_file = \"missing.key\"\n"), "server.key_file");
         assert_eq!(field_of(&format!("[server]\nkey = \"{KEY}\"\n")), "server.listen");
+        let srv = |v: &str| p(&format!("[server]\nlisten = \"0.0.0.0:1\"\nkey = \"{KEY}\"\nslow_start_after_idle = \"{v}\"\n"));
+        assert!(srv("off").unwrap().server.unwrap().idle_restart_off && !srv("leave").unwrap().server.unwrap().idle_restart_off);
+        let e = srv("no").unwrap_err();
+        assert_eq!((e.field.as_str(), e.msg.as_str()), ("server.slow_start_after_idle", "`no`: one of leave, off"));
         assert_eq!(field_of(&format!("[router]\nserver = \"1.2.3.4:5\"\nkey = \"{KEY}\"\n")), "router.socks_listen");
         assert_eq!(field_of(&format!("[router]\nserver = \"1.2.3.4:5\"\nkey = \"{KEY}\"\nsocks_listen = \"127.0.0.1:1\"\ncongestion = \"no such!\"\n")), "router.congestion");
     }

@@ -14,6 +14,7 @@
 //! | `router`, `server` | the two sides |
 //! | `netlink` | MPTCP endpoint flags over generic netlink (`mptcp_pm`, MPTCP_PM_CMD_SET_FLAGS) |
 //! | `failsafe` | PHA-D's fail-safe flag rules and the `flags` command |
+//! | `idle` | `tcp_slow_start_after_idle` off while a proxy runs, restored after |
 //! | `phad` | PHA-D in the router process: controller, GPS sources, handover table, the loop |
 
 /// One line on stderr (the journal under systemd).
@@ -28,6 +29,7 @@ pub mod cli;
 pub mod config;
 pub mod dest;
 pub mod failsafe;
+pub mod idle;
 pub mod metrics;
 pub mod mptcp;
 pub mod netlink;

@@ -161,7 +161,7 @@ mod tests {
         };
         let addr = probe.local_addr().unwrap();
         drop(probe);
-        let cfg = ServerConfig { listen: addr, key: vec![1; 16], allow: AllowList::default() };
+        let cfg = ServerConfig { listen: addr, key: vec![1; 16], allow: AllowList::default(), idle_restart_off: false };
         let limits = Limits { max_connections: 1, ..Limits::default() };
         let reg = Arc::new(Registry::default());
         let slots = Arc::new(Semaphore::new(1));

@@ -802,6 +802,33 @@ fn queue_aware_lead_on_download_includes_the_server_queue() {
     eprintln!("download B=1 {b1}");
 }
 
+fn slow_start_after_idle(ns: &str) -> String {
+    let out = Command::new("ip").args(["netns", "exec", ns, "cat", "/proc/sys/net/ipv4/tcp_slow_start_after_idle"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `[server] slow_start_after_idle = "off"`: the server proxy (the sender of downloads) turns the
+/// window restart after idle off in its namespace while it serves and puts it back on SIGTERM.
+#[test]
+fn server_turns_idle_restart_off_while_serving() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("si", None, false);
+    let s = t.s.clone();
+    assert_eq!(slow_start_after_idle(&s), "1", "a new namespace starts with Linux's default");
+    let cfg = t.write("server-si.toml", &format!("[server]\nlisten = \"0.0.0.0:7000\"\nkey = \"{KEY}\"\nslow_start_after_idle = \"off\"\n[metrics]\nlisten = \"127.0.0.1:9464\"\n[limits]\nshutdown_grace_s = 0\n"));
+    let pid = t.start(&s, "server", &cfg, "server");
+    wait_listening(&s, "127.0.0.1:9464");
+    assert_eq!(slow_start_after_idle(&s), "0", "{}", t.log("server"));
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| !st.contains(") Z ")) {
+        assert!(Instant::now() < deadline, "server did not exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(slow_start_after_idle(&s), "1", "restored on exit: {}", t.log("server"));
+}
+
 /// The in-kernel path manager sends MP_PRIO only when an endpoint's backup flag changes: a
 /// `regular` on a regular endpoint sends none, so PHA-D re-sends B=0 as B=1 then B=0 — two
 /// MP_PRIO on the connection's subflow from that endpoint (`MPTcpExtMPPrioTx` +2), ending regular.

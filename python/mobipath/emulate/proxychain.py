@@ -190,10 +190,13 @@ def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table
     return path
 
 
-def _server_config(tmp: Path, key: str, server: str) -> Path:
+def _server_config(tmp: Path, key: str, server: str, no_idle_restart: bool = False) -> Path:
     path = tmp / "server.toml"
     path.write_text("\n".join([
         "[server]", f'listen = "{server}:{PROXY_PORT}"', f'key = "{key}"',
+        # The server proxy sends the downloads: it turns the window restart after idle off in
+        # its namespace while it serves (crates/proxy/src/idle.rs), as an operator would.
+        *(['slow_start_after_idle = "off"'] if no_idle_restart else []),
         "[[server.allow]]", f'cidr = "{DST_HOST}/32"', f'ports = ["{DST_PORT}"]',
         "[limits]", "shutdown_grace_s = 1",
         # Read by the router's PHA-D (peer_metrics); reachable only inside the emulation.
@@ -289,7 +292,7 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
     """One transfer through the chain (module doc). `p` from ``plan(..., proxy=True)``;
     `duration_s` cuts the ride short (the scenario's by default). `no_idle_restart`: PHA-D turns
     ``tcp_slow_start_after_idle`` off in the router's namespace (``slow_start_after_idle = "off"``)
-    and the server's namespace gets it off too (what an operator sets there for downloads)."""
+    and the server proxy does the same in its namespace (`[server] slow_start_after_idle = "off"`)."""
     import dataclasses
 
     from ..router.proxy import proxy_command
@@ -331,12 +334,10 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
             sysctl(ns_s, "net.mptcp.enabled=1")
             ip("-n", ns_s, "mptcp", "limits", "set", "subflows", str(MAX_PATHS), "add_addr_accepted", str(MAX_PATHS))
             key = secrets.token_hex(32)
-            srv = _Proc(ns_s, [*proxy, "server", "--config", str(_server_config(tmp, key, server))])
+            srv = _Proc(ns_s, [*proxy, "server", "--config", str(_server_config(tmp, key, server, no_idle_restart))])
             procs.append(srv)
             _wait_listen(ns_s, server, PROXY_PORT, srv.p)
             before = {"router": netstat_counters(ns_r), "server": netstat_counters(ns_s)}
-            if no_idle_restart:
-                sysctl(ns_s, "net.ipv4.tcp_slow_start_after_idle=0")
             rtr = _Proc(ns_r, [*proxy, "router", "--config", str(_router_config(tmp, p, key, server, policy, table, no_idle_restart))])
             procs.append(rtr)
             _wait_listen(ns_r, LAN_ROUTER, SOCKS_PORT, rtr.p)
