@@ -496,6 +496,7 @@ fn sender_config(fc: &FlowConfig) -> SenderConfig {
         frto: t.frto,
         undo: t.undo,
         dsack: t.dsack.unwrap_or(t.sack),
+        tso: t.tso,
         ..SenderConfig::default()
     }
 }

@@ -269,6 +269,11 @@ pub struct TcpOptions {
     /// without; `true` with `sack = false` is an error.
     #[serde(default)]
     pub dsack: Option<bool>,
+    /// TSO/GSO-like send quantum: a paced sender (BBR) releases bursts of about 1 ms of data, at
+    /// least 2 segments above 1.2 Mbit/s (Linux `bbr_tso_segs_goal`, `sk_pacing_shift` = 10);
+    /// on by default, as TSO/GSO in Linux.
+    #[serde(default = "d_true")]
+    pub tso: bool,
 }
 
 impl Default for TcpOptions {
@@ -286,6 +291,7 @@ impl Default for TcpOptions {
             frto: true,
             undo: true,
             dsack: None,
+            tso: true,
         }
     }
 }

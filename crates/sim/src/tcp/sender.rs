@@ -91,6 +91,10 @@ pub struct SenderConfig {
     pub frto: bool,
     /// Undo of spurious window reductions (Eifel timestamps, RFC 3522; Linux `tcp_try_undo_*`).
     pub undo: bool,
+    /// TSO/GSO-like send quantum: a paced sender releases `Tcb::send_quantum` segments at once
+    /// (Linux: one GSO skb of `tcp_tso_autosize` / `bbr_tso_segs_goal` segments, which `fq`
+    /// paces as a unit); only BBR paces here, so only BBR is affected.
+    pub tso: bool,
     /// DSACK-based undo (RFC 3708 §3 / Linux `tcp_try_undo_dsack`): undo once every
     /// retransmission of the episode was reported duplicate by a DSACK (RFC 2883). Needs SACK
     /// and `undo`.
@@ -116,6 +120,7 @@ impl Default for SenderConfig {
             frto: true,
             undo: true,
             dsack: true,
+            tso: true,
             ehn: false,
             ehn_max_freeze: 10 * NS_PER_S,
         }
@@ -295,6 +300,12 @@ pub struct TcpSender {
     /// The peer's last timestamp (RFC 7323 TS.Recent: an ACK's TSval), echoed in data as TSecr so
     /// the receiver can measure the RTT (Linux `tcp_rcv_rtt_measure_ts`).
     peer_ts: Time,
+    /// The open pacing burst (TSO): its instant, segments sent, start of its pacing slot and the
+    /// wire time of its segments so far.
+    burst_at: Time,
+    burst_n: u32,
+    burst_base: Time,
+    burst_gap: Time,
     retrans_stamp: Time,
     prior_cwnd: u32,
     prior_ssthresh: u32,
@@ -331,7 +342,8 @@ const TIMEOUT_MIN: Time = 2 * NS_PER_MS;
 
 impl TcpSender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>, flow: u32, subflow: u16) -> Self {
-        let tcb = Tcb::new(cfg.mss, cfg.initial_cwnd);
+        let mut tcb = Tcb::new(cfg.mss, cfg.initial_cwnd);
+        tcb.tso = cfg.tso;
         let rtt = RttEstimator::new(cfg.rto_style, cfg.min_rto, cfg.initial_rto);
         TcpSender {
             cfg,
@@ -389,6 +401,10 @@ impl TcpSender {
             undo_marker: None,
             undo_retrans: -1,
             peer_ts: 0,
+            burst_at: 0,
+            burst_n: 0,
+            burst_base: 0,
+            burst_gap: 0,
             retrans_stamp: 0,
             prior_cwnd: 0,
             prior_ssthresh: 0,
@@ -506,7 +522,9 @@ impl TcpSender {
             return None;
         }
         // Only a send attempt that pacing (and nothing else) held back needs a pacing timer.
-        self.pacing_blocked = self.tcb.pacing_rate_bps.is_some() && now < self.next_send_time;
+        // Within an open TSO burst, the burst's segments leave in the same instant.
+        let in_burst = self.burst_n > 0 && now == self.burst_at;
+        self.pacing_blocked = self.tcb.pacing_rate_bps.is_some() && now < self.next_send_time && !in_burst;
         if self.pacing_blocked {
             return None;
         }
@@ -694,10 +712,21 @@ impl TcpSender {
         self.stats.bytes_sent += len as u64;
         self.last_send = now;
         if let Some(rate) = self.tcb.pacing_rate_bps {
+            // Pacing by bursts of `send_quantum` segments (1 without TSO): a burst leaves at
+            // once and the next waits for the whole burst's wire time (Linux fq paces a GSO skb
+            // as a unit: `time_next_packet` += skb length / rate).
             let gap = tx_time((len + HEADER_BYTES) as u64, rate.max(1.0));
-            self.next_send_time = now.max(self.next_send_time) + gap;
-            if self.next_send_time < now {
-                self.next_send_time = now;
+            if !(self.burst_n > 0 && now == self.burst_at) {
+                self.burst_at = now;
+                self.burst_n = 0;
+                self.burst_base = now.max(self.next_send_time);
+                self.burst_gap = 0;
+            }
+            self.burst_n += 1;
+            self.burst_gap += gap;
+            self.next_send_time = self.burst_base + self.burst_gap;
+            if self.burst_n >= self.tcb.send_quantum.max(1) {
+                self.burst_n = 0; // closed: the next segment waits for next_send_time
             }
         }
         if self.rto_deadline == NEVER {
@@ -877,6 +906,7 @@ impl TcpSender {
         self.frto = self.cfg.frto && self.linux_recovery() && (new_recovery || self.backoff > 0);
         self.backoff = (self.backoff + 1).min(20);
         self.next_send_time = now;
+        self.burst_n = 0;
         // The retransmission that poll_transmit sends now re-arms the timer with the backed-off RTO.
     }
 
@@ -1241,6 +1271,7 @@ impl TcpSender {
         self.tlp_high_seq = None;
         self.backoff = 0;
         self.next_send_time = now;
+        self.burst_n = 0;
         self.unfreeze(now);
     }
 
@@ -2071,6 +2102,37 @@ mod tests {
         s.on_ack(t + 41 * MS, &ack_ts(end, &[], t));
         assert!(s.all_acked());
         assert_eq!(s.stats.segments_retransmitted, 1);
+    }
+
+    /// TSO-like send quantum (Linux `bbr_tso_segs_goal`, fq pacing a GSO skb as a unit): once
+    /// BBR paces (after the first ACK: 2.885 · cwnd / SRTT, 20 segments per 40 ms ≈ 2.1 MB/s),
+    /// the pacer releases bursts of ≈ 1 ms of data (2 segments here) in one instant, and the next
+    /// burst waits for the wire time of the whole burst; without TSO one segment at a time.
+    #[test]
+    fn tso_sends_paced_bursts_of_the_send_quantum() {
+        for tso in [true, false] {
+            let cfg = SenderConfig { tso, ..SenderConfig::default() };
+            let mut s = TcpSender::new(cfg, cc::by_name("bbr").unwrap(), 0, 0);
+            s.set_app_limit(u64::MAX);
+            assert_eq!(drain(&mut s, 0).len(), 10, "unpaced before the first ACK");
+            let t = 40 * MS;
+            s.on_ack(t, &ack_ts(10 * M, &[], 1));
+            let rate = s.tcb.pacing_rate_bps.expect("BBR paces after an ACK");
+            let gap = tx_time((1448 + HEADER_BYTES) as u64, rate);
+            let q = s.tcb.send_quantum;
+            let burst = drain(&mut s, t);
+            if tso {
+                assert_eq!(q, 2, "pacing rate {rate} bit/s");
+                assert_eq!(burst.len(), 2);
+                assert_eq!(s.next_send_time, t + 2 * gap, "the next burst after two segments' wire time");
+                assert!(drain(&mut s, t + 2 * gap - 1).is_empty());
+                assert_eq!(drain(&mut s, t + 2 * gap).len(), 2);
+            } else {
+                assert_eq!(q, 1);
+                assert_eq!(burst.len(), 1);
+                assert_eq!(s.next_send_time, t + gap);
+            }
+        }
     }
 
     /// RFC 3708 §3 / Linux `tcp_try_undo_dsack`: reordering makes three SACKs start a fast
