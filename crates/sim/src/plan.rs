@@ -495,6 +495,8 @@ fn sender_config(fc: &FlowConfig) -> SenderConfig {
         tlp: t.tlp.unwrap_or(t.sack),
         frto: t.frto,
         undo: t.undo,
+        dsack: t.dsack.unwrap_or(t.sack),
+        tso: t.tso,
         ..SenderConfig::default()
     }
 }
@@ -503,12 +505,16 @@ fn receiver_config(fc: &FlowConfig) -> ReceiverConfig {
     let r = &fc.receiver;
     ReceiverConfig {
         sack: fc.tcp.sack,
+        dsack: fc.tcp.dsack.unwrap_or(fc.tcp.sack),
         delayed_ack: r.delayed_ack,
         quickack: true,
         window_buf: r.rcv_buf_bytes,
         delack_timeout: from_ms_f64(r.delack_ms),
         rcv_buf: r.rcv_buf_bytes,
         read_pauses: r.read_pauses.iter().map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s))).collect(),
+        ack_on_read: r.ack_on_read,
+        read_delay: (r.read_delay_us * 1e3).round() as Time,
+        autotune: r.autotune,
     }
 }
 

@@ -38,6 +38,11 @@ pub fn build(f: &FlowPlan, m: &MptcpPlan, flow: u32, rngs: &RngStreams, split_wi
         let mut rcfg = f.receiver.clone();
         rcfg.rcv_buf = 1 << 40;
         rcfg.window_buf = m.rcv_buf;
+        // Linux moves a subflow's data to the MPTCP socket as it arrives and sizes subflow
+        // windows from the connection (`mptcp_space`, `mptcp_rcv_space_adjust`); neither the
+        // per-subflow read model nor subflow auto-tuning applies.
+        rcfg.ack_on_read = false;
+        rcfg.autotune = false;
         rcvs.push(TcpReceiver::new(rcfg, flow, k as u16));
     }
     let inner = sched::build(&m.scheduler, rngs.seed_for(&format!("flow/{}/scheduler", f.name))).expect("the plan's scheduler is checked");

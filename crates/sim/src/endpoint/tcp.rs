@@ -83,6 +83,9 @@ struct SenderSummary {
     mean_rtt_ms: Option<f64>,
     min_rtt_ms: Option<f64>,
     final_cwnd_segments: u32,
+    /// Window reductions undone, of which on DSACKs.
+    undos: u64,
+    dsack_undos: u64,
     /// EHN senders only (P3).
     #[serde(skip_serializing_if = "Option::is_none")]
     ehn: Option<EhnSummary>,
@@ -105,6 +108,10 @@ struct ReceiverSummary {
     ofo_mean_bytes: f64,
     ofo_max_bytes: u64,
     duplicate_segments: u64,
+    /// ACKs sent, of which by the delayed-ACK timer and at an application read.
+    acks_sent: u64,
+    delayed_acks: u64,
+    read_acks: u64,
 }
 
 impl Endpoint for TcpSenderEnd {
@@ -169,6 +176,8 @@ impl Endpoint for TcpSenderEnd {
             mean_rtt_ms: s.rtt.mean_rtt().map(|x| round6(x / 1e6)),
             min_rtt_ms: s.rtt.has_sample().then(|| round6(s.rtt.min_rtt as f64 / 1e6)),
             final_cwnd_segments: s.tcb.cwnd,
+            undos: st.undos,
+            dsack_undos: st.dsack_undos,
             ehn: s.cfg.ehn.then(|| EhnSummary {
                 freezes: s.ehn_stats.freezes,
                 resumes: s.ehn_stats.resumes,
@@ -292,6 +301,9 @@ impl Endpoint for TcpReceiverEnd {
             ofo_mean_bytes: round6(r.ofo_byte_ns / (active_s * 1e9)),
             ofo_max_bytes: r.max_ofo_bytes,
             duplicate_segments: r.duplicate_segments,
+            acks_sent: r.acks_sent,
+            delayed_acks: r.delayed_acks,
+            read_acks: r.read_acks,
         });
         if let Some(h) = &mut self.handoff {
             h.stats.handoff_scheme = scheme_name(h.plan.scheme);

@@ -263,6 +263,17 @@ pub struct TcpOptions {
     /// `tcp_try_undo_*`, always on there).
     #[serde(default = "d_true")]
     pub undo: bool,
+    /// DSACK (RFC 2883): the receiver reports duplicate segments, and the sender undoes a window
+    /// reduction once every retransmission of the episode was reported duplicate (RFC 3708;
+    /// Linux `net.ipv4.tcp_dsack` = 1, `tcp_try_undo_dsack`). Default: on with `sack`, off
+    /// without; `true` with `sack = false` is an error.
+    #[serde(default)]
+    pub dsack: Option<bool>,
+    /// TSO/GSO-like send quantum: a paced sender (BBR) releases bursts of about 1 ms of data, at
+    /// least 2 segments above 1.2 Mbit/s (Linux `bbr_tso_segs_goal`, `sk_pacing_shift` = 10);
+    /// on by default, as TSO/GSO in Linux.
+    #[serde(default = "d_true")]
+    pub tso: bool,
 }
 
 impl Default for TcpOptions {
@@ -279,6 +290,8 @@ impl Default for TcpOptions {
             tlp: None,
             frto: true,
             undo: true,
+            dsack: None,
+            tso: true,
         }
     }
 }
@@ -317,11 +330,31 @@ pub struct ReceiverOptions {
     /// Intervals in which the receiving application does not read (the window closes).
     #[serde(default)]
     pub read_pauses: Vec<ReadPause>,
+    /// Linux's ACK deferral while unread data holds the window edge back, the ACK going out when
+    /// the application reads (`__tcp_ack_snd_check`, `tcp_cleanup_rbuf`); on by default.
+    #[serde(default = "d_true")]
+    pub ack_on_read: bool,
+    /// With `ack_on_read`: the application's read latency in µs, in [0, 1000000]; 0 = it reads at
+    /// the end of the instant the data arrived in (after a same-instant burst).
+    #[serde(default)]
+    pub read_delay_us: f64,
+    /// Receive-buffer auto-tuning of the window clamp (Linux `tcp_rcv_space_adjust`); off by
+    /// default (Linux has it on; see `crates/sim/src/tcp/receiver.rs` for why).
+    #[serde(default)]
+    pub autotune: bool,
 }
 
 impl Default for ReceiverOptions {
     fn default() -> Self {
-        ReceiverOptions { rcv_buf_bytes: d_rcvbuf(), delayed_ack: true, delack_ms: d_delack(), read_pauses: vec![] }
+        ReceiverOptions {
+            rcv_buf_bytes: d_rcvbuf(),
+            delayed_ack: true,
+            delack_ms: d_delack(),
+            read_pauses: vec![],
+            ack_on_read: true,
+            read_delay_us: 0.0,
+            autotune: false,
+        }
     }
 }
 
@@ -892,7 +925,7 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             }
         }
         errs.range(format!("{pre}.tcp.initial_cwnd"), t.initial_cwnd as f64, 1.0, 1000.0);
-        for (name, v) in [("rack", t.rack), ("tlp", t.tlp)] {
+        for (name, v) in [("rack", t.rack), ("tlp", t.tlp), ("dsack", t.dsack)] {
             if v == Some(true) && !t.sack {
                 errs.push(ConfigError::new(format!("{pre}.tcp.{name}"), "true", "needs sack = true (RACK and TLP work on SACK information, as in Linux); remove it or set sack = true"));
             }
@@ -905,6 +938,7 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             errs.push(ConfigError::new(format!("{pre}.receiver.rcv_buf_bytes"), r.rcv_buf_bytes, format!("must be in [{min_buf} (2·MSS), 1073741824]")));
         }
         errs.range(format!("{pre}.receiver.delack_ms"), r.delack_ms, 1.0, 500.0);
+        errs.range(format!("{pre}.receiver.read_delay_us"), r.read_delay_us, 0.0, 1e6);
         for (j, p) in r.read_pauses.iter().enumerate() {
             errs.range(format!("{pre}.receiver.read_pauses[{j}].start_s"), p.start_s, 0.0, 86400.0);
             if p.start_s.is_finite() && p.start_s >= dur {

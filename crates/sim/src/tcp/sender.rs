@@ -43,16 +43,25 @@
 //! - F-RTO (RFC 5682 §3.1, SACK-enhanced as Linux `tcp_process_loss`, sysctl `tcp_frto` = 2):
 //!   after an RTO that did not continue a recovery, the first ACK that advances snd_una sends new
 //!   data instead of retransmissions; if the next ACK delivers never-retransmitted data below the
-//!   RTO's `snd_nxt` the RTO was spurious and is undone, a duplicate ACK / SACK means it was real.
+//!   RTO's `snd_nxt` the RTO was spurious and is undone, a duplicate ACK / SACK means it was real;
+//! - DSACK-based undo (RFC 2883 §4, RFC 3708 §3; Linux `tcp_check_dsack`, `tcp_sacktag_one`,
+//!   `tcp_try_undo_dsack`, `undo_retrans`): each retransmission of the episode counts one; a DSACK
+//!   (first SACK block below the cumulative ACK or inside the second block) for data above the
+//!   undo marker takes its segments off; once none is left, every retransmission was a
+//!   duplicate: in Open/Disorder (where the DSACK usually arrives, after recovery ended) or during
+//!   recovery the reduction is undone as above, and `tcp_may_undo` also accepts it at the end of
+//!   recovery or after an RTO. Also peer timestamps are echoed (TSecr) so the receiver can
+//!   measure the RTT for its auto-tuning.
 //!
-//! Each of RACK, TLP, F-RTO and undo is a switch in [`SenderConfig`] (scenario `[flows.tcp]`), on
+//! Each of RACK, TLP, F-RTO, undo and DSACK undo is a switch in [`SenderConfig`] (scenario `[flows.tcp]`), on
 //! by default as in Linux (`tcp_recovery` = 1, `tcp_early_retrans` = 3, `tcp_frto` = 2; undo has
 //! no switch in Linux). They apply to the Linux-like recovery (NewReno, or any algorithm with
 //! SACK); the textbook Tahoe, and Reno without SACK, keep their RFC behaviour.
 //!
-//! Deviations: no DSACK (the receiver sends none), so undo relies on timestamps only (Linux also
-//! counts DSACKs for retransmissions, `undo_retrans`, and grows RACK's reo_wnd on DSACKs), no
-//! partial undo in recovery (`tcp_try_undo_partial`); the reordering and TLP timers run beside the
+//! Deviations: DSACKs do not grow RACK's reo_wnd (Linux `tcp_rack_update_reo_wnd`) and are not
+//! checked for being dubious beyond lying above `snd_nxt` (`tcp_dsack_seen`); a DSACK for data
+//! acknowledged by the same ACK counts whether or not that segment was retransmitted (Linux
+//! checks `TCPCB_RETRANS` there); no partial undo in recovery (`tcp_try_undo_partial`); the reordering and TLP timers run beside the
 //! RTO timer (Linux multiplexes one timer; the RTO is re-armed from the probe as Linux does); no
 //! TSO/GSO (every segment is sent separately); no CWR state (the TLP response sets cwnd at once, as
 //! Linux ends that reduction at once).
@@ -82,6 +91,14 @@ pub struct SenderConfig {
     pub frto: bool,
     /// Undo of spurious window reductions (Eifel timestamps, RFC 3522; Linux `tcp_try_undo_*`).
     pub undo: bool,
+    /// TSO/GSO-like send quantum: a paced sender releases `Tcb::send_quantum` segments at once
+    /// (Linux: one GSO skb of `tcp_tso_autosize` / `bbr_tso_segs_goal` segments, which `fq`
+    /// paces as a unit); only BBR paces here, so only BBR is affected.
+    pub tso: bool,
+    /// DSACK-based undo (RFC 3708 §3 / Linux `tcp_try_undo_dsack`): undo once every
+    /// retransmission of the episode was reported duplicate by a DSACK (RFC 2883). Needs SACK
+    /// and `undo`.
+    pub dsack: bool,
     /// P3's Explicit Handoff Notification: freeze on an EHN message (see [`TcpSender::on_ehn`]).
     pub ehn: bool,
     /// EHN: longest freeze before the sender gives up waiting and resumes as plain TCP.
@@ -102,6 +119,8 @@ impl Default for SenderConfig {
             tlp: true,
             frto: true,
             undo: true,
+            dsack: true,
+            tso: true,
             ehn: false,
             ehn_max_freeze: 10 * NS_PER_S,
         }
@@ -161,6 +180,11 @@ pub struct SenderStats {
     pub undos: u64,
     /// RTOs found spurious by F-RTO.
     pub spurious_rtos: u64,
+    /// ACKs carrying a DSACK block (Linux `TCPDSACKRecv` + `TCPDSACKOfoRecv`).
+    pub dsacks_received: u64,
+    /// Window reductions undone because DSACKs showed every retransmission spurious
+    /// (Linux `TCPDSACKUndo`; also counted in `undos`).
+    pub dsack_undos: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -270,6 +294,18 @@ pub struct TcpSender {
     tlp_retrans: bool,
     // Undo (Linux `undo_marker`, `retrans_stamp`, `prior_cwnd`, `prior_ssthresh`)
     undo_marker: Option<u64>,
+    /// Retransmissions of the episode not yet reported duplicate (Linux `undo_retrans`; −1:
+    /// none made).
+    undo_retrans: i64,
+    /// The peer's last timestamp (RFC 7323 TS.Recent: an ACK's TSval), echoed in data as TSecr so
+    /// the receiver can measure the RTT (Linux `tcp_rcv_rtt_measure_ts`).
+    peer_ts: Time,
+    /// The open pacing burst (TSO): its instant, segments sent, start of its pacing slot and the
+    /// wire time of its segments so far.
+    burst_at: Time,
+    burst_n: u32,
+    burst_base: Time,
+    burst_gap: Time,
     retrans_stamp: Time,
     prior_cwnd: u32,
     prior_ssthresh: u32,
@@ -306,7 +342,8 @@ const TIMEOUT_MIN: Time = 2 * NS_PER_MS;
 
 impl TcpSender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>, flow: u32, subflow: u16) -> Self {
-        let tcb = Tcb::new(cfg.mss, cfg.initial_cwnd);
+        let mut tcb = Tcb::new(cfg.mss, cfg.initial_cwnd);
+        tcb.tso = cfg.tso;
         let rtt = RttEstimator::new(cfg.rto_style, cfg.min_rto, cfg.initial_rto);
         TcpSender {
             cfg,
@@ -362,6 +399,12 @@ impl TcpSender {
             tlp_high_seq: None,
             tlp_retrans: false,
             undo_marker: None,
+            undo_retrans: -1,
+            peer_ts: 0,
+            burst_at: 0,
+            burst_n: 0,
+            burst_base: 0,
+            burst_gap: 0,
             retrans_stamp: 0,
             prior_cwnd: 0,
             prior_ssthresh: 0,
@@ -479,7 +522,9 @@ impl TcpSender {
             return None;
         }
         // Only a send attempt that pacing (and nothing else) held back needs a pacing timer.
-        self.pacing_blocked = self.tcb.pacing_rate_bps.is_some() && now < self.next_send_time;
+        // Within an open TSO burst, the burst's segments leave in the same instant.
+        let in_burst = self.burst_n > 0 && now == self.burst_at;
+        self.pacing_blocked = self.tcb.pacing_rate_bps.is_some() && now < self.next_send_time && !in_burst;
         if self.pacing_blocked {
             return None;
         }
@@ -651,6 +696,8 @@ impl TcpSender {
                 // Linux tcp_retransmit_skb: the first retransmission of the episode (for undo).
                 self.retrans_stamp = now;
             }
+            // Linux tcp_retransmit_skb: counted for DSACK undo.
+            self.undo_retrans = self.undo_retrans.max(0) + 1;
         }
         if is_retrans {
             self.stats.segments_retransmitted += 1;
@@ -665,10 +712,21 @@ impl TcpSender {
         self.stats.bytes_sent += len as u64;
         self.last_send = now;
         if let Some(rate) = self.tcb.pacing_rate_bps {
+            // Pacing by bursts of `send_quantum` segments (1 without TSO): a burst leaves at
+            // once and the next waits for the whole burst's wire time (Linux fq paces a GSO skb
+            // as a unit: `time_next_packet` += skb length / rate).
             let gap = tx_time((len + HEADER_BYTES) as u64, rate.max(1.0));
-            self.next_send_time = now.max(self.next_send_time) + gap;
-            if self.next_send_time < now {
-                self.next_send_time = now;
+            if !(self.burst_n > 0 && now == self.burst_at) {
+                self.burst_at = now;
+                self.burst_n = 0;
+                self.burst_base = now.max(self.next_send_time);
+                self.burst_gap = 0;
+            }
+            self.burst_n += 1;
+            self.burst_gap += gap;
+            self.next_send_time = self.burst_base + self.burst_gap;
+            if self.burst_n >= self.tcb.send_quantum.max(1) {
+                self.burst_n = 0; // closed: the next segment waits for next_send_time
             }
         }
         if self.rto_deadline == NEVER {
@@ -681,6 +739,7 @@ impl TcpSender {
         p.seq = seq;
         p.len = len;
         p.ts_val = now;
+        p.ts_ecr = self.peer_ts;
         p.retransmit = is_retrans;
         p
     }
@@ -847,6 +906,7 @@ impl TcpSender {
         self.frto = self.cfg.frto && self.linux_recovery() && (new_recovery || self.backoff > 0);
         self.backoff = (self.backoff + 1).min(20);
         self.next_send_time = now;
+        self.burst_n = 0;
         // The retransmission that poll_transmit sends now re-arms the timer with the backed-off RTO.
     }
 
@@ -1025,6 +1085,8 @@ impl TcpSender {
             return;
         }
         self.undo_marker = Some(self.snd_una);
+        // `tp->undo_retrans = tp->retrans_out ? : -1`
+        self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i64 } else { -1 };
         if self.retrans_out == 0 {
             self.retrans_stamp = 0;
         }
@@ -1034,9 +1096,43 @@ impl TcpSender {
     }
 
     /// Linux `tcp_may_undo` with `tcp_packet_delayed`: nothing was retransmitted, or the ACK
-    /// echoes a timestamp from before the first retransmission (RFC 3522 Eifel detection).
+    /// echoes a timestamp from before the first retransmission (RFC 3522 Eifel detection), or
+    /// (with DSACK) every retransmission was reported duplicate (`!tp->undo_retrans`).
     fn may_undo(&self, ts_ecr: Time) -> bool {
-        self.undo_marker.is_some() && (self.retrans_stamp == 0 || (ts_ecr != 0 && ts_ecr < self.retrans_stamp))
+        self.undo_marker.is_some()
+            && ((self.cfg.dsack && self.undo_retrans == 0)
+                || self.retrans_stamp == 0
+                || (ts_ecr != 0 && ts_ecr < self.retrans_stamp))
+    }
+
+    /// Linux `tcp_check_dsack` / `tcp_sacktag_one` (RFC 2883 §4, RFC 3708 §3): the first SACK
+    /// block is a DSACK if it lies below the cumulative ACK or inside the second block; each
+    /// duplicate segment above the undo marker is one retransmission fewer left unexplained.
+    fn check_dsack(&mut self, ack: &Packet) {
+        if !(self.cfg.dsack && self.cfg.sack) || ack.n_sack == 0 {
+            return;
+        }
+        let (s0, e0) = ack.sack[0];
+        let inside_second = ack.n_sack > 1 && ack.sack[1].0 <= s0 && e0 <= ack.sack[1].1;
+        if e0 <= s0 || !(s0 < ack.ack || inside_second) || e0 > self.snd_nxt {
+            return; // not a DSACK, or a dubious one (`tcp_dsack_seen`)
+        }
+        self.stats.dsacks_received += 1;
+        let dup_segs = (e0 - s0).div_ceil(self.cfg.mss.max(1) as u64) as i64;
+        if self.undo_marker.is_some_and(|m| e0 > m) && self.undo_retrans > 0 {
+            self.undo_retrans = (self.undo_retrans - dup_segs).max(0);
+        }
+    }
+
+    /// Linux `tcp_try_undo_dsack`: every retransmission of the episode was a duplicate, so the
+    /// reduction was spurious: restore cwnd and ssthresh.
+    fn try_undo_dsack(&mut self, now: Time) -> bool {
+        if !self.cfg.dsack || self.undo_marker.is_none() || self.undo_retrans != 0 {
+            return false;
+        }
+        self.undo_cwnd_reduction(now, false);
+        self.stats.dsack_undos += 1;
+        true
     }
 
     /// Linux `tcp_undo_cwnd_reduction`.
@@ -1175,11 +1271,13 @@ impl TcpSender {
         self.tlp_high_seq = None;
         self.backoff = 0;
         self.next_send_time = now;
+        self.burst_n = 0;
         self.unfreeze(now);
     }
 
     /// Processes an ACK (or the ACK of a window probe).
     pub fn on_ack(&mut self, now: Time, ack: &Packet) {
+        self.peer_ts = self.peer_ts.max(ack.ts_val);
         if ack.ack > self.snd_nxt {
             return; // acknowledges data never sent: ignore (RFC 9293 §3.10.7.4)
         }
@@ -1247,7 +1345,8 @@ impl TcpSender {
         }
         let advanced = self.snd_una > prior_una;
 
-        // SACK blocks.
+        // SACK blocks (a DSACK first: Linux tcp_sacktag_write_queue → tcp_check_dsack).
+        self.check_dsack(ack);
         let mut newly_sacked = 0u32;
         if self.cfg.sack && ack.n_sack > 0 {
             let (n, orig) = self.process_sacks(now, ack, &mut acc, prior_fack);
@@ -1547,10 +1646,22 @@ impl TcpSender {
                 } else if advanced && !self.cfg.sack {
                     // RFC 6582 §3.2 step 5: a partial ACK means the next segment is lost too.
                     self.mark_head_lost();
+                } else if self.try_undo_dsack(now) {
+                    // tcp_fastretrans_alert, Recovery: tcp_try_undo_dsack → tcp_try_to_open.
+                    self.open_after_undo(now);
+                    self.tcb.ca_state = if self.sacked_out > 0 || self.lost_out > 0 || self.retrans_out > 0 {
+                        CaState::Disorder
+                    } else {
+                        CaState::Open
+                    };
+                    self.dupacks = 0;
                 }
             }
             CaState::Loss => self.process_loss(now, a),
             CaState::Open | CaState::Disorder => {
+                // tcp_fastretrans_alert: `if (icsk_ca_state <= TCP_CA_Disorder) tcp_try_undo_dsack`
+                // (the DSACK of a spurious retransmission usually arrives after recovery ended).
+                self.try_undo_dsack(now);
                 // With SACK, RFC 6675's IsLost rule (mark_sack_losses) has already marked the
                 // head lost once DupThresh segments above it are SACKed.
                 let enter = if self.cfg.sack {
@@ -1991,6 +2102,80 @@ mod tests {
         s.on_ack(t + 41 * MS, &ack_ts(end, &[], t));
         assert!(s.all_acked());
         assert_eq!(s.stats.segments_retransmitted, 1);
+    }
+
+    /// TSO-like send quantum (Linux `bbr_tso_segs_goal`, fq pacing a GSO skb as a unit): once
+    /// BBR paces (after the first ACK: 2.885 · cwnd / SRTT, 20 segments per 40 ms ≈ 2.1 MB/s),
+    /// the pacer releases bursts of ≈ 1 ms of data (2 segments here) in one instant, and the next
+    /// burst waits for the wire time of the whole burst; without TSO one segment at a time.
+    #[test]
+    fn tso_sends_paced_bursts_of_the_send_quantum() {
+        for tso in [true, false] {
+            let cfg = SenderConfig { tso, ..SenderConfig::default() };
+            let mut s = TcpSender::new(cfg, cc::by_name("bbr").unwrap(), 0, 0);
+            s.set_app_limit(u64::MAX);
+            assert_eq!(drain(&mut s, 0).len(), 10, "unpaced before the first ACK");
+            let t = 40 * MS;
+            s.on_ack(t, &ack_ts(10 * M, &[], 1));
+            let rate = s.tcb.pacing_rate_bps.expect("BBR paces after an ACK");
+            let gap = tx_time((1448 + HEADER_BYTES) as u64, rate);
+            let q = s.tcb.send_quantum;
+            let burst = drain(&mut s, t);
+            if tso {
+                assert_eq!(q, 2, "pacing rate {rate} bit/s");
+                assert_eq!(burst.len(), 2);
+                assert_eq!(s.next_send_time, t + 2 * gap, "the next burst after two segments' wire time");
+                assert!(drain(&mut s, t + 2 * gap - 1).is_empty());
+                assert_eq!(drain(&mut s, t + 2 * gap).len(), 2);
+            } else {
+                assert_eq!(q, 1);
+                assert_eq!(burst.len(), 1);
+                assert_eq!(s.next_send_time, t + gap);
+            }
+        }
+    }
+
+    /// RFC 3708 §3 / Linux `tcp_try_undo_dsack`: reordering makes three SACKs start a fast
+    /// retransmission; the original then arrives and the ACKs carry no timestamp evidence
+    /// (TSecr 0, so Eifel cannot tell), so recovery ends with cwnd and ssthresh reduced. The
+    /// retransmission reaches the receiver as a duplicate and its DSACK (RFC 2883, a block below
+    /// the cumulative ACK) shows every retransmission of the episode spurious: the reduction is
+    /// undone. With `dsack` off it stays.
+    #[test]
+    fn a_dsack_undoes_a_spurious_fast_retransmission() {
+        for dsack in [true, false] {
+            let (mut s, t0) = warmed("reno");
+            s.cfg.dsack = dsack;
+            s.set_app_limit(s.snd_nxt() + 20 * M);
+            let base = s.snd_nxt();
+            drain(&mut s, t0);
+            let before = s.tcb.cwnd;
+            let t1 = t0 + 40 * MS;
+            s.on_ack(t1, &ack(base, &[(base + M, base + 4 * M)]));
+            assert_eq!(s.ca_state(), CaState::Recovery);
+            let reduced = s.tcb.ssthresh;
+            assert!(reduced < before);
+            let re = drain(&mut s, t1);
+            assert!(re[0].retransmit && re[0].seq == base);
+            // The reordered original: everything is acknowledged, recovery ends reduced.
+            s.on_ack(t1 + 5 * MS, &ack(base + 20 * M, &[]));
+            assert_eq!(s.ca_state(), CaState::Open);
+            assert_eq!(s.tcb.ssthresh, reduced, "no timestamp evidence: not undone yet");
+            let after_recovery = s.tcb.cwnd;
+            assert!(after_recovery < before);
+            // The retransmission arrives as a duplicate: DSACK [base, base + M).
+            s.on_ack(t1 + 40 * MS, &ack(base + 20 * M, &[(base, base + M)]));
+            if dsack {
+                assert_eq!(s.stats.dsacks_received, 1);
+                assert_eq!(s.stats.dsack_undos, 1);
+                assert_eq!(s.tcb.ssthresh, u32::MAX, "ssthresh restored (it was infinite, slow start)");
+                assert_eq!(s.tcb.cwnd, before, "cwnd restored to the prior window");
+            } else {
+                assert_eq!((s.stats.dsacks_received, s.stats.dsack_undos), (0, 0));
+                assert_eq!(s.tcb.ssthresh, reduced);
+                assert_eq!(s.tcb.cwnd, after_recovery);
+            }
+        }
     }
 
     /// Eifel (RFC 3522) / Linux tcp_try_undo_recovery: three SACKs start recovery, but the "lost"

@@ -48,9 +48,12 @@
 //! Deviations from Linux:
 //! - Gains are exact (2/ln 2, ln 2/2); Linux uses 739/256 and 88/256. Rates and BDPs are
 //!   computed in f64 instead of the 2^24 / 2^8 fixed-point units.
-//! - No TSO/GSO: `bbr_tso_segs_goal()` is 1 segment (Linux: ≈1 ms of data, at least 2 segments
-//!   above 1.2 Mbit/s), so the quantization budget is +3 segments. There is no earliest
-//!   departure time, so `bbr_packets_in_net_at_edt` is in-flight (+1 in a gain > 1 phase).
+//! - TSO/GSO send quantum (when the sender's `tso` is on, the default): `bbr_tso_segs_goal` =
+//!   max(min(pacing rate >> `sk_pacing_shift` (10: ≈1 ms of data), 64 KiB − 1 − 320) / mss,
+//!   `bbr_min_tso_segs` (1 below 1.2 Mbit/s, else 2)), at most 127 segments, from the pacing rate
+//!   in payload bytes/s as Linux's `sk_pacing_rate`; it sizes the quantization budget (+3 bursts)
+//!   and the sender's pacing bursts ([`Tcb::send_quantum`]). Off: 1 segment. There is no earliest
+//!   departure time, so `bbr_packets_in_net_at_edt` is in-flight (+1 burst in a gain > 1 phase).
 //! - Linux's ProbeRTT marks the connection application-limited (`tp->app_limited`) so that rate
 //!   samples of that phase do not count; the trait cannot write the sender's flag, so BBR treats
 //!   samples of packets sent during ProbeRTT as app-limited itself (same effect).
@@ -97,8 +100,12 @@ const FULL_BW_THRESH: f64 = 1.25;
 const FULL_BW_CNT: u32 = 3;
 /// Linux `TCP_INIT_CWND`.
 const INIT_CWND: u32 = 10;
-/// Segments per transmission burst (`bbr_tso_segs_goal`): 1, as there is no TSO/GSO here.
-const TSO_SEGS_GOAL: u32 = 1;
+/// Linux `sk_pacing_shift` default (`tcp_init_sock`): a TSO burst holds ≈ 2^-10 s of data.
+const PACING_SHIFT: u32 = 10;
+/// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (MAX_TCP_HEADER = 320 on x86-64).
+const TSO_MAX_BYTES: f64 = (65_536 - 1 - 320) as f64;
+/// `bbr_min_tso_rate`: below 1.2 Mbit/s a burst may be one segment.
+const MIN_TSO_RATE_BPS: f64 = 1_200_000.0;
 /// Initial pacing uses this RTT when there is no RTT sample yet.
 const NOMINAL_RTT: Time = NS_PER_MS;
 
@@ -225,6 +232,8 @@ pub struct Bbr {
     cwnd_gain: f64,
     /// Current pacing rate, segments/s (0 = not set).
     pacing_rate: f64,
+    /// `bbr_tso_segs_goal` at the current pacing rate.
+    tso_segs: u32,
     has_seen_rtt: bool,
 
     full_bw_reached: bool,
@@ -289,6 +298,7 @@ impl Bbr {
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
             pacing_rate: 0.0,
+            tso_segs: 1,
             has_seen_rtt: false,
             full_bw_reached: false,
             full_bw: 0.0,
@@ -407,11 +417,24 @@ impl Bbr {
         }
     }
 
-    fn write_pacing_rate(&self, tcb: &mut Tcb) {
+    fn write_pacing_rate(&mut self, tcb: &mut Tcb) {
         if self.pacing_rate > 0.0 {
             let wire_bits = (tcb.mss + HEADER_BYTES) as f64 * 8.0;
             tcb.pacing_rate_bps = Some(self.pacing_rate * wire_bits);
         }
+        self.tso_segs = Self::tso_segs_goal(tcb.tso, self.pacing_rate * tcb.mss as f64, tcb.mss);
+        tcb.send_quantum = self.tso_segs;
+    }
+
+    /// `bbr_tso_segs_goal` / `bbr_min_tso_segs` for a pacing rate in payload bytes/s (Linux's
+    /// `sk_pacing_rate` is computed from `mss_cache`); 1 without TSO.
+    fn tso_segs_goal(tso: bool, rate_bytes: f64, mss: u32) -> u32 {
+        if !tso {
+            return 1;
+        }
+        let min_segs = if rate_bytes * 8.0 < MIN_TSO_RATE_BPS { 1 } else { 2 };
+        let bytes = (rate_bytes / (1u64 << PACING_SHIFT) as f64).floor().min(TSO_MAX_BYTES);
+        ((bytes as u64 / mss.max(1) as u64) as u32).max(min_segs).min(0x7f)
     }
 
     /// `bbr_bw_to_pacing_rate`, in segments/s.
@@ -466,8 +489,8 @@ impl Bbr {
 
     /// `bbr_quantization_budget`.
     fn quantization_budget(&self, cwnd: u32) -> u32 {
-        // Room for bursts in flight at the end hosts (3 bursts of TSO_SEGS_GOAL segments).
-        let mut cwnd = cwnd + 3 * TSO_SEGS_GOAL;
+        // Room for bursts in flight at the end hosts (3 bursts of `bbr_tso_segs_goal` segments).
+        let mut cwnd = cwnd + 3 * self.tso_segs;
         // Round up to an even number to reduce delayed ACKs.
         cwnd = (cwnd + 1) & !1;
         // Let the probing phase push in-flight above the BDP even for small BDPs.
@@ -485,7 +508,7 @@ impl Bbr {
     /// `bbr_packets_in_net_at_edt` without an earliest-departure-time model.
     fn packets_in_net_at_edt(&self, inflight_now: u32) -> u32 {
         if self.pacing_gain > 1.0 {
-            inflight_now + TSO_SEGS_GOAL // include the next burst
+            inflight_now + self.tso_segs // include the next burst
         } else {
             inflight_now
         }
@@ -1080,6 +1103,18 @@ pub(crate) mod path_model {
 
 #[cfg(test)]
 mod tests {
+
+    /// Linux `bbr_tso_segs_goal`: ≈ 1 ms of data (pacing rate >> 10), at least 2 segments at or
+    /// above 1.2 Mbit/s (1 below), at most 64 KiB − 1 − 320 bytes; 1 without TSO.
+    #[test]
+    fn tso_segs_goal_follows_the_pacing_rate() {
+        let g = |mbps: f64| Bbr::tso_segs_goal(true, mbps * 1e6 / 8.0, 1448);
+        assert_eq!(g(1.0), 1);
+        assert_eq!(g(10.0), 2);
+        assert_eq!(g(100.0), 8); // 12.5e6 / 1024 = 12 207 B = 8 segments
+        assert_eq!(g(1000.0), 45); // capped at 65 215 B
+        assert_eq!(Bbr::tso_segs_goal(false, 100e6 / 8.0, 1448), 1);
+    }
     use super::path_model::Path;
     use super::*;
 

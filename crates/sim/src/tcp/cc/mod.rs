@@ -66,6 +66,11 @@ pub struct Tcb {
     pub cwnd_limited: bool,
     /// Pacing rate in bit/s set by rate-based algorithms (BBR); `None` = no pacing.
     pub pacing_rate_bps: Option<f64>,
+    /// Whether the sender builds TSO/GSO bursts (set by the sender from its config).
+    pub tso: bool,
+    /// Segments the pacer releases at once (a TSO/GSO burst; Linux `tcp_tso_segs`), set by the
+    /// congestion control (BBR: `bbr_tso_segs_goal`); 1 = every segment paced separately.
+    pub send_quantum: u32,
 }
 
 impl Tcb {
@@ -83,6 +88,8 @@ impl Tcb {
             ca_state: CaState::Open,
             cwnd_limited: true,
             pacing_rate_bps: None,
+            tso: false,
+            send_quantum: 1,
         }
     }
 
