@@ -495,6 +495,9 @@ fn sender_config(fc: &FlowConfig) -> SenderConfig {
         tlp: t.tlp.unwrap_or(t.sack),
         frto: t.frto,
         undo: t.undo,
+        reno_ssthresh_from_flight: t.reno_ssthresh == crate::scenario::RenoSsthresh::Flight,
+        reno_increase_per_ack: t.reno_increase == crate::scenario::RenoIncrease::PerAck,
+        cwnd_validation: t.cwnd_validation,
         ..SenderConfig::default()
     }
 }

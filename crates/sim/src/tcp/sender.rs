@@ -82,6 +82,15 @@ pub struct SenderConfig {
     pub frto: bool,
     /// Undo of spurious window reductions (Eifel timestamps, RFC 3522; Linux `tcp_try_undo_*`).
     pub undo: bool,
+    /// tahoe/reno/newreno halve the pipe instead of cwnd on a loss (ns-3 `TcpNewReno::GetSsThresh`;
+    /// `[flows.tcp] reno_ssthresh = "flight"`, a deviation from Linux).
+    pub reno_ssthresh_from_flight: bool,
+    /// tahoe/reno/newreno grow once per ACK, not per segment ACKed (ns-3 `TcpNewReno`;
+    /// `[flows.tcp] reno_increase = "per-ack"`, a deviation from Linux).
+    pub reno_increase_per_ack: bool,
+    /// Grow cwnd only while cwnd-limited (Linux); false = on every ACK (ns-3 `TcpNewReno`,
+    /// `TcpCubic` before ns-3.42; `[flows.tcp] cwnd_validation = false`).
+    pub cwnd_validation: bool,
     /// P3's Explicit Handoff Notification: freeze on an EHN message (see [`TcpSender::on_ehn`]).
     pub ehn: bool,
     /// EHN: longest freeze before the sender gives up waiting and resumes as plain TCP.
@@ -102,6 +111,9 @@ impl Default for SenderConfig {
             tlp: true,
             frto: true,
             undo: true,
+            reno_ssthresh_from_flight: false,
+            reno_increase_per_ack: false,
+            cwnd_validation: true,
             ehn: false,
             ehn_max_freeze: 10 * NS_PER_S,
         }
@@ -828,7 +840,7 @@ impl TcpSender {
         }
         self.cc.set_state(&mut self.tcb, CaState::Loss, now);
         if reduce {
-            self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+            self.tcb.ssthresh = self.loss_ssthresh(now);
         }
         self.tcb.ca_state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
@@ -1331,7 +1343,9 @@ impl TcpSender {
             self.app_limited_until = 0;
         }
         self.tcb.in_flight = self.pipe();
-        self.tcb.cwnd_limited = if self.tcb.in_slow_start() {
+        self.tcb.cwnd_limited = if !self.cfg.cwnd_validation {
+            true
+        } else if self.tcb.in_slow_start() {
             self.tcb.cwnd < 2 * prior_in_flight.max(1) || self.blocked_by_cwnd
         } else {
             self.blocked_by_cwnd
@@ -1346,7 +1360,9 @@ impl TcpSender {
                 // (SACK-only duplicate ACKs do not), by everything delivered (acked + sacked).
                 CaState::Open | CaState::Disorder | CaState::Loss => {
                     if advanced {
-                        self.cc.cong_avoid(&mut self.tcb, delivered_segs, now)
+                        // ns-3 semantics (`reno_increase_per_ack`): one increment per ACK.
+                        let per_ack = self.cfg.reno_increase_per_ack && matches!(self.cc.name(), "tahoe" | "reno" | "newreno");
+                        self.cc.cong_avoid(&mut self.tcb, if per_ack { 1 } else { delivered_segs }, now)
                     }
                 }
                 CaState::Recovery => self.prr_update(delivered_segs, newly_sacked),
@@ -1470,7 +1486,7 @@ impl TcpSender {
             // The probe repaired a loss: reduce as a CWR episode (tcp_init_cwnd_reduction, then
             // tcp_end_cwnd_reduction at once).
             self.tlp_high_seq = None;
-            self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+            self.tcb.ssthresh = self.loss_ssthresh(now);
             if !self.cc_is_model_based() {
                 self.tcb.cwnd = self.tcb.ssthresh.max(1);
             }
@@ -1617,6 +1633,18 @@ impl TcpSender {
         }
     }
 
+    /// The slow-start threshold on a loss: the algorithm's (Linux), or for tahoe/reno/newreno with
+    /// `reno_ssthresh_from_flight` ns-3's `max(pipe / 2, 2)` (`TcpNewReno::GetSsThresh` is handed
+    /// `BytesInFlight()`, the RFC 6675 pipe, where Linux's `tcp_reno_ssthresh` halves cwnd).
+    fn loss_ssthresh(&mut self, now: Time) -> u32 {
+        let from_cc = self.cc.ssthresh(&self.tcb, now);
+        if self.cfg.reno_ssthresh_from_flight && matches!(self.cc.name(), "tahoe" | "reno" | "newreno") {
+            (self.pipe() / 2).max(2)
+        } else {
+            from_cc
+        }
+    }
+
     fn enter_recovery(&mut self, now: Time, style: RecoveryStyle) {
         self.stats.fast_retransmits += 1;
         self.tlp_high_seq = None;
@@ -1626,7 +1654,7 @@ impl TcpSender {
         }
         self.recovery_point = self.snd_nxt;
         self.cc.set_state(&mut self.tcb, CaState::Recovery, now);
-        self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+        self.tcb.ssthresh = self.loss_ssthresh(now);
         if style == RecoveryStyle::Tahoe {
             // Tahoe: fast retransmit, then slow start from one segment (go-back-N).
             self.tcb.ca_state = CaState::Loss;
