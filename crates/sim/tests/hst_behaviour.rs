@@ -669,3 +669,118 @@ fn measure_single_tcp_anchors() {
     }
 }
 
+
+/// Where PHA's average gain comes from (not in CI: `--ignored --nocapture`): the paper profile as
+/// in [`paper_profile`], per class of second — W = holds a handover start (either operator), P =
+/// one of the 4 seconds after a W second, F = the rest — PHA's gain paired by seed, the plain
+/// goodput, scheduler waits and retransmitted segments, seeds 1–10. SCHEDS = schedulers, WRAP =
+/// the wrapper (`pha`, `oracle`), FLOW_EXTRA = a flow line, HO_EXTRA = `[hst.handover]` lines.
+#[test]
+#[ignore]
+fn measure_pha_gain_by_window() {
+    let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
+    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
+    let extra_ho = std::env::var("HO_EXTRA").unwrap_or("model = \"signalling\"\n".into()).replace("\\n", "\n");
+    for sched in std::env::var("SCHEDS").unwrap_or("blest,minrtt".into()).split(',') {
+        let opt = if sched == "peekaboo" { String::new() } else { ", rcvbuf_optimisation = false".into() };
+        let mk = |pha: bool| {
+            let wrap = std::env::var("WRAP").unwrap_or("pha".into());
+            let name = if pha { format!("{wrap}({sched})") } else { sched.to_string() };
+            let t = base.replace("scheduler = \"minrtt\"", &format!("scheduler = {{ name = \"{name}\"{opt} }}"))
+                .replace("[hst.handover]\n", &format!("[hst.handover]\n{extra_ho}"))
+                .replace("traffic = { kind = \"bulk\" }\n", &format!("traffic = {{ kind = \"bulk\" }}\n{}\n", std::env::var("FLOW_EXTRA").unwrap_or_default()));
+            if pha { t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display())) } else { t }
+        };
+        // Per seed, per class of second: W = holds a handover start, P = one of the 4 seconds after
+        // a W second (not W), F = the rest. Mean per-second goodput per class.
+        let classes = |o: &mobipath_sim::api::RunOutput| {
+            let dur = f(&o.summary["duration_s"]) as i64;
+            let w: std::collections::BTreeSet<i64> = o.summary["handovers"].as_array().unwrap().iter().map(|h| (f(&h["start_s"]) + 1e-9).floor() as i64).collect();
+            let g = series(o, "flow", "mptcp", "goodput_mbps");
+            let mut acc = [(0.0, 0.0); 3];
+            for s in 0..dur {
+                let v: Vec<f64> = g.iter().filter(|(t, _)| (t + 1e-9).floor() as i64 == s).map(|x| x.1).collect();
+                let m = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                let c = if w.contains(&s) { 0 } else if (1..=4).any(|k| w.contains(&(s - k))) { 1 } else { 2 };
+                acc[c].0 += m;
+                acc[c].1 += 1.0;
+            }
+            (acc.map(|(a, n)| a / n), f(&o.summary["flows"]["mptcp"]["scheduler_waits"]), f(&o.summary["flows"]["mptcp"]["segments_retransmitted"]))
+        };
+        let (mut gw, mut gp, mut gf, mut gall, mut wp, mut wq, mut rp, mut rq, mut pl) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![[0.0; 3]; 0]);
+        for seed in 1..=10 {
+            let (a, b) = (run_seed(&mk(false), seed), run_seed(&mk(true), seed));
+            let ((ca, wa, ra), (cb, wb, rb)) = (classes(&a), classes(&b));
+            gw.push(cb[0] / ca[0] * 100.0 - 100.0);
+            gp.push(cb[1] / ca[1] * 100.0 - 100.0);
+            gf.push(cb[2] / ca[2] * 100.0 - 100.0);
+            gall.push(f(&b.summary["flows"]["mptcp"]["goodput_mbps"]) / f(&a.summary["flows"]["mptcp"]["goodput_mbps"]) * 100.0 - 100.0);
+            wp.push(wa); wq.push(wb); rp.push(ra); rq.push(rb); pl.push(ca);
+        }
+        let p = |v: &[f64]| { let (m, c) = mean_ci(v); format!("{m:+.2} ± {c:.2}") };
+        let col = |k: usize| pl.iter().map(|x| x[k]).collect::<Vec<f64>>();
+        eprintln!("{sched} [{}]: PHA gain average {} %, in W (handover-start seconds) {} %, in P (4 s after) {} %, in F (rest) {} %; plain Mbit/s W {} P {} F {}; waits plain {} PHA {}; retransmitted segments plain {} PHA {} (10 seeds, 95 % CI)",
+            extra_ho.trim(), p(&gall), p(&gw), p(&gp), p(&gf), p(&col(0)), p(&col(1)), p(&col(2)), p(&wp), p(&wq), p(&rp), p(&rq));
+    }
+}
+
+/// P0's paper profile (MPTCP, LIA, 128 KiB shared receive buffer, the shipped table learned from
+/// seeds 100000–100049) with the signalling handover model, the receive-buffer optimisation off
+/// (Peekaboo never applies it) and `extra` added to the flow: per scheduler, over held-out seeds
+/// 1..=`seeds`, (PHA average gain %, PHA handover-window gain %, plain retransmission ratio %),
+/// each as the per-seed values (gains paired by seed).
+fn paper_profile(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<f64>; 3] {
+    let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
+    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
+    let opt = if sched == "peekaboo" { "" } else { ", rcvbuf_optimisation = false" };
+    let mk = |pha: bool| {
+        let name = if pha { format!("pha({sched})") } else { sched.to_string() };
+        let t = base.replace("scheduler = \"minrtt\"", &format!("scheduler = {{ name = \"{name}\"{opt} }}"))
+            .replace("[hst.handover]\n", "[hst.handover]\nmodel = \"signalling\"\n")
+            .replace("traffic = { kind = \"bulk\" }\n", &format!("traffic = {{ kind = \"bulk\" }}\n{extra}\n"))
+            .replace("duration_s = 70", &format!("duration_s = {duration_s}"));
+        assert!(t.contains(&format!("\"{name}\"")) && t.contains("model = \"signalling\"") && t.contains(extra));
+        if pha { t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display())) } else { t }
+    };
+    let (plain, pha) = (mk(false), mk(true));
+    let mut out = [vec![], vec![], vec![]];
+    for seed in 1..=seeds {
+        let (a, b) = (run_seed(&plain, seed), run_seed(&pha, seed));
+        let (fa, fb) = (&a.summary["flows"]["mptcp"], &b.summary["flows"]["mptcp"]);
+        out[0].push(f(&fb["goodput_mbps"]) / f(&fa["goodput_mbps"]) * 100.0 - 100.0);
+        out[1].push(f(&fb["handover_goodput_mbps"]) / f(&fa["handover_goodput_mbps"]) * 100.0 - 100.0);
+        out[2].push(f(&fa["retransmission_ratio"]) * 100.0);
+    }
+    out
+}
+
+/// BLEST + PHA's average gain above P0's [0, +5] % is BLEST's own recovery after a handover, not
+/// PHA acting outside the handover windows: with Linux's cwnd validation a handover halves the
+/// window of the subflow BLEST favours, and BLEST keeps waiting for it (its other subflow idles
+/// with a stale, handover-inflated srtt) for ~4 s after the window, which PHA avoids; with
+/// ns-3's semantics (cwnd grows while the 128 KiB receive window limits the flight) the halving
+/// does not bite and the gain falls inside the target (docs/handover-model.md §5; seeds 1–10:
+/// +7.17 ± 1.05 % vs +0.89 ± 0.19 %). Two seeds here (about 4 s of CI).
+#[test]
+fn blest_phas_average_gain_is_the_post_handover_recovery_that_ns3_cwnd_semantics_remove() {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let [linux, _, _] = paper_profile("blest", "", 2, 70);
+    let [ns3, ns3_ho, _] = paper_profile("blest", "tcp = { cwnd_validation = false }", 2, 70);
+    assert!(mean(&linux) > 5.0, "Linux semantics: BLEST + PHA average gain {linux:?} % (seeds 1–10: +7.17 ± 1.05)");
+    assert!((0.0..=5.0).contains(&mean(&ns3)), "ns-3 semantics: BLEST + PHA average gain {ns3:?} % (P0: +1.87)");
+    assert!(mean(&ns3_ho) > 5.0, "and PHA still gains in the handover windows: {ns3_ho:?} %");
+}
+
+/// Measurement of the paper-profile targets (not in CI: `--ignored --nocapture`; PP_EXTRA = the
+/// flow line, PP_SEEDS = seed count).
+#[test]
+#[ignore]
+fn measure_paper_profile() {
+    let extra = std::env::var("PP_EXTRA").unwrap_or_default();
+    let seeds = std::env::var("PP_SEEDS").map(|s| s.parse().unwrap()).unwrap_or(10);
+    for sched in ["minrtt", "ecf", "blest", "peekaboo"] {
+        let [a, h, r] = paper_profile(sched, &extra, seeds, 70);
+        let p = |v: &[f64]| { let (m, c) = mean_ci(v); format!("{m:+.2} ± {c:.2}") };
+        eprintln!("{sched} [{extra}]: PHA average gain {} %, handover-window gain {} %, plain retransmission ratio {} % ({seeds} seeds, 95 % CI)", p(&a), p(&h), p(&r));
+    }
+}
