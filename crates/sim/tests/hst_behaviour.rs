@@ -465,6 +465,9 @@ struct HoNumbers {
     /// them are left out.
     pre_dip: Vec<f64>,
     rec5: Vec<f64>,
+    /// The flow's retransmission timeouts and fast retransmits (recovery episodes) in the run.
+    timeouts: f64,
+    fast_retransmits: f64,
 }
 
 fn dip_and_gaps(text: &str, seed: u64) -> HoNumbers {
@@ -504,7 +507,8 @@ fn dip_and_gaps(text: &str, seed: u64) -> HoNumbers {
             rec5.push(mean_in(s + 5.0) / pre * 100.0);
         }
     }
-    HoNumbers { dip: (i / ni) / (x / nx) * 100.0 - 100.0, gaps, interr, outside: x / nx, pre_dip, rec5 }
+    let fl = &o.summary["flows"]["mptcp"];
+    HoNumbers { dip: (i / ni) / (x / nx) * 100.0 - 100.0, gaps, interr, outside: x / nx, pre_dip, rec5, timeouts: f(&fl["timeouts"]), fast_retransmits: f(&fl["fast_retransmits"]) }
 }
 
 fn mean_ci(v: &[f64]) -> (f64, f64) {
@@ -647,6 +651,7 @@ fn measure_single_tcp_anchors() {
         t.replace(a, &b.replace("\\n", "\n"))
     });
         let (mut dips, mut gaps, mut ints, mut outs, mut pre, mut rec) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut tos, mut frs) = (Vec::new(), Vec::new());
         for seed in 1..=seeds {
             let r = dip_and_gaps(&text, seed);
             outs.push(r.outside);
@@ -655,7 +660,10 @@ fn measure_single_tcp_anchors() {
             ints.extend(r.interr);
             pre.push(r.pre_dip.iter().sum::<f64>() / r.pre_dip.len() as f64);
             rec.push(r.rec5.iter().sum::<f64>() / r.rec5.len() as f64);
+            tos.push(r.timeouts);
+            frs.push(r.fast_retransmits);
         }
+        let ((tm, tc), (fm, fc)) = (mean_ci(&tos), mean_ci(&frs));
         let ((pm, pc), (rm, rc)) = (mean_ci(&pre), mean_ci(&rec));
         let (dm, dc) = mean_ci(&dips);
         let (gm, gc) = mean_ci(&gaps);
@@ -663,7 +671,7 @@ fn measure_single_tcp_anchors() {
         let (im, ic) = mean_ci(&ok);
         let (om, oc) = mean_ci(&outs);
         eprintln!("{cc} [{extra}|{tail}|{fx}]: goodput outside {om:.2} ± {oc:.2} Mbit/s, dip {dm:.1} ± {dc:.1} %, in-order gap {gm:.1} ± {gc:.1} ms, \
-            vs the second before: dip {pm:.1} ± {pc:.1} %, at +5 s {rm:.1} ± {rc:.1} % (95 % CIs over the {seeds} per-seed means); \
+            vs the second before: dip {pm:.1} ± {pc:.1} %, at +5 s {rm:.1} ± {rc:.1} %; per run {tm:.1} ± {tc:.1} RTOs, {fm:.1} ± {fc:.1} fast retransmits (95 % CIs over the {seeds} per-seed means); \
             X2 interruptions {im:.1} ± {ic:.1} ms (n = {}, min {:.1}, max {:.1}), failures (RLF/HO failure) {} of {}",
             ok.len(), ok.iter().cloned().fold(f64::INFINITY, f64::min), ok.iter().cloned().fold(0.0, f64::max), ints.len() - ok.len(), ints.len());
     }
@@ -732,7 +740,7 @@ fn measure_pha_gain_by_window() {
 fn paper_profile(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<f64>; 3] {
     let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
     let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
-    let opt = if sched == "peekaboo" { "" } else { ", rcvbuf_optimisation = false" };
+    let opt = if sched == "peekaboo" || std::env::var("PP_OPT_ON").is_ok() { "" } else { ", rcvbuf_optimisation = false" };
     let mk = |pha: bool| {
         let name = if pha { format!("pha({sched})") } else { sched.to_string() };
         let t = base.replace("scheduler = \"minrtt\"", &format!("scheduler = {{ name = \"{name}\"{opt} }}"))

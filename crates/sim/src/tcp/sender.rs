@@ -1828,6 +1828,60 @@ mod tests {
         assert_eq!(s.tcb.cwnd, 6);
     }
 
+    /// ns-3 semantics (`reno_ssthresh_from_flight`): NewReno halves the pipe at the ACK that starts
+    /// recovery (10 out, 3 SACKed, 1 lost → pipe 6 → 3), where Linux halves cwnd (10 → 5); CUBIC
+    /// keeps 0.7 × cwnd either way.
+    #[test]
+    fn ns3_reno_ssthresh_halves_the_pipe_and_leaves_cubic_alone() {
+        let m = 1448u64;
+        for (name, expect) in [("newreno", 3), ("cubic", 7)] {
+            let mut s = sender(name, true);
+            s.cfg.reno_ssthresh_from_flight = true;
+            drain(&mut s, 0);
+            for k in 2..=4 {
+                s.on_ack(40 * NS_PER_MS, &ack(0, &[(m, k * m)]));
+            }
+            assert_eq!(s.ca_state(), CaState::Recovery, "{name}");
+            assert_eq!(s.tcb.ssthresh, expect, "{name}");
+        }
+    }
+
+    fn ack_rwnd(n: u64, rwnd: u64) -> Packet {
+        let mut a = ack(n, &[]);
+        a.rwnd = rwnd;
+        a
+    }
+
+    /// ns-3 semantics: `reno_increase_per_ack` counts an ACK of two segments once in slow start
+    /// (Linux: twice); without `cwnd_validation` cwnd grows in congestion avoidance although the
+    /// receive window (5 segments) and not cwnd (10) limits the flight (Linux: it stays).
+    #[test]
+    fn ns3_per_ack_growth_and_growth_without_cwnd_validation() {
+        let m = 1448u64;
+        for (per_ack, expect) in [(false, 12), (true, 11)] {
+            let mut s = sender("newreno", true);
+            s.cfg.reno_increase_per_ack = per_ack;
+            drain(&mut s, 0);
+            s.on_ack(40 * NS_PER_MS, &ack(2 * m, &[]));
+            assert_eq!(s.tcb.cwnd, expect, "per ACK: {per_ack}");
+        }
+        for (validation, grows) in [(true, false), (false, true)] {
+            let mut s = sender("newreno", true);
+            s.cfg.cwnd_validation = validation;
+            s.tcb.ssthresh = 5;
+            s.on_ack(0, &ack_rwnd(0, 5 * m));
+            let mut sent = drain(&mut s, 0).len() as u64;
+            for k in 1..=30u64 {
+                let now = k * 10 * NS_PER_MS;
+                s.on_ack(now, &ack_rwnd(k * m, 5 * m));
+                sent += drain(&mut s, now).len() as u64;
+                assert!(s.snd_nxt() - k * m <= 5 * m, "the receive window limits the flight");
+            }
+            assert!(sent >= 30);
+            assert_eq!(s.tcb.cwnd > 10, grows, "validation {validation}: cwnd {}", s.tcb.cwnd);
+        }
+    }
+
     #[test]
     fn newreno_without_sack_retransmits_after_partial_ack() {
         let mut s = sender("newreno", false);
