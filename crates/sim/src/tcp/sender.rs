@@ -50,6 +50,13 @@
 //! no switch in Linux). They apply to the Linux-like recovery (NewReno, or any algorithm with
 //! SACK); the textbook Tahoe, and Reno without SACK, keep their RFC behaviour.
 //!
+//! ns-3's TCP semantics, off by default, for comparing with ns-3 studies (docs/handover-model.md
+//! §4.2; ns-3-dev `src/internet/model/`): `reno_ssthresh_from_flight` (tahoe/reno/newreno set
+//! ssthresh = max(pipe / 2, 2) as `TcpNewReno::GetSsThresh(tcb, BytesInFlight())`),
+//! `reno_increase_per_ack` (they grow once per ACK, as `TcpNewReno::SlowStart` /
+//! `CongestionAvoidance`), `cwnd_validation = false` (every algorithm grows cwnd while not
+//! cwnd-limited, as `TcpNewReno`, and `TcpCubic` before ns-3.42).
+//!
 //! Deviations: no DSACK (the receiver sends none), so undo relies on timestamps only (Linux also
 //! counts DSACKs for retransmissions, `undo_retrans`, and grows RACK's reo_wnd on DSACKs), no
 //! partial undo in recovery (`tcp_try_undo_partial`); the reordering and TLP timers run beside the
