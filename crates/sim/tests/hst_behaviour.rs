@@ -738,6 +738,13 @@ fn measure_pha_gain_by_window() {
 /// 1..=`seeds`, (PHA average gain %, PHA handover-window gain %, plain retransmission ratio %),
 /// each as the per-seed values (gains paired by seed).
 fn paper_profile(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<f64>; 3] {
+    let r = paper_profile_runs(sched, extra, seeds, duration_s);
+    [r[0].clone(), r[1].clone(), r[2].clone()]
+}
+
+/// As [`paper_profile`], plus the plain runs' goodput in the handover windows (Mbit/s) and p99
+/// head-of-line delay inside them (ms).
+fn paper_profile_runs(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<f64>; 5] {
     let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
     let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
     let opt = if sched == "peekaboo" || std::env::var("PP_OPT_ON").is_ok() { "" } else { ", rcvbuf_optimisation = false" };
@@ -751,13 +758,15 @@ fn paper_profile(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<
         if pha { t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display())) } else { t }
     };
     let (plain, pha) = (mk(false), mk(true));
-    let mut out = [vec![], vec![], vec![]];
+    let mut out = [vec![], vec![], vec![], vec![], vec![]];
     for seed in 1..=seeds {
         let (a, b) = (run_seed(&plain, seed), run_seed(&pha, seed));
         let (fa, fb) = (&a.summary["flows"]["mptcp"], &b.summary["flows"]["mptcp"]);
         out[0].push(f(&fb["goodput_mbps"]) / f(&fa["goodput_mbps"]) * 100.0 - 100.0);
         out[1].push(f(&fb["handover_goodput_mbps"]) / f(&fa["handover_goodput_mbps"]) * 100.0 - 100.0);
         out[2].push(f(&fa["retransmission_ratio"]) * 100.0);
+        out[3].push(f(&fa["handover_goodput_mbps"]));
+        out[4].push(f(&fa["hol_delay_in_handover_p99_ms"]));
     }
     out
 }
@@ -787,8 +796,8 @@ fn measure_paper_profile() {
     let extra = std::env::var("PP_EXTRA").unwrap_or_default();
     let seeds = std::env::var("PP_SEEDS").map(|s| s.parse().unwrap()).unwrap_or(10);
     for sched in ["minrtt", "ecf", "blest", "peekaboo"] {
-        let [a, h, r] = paper_profile(sched, &extra, seeds, 70);
+        let [a, h, r, w, hol] = paper_profile_runs(sched, &extra, seeds, 70);
         let p = |v: &[f64]| { let (m, c) = mean_ci(v); format!("{m:+.2} ± {c:.2}") };
-        eprintln!("{sched} [{extra}]: PHA average gain {} %, handover-window gain {} %, plain retransmission ratio {} % ({seeds} seeds, 95 % CI)", p(&a), p(&h), p(&r));
+        eprintln!("{sched} [{extra}]: PHA average gain {} %, handover-window gain {} %, plain retransmission ratio {} %; plain in the windows {} Mbit/s, HoL p99 {} ms ({seeds} seeds, 95 % CI)", p(&a), p(&h), p(&r), p(&w), p(&hol));
     }
 }
