@@ -632,7 +632,11 @@ fn bad_signalling_values_name_the_field() {
     }
 }
 
-/// Measurement over seeds 1–10 of the full 70 s ride (not in CI: `--ignored --nocapture`).
+/// Measurement over seeds 1–10 of the full 70 s ride (not in CI: `--ignored --nocapture`):
+/// single TCP over operator A, both readings of the dip (docs/handover-model.md §4), the in-order
+/// gap, the recovery at +5 s, RTOs and fast retransmits. HO_EXTRA = `[hst.handover]` lines,
+/// HO_TAIL = an appended section, FLOW_EXTRA = a flow line, TEXT_SUB = `from=>to;;…`
+/// replacements, CCS = algorithms (`newreno,cubic`), SEEDS = seed count (≤ 20).
 #[test]
 #[ignore]
 fn measure_single_tcp_anchors() {
