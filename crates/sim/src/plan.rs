@@ -497,6 +497,9 @@ fn sender_config(fc: &FlowConfig) -> SenderConfig {
         undo: t.undo,
         dsack: t.dsack.unwrap_or(t.sack),
         tso: t.tso,
+        reno_ssthresh_from_flight: t.reno_ssthresh == crate::scenario::RenoSsthresh::Flight,
+        reno_increase_per_ack: t.reno_increase == crate::scenario::RenoIncrease::PerAck,
+        cwnd_validation: t.cwnd_validation,
         ..SenderConfig::default()
     }
 }

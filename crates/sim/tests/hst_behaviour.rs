@@ -446,16 +446,38 @@ fn single_tcp(cc: &str, extra: &str, duration_s: u32) -> String {
     t.replacen("[hst.handover]\n", &format!("[hst.handover]\n{extra}"), 1)
 }
 
-/// Per run: (dip %, in-order gaps ms) measured as `mobipath reproduce p0` does for Fig. 6(a):
-/// per-second goodput (mean of the series' samples in each whole second); handover windows = the
-/// seconds holding the start of one of operator A's handovers; dip = inside / outside − 1.
-fn dip_and_gaps(text: &str, seed: u64) -> (f64, Vec<f64>, Vec<f64>) {
+/// One run's handover numbers (operator A).
+struct HoNumbers {
+    /// Fig. 6(a) dip as `mobipath reproduce p0` measures it (%): per-second goodput (mean of the
+    /// series' samples in each whole second); handover windows = the seconds holding the start of
+    /// one of operator A's handovers; dip = inside / outside − 1.
+    dip: f64,
+    /// Per handover: the in-order gap (ms).
+    gaps: Vec<f64>,
+    /// Per handover: the interruption (ms), negative for an RLF / handover failure.
+    interr: Vec<f64>,
+    /// Mean per-second goodput outside the handover windows (Mbit/s).
+    outside: f64,
+    /// Per handover, relative to the second before its start (mean of the goodput bins ending in
+    /// (start − 1, start]): the goodput of the bins ending in (start, start + 1] − 1 (%), and of
+    /// those ending in (start + 5, start + 6] as a fraction of it (%): the "dip around a handover" and "recovery five seconds
+    /// later" read relative to the pre-handover rate. Handovers with less than 6 s of ride after
+    /// them are left out.
+    pre_dip: Vec<f64>,
+    rec5: Vec<f64>,
+    /// The flow's retransmission timeouts and fast retransmits (recovery episodes) in the run.
+    timeouts: f64,
+    fast_retransmits: f64,
+}
+
+fn dip_and_gaps(text: &str, seed: u64) -> HoNumbers {
     let o = run_seed(text, seed);
     let hos: Vec<&serde_json::Value> = o.summary["handovers"].as_array().unwrap().iter().filter(|h| h["operator"] == "A").collect();
     let dur = f(&o.summary["duration_s"]) as i64;
     let starts: std::collections::BTreeSet<i64> = hos.iter().map(|h| (f(&h["start_s"]) + 1e-9).floor() as i64).collect();
     let mut per: std::collections::BTreeMap<i64, (f64, f64)> = Default::default();
-    for (t, v) in series(&o, "flow", "mptcp", "goodput_mbps") {
+    let g = series(&o, "flow", "mptcp", "goodput_mbps");
+    for &(t, v) in &g {
         let s = (t + 1e-9).floor() as i64;
         if s < dur {
             let e = per.entry(s).or_default();
@@ -469,7 +491,24 @@ fn dip_and_gaps(text: &str, seed: u64) -> (f64, Vec<f64>, Vec<f64>) {
     }
     let gaps = hos.iter().filter_map(|h| h["app_gap_ms"]["mptcp"].as_f64()).collect();
     let interr = hos.iter().map(|h| if h["outcome"] == "x2" { f(&h["interruption_ms"]) } else { -f(&h["interruption_ms"]) }).collect();
-    ((i / ni) / (x / nx) * 100.0 - 100.0, gaps, interr)
+    // A sample at t covers the bin [t, t + bin); a window [a, a + 1) takes the bins that end in
+    // (a, a + 1], so the second before a handover holds none of it.
+    let bin = g[1].0 - g[0].0;
+    let mean_in = |a: f64| {
+        let v: Vec<f64> = g.iter().filter(|(t, _)| *t + bin > a + 1e-9 && *t + bin <= a + 1.0 + 1e-9).map(|x| x.1).collect();
+        v.iter().sum::<f64>() / v.len().max(1) as f64
+    };
+    let (mut pre_dip, mut rec5) = (Vec::new(), Vec::new());
+    for h in &hos {
+        let s = f(&h["start_s"]);
+        if s >= 1.0 && s + 6.0 <= dur as f64 {
+            let pre = mean_in(s - 1.0);
+            pre_dip.push(mean_in(s) / pre * 100.0 - 100.0);
+            rec5.push(mean_in(s + 5.0) / pre * 100.0);
+        }
+    }
+    let fl = &o.summary["flows"]["mptcp"];
+    HoNumbers { dip: (i / ni) / (x / nx) * 100.0 - 100.0, gaps, interr, outside: x / nx, pre_dip, rec5, timeouts: f(&fl["timeouts"]), fast_retransmits: f(&fl["fast_retransmits"]) }
 }
 
 fn mean_ci(v: &[f64]) -> (f64, f64) {
@@ -522,13 +561,44 @@ fn single_newreno_without_sack_meets_the_ns3_dip_and_gap_anchors() {
     let text = single_tcp("newreno", "model = \"signalling\"\n", 70).replace("cc = \"newreno\"\n", "cc = \"newreno\"\ntcp = { sack = false }\n");
     let (mut dips, mut gaps) = (Vec::new(), Vec::new());
     for seed in 1..=10 {
-        let (d, g, _) = dip_and_gaps(&text, seed);
-        dips.push(d);
-        gaps.push(g.iter().sum::<f64>() / g.len() as f64);
+        let r = dip_and_gaps(&text, seed);
+        dips.push(r.dip);
+        gaps.push(r.gaps.iter().sum::<f64>() / r.gaps.len() as f64);
     }
     let ((dm, dc), (gm, _)) = (mean_ci(&dips), mean_ci(&gaps));
     assert!((-47.5..=-28.5).contains(&dm), "dip {dm:.1} ± {dc:.1} % (ns-3: −38 % ± 25 %): {dips:?}");
     assert!((83.0..=114.0).contains(&gm), "in-order gap {gm:.1} ms (ns-3: 83–114): {gaps:?}");
+}
+
+/// The ns-3 anchors for single TCP (NewReno dips 38–49 % around a handover, CUBIC ~13 %, in-order
+/// gap 83–114 ms) read against the second before each handover (`HoNumbers::pre_dip`), met by the
+/// two ns-3 semantics that decide the window reduction (docs/handover-model.md §4): NewReno
+/// halves the flight (ns-3 `TcpNewReno::GetSsThresh(tcb, BytesInFlight())`), and cwnd grows
+/// while the 128 KiB receive window limits the flight (ns-3 `TcpNewReno`, and `TcpCubic` before
+/// ns-3.42). Then CUBIC's 0.7 × cwnd stays above the flight and never bites (its dip is the
+/// in-order gap alone), while NewReno's half of the flight always does. Seeds 1–10 (95 % CIs):
+/// NewReno −44.9 ± 1.2 %, gap 100.5 ± 0.9 ms, CUBIC −11.2 ± 0.1 %; with Linux's semantics CUBIC
+/// dips −22.4 ± 0.1 % and misses. About 2 s of CI.
+#[test]
+fn the_ns3_profile_meets_the_single_tcp_anchors_and_linux_semantics_miss_cubics() {
+    let ns3 = "tcp = { reno_ssthresh = \"flight\", cwnd_validation = false }\n";
+    let run = |cc: &str, fx: &str, seeds: u64| {
+        let text = single_tcp(cc, "model = \"signalling\"\n", 70).replace(&format!("cc = \"{cc}\"\n"), &format!("cc = \"{cc}\"\n{fx}"));
+        let (mut pre, mut gaps) = (Vec::new(), Vec::new());
+        for seed in 1..=seeds {
+            let r = dip_and_gaps(&text, seed);
+            pre.push(r.pre_dip.iter().sum::<f64>() / r.pre_dip.len() as f64);
+            gaps.push(r.gaps.iter().sum::<f64>() / r.gaps.len() as f64);
+        }
+        (mean_ci(&pre), mean_ci(&gaps).0)
+    };
+    let ((nm, nc), ngap) = run("newreno", ns3, 10);
+    assert!(nm - nc >= -47.5 && nm + nc <= -28.5, "ns-3 profile NewReno dip {nm:.1} ± {nc:.1} % (ns-3: −38 % ± 25 %)");
+    assert!((83.0..=114.0).contains(&ngap), "ns-3 profile NewReno in-order gap {ngap:.1} ms (ns-3: 83–114)");
+    let ((cm, cc), _) = run("cubic", ns3, 10);
+    assert!(cm - cc >= -13.0 * 1.25 && cm + cc <= -13.0 * 0.75, "ns-3 profile CUBIC dip {cm:.1} ± {cc:.1} % (ns-3: ~−13 %)");
+    let ((lm, lc), _) = run("cubic", "", 3);
+    assert!(lm + lc < -13.0 * 1.25, "Linux semantics: CUBIC's 0.7 × a validated cwnd bites ({lm:.1} ± {lc:.1} %)");
 }
 
 /// With the RRC command sent over the source's radio (`rrc = "radio"`), a handover whose source
@@ -562,28 +632,176 @@ fn bad_signalling_values_name_the_field() {
     }
 }
 
-/// Measurement over seeds 1–10 of the full 70 s ride (not in CI: `--ignored --nocapture`).
+/// Measurement over seeds 1–10 of the full 70 s ride (not in CI: `--ignored --nocapture`):
+/// single TCP over operator A, both readings of the dip (docs/handover-model.md §4), the in-order
+/// gap, the recovery at +5 s, RTOs and fast retransmits. HO_EXTRA = `[hst.handover]` lines,
+/// HO_TAIL = an appended section, FLOW_EXTRA = a flow line, TEXT_SUB = `from=>to;;…`
+/// replacements, CCS = algorithms (`newreno,cubic`), SEEDS = seed count (≤ 20).
 #[test]
 #[ignore]
 fn measure_single_tcp_anchors() {
     let extra = std::env::var("HO_EXTRA").unwrap_or_default().replace("\\n", "\n");
-    for cc in ["newreno", "cubic"] {
+    // CCS="newreno,cubic" and SEEDS=10 (seeds 1..=SEEDS) by default.
+    let ccs = std::env::var("CCS").unwrap_or("newreno,cubic".into());
+    let seeds: u64 = std::env::var("SEEDS").map(|s| s.parse().expect("SEEDS: a count")).unwrap_or(10);
+    for cc in ccs.split(',') {
         let tail = std::env::var("HO_TAIL").unwrap_or_default().replace("\\n", "\n");
     let fx = std::env::var("FLOW_EXTRA").unwrap_or_default();
     let text = (single_tcp(cc, &extra, 70) + &tail).replace(&format!("cc = \"{cc}\"\n"), &format!("cc = \"{cc}\"\n{fx}\n"));
-        let (mut dips, mut gaps, mut ints) = (Vec::new(), Vec::new(), Vec::new());
-        for seed in 1..=10 {
-            let (d, g, i) = dip_and_gaps(&text, seed);
-            dips.push(d);
-            gaps.push(g.iter().sum::<f64>() / g.len() as f64);
-            ints.extend(i);
+    // TEXT_SUB="from=>to;;from=>to": plain text substitutions in the scenario (e.g. the link queue).
+    let text = std::env::var("TEXT_SUB").unwrap_or_default().split(";;").filter(|r| !r.is_empty()).fold(text, |t, r| {
+        let (a, b) = r.split_once("=>").expect("TEXT_SUB: from=>to");
+        assert!(t.contains(a), "TEXT_SUB: {a} not in the scenario");
+        t.replace(a, &b.replace("\\n", "\n"))
+    });
+        let (mut dips, mut gaps, mut ints, mut outs, mut pre, mut rec) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut tos, mut frs) = (Vec::new(), Vec::new());
+        for seed in 1..=seeds {
+            let r = dip_and_gaps(&text, seed);
+            outs.push(r.outside);
+            dips.push(r.dip);
+            gaps.push(r.gaps.iter().sum::<f64>() / r.gaps.len() as f64);
+            ints.extend(r.interr);
+            pre.push(r.pre_dip.iter().sum::<f64>() / r.pre_dip.len() as f64);
+            rec.push(r.rec5.iter().sum::<f64>() / r.rec5.len() as f64);
+            tos.push(r.timeouts);
+            frs.push(r.fast_retransmits);
         }
+        let ((tm, tc), (fm, fc)) = (mean_ci(&tos), mean_ci(&frs));
+        let ((pm, pc), (rm, rc)) = (mean_ci(&pre), mean_ci(&rec));
         let (dm, dc) = mean_ci(&dips);
         let (gm, gc) = mean_ci(&gaps);
         let ok: Vec<f64> = ints.iter().cloned().filter(|&x| x >= 0.0).collect();
         let (im, ic) = mean_ci(&ok);
-        eprintln!("{cc} [{extra}|{tail}|{fx}]: dip {dm:.1} ± {dc:.1} %, in-order gap {gm:.1} ± {gc:.1} ms (95 % CI over the 10 per-seed means); \
+        let (om, oc) = mean_ci(&outs);
+        eprintln!("{cc} [{extra}|{tail}|{fx}]: goodput outside {om:.2} ± {oc:.2} Mbit/s, dip {dm:.1} ± {dc:.1} %, in-order gap {gm:.1} ± {gc:.1} ms, \
+            vs the second before: dip {pm:.1} ± {pc:.1} %, at +5 s {rm:.1} ± {rc:.1} %; per run {tm:.1} ± {tc:.1} RTOs, {fm:.1} ± {fc:.1} fast retransmits (95 % CIs over the {seeds} per-seed means); \
             X2 interruptions {im:.1} ± {ic:.1} ms (n = {}, min {:.1}, max {:.1}), failures (RLF/HO failure) {} of {}",
             ok.len(), ok.iter().cloned().fold(f64::INFINITY, f64::min), ok.iter().cloned().fold(0.0, f64::max), ints.len() - ok.len(), ints.len());
+    }
+}
+
+
+/// Where PHA's average gain comes from (not in CI: `--ignored --nocapture`): the paper profile as
+/// in [`paper_profile`], per class of second — W = holds a handover start (either operator), P =
+/// one of the 4 seconds after a W second, F = the rest — PHA's gain paired by seed, the plain
+/// goodput, scheduler waits and retransmitted segments, seeds 1–10. SCHEDS = schedulers, WRAP =
+/// the wrapper (`pha`, `oracle`), FLOW_EXTRA = a flow line, HO_EXTRA = `[hst.handover]` lines.
+#[test]
+#[ignore]
+fn measure_pha_gain_by_window() {
+    let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
+    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
+    let extra_ho = std::env::var("HO_EXTRA").unwrap_or("model = \"signalling\"\n".into()).replace("\\n", "\n");
+    for sched in std::env::var("SCHEDS").unwrap_or("blest,minrtt".into()).split(',') {
+        let opt = if sched == "peekaboo" { String::new() } else { ", rcvbuf_optimisation = false".into() };
+        let mk = |pha: bool| {
+            let wrap = std::env::var("WRAP").unwrap_or("pha".into());
+            let name = if pha { format!("{wrap}({sched})") } else { sched.to_string() };
+            let t = base.replace("scheduler = \"minrtt\"", &format!("scheduler = {{ name = \"{name}\"{opt} }}"))
+                .replace("[hst.handover]\n", &format!("[hst.handover]\n{extra_ho}"))
+                .replace("traffic = { kind = \"bulk\" }\n", &format!("traffic = {{ kind = \"bulk\" }}\n{}\n", std::env::var("FLOW_EXTRA").unwrap_or_default()));
+            if pha { t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display())) } else { t }
+        };
+        // Per seed, per class of second: W = holds a handover start, P = one of the 4 seconds after
+        // a W second (not W), F = the rest. Mean per-second goodput per class.
+        let classes = |o: &mobipath_sim::api::RunOutput| {
+            let dur = f(&o.summary["duration_s"]) as i64;
+            let w: std::collections::BTreeSet<i64> = o.summary["handovers"].as_array().unwrap().iter().map(|h| (f(&h["start_s"]) + 1e-9).floor() as i64).collect();
+            let g = series(o, "flow", "mptcp", "goodput_mbps");
+            let mut acc = [(0.0, 0.0); 3];
+            for s in 0..dur {
+                let v: Vec<f64> = g.iter().filter(|(t, _)| (t + 1e-9).floor() as i64 == s).map(|x| x.1).collect();
+                let m = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                let c = if w.contains(&s) { 0 } else if (1..=4).any(|k| w.contains(&(s - k))) { 1 } else { 2 };
+                acc[c].0 += m;
+                acc[c].1 += 1.0;
+            }
+            (acc.map(|(a, n)| a / n), f(&o.summary["flows"]["mptcp"]["scheduler_waits"]), f(&o.summary["flows"]["mptcp"]["segments_retransmitted"]))
+        };
+        let (mut gw, mut gp, mut gf, mut gall, mut wp, mut wq, mut rp, mut rq, mut pl) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![[0.0; 3]; 0]);
+        for seed in 1..=10 {
+            let (a, b) = (run_seed(&mk(false), seed), run_seed(&mk(true), seed));
+            let ((ca, wa, ra), (cb, wb, rb)) = (classes(&a), classes(&b));
+            gw.push(cb[0] / ca[0] * 100.0 - 100.0);
+            gp.push(cb[1] / ca[1] * 100.0 - 100.0);
+            gf.push(cb[2] / ca[2] * 100.0 - 100.0);
+            gall.push(f(&b.summary["flows"]["mptcp"]["goodput_mbps"]) / f(&a.summary["flows"]["mptcp"]["goodput_mbps"]) * 100.0 - 100.0);
+            wp.push(wa); wq.push(wb); rp.push(ra); rq.push(rb); pl.push(ca);
+        }
+        let p = |v: &[f64]| { let (m, c) = mean_ci(v); format!("{m:+.2} ± {c:.2}") };
+        let col = |k: usize| pl.iter().map(|x| x[k]).collect::<Vec<f64>>();
+        eprintln!("{sched} [{}]: PHA gain average {} %, in W (handover-start seconds) {} %, in P (4 s after) {} %, in F (rest) {} %; plain Mbit/s W {} P {} F {}; waits plain {} PHA {}; retransmitted segments plain {} PHA {} (10 seeds, 95 % CI)",
+            extra_ho.trim(), p(&gall), p(&gw), p(&gp), p(&gf), p(&col(0)), p(&col(1)), p(&col(2)), p(&wp), p(&wq), p(&rp), p(&rq));
+    }
+}
+
+/// P0's paper profile (MPTCP, LIA, 128 KiB shared receive buffer, the shipped table learned from
+/// seeds 100000–100049) with the signalling handover model, the receive-buffer optimisation off
+/// (Peekaboo never applies it) and `extra` added to the flow: per scheduler, over held-out seeds
+/// 1..=`seeds`, (PHA average gain %, PHA handover-window gain %, plain retransmission ratio %),
+/// each as the per-seed values (gains paired by seed).
+fn paper_profile(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<f64>; 3] {
+    let r = paper_profile_runs(sched, extra, seeds, duration_s);
+    [r[0].clone(), r[1].clone(), r[2].clone()]
+}
+
+/// As [`paper_profile`], plus the plain runs' goodput in the handover windows (Mbit/s) and p99
+/// head-of-line delay inside them (ms).
+fn paper_profile_runs(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<f64>; 5] {
+    let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
+    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
+    let opt = if sched == "peekaboo" || std::env::var("PP_OPT_ON").is_ok() { "" } else { ", rcvbuf_optimisation = false" };
+    let mk = |pha: bool| {
+        let name = if pha { format!("pha({sched})") } else { sched.to_string() };
+        let t = base.replace("scheduler = \"minrtt\"", &format!("scheduler = {{ name = \"{name}\"{opt} }}"))
+            .replace("[hst.handover]\n", "[hst.handover]\nmodel = \"signalling\"\n")
+            .replace("traffic = { kind = \"bulk\" }\n", &format!("traffic = {{ kind = \"bulk\" }}\n{extra}\n"))
+            .replace("duration_s = 70", &format!("duration_s = {duration_s}"));
+        assert!(t.contains(&format!("\"{name}\"")) && t.contains("model = \"signalling\"") && t.contains(extra));
+        if pha { t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display())) } else { t }
+    };
+    let (plain, pha) = (mk(false), mk(true));
+    let mut out = [vec![], vec![], vec![], vec![], vec![]];
+    for seed in 1..=seeds {
+        let (a, b) = (run_seed(&plain, seed), run_seed(&pha, seed));
+        let (fa, fb) = (&a.summary["flows"]["mptcp"], &b.summary["flows"]["mptcp"]);
+        out[0].push(f(&fb["goodput_mbps"]) / f(&fa["goodput_mbps"]) * 100.0 - 100.0);
+        out[1].push(f(&fb["handover_goodput_mbps"]) / f(&fa["handover_goodput_mbps"]) * 100.0 - 100.0);
+        out[2].push(f(&fa["retransmission_ratio"]) * 100.0);
+        out[3].push(f(&fa["handover_goodput_mbps"]));
+        out[4].push(f(&fa["hol_delay_in_handover_p99_ms"]));
+    }
+    out
+}
+
+/// BLEST + PHA's average gain above P0's [0, +5] % is BLEST's own recovery after a handover, not
+/// PHA acting outside the handover windows: with Linux's cwnd validation a handover halves the
+/// window of the subflow BLEST favours, and BLEST keeps waiting for it (its other subflow idles
+/// with a stale, handover-inflated srtt) for ~4 s after the window, which PHA avoids; with
+/// ns-3's semantics (cwnd grows while the 128 KiB receive window limits the flight) the halving
+/// does not bite and the gain falls inside the target (docs/handover-model.md §5; seeds 1–10:
+/// +7.17 ± 1.05 % vs +0.89 ± 0.19 %). Two seeds here (about 4 s of CI).
+#[test]
+fn blest_phas_average_gain_is_the_post_handover_recovery_that_ns3_cwnd_semantics_remove() {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let [linux, _, _] = paper_profile("blest", "", 2, 70);
+    let [ns3, ns3_ho, _] = paper_profile("blest", "tcp = { cwnd_validation = false }", 2, 70);
+    assert!(mean(&linux) > 5.0, "Linux semantics: BLEST + PHA average gain {linux:?} % (seeds 1–10: +7.17 ± 1.05)");
+    assert!((0.0..=5.0).contains(&mean(&ns3)), "ns-3 semantics: BLEST + PHA average gain {ns3:?} % (P0: +1.87)");
+    assert!(mean(&ns3_ho) > 5.0, "and PHA still gains in the handover windows: {ns3_ho:?} %");
+}
+
+/// Measurement of the paper-profile targets (not in CI: `--ignored --nocapture`; PP_EXTRA = the
+/// flow line, PP_SEEDS = seed count).
+#[test]
+#[ignore]
+fn measure_paper_profile() {
+    let extra = std::env::var("PP_EXTRA").unwrap_or_default();
+    let seeds = std::env::var("PP_SEEDS").map(|s| s.parse().unwrap()).unwrap_or(10);
+    for sched in ["minrtt", "ecf", "blest", "peekaboo"] {
+        let [a, h, r, w, hol] = paper_profile_runs(sched, &extra, seeds, 70);
+        let p = |v: &[f64]| { let (m, c) = mean_ci(v); format!("{m:+.2} ± {c:.2}") };
+        eprintln!("{sched} [{extra}]: PHA average gain {} %, handover-window gain {} %, plain retransmission ratio {} %; plain in the windows {} Mbit/s, HoL p99 {} ms ({seeds} seeds, 95 % CI)", p(&a), p(&h), p(&r), p(&w), p(&hol));
     }
 }

@@ -108,6 +108,8 @@ fn nonsense_is_refused_with_the_field_named() {
         ("RACK without SACK", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { sack = false, rack = true }", "flows[0].tcp.rack = true: needs sack = true"),
         ("TLP without SACK", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { sack = false, tlp = true }", "flows[0].tcp.tlp = true: needs sack = true"),
         ("not a switch", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { frto = \"yes\" }", "flows[0].tcp.frto = \"yes\": invalid type"),
+        ("unknown ssthresh basis", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { reno_ssthresh = \"pipe\" }", "flows[0].tcp.reno_ssthresh"),
+        ("unknown increase", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { reno_increase = \"per-byte\" }", "flows[0].tcp.reno_increase"),
         ("table of another network", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\n[hst]\nlinks = [\"l\"]\ntable = \"table-c.csv\"\n", "table-c.csv = C: rows of an unknown operator; operators here: A, B"),
     ];
     for (what, from, to, expected) in cases {

@@ -693,8 +693,12 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
       "shows the unconstrained ratio.")
     a("- **Handovers**: the interruption is a fixed 40 ms + 10 ms X2 forwarding (ns-3 LENA-like, source buffer "
       "discarded, uplink lost). `[hst.handover] model = \"signalling\"` derives it from RRC/X2 steps, RACH and "
-      "radio-link failure instead; it meets the ns-3 in-order gap and CUBIC dip but not NewReno's dip, like the fixed "
-      "model, so these scenarios keep the fixed one (docs/handover-model.md); the single-TCP dip above is what it gives.")
+      "radio-link failure instead; with Linux's TCP it meets the ns-3 in-order gap and CUBIC dip but not NewReno's "
+      "dip, like the fixed model. The conflict comes from ns-3's TCP (NewReno halves the flight, CUBIC 0.7 × a cwnd "
+      "that grows while the receive window limits the flight); `[flows.tcp] reno_ssthresh = \"flight\", "
+      "cwnd_validation = false` models it and meets both, read against the second before each handover "
+      "(docs/handover-model.md §4.2). These scenarios keep the "
+      "fixed model and Linux's TCP; the single-TCP dip above is what they give.")
     if "modern" in prov["profiles"]:
         ms = [s for s in PROFILES["modern"]["schedulers"] if ("modern", s, "plain") in agg]
         for s in ms:

@@ -274,6 +274,50 @@ pub struct TcpOptions {
     /// on by default, as TSO/GSO in Linux.
     #[serde(default = "d_true")]
     pub tso: bool,
+    /// Slow-start threshold of tahoe/reno/newreno on a loss: `"cwnd"` (default, Linux
+    /// `tcp_reno_ssthresh`: cwnd / 2) or `"flight"` (ns-3 `TcpNewReno::GetSsThresh`: the RFC 6675
+    /// pipe at the loss / 2, a documented deviation from Linux for matching ns-3 runs). Other
+    /// algorithms ignore it (ns-3's CUBIC also reduces from cwnd).
+    #[serde(default)]
+    pub reno_ssthresh: RenoSsthresh,
+    /// Window growth of tahoe/reno/newreno per ACK: `"per-segment"` (default, Linux
+    /// `tcp_reno_cong_avoid`: slow start +1 per segment ACKed, congestion avoidance +1 per cwnd
+    /// segments ACKed) or `"per-ack"` (ns-3 `TcpNewReno::SlowStart`/`CongestionAvoidance`: +1
+    /// segment, or +1/cwnd, per ACK however many segments it acknowledges; with delayed ACKs half
+    /// Linux's growth). A documented deviation from Linux for matching ns-3 runs.
+    #[serde(default)]
+    pub reno_increase: RenoIncrease,
+    /// Grow cwnd only while it limits sending (default, Linux `tcp_is_cwnd_limited`, RFC 7661
+    /// spirit). `false` grows it on every ACK even when the receive window or the application
+    /// limits the flight, as ns-3's `TcpNewReno` does, and ns-3's `TcpCubic` did before ns-3.42
+    /// (commit f75345fa0, 2024-05): a documented deviation from Linux for matching ns-3 runs.
+    #[serde(default = "d_true")]
+    pub cwnd_validation: bool,
+}
+
+/// How tahoe/reno/newreno count an ACK for window growth (`[flows.tcp] reno_increase`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenoIncrease {
+    /// Linux (net/ipv4/tcp_cong.c `tcp_slow_start`, `tcp_cong_avoid_ai`): by segments ACKed.
+    #[default]
+    PerSegment,
+    /// ns-3 (src/internet/model/tcp-congestion-ops.cc): once per ACK.
+    PerAck,
+}
+
+/// What tahoe/reno/newreno halve on a loss (`[flows.tcp] reno_ssthresh`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenoSsthresh {
+    /// Linux `tcp_reno_ssthresh` (net/ipv4/tcp_cong.c): `max(cwnd / 2, 2)`.
+    #[default]
+    Cwnd,
+    /// ns-3 `TcpNewReno::GetSsThresh` (src/internet/model/tcp-congestion-ops.cc):
+    /// `max(BytesInFlight / 2, 2 segments)`, BytesInFlight being the RFC 6675 pipe after the ACK
+    /// that starts recovery (`TcpSocketBase::EnterRecovery`) or before the RTO marks everything lost
+    /// (`TcpSocketBase::ReTxTimeout`).
+    Flight,
 }
 
 impl Default for TcpOptions {
@@ -292,6 +336,9 @@ impl Default for TcpOptions {
             undo: true,
             dsack: None,
             tso: true,
+            reno_ssthresh: RenoSsthresh::Cwnd,
+            reno_increase: RenoIncrease::PerSegment,
+            cwnd_validation: true,
         }
     }
 }

@@ -720,16 +720,6 @@ mod tests {
     }
 
 
-    /// One receive step as the engine runs it: the segment, then the receiver's timer if it is
-    /// due at that instant (the application's read at the end of the instant). Returns the ACKs.
-    fn step(r: &mut TcpReceiver, t: Time, p: &Packet) -> usize {
-        let mut n = r.on_segment(t, p).1.is_some() as usize;
-        if r.next_timeout(t) <= t {
-            n += r.on_timer(t).is_some() as usize;
-        }
-        n
-    }
-
     /// Feeds segments `from..from + n` as bursts of `burst` segments arriving in one instant,
     /// `gap` apart, each burst read at its end; returns (ACKs, delayed-ACK timer expiries).
     fn bursts(r: &mut TcpReceiver, t0: Time, from: u64, n: u64, burst: u64, gap: Time) -> (usize, u64) {

@@ -58,12 +58,19 @@
 //! no switch in Linux). They apply to the Linux-like recovery (NewReno, or any algorithm with
 //! SACK); the textbook Tahoe, and Reno without SACK, keep their RFC behaviour.
 //!
+//! ns-3's TCP semantics, off by default, for comparing with ns-3 studies (docs/handover-model.md
+//! §4.2; ns-3-dev `src/internet/model/`): `reno_ssthresh_from_flight` (tahoe/reno/newreno set
+//! ssthresh = max(pipe / 2, 2) as `TcpNewReno::GetSsThresh(tcb, BytesInFlight())`),
+//! `reno_increase_per_ack` (they grow once per ACK, as `TcpNewReno::SlowStart` /
+//! `CongestionAvoidance`), `cwnd_validation = false` (every algorithm grows cwnd while not
+//! cwnd-limited, as `TcpNewReno`, and `TcpCubic` before ns-3.42).
+//!
 //! Deviations: DSACKs do not grow RACK's reo_wnd (Linux `tcp_rack_update_reo_wnd`) and are not
 //! checked for being dubious beyond lying above `snd_nxt` (`tcp_dsack_seen`); a DSACK for data
 //! acknowledged by the same ACK counts whether or not that segment was retransmitted (Linux
 //! checks `TCPCB_RETRANS` there); no partial undo in recovery (`tcp_try_undo_partial`); the reordering and TLP timers run beside the
 //! RTO timer (Linux multiplexes one timer; the RTO is re-armed from the probe as Linux does); no
-//! TSO/GSO (every segment is sent separately); no CWR state (the TLP response sets cwnd at once, as
+//! TSO/GSO except BBR's send quantum (`tso`: other senders send every segment separately); no CWR state (the TLP response sets cwnd at once, as
 //! Linux ends that reduction at once).
 use super::cc::{CaState, CongestionControl, CwndEvent, RateSample, RecoveryStyle, Tcb};
 use super::rtt::{RtoStyle, RttEstimator};
@@ -99,6 +106,15 @@ pub struct SenderConfig {
     /// retransmission of the episode was reported duplicate by a DSACK (RFC 2883). Needs SACK
     /// and `undo`.
     pub dsack: bool,
+    /// tahoe/reno/newreno halve the pipe instead of cwnd on a loss (ns-3 `TcpNewReno::GetSsThresh`;
+    /// `[flows.tcp] reno_ssthresh = "flight"`, a deviation from Linux).
+    pub reno_ssthresh_from_flight: bool,
+    /// tahoe/reno/newreno grow once per ACK, not per segment ACKed (ns-3 `TcpNewReno`;
+    /// `[flows.tcp] reno_increase = "per-ack"`, a deviation from Linux).
+    pub reno_increase_per_ack: bool,
+    /// Grow cwnd only while cwnd-limited (Linux); false = on every ACK (ns-3 `TcpNewReno`,
+    /// `TcpCubic` before ns-3.42; `[flows.tcp] cwnd_validation = false`).
+    pub cwnd_validation: bool,
     /// P3's Explicit Handoff Notification: freeze on an EHN message (see [`TcpSender::on_ehn`]).
     pub ehn: bool,
     /// EHN: longest freeze before the sender gives up waiting and resumes as plain TCP.
@@ -121,6 +137,9 @@ impl Default for SenderConfig {
             undo: true,
             dsack: true,
             tso: true,
+            reno_ssthresh_from_flight: false,
+            reno_increase_per_ack: false,
+            cwnd_validation: true,
             ehn: false,
             ehn_max_freeze: 10 * NS_PER_S,
         }
@@ -887,7 +906,7 @@ impl TcpSender {
         }
         self.cc.set_state(&mut self.tcb, CaState::Loss, now);
         if reduce {
-            self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+            self.tcb.ssthresh = self.loss_ssthresh(now);
         }
         self.tcb.ca_state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
@@ -1430,7 +1449,9 @@ impl TcpSender {
             self.app_limited_until = 0;
         }
         self.tcb.in_flight = self.pipe();
-        self.tcb.cwnd_limited = if self.tcb.in_slow_start() {
+        self.tcb.cwnd_limited = if !self.cfg.cwnd_validation {
+            true
+        } else if self.tcb.in_slow_start() {
             self.tcb.cwnd < 2 * prior_in_flight.max(1) || self.blocked_by_cwnd
         } else {
             self.blocked_by_cwnd
@@ -1445,7 +1466,9 @@ impl TcpSender {
                 // (SACK-only duplicate ACKs do not), by everything delivered (acked + sacked).
                 CaState::Open | CaState::Disorder | CaState::Loss => {
                     if advanced {
-                        self.cc.cong_avoid(&mut self.tcb, delivered_segs, now)
+                        // ns-3 semantics (`reno_increase_per_ack`): one increment per ACK.
+                        let per_ack = self.cfg.reno_increase_per_ack && matches!(self.cc.name(), "tahoe" | "reno" | "newreno");
+                        self.cc.cong_avoid(&mut self.tcb, if per_ack { 1 } else { delivered_segs }, now)
                     }
                 }
                 CaState::Recovery => self.prr_update(delivered_segs, newly_sacked),
@@ -1569,7 +1592,7 @@ impl TcpSender {
             // The probe repaired a loss: reduce as a CWR episode (tcp_init_cwnd_reduction, then
             // tcp_end_cwnd_reduction at once).
             self.tlp_high_seq = None;
-            self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+            self.tcb.ssthresh = self.loss_ssthresh(now);
             if !self.cc_is_model_based() {
                 self.tcb.cwnd = self.tcb.ssthresh.max(1);
             }
@@ -1728,6 +1751,18 @@ impl TcpSender {
         }
     }
 
+    /// The slow-start threshold on a loss: the algorithm's (Linux), or for tahoe/reno/newreno with
+    /// `reno_ssthresh_from_flight` ns-3's `max(pipe / 2, 2)` (`TcpNewReno::GetSsThresh` is handed
+    /// `BytesInFlight()`, the RFC 6675 pipe, where Linux's `tcp_reno_ssthresh` halves cwnd).
+    fn loss_ssthresh(&mut self, now: Time) -> u32 {
+        let from_cc = self.cc.ssthresh(&self.tcb, now);
+        if self.cfg.reno_ssthresh_from_flight && matches!(self.cc.name(), "tahoe" | "reno" | "newreno") {
+            (self.pipe() / 2).max(2)
+        } else {
+            from_cc
+        }
+    }
+
     fn enter_recovery(&mut self, now: Time, style: RecoveryStyle) {
         self.stats.fast_retransmits += 1;
         self.tlp_high_seq = None;
@@ -1737,7 +1772,7 @@ impl TcpSender {
         }
         self.recovery_point = self.snd_nxt;
         self.cc.set_state(&mut self.tcb, CaState::Recovery, now);
-        self.tcb.ssthresh = self.cc.ssthresh(&self.tcb, now);
+        self.tcb.ssthresh = self.loss_ssthresh(now);
         if style == RecoveryStyle::Tahoe {
             // Tahoe: fast retransmit, then slow start from one segment (go-back-N).
             self.tcb.ca_state = CaState::Loss;
@@ -1909,6 +1944,60 @@ mod tests {
         // cwnd = ssthresh on exit, then (as in Linux's tcp_ack, where tcp_cong_control runs
         // after tcp_fastretrans_alert) congestion avoidance counts this ACK's 9 segments: +1.
         assert_eq!(s.tcb.cwnd, 6);
+    }
+
+    /// ns-3 semantics (`reno_ssthresh_from_flight`): NewReno halves the pipe at the ACK that starts
+    /// recovery (10 out, 3 SACKed, 1 lost → pipe 6 → 3), where Linux halves cwnd (10 → 5); CUBIC
+    /// keeps 0.7 × cwnd either way.
+    #[test]
+    fn ns3_reno_ssthresh_halves_the_pipe_and_leaves_cubic_alone() {
+        let m = 1448u64;
+        for (name, expect) in [("newreno", 3), ("cubic", 7)] {
+            let mut s = sender(name, true);
+            s.cfg.reno_ssthresh_from_flight = true;
+            drain(&mut s, 0);
+            for k in 2..=4 {
+                s.on_ack(40 * NS_PER_MS, &ack(0, &[(m, k * m)]));
+            }
+            assert_eq!(s.ca_state(), CaState::Recovery, "{name}");
+            assert_eq!(s.tcb.ssthresh, expect, "{name}");
+        }
+    }
+
+    fn ack_rwnd(n: u64, rwnd: u64) -> Packet {
+        let mut a = ack(n, &[]);
+        a.rwnd = rwnd;
+        a
+    }
+
+    /// ns-3 semantics: `reno_increase_per_ack` counts an ACK of two segments once in slow start
+    /// (Linux: twice); without `cwnd_validation` cwnd grows in congestion avoidance although the
+    /// receive window (5 segments) and not cwnd (10) limits the flight (Linux: it stays).
+    #[test]
+    fn ns3_per_ack_growth_and_growth_without_cwnd_validation() {
+        let m = 1448u64;
+        for (per_ack, expect) in [(false, 12), (true, 11)] {
+            let mut s = sender("newreno", true);
+            s.cfg.reno_increase_per_ack = per_ack;
+            drain(&mut s, 0);
+            s.on_ack(40 * NS_PER_MS, &ack(2 * m, &[]));
+            assert_eq!(s.tcb.cwnd, expect, "per ACK: {per_ack}");
+        }
+        for (validation, grows) in [(true, false), (false, true)] {
+            let mut s = sender("newreno", true);
+            s.cfg.cwnd_validation = validation;
+            s.tcb.ssthresh = 5;
+            s.on_ack(0, &ack_rwnd(0, 5 * m));
+            let mut sent = drain(&mut s, 0).len() as u64;
+            for k in 1..=30u64 {
+                let now = k * 10 * NS_PER_MS;
+                s.on_ack(now, &ack_rwnd(k * m, 5 * m));
+                sent += drain(&mut s, now).len() as u64;
+                assert!(s.snd_nxt() - k * m <= 5 * m, "the receive window limits the flight");
+            }
+            assert!(sent >= 30);
+            assert_eq!(s.tcb.cwnd > 10, grows, "validation {validation}: cwnd {}", s.tcb.cwnd);
+        }
     }
 
     #[test]
