@@ -92,7 +92,7 @@ impl Sim {
     pub fn next_event(&mut self) -> Option<(Time, Ev)> {
         let (key, best) = self.heads.min();
         if key != NO_HEAD && self.queue.peek_key().is_none_or(|q| key < q) {
-            self.queue.note_popped();
+            self.queue.note_popped(key.0);
             return Some((key.0, Ev::PipeHead(best as u32)));
         }
         self.queue.pop()
