@@ -161,8 +161,11 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
         },
         peer: match &r.peer_metrics {
             None => {
-                if r.peer_poll_ms.is_some() || r.peer_stale_ms.is_some() {
-                    return Err("pha_d.peer_poll_ms: only used with peer_metrics, which is not set".into());
+                if let Some(field) = [("peer_poll_ms", r.peer_poll_ms), ("peer_stale_ms", r.peer_stale_ms)]
+                    .iter()
+                    .find_map(|&(name, v)| v.map(|_| name))
+                {
+                    return Err(format!("pha_d.{field}: only used with peer_metrics, which is not set"));
                 }
                 None
             }
@@ -223,7 +226,8 @@ mod tests {
             ("peer_metrics = \"https://x:1/\"", "pha_d.peer_metrics: `https://x:1/`: must start with http://"),
             ("peer_metrics = \"http://x:1/\"\npeer_poll_ms = 5.0", "pha_d.peer_poll_ms: 5 is out of range [10, 10000]"),
             ("peer_metrics = \"http://x:1/\"\npeer_poll_ms = 500.0\npeer_stale_ms = 200.0", "pha_d.peer_stale_ms: 200 is below peer_poll_ms"),
-            ("peer_stale_ms = 2000.0", "pha_d.peer_poll_ms: only used with peer_metrics"),
+            ("peer_stale_ms = 2000.0", "pha_d.peer_stale_ms: only used with peer_metrics"),
+            ("peer_poll_ms = 200.0", "pha_d.peer_poll_ms: only used with peer_metrics"),
         ] {
             let e = cfg(extra).unwrap_err();
             assert!(e.starts_with(want), "{extra}: {e}");
