@@ -38,7 +38,10 @@ def _reproduce(run: Callable[[Callable[[str, int], _Bar]], Any], out: Path, fres
     kept = RunCache(out / "runs")
     with _progress() as (err, bar):
         if kept.count() and not fresh:
-            err.print(f"resuming: {kept.count()} finished results kept in {escape(str(kept.directory))} (--fresh to discard them)")
+            # The count is of files: results kept by another mobipath build or experiment
+            # description are never reused (RunCache's key), so say "up to".
+            err.print(f"resuming: up to {kept.count()} finished results kept in {escape(str(kept.directory))} are reused "
+                      "where this build made them (--fresh to discard them)")
         try:
             with use_backend(backend, ray_address):
                 summary = run(bar)

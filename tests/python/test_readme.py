@@ -55,13 +55,15 @@ HELP_ONLY = {
     "mobipath emulate scenarios/p0/hst-proxy.toml --proxy --repeat 3": "root, 24 real-time kernel runs of 26 s; "
     "the chain runs in test_proxy_chain.py",
     "mobipath fidelity --full": "root, and a real-time grid of many minutes",
+    "mobipath fidelity --full --seeds 10": "root, 118 real-time kernel runs (~30 min); the many-seed logic runs with "
+    "stand-ins in test_fidelity_seeds.py and the reduced grid in test_emulate.py",
     "mobipath fidelity --full --independent --seeds 10": "root, 207 real-time kernel runs (~30 min); "
     "the reference path runs in test_independent.py",
     "mobipath fidelity --independent": "root, a real-time grid of many minutes; the reference path runs in test_independent.py",
     "mobipath fidelity --full --lossy-only --seeds 10 --out results/fid-seeds": "root, 180 real-time kernel runs (~30 min); "
     "the many-seed logic runs with stand-ins in test_fidelity_seeds.py",
-    "mobipath reproduce p4": "810 runs, over 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p4.py",
-    "mobipath reproduce p2": "620 runs, over 2 minutes on 2 cores: too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
+    "mobipath reproduce p4": "810 runs, about a minute on 2 cores (more under load): too long for CI; its --quick form runs in test_reproduce_p4.py",
+    "mobipath reproduce p2": "620 runs, about 1.5 minutes on 2 cores (more under load): too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
     "mobipath bench --emulator": "measures this machine's emulator (root for its second half)",
     "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",
     "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); test_startup.py runs it on one scenario",
