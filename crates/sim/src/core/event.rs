@@ -44,6 +44,8 @@ pub struct EventQueue<E> {
     now_fifo: VecDeque<(u64, E)>,
     /// Time of the last event taken (from this queue or an outside source).
     now: Time,
+    /// (time, insertion number) of the last event taken.
+    last_key: (Time, u64),
     next_seq: u64,
     popped: u64,
 }
@@ -56,7 +58,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        Self { heap: BinaryHeap::with_capacity(1024), now_fifo: VecDeque::with_capacity(16), now: 0, next_seq: 0, popped: 0 }
+        Self { heap: BinaryHeap::with_capacity(1024), now_fifo: VecDeque::with_capacity(16), now: 0, last_key: (0, 0), next_seq: 0, popped: 0 }
     }
     pub fn push(&mut self, at: Time, ev: E) {
         let seq = self.next_seq;
@@ -90,12 +92,14 @@ impl<E> EventQueue<E> {
             if self.heap.peek().is_none_or(|e| (e.at, e.seq) > (self.now, seq)) {
                 let (_, ev) = self.now_fifo.pop_front().expect("front exists");
                 self.popped += 1;
+                self.last_key = (self.now, seq);
                 return Some((self.now, ev));
             }
         }
         let e = self.heap.pop()?;
         self.popped += 1;
         self.now = e.at;
+        self.last_key = (e.at, e.seq);
         Some((e.at, e.ev))
     }
     /// (time, insertion number) of the next event, to merge this queue with an outside
@@ -107,11 +111,17 @@ impl<E> EventQueue<E> {
             None => heap,
         }
     }
-    /// Counts an event at `at` taken from such an outside source as processed.
-    pub fn note_popped(&mut self, at: Time) {
+    /// Counts an event (`at`, `seq`) taken from such an outside source as processed.
+    pub fn note_popped(&mut self, at: Time, seq: u64) {
         debug_assert!(at >= self.now && (self.now_fifo.is_empty() || at == self.now));
         self.popped += 1;
         self.now = at;
+        self.last_key = (at, seq);
+    }
+    /// (time, insertion number) of the last event taken: an event with a smaller key would
+    /// already have been taken.
+    pub fn last_key(&self) -> (Time, u64) {
+        self.last_key
     }
     pub fn peek_time(&self) -> Option<Time> {
         self.peek_key().map(|(at, _)| at)

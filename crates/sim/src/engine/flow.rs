@@ -33,7 +33,8 @@ pub(crate) struct Flow {
     pub mss: u64,
     pub started: bool,
     pub snd_timer_at: Time,
-    pub rcv_timer_at: Time,
+    /// The receiver's timer (see `timer.rs`: its stale events are never queued).
+    pub rcv_timer: super::timer::LazyTimer,
     // metrics
     pub goodput: Bins,
     pub sent: Bins,
@@ -88,7 +89,7 @@ impl Flow {
             mss,
             started: false,
             snd_timer_at: NEVER,
-            rcv_timer_at: NEVER,
+            rcv_timer: Default::default(),
             goodput: Bins::new(bin, n_bins),
             sent: Bins::new(bin, n_bins),
             cwnd: Vec::with_capacity(n_bins),

@@ -9,6 +9,7 @@ pub mod build;
 pub mod drivers;
 pub(crate) mod flow;
 pub mod report;
+pub mod timer;
 pub(crate) mod world;
 
 use crate::core::time::to_secs_f64;

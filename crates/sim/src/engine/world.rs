@@ -92,7 +92,7 @@ impl Sim {
     pub fn next_event(&mut self) -> Option<(Time, Ev)> {
         let (key, best) = self.heads.min();
         if key != NO_HEAD && self.queue.peek_key().is_none_or(|q| key < q) {
-            self.queue.note_popped(key.0);
+            self.queue.note_popped(key.0, key.1);
             return Some((key.0, Ev::PipeHead(best as u32)));
         }
         self.queue.pop()
@@ -123,7 +123,7 @@ impl Sim {
                 }
             }
             Ev::ReceiverTimer(fi) => {
-                if take_if_current(&mut self.flows[fi as usize].rcv_timer_at, t) {
+                if self.flows[fi as usize].rcv_timer.fire(t, &mut self.queue, || Ev::ReceiverTimer(fi)) {
                     self.receiver_timer(fi);
                 }
             }
@@ -424,11 +424,7 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[fi as usize];
         let t = fl.receiver.poll_timeout(now);
-        if t < fl.rcv_timer_at {
-            let t = t.max(now);
-            fl.rcv_timer_at = t;
-            self.queue.push(t, Ev::ReceiverTimer(fi));
-        }
+        fl.rcv_timer.arm(t, now, &mut self.queue, || Ev::ReceiverTimer(fi));
     }
 
     /// One time-series sample of every flow and link (a bin ends).
