@@ -91,8 +91,9 @@ def p0(
     seeds: Optional[int] = typer.Option(None, "--seeds", min=1, max=100000, help="Evaluation seeds 1..N per scheduler and variant [default: 10, 3 with --quick]."),
     table_runs: Optional[int] = typer.Option(None, "--table-runs", min=1, max=100000, help="Preliminary runs the handover table is learned from [default: 50, 10 with --quick]."),
     out_arg: str = typer.Option("reports/p0", "--out", "-o", help="Report directory; finished runs are kept in its runs/ to resume after an interruption."),
-    profile: str = typer.Option("both", "--profile", help="paper (minRTT/ECF/BLEST/Peekaboo, LIA), modern (linux-default, CUBIC) or both."),
+    profile: str = typer.Option("all", "--profile", help="paper (minRTT/ECF/BLEST/Peekaboo, LIA, Linux's behaviour), ns3 (the same setup with ns-3's handover signalling and TCP window rules), modern (linux-default, CUBIC, 6 MiB), a comma list of these, both (paper,modern) or all."),
     schedulers: Optional[str] = typer.Option(None, "--schedulers", help="Comma list restricting the schedulers, e.g. minrtt,ecf."),
+    variants: Optional[str] = typer.Option(None, "--variants", help="Comma list restricting the variants: plain, pha, pha-d-paper, pha-d-queue-aware, pha-d-resend, oracle, blocking, tcp-A, tcp-B (single TCP) [default: all]."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="20 s runs and fewer seeds (for tests and smoke checks)."),
     fresh: bool = _FRESH,
@@ -108,13 +109,17 @@ def p0(
     def go() -> None:
         from .experiments import p0 as exp
 
-        if profile not in ("paper", "modern", "both"):
-            raise typer.BadParameter(f"--profile must be paper, modern or both (got {profile!r})")
-        profiles = ("paper", "modern") if profile == "both" else (profile,)
+        profiles = exp.PROFILE_SETS.get(profile) or tuple(p.strip() for p in profile.split(",") if p.strip())
+        bad = [p for p in profiles if p not in exp.PROFILES]
+        if not profiles or bad or len(set(profiles)) != len(profiles):
+            raise typer.BadParameter(f"--profile must be one or a comma list of {', '.join(exp.PROFILES)} without repeats, "
+                                     f"or {' / '.join(exp.PROFILE_SETS)} (got {profile!r})")
         sched = [s.strip() for s in schedulers.split(",") if s.strip()] if schedulers else None
+        var = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
         n_seeds = seeds if seeds is not None else (3 if quick else 10)
         n_table = table_runs if table_runs is not None else (10 if quick else 50)
         _reproduce(lambda bar: exp.reproduce(out, seeds=n_seeds, table_runs=n_table, profiles=profiles, schedulers=sched,
+                                             variants=var,
                                              jobs=jobs, quick=quick, progress=bar, resume=not fresh), out, fresh, backend, ray_address)
 
     _guarded(go)()

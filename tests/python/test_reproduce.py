@@ -112,3 +112,37 @@ def test_bad_options_are_reported(tmp_path):
     assert r.returncode != 0 and "minrtt" in (r.stderr + r.stdout)
     r = run_cli(["reproduce", "p0", "--profile", "weird", "--out", tmp_path / "y"])
     assert r.returncode != 0 and "profile" in (r.stderr + r.stdout)
+
+
+def test_profiles_are_applied_to_the_scenarios_and_conflicts_refused():
+    from mobipath import shipped
+    from mobipath.experiments import p0
+
+    base = shipped.path(p0.BASE_SCENARIO).read_text()
+    ns3 = p0.profile_scenario(base, "ns3", "blest", "pha", None, "../table.csv")
+    assert 'scheduler = { name = "pha(blest)", rcvbuf_optimisation = false }' in ns3
+    assert 'tcp = { reno_ssthresh = "flight", cwnd_validation = false }' in ns3
+    assert '[hst.handover]\nmodel = "signalling"' in ns3
+    # Peekaboo never runs the optimisation and takes no such parameter.
+    assert 'scheduler = "peekaboo"' in p0.profile_scenario(base, "ns3", "peekaboo", "plain", None, None)
+    single = p0.profile_scenario(base, "ns3", p0.SINGLE, "tcp-A", None, None)
+    assert "scheduler" not in single and 'cc = "newreno"' in single and "reno_ssthresh" in single
+    # The paper profile changes none of these.
+    paper = p0.profile_scenario(base, "paper", "blest", "pha", None, "../table.csv")
+    assert "rcvbuf_optimisation" not in paper and "model =" not in paper and "tcp = {" not in paper
+    # A base that already sets what the profile sets is refused, naming the field.
+    with pytest.raises(ValueError, match=r"\[hst.handover\] model"):
+        p0.profile_scenario(base.replace("[hst.handover]\n", '[hst.handover]\nmodel = "fixed"\n'), "ns3", "minrtt", "plain", None, None)
+    with pytest.raises(ValueError, match="`tcp`"):
+        p0.profile_scenario(base.replace('traffic = { kind = "bulk" }\n', 'traffic = { kind = "bulk" }\ntcp = { rack = false }\n'),
+                            "ns3", "minrtt", "plain", None, None)
+    # Profiles that share a handover model share a learned table; ns3's model gets its own.
+    learn = {p: p0.learning_scenario(base, p, None) for p in p0.PROFILES}
+    assert learn["paper"] == learn["modern"] != learn["ns3"]
+
+
+def test_profile_and_variant_options(tmp_path):
+    r = run_cli(["reproduce", "p0", "--quick", "--profile", "paper,paper", "--out", tmp_path / "x"])
+    assert r.returncode != 0 and "profile" in (r.stderr + r.stdout)
+    r = run_cli(["reproduce", "p0", "--quick", "--variants", "plain,turbo", "--out", tmp_path / "y"])
+    assert r.returncode != 0 and "turbo" in (r.stderr + r.stdout)
