@@ -7,8 +7,11 @@ the figures. Every run is deterministic and results are keyed by (profile, sched
 seed), so the number of worker processes never changes a number.
 
 Profiles: *paper* = {minrtt, ecf, blest, peekaboo} x {plain, pha} with LIA (the paper's setup);
+*ns3* = the paper profile as ns-3 (P0's tool) runs it: the signalling handover model, ns-3's TCP
+window rules and no receive-buffer optimisation, with its own table learned under that model;
 *modern* = {linux-default} x {plain, pha} with CUBIC and a 6 MiB receive buffer (what Linux does today;
-the paper profile keeps a 128 KiB socket buffer, see scenarios/p0/hst-minrtt.toml).
+the paper profile keeps a 128 KiB socket buffer, see scenarios/p0/hst-minrtt.toml). `targets()`
+checks P0's 12 acceptance ranges (issue 17) on every profile that runs the paper's schedulers.
 
 Each profile also runs one single-path TCP per operator (Fig. 6(a): NewReno in the paper profile,
 the single-path form of LIA; CUBIC in the modern one) over the same links and seeds.
