@@ -12,11 +12,8 @@ extension module was built; otherwise ``"unknown"``.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import platform
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
@@ -35,6 +32,8 @@ def version() -> str:
 
 
 def _git(root: Path, *args: str) -> Optional[str]:
+    import subprocess  # only source trees run git; an installed mobipath never imports it here
+
     try:
         out = subprocess.run(
             ["git", "--no-optional-locks", "-C", str(root), *args],
@@ -114,6 +113,8 @@ def _platform() -> Dict[str, str]:
     subprocess (platform.uname()'s lazy processor field) and scan the interpreter binary for its
     libc, several ms of every `mobipath run` (issue 19). Same strings on glibc Linux."""
     if not hasattr(os, "uname"):  # pragma: no cover - Windows
+        import platform
+
         return {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
                 "platform": platform.platform()}
     u = os.uname()
@@ -125,6 +126,30 @@ def _platform() -> Dict[str, str]:
     if libc:
         text += "-with-" + libc.replace(" ", "")
     return {"system": u.sysname, "release": u.release, "machine": u.machine, "platform": text}
+
+
+# `platform.python_implementation()`'s names for `sys.implementation.name`.
+_IMPLEMENTATION = {"cpython": "CPython", "pypy": "PyPy", "ironpython": "IronPython", "jython": "Jython"}
+
+
+def python_version() -> str:
+    """`platform.python_version()` without importing `platform` (issue 19): the version number
+    that opens `sys.version` ("3.11.2")."""
+    return sys.version.split()[0]
+
+
+def _sha256():  # type: ignore[no-untyped-def]
+    """The SHA-256 constructor. `hashlib` loads OpenSSL's libcrypto (about 6 ms of every `mobipath
+    run`, issue 19); CPython's built-in implementation, which hashlib itself falls back to, gives
+    the same digest."""
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found]  # CPython <= 3.11
+        except ImportError:  # pragma: no cover - other interpreters
+            from hashlib import sha256
+    return sha256
 
 
 def command_line(argv: Optional[Sequence[str]] = None) -> str:
@@ -161,14 +186,14 @@ def collect(
         },
         "seed": seed,
         "scenario_file": scenario_file,
-        "scenario_sha256": hashlib.sha256(scenario_text.encode("utf-8")).hexdigest(),
+        "scenario_sha256": _sha256()(scenario_text.encode("utf-8")).hexdigest(),
         "resolved_scenario": resolved_scenario,
         "events": events,
         "command": command if command is not None else command_line(),
         "reproduce": reproduce,
         "python": {
-            "version": platform.python_version(),
-            "implementation": platform.python_implementation(),
+            "version": python_version(),
+            "implementation": _IMPLEMENTATION.get(sys.implementation.name, sys.implementation.name),
             "executable": sys.executable,
         },
         "platform": _platform(),

@@ -12,7 +12,6 @@ someone reads `Result.timeseries`: `write` has the core write the Parquet file i
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
@@ -53,7 +52,6 @@ def effective_seed(seed: Optional[int], summary: Mapping[str, Any], resolved: An
     return None
 
 
-@dataclass
 class Result:
     """Everything one simulation run produced.
 
@@ -61,14 +59,32 @@ class Result:
     core's `TimeSeries`; reading the attribute always gives the DataFrame (built on first use).
     """
 
+    # A plain class rather than a dataclass: `dataclasses` imports `inspect`, about 8 ms of every
+    # `mobipath run` (issue 19).
     summary: Dict[str, Any]
     timeseries: "pl.DataFrame"
     resolved_scenario: Any
     events: int
     provenance: Dict[str, Any]
-    seed: Optional[int] = None
-    scenario_file: Optional[str] = None
-    extra: Dict[str, Any] = field(default_factory=dict)
+    seed: Optional[int]
+    scenario_file: Optional[str]
+    extra: Dict[str, Any]
+
+    def __init__(self, summary: Dict[str, Any], timeseries: Any, resolved_scenario: Any, events: int,
+                 provenance: Dict[str, Any], seed: Optional[int] = None, scenario_file: Optional[str] = None,
+                 extra: Optional[Dict[str, Any]] = None):
+        self.summary = summary
+        self.timeseries = timeseries
+        self.resolved_scenario = resolved_scenario
+        self.events = events
+        self.provenance = provenance
+        self.seed = seed
+        self.scenario_file = scenario_file
+        self.extra = {} if extra is None else extra
+
+    def __repr__(self) -> str:
+        return (f"Result(scenario_file={self.scenario_file!r}, seed={self.seed!r}, events={self.events!r}, "
+                f"flows={sorted((self.summary.get('flows') or {}) if isinstance(self.summary, Mapping) else [])!r})")
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "timeseries":

@@ -13,8 +13,6 @@ In the repository, ``python/mobipath/share/`` holds one symlink per file of ``sc
 """
 from __future__ import annotations
 
-import filecmp
-import shutil
 from pathlib import Path
 from typing import List, Optional, Tuple, Union
 
@@ -82,6 +80,11 @@ def copy_to(dest: Union[str, Path], overwrite: bool = False) -> Tuple[List[Path]
     """Copies the shipped tree into `dest` (created if needed), keeping its layout. Returns
     (copied, unchanged) relative paths. A file that exists in `dest` with other contents is
     left alone and reported in ShippedError, unless `overwrite`."""
+    # Imported here: `mobipath run` imports this module to find shipped scenarios, and shutil
+    # pulls in the compression modules (issue 19: start-up).
+    import filecmp
+    import shutil
+
     base, out = root(), Path(dest)
     todo = files()
     clashes = [r for r in todo if (out / r).exists() and not (out / r).is_file()]
