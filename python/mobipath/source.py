@@ -8,12 +8,23 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
 
 from .errors import ConfigError, ScenarioError
 
-#: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict.
-ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+if TYPE_CHECKING:  # pragma: no cover
+    #: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict.
+    ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def __getattr__(name: str) -> Any:
+    # `ScenarioLike` is built on first use: its forward reference is compiled when the Union is
+    # made, a cost every `mobipath run` paid at import (issue 19); annotations are strings here.
+    if name == "ScenarioLike":
+        value = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 INLINE_NAME = "<string>"
 
