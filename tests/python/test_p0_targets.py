@@ -19,7 +19,8 @@ TARGETS = ("average gain of PHA (%)", "handover-window gain of PHA (%)", "plain 
 KNOWN_MISSES = {
     ("blest", "handover-window gain of PHA (%)"):
         "BLEST's handover-window gain on the ns3 profile is +9.36 ± 1.29 % (10 seeds), below +10 %: plain BLEST "
-        "already keeps more goodput in the windows than the other schedulers; mechanism not established",
+        "already keeps more goodput in the windows (its wait rule leaves more handovers hitting an idle subflow; "
+        "traced in docs/handover-model.md §5.3, faithful to mptcp_blest.c)",
 }
 
 

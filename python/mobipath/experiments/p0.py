@@ -944,8 +944,10 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
                 if plain_ho[s][0] is not None and others and all(plain_ho[s][0] > plain_ho[x][0] for x in others):
                     cause = ("plain " + LABEL[s] + " already keeps more goodput in the handover windows than the other "
                              "schedulers (" + ", ".join(f"{LABEL[x]} {_ci(*plain_ho[x][:2])}" for x in [s, *others])
-                             + " Mbit/s), so PHA has less to add; measured association, the mechanism is not established "
-                             "(docs/handover-model.md §5.3 relates it to BLEST's waiting rule).")
+                             + " Mbit/s), so PHA has less to add. Traced (docs/handover-model.md §5.3): with the "
+                             "window-limited connection on one subflow, BLEST's wait rule keeps its traffic on the "
+                             "subflow that handed over more often than minRTT does, so more of its handovers hit an "
+                             "idle subflow and cost nothing; no deviation from mptcp_blest.c explains it.")
             text += f" Missed: {LABEL[s]}'s {t['target']} {_tv(t)} (range [{t['low']:g}, {t['high']:g}]); cause: {cause}"
         a(text)
     for prof in [p for p in PAPER_SETUP if p in prov["profiles"]]:

@@ -30,7 +30,11 @@
 //! per subflow inside the scheduler from the srtt seen at each decision). Byte estimates are
 //! computed in u128 (Linux truncates to u32, which can wrap for large windows in slow start).
 //! Linux sets its penalisation flag whenever the optimisation runs with penalisation allowed, even
-//! if no window was halved; here the flag is whatever the core reports as `Penalised`.
+//! if no window was halved; here the flag is whatever the core reports as `Penalised`
+//! (measured on P0's paper profile: the same handover-window gain either way, λ sits at 1.3).
+//! With `rcvbuf_optimisation = false`, which Linux's BLEST cannot turn off (the optimisation is
+//! part of `mptcp_blest_next_segment`), λ has no penalisation signal and drifts to 1.0; fixing it
+//! at 1.0 or 1.2 changes nothing measurable on P0's ns3 profile (docs/handover-model.md §5.3).
 use super::{minrtt, ConnView, Decision, SchedEvent, Scheduler, SubflowView};
 use crate::core::Time;
 
