@@ -146,3 +146,17 @@ def test_profile_and_variant_options(tmp_path):
     assert r.returncode != 0 and "profile" in (r.stderr + r.stdout)
     r = run_cli(["reproduce", "p0", "--quick", "--variants", "plain,turbo", "--out", tmp_path / "y"])
     assert r.returncode != 0 and "turbo" in (r.stderr + r.stdout)
+
+
+def test_most_helped_claims_a_scheduler_only_outside_overlap():
+    from mobipath.experiments import p0
+
+    def rows(gains):  # scheduler -> per-seed PHA goodput on a plain goodput of 100
+        return [{"profile": "ns3", "scheduler": s, "variant": v, "seed": k, "goodput_mbps": (100.0 + g if v == "pha" else 100.0)}
+                for s, gs in gains.items() for k, g in enumerate(gs, 1) for v in ("plain", "pha")]
+
+    clear = p0.most_helped(rows({"ecf": [5, 6, 5, 6], "minrtt": [1, 2, 1, 2]}), "ns3", "goodput_mbps")
+    assert clear.startswith("ECF") and "paired by seed" in clear and "not distinguishable" not in clear
+    close = p0.most_helped(rows({"ecf": [5, 1, 5, 1], "minrtt": [1, 5, 1, 4]}), "ns3", "goodput_mbps")
+    assert "not distinguishable" in close
+    assert p0.most_helped(rows({"ecf": [1, 2]}), "ns3", "goodput_mbps") is None

@@ -841,6 +841,30 @@ def render_single_tcp(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any], 
         a(f"![Fig. 6(d) analogue]({figs['fig6d']})\n")
 
 
+def most_helped(rows: Sequence[Dict[str, Any]], profile: str, metric: str) -> Optional[str]:
+    """Which scheduler's `metric` PHA raises most in `profile`, as a sentence: the largest mean
+    paired gain, and whether it is distinguishable from the runner-up's (their per-seed gains
+    differ seed by seed on the same trains, so the difference is paired by seed too)."""
+    gains: Dict[str, Dict[int, float]] = {}
+    for s in PROFILES[profile]["schedulers"]:
+        by = {(r["variant"], r["seed"]): r for r in rows if r["profile"] == profile and r["scheduler"] == s}
+        g = {seed: (float(r[metric]) - float(by[("plain", seed)][metric])) / float(by[("plain", seed)][metric]) * 100.0
+             for (v, seed), r in by.items() if v == "pha" and ("plain", seed) in by
+             and r.get(metric) is not None and by[("plain", seed)].get(metric)}
+        if g:
+            gains[s] = g
+    if len(gains) < 2:
+        return None
+    order = sorted(gains, key=lambda s: -statistics.fmean(gains[s].values()))
+    first, second = order[0], order[1]
+    seeds = sorted(set(gains[first]) & set(gains[second]))
+    d, c = mean_ci([gains[first][k] - gains[second][k] for k in seeds])
+    head = f"{LABEL[first]} ({_pm(*mean_ci(list(gains[first].values())))}) over {LABEL[second]} ({_pm(*mean_ci(list(gains[second].values())))})"
+    if _distinct(d, c):
+        return f"{head}, by {_pm(d, c, ' pp')} paired by seed"
+    return f"{head}; the difference ({_pm(d, c, ' pp')}, paired by seed) is not distinguishable from 0, so no scheduler is shown to gain most"
+
+
 def _ns3_retx_text(agg: Agg) -> str:
     """The ns3 profile's plain retransmission ratios beside the paper profile's explanation."""
     rr = {s: agg.get(("ns3", s, "plain"), {}).get("retransmission_ratio", (None, None, 0)) for s in PROFILES["ns3"]["schedulers"]}
@@ -903,6 +927,15 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
             "loss that brings the ratio into the paper's range cuts goodput far below the paper's "
             "(docs/p0-calibration.md), so these scenarios leave it off."
           + _ns3_retx_text(agg))
+    # 3b. which scheduler PHA helps most (P0: ECF, on both measures)
+    for prof in [p for p in PAPER_SETUP if p in prov["profiles"]]:
+        parts = []
+        for metric, what in (("goodput_mbps", "average throughput"), ("handover_goodput_mbps", "handover-window throughput")):
+            best = most_helped(rows, prof, metric)
+            if best is not None:
+                parts.append(f"{what}: {best}")
+        if parts:
+            a(f"- **Which scheduler PHA helps most, {prof} profile** (paper: ECF, on both measures): " + "; ".join(parts) + ".")
     # 4. MPTCP vs single TCP
     a("- **MPTCP vs single TCP** (paper Fig. 6: MPTCP above one TCP, about 1.18× in the issue's reading): see the "
       "Fig. 6(a) table. Cause of a ratio near or below 1 in the paper profile: the 131072 B receive buffer, shared "
