@@ -21,10 +21,16 @@
 //!   same decorrelation distance) from the *run* seed: foliage, other trains, weather.
 //! - Each site is measured only within [`WINDOW_SPACINGS`] spacings of it (farther sites are 30 dB
 //!   or more below the serving one and never become the best cell).
-//! - Maps are precomputed on a grid (default 1 m) so a lookup is O(1) (linear interpolation).
+//! - Maps are sampled on a grid (default 1 m) so a lookup is O(1) (linear interpolation). A site's
+//!   grid is made when a lookup first needs it and kept in a small per-operator cache (the sites
+//!   around the last lookups); one that falls out is made again, from the same streams, if asked
+//!   for again. So memory stays bounded whatever the ride's length (a 1-hour ride held every
+//!   site's grid, ~35 MiB, before), and every value is the one a precomputed map would hold.
+//!   Only the common shadowing part is kept whole (8 bytes per grid step of the ride).
 use super::config::{HstConfig, OperatorConfig, RadioConfig};
 use super::mobility::{dist, Track};
 use crate::core::rng::{Rng, RngStreams};
+use std::cell::RefCell;
 
 /// A site is measured within this many spacings of it.
 pub const WINDOW_SPACINGS: f64 = 3.0;
@@ -95,12 +101,16 @@ impl Grid {
     }
 }
 
-/// One operator's sites and their RSRP maps along the track.
+/// One operator's sites and where their RSRP maps lie along the track.
 #[derive(Clone, Debug)]
 pub struct OperatorMap {
     pub sites: Vec<Site>,
-    /// RSRP (dBm) of each site along the track, on its window.
-    rsrp: Vec<Grid>,
+    /// Per site, the extent of its RSRP grid: (first sample index in its window, samples in the
+    /// window); the values are made on demand (`RadioMap::grid`).
+    extents: Vec<(usize, usize)>,
+    /// Sites whose grids are at hand: (site index, grid), at most `cache_cap`.
+    cache: RefCell<Vec<(usize, Grid)>>,
+    cache_cap: usize,
 }
 
 /// Every operator's RSRP maps for one run (environment + run-to-run terms).
@@ -110,26 +120,75 @@ pub struct RadioMap {
     /// Received-power offset from RSRP (per resource element) to the whole band, dB.
     re_to_band_db: f64,
     noise_dbm: f64,
+    // What making a site's grid takes.
+    radio: RadioConfig,
+    track: Track,
+    common: Grid,
+    environment_seed: u64,
+    run_seed: u64,
 }
 
 impl RadioMap {
     /// Maps for a train that stays within `[s_lo, s_hi]` along `track`.
     pub fn new(cfg: &HstConfig, run_seed: u64, track: &Track, s_lo: f64, s_hi: f64) -> Self {
         let env = RngStreams::new(cfg.environment_seed);
-        let run = RngStreams::new(run_seed);
         let r = &cfg.radio;
         let common = common_shadowing(r, &env, s_hi);
-        let operators = (r.operators.iter().enumerate())
-            .map(|(o, op)| operator_map(r, o, op, track, (s_lo, s_hi), &common, &env, &run))
-            .collect();
+        let operators = (r.operators.iter().enumerate()).map(|(o, op)| operator_map(r, o, op, track, (s_lo, s_hi))).collect();
         let nrb = resource_blocks(r.bandwidth_mhz);
         let noise_dbm = THERMAL_DBM_HZ + 10.0 * (nrb * 180e3).log10() + r.noise_figure_db;
-        RadioMap { operators, re_to_band_db: 10.0 * (12.0 * nrb).log10(), noise_dbm }
+        RadioMap {
+            operators,
+            re_to_band_db: 10.0 * (12.0 * nrb).log10(),
+            noise_dbm,
+            radio: r.clone(),
+            track: track.clone(),
+            common,
+            environment_seed: cfg.environment_seed,
+            run_seed,
+        }
     }
 
     /// RSRP (dBm) of site `i` of operator `op` at track position `s`; −∞ when not measured there.
     pub fn rsrp_dbm(&self, op: usize, i: usize, s: f64) -> f64 {
-        self.operators[op].rsrp[i].at(s).unwrap_or(f64::NEG_INFINITY)
+        let o = &self.operators[op];
+        let (first, n) = o.extents[i];
+        if first >= n {
+            return f64::NEG_INFINITY;
+        }
+        // The grid's extent, as `site_grid` makes it: outside it there is nothing to make.
+        let step = self.radio.shadowing.grid_m;
+        let s0 = window_start(&o.sites[i], &self.radio.operators[op]) + first as f64 * step;
+        let u = (s - s0) / step;
+        if u.is_nan() || u < 0.0 || u > (n - first - 1) as f64 {
+            return f64::NEG_INFINITY;
+        }
+        self.with_grid(op, i, s, |g| g.at(s)).unwrap_or(f64::NEG_INFINITY)
+    }
+
+    /// Runs `f` on site `i`'s grid, making it (and evicting the cached site farthest from `s`)
+    /// if it is not at hand.
+    fn with_grid<T>(&self, op: usize, i: usize, s: f64, f: impl FnOnce(&Grid) -> T) -> T {
+        let o = &self.operators[op];
+        let mut cache = o.cache.borrow_mut();
+        if let Some(k) = cache.iter().position(|(j, _)| *j == i) {
+            return f(&cache[k].1);
+        }
+        let env = RngStreams::new(self.environment_seed);
+        let run = RngStreams::new(self.run_seed);
+        let grid = site_grid(&self.radio, &self.radio.operators[op], &o.sites[i], &self.track, &self.common, &env, &run);
+        if cache.len() >= o.cache_cap {
+            let far = (0..cache.len())
+                .max_by(|&a, &b| {
+                    let (da, db) = ((o.sites[cache[a].0].s_m - s).abs(), (o.sites[cache[b].0].s_m - s).abs());
+                    da.total_cmp(&db)
+                })
+                .expect("a full cache is not empty");
+            cache.swap_remove(far);
+        }
+        cache.push((i, grid));
+        let last = cache.len() - 1;
+        f(&cache[last].1)
     }
 
     /// RSRP of every site of `op` at `s` (same order as `sites`).
@@ -150,6 +209,17 @@ impl RadioMap {
         }
         self.rsrp_dbm(op, i, s) + self.re_to_band_db - 10.0 * interf_mw.log10()
     }
+
+    /// Site grids at hand now, over all operators (for tests).
+    #[cfg(test)]
+    fn cached(&self) -> usize {
+        self.operators.iter().map(|o| o.cache.borrow().len()).sum()
+    }
+}
+
+/// Where site `site`'s window starts (`s − W`; it may be before the track's start).
+fn window_start(site: &Site, op: &OperatorConfig) -> f64 {
+    site.s_m - WINDOW_SPACINGS * op.spacing_m
 }
 
 /// The shadowing part common to all sites, on `[0, s_hi + margin]` from the environment seed.
@@ -161,18 +231,8 @@ fn common_shadowing(r: &RadioConfig, env: &RngStreams, s_hi: f64) -> Grid {
     Grid { s0: 0.0, step: sh.grid_m, vals: gudmundson(&mut rng, n, sh.grid_m, sh.decorrelation_m, sh.sigma_db) }
 }
 
-/// Sites of one operator that can serve a train within `[s_lo, s_hi]`, with their maps.
-#[allow(clippy::too_many_arguments)]
-fn operator_map(
-    r: &RadioConfig,
-    o: usize,
-    op: &OperatorConfig,
-    track: &Track,
-    (s_lo, s_hi): (f64, f64),
-    common: &Grid,
-    env: &RngStreams,
-    run: &RngStreams,
-) -> OperatorMap {
+/// Sites of one operator that can serve a train within `[s_lo, s_hi]`, with their grids' extents.
+fn operator_map(r: &RadioConfig, o: usize, op: &OperatorConfig, track: &Track, (s_lo, s_hi): (f64, f64)) -> OperatorMap {
     let w = WINDOW_SPACINGS * op.spacing_m;
     let k_lo = ((s_lo - w - op.offset_m) / op.spacing_m).ceil() as i64;
     let k_hi = ((s_hi + w - op.offset_m) / op.spacing_m).floor() as i64;
@@ -182,23 +242,34 @@ fn operator_map(
             Site { operator: o, cell: k, s_m, xy: track.offset_xy(s_m, op.lateral_m) }
         })
         .collect();
-    let rsrp = sites.iter().map(|site| site_grid(r, op, site, track, common, env, run)).collect();
-    OperatorMap { sites, rsrp }
+    let extents = sites.iter().map(|site| grid_extent(r, op, site)).collect();
+    // Every point lies in the windows of at most 2W/spacing + 1 sites; two more let a lookup a
+    // little ahead (signalling steps) and the next point share the cache without making grids again.
+    let cache_cap = (2.0 * WINDOW_SPACINGS).ceil() as usize + 3;
+    OperatorMap { sites, extents, cache: RefCell::new(Vec::with_capacity(cache_cap)), cache_cap }
+}
+
+/// (first sample, samples) of site `site`'s window grid: `site_grid` makes samples first..n.
+fn grid_extent(r: &RadioConfig, op: &OperatorConfig, site: &Site) -> (usize, usize) {
+    let step = r.shadowing.grid_m;
+    let w = WINDOW_SPACINGS * op.spacing_m;
+    let n = (2.0 * w / step).ceil() as usize + 1;
+    let s0 = window_start(site, op);
+    let first = if s0 < 0.0 { (-s0 / step).ceil() as usize } else { 0 };
+    (first, n)
 }
 
 /// RSRP map of one site over its window `[s − W, s + W]` (clipped at 0, where the track starts).
 fn site_grid(r: &RadioConfig, op: &OperatorConfig, site: &Site, track: &Track, common: &Grid, env: &RngStreams, run: &RngStreams) -> Grid {
     let sh = &r.shadowing;
-    let w = WINDOW_SPACINGS * op.spacing_m;
-    let n = (2.0 * w / sh.grid_m).ceil() as usize + 1;
-    let s0 = site.s_m - w;
+    let (first, n) = grid_extent(r, op, site);
+    let s0 = window_start(site, op);
     let tag = format!("{}/{}", op.name, site.cell);
     // Generated over the whole window (even before s = 0) so values never depend on the run.
     let own = gudmundson(&mut env.stream(&format!("radio/shadow/{tag}")), n, sh.grid_m, sh.decorrelation_m, sh.sigma_db);
     let var = gudmundson(&mut run.stream(&format!("radio/run_shadow/{tag}")), n, sh.grid_m, sh.decorrelation_m, sh.run_sigma_db);
     let (a, b) = (sh.inter_site_correlation.sqrt(), (1.0 - sh.inter_site_correlation).sqrt());
     let p_re = r.tx_power_dbm - 10.0 * (12.0 * resource_blocks(r.bandwidth_mhz)).log10();
-    let first = if s0 < 0.0 { (-s0 / sh.grid_m).ceil() as usize } else { 0 };
     let vals = (first..n)
         .map(|i| {
             let s = s0 + i as f64 * sh.grid_m;
@@ -232,6 +303,34 @@ mod tests {
         assert!((var.sqrt() - 8.0).abs() < 0.4, "sd {}", var.sqrt());
         let c50 = x.windows(51).map(|w| w[0] * w[50]).sum::<f64>() / (n - 50.0) / var;
         assert!((c50 - (-1f64).exp()).abs() < 0.05, "corr at 50 m {c50}");
+    }
+
+    #[test]
+    fn grids_are_made_on_demand_in_bounded_memory_with_the_same_values_in_any_order() {
+        let cfg = HstConfig::default();
+        let t = Track::straight();
+        let a = RadioMap::new(&cfg, 7, &t, 0.0, 60_000.0);
+        let b = RadioMap::new(&cfg, 7, &t, 0.0, 60_000.0);
+        let cap: usize = a.operators.iter().map(|o| o.cache_cap).sum();
+        let sites: usize = a.operators.iter().map(|o| o.sites.len()).sum();
+        assert!(sites > 4 * cap, "the ride must have many more sites ({sites}) than the cache holds ({cap})");
+        let points: Vec<f64> = (0..6000).map(|k| k as f64 * 10.0 + 0.37).collect();
+        let mut rsrp = Vec::new();
+        // a forward along the ride, b backward and then forward again: every grid b needs twice
+        // is made twice, and must come out the same.
+        let fwd: Vec<Vec<f64>> = points.iter().map(|&s| { a.rsrp_all(0, s, &mut rsrp); rsrp.clone() }).collect();
+        assert!(a.cached() <= cap, "{} grids held, cap {cap}", a.cached());
+        for (k, &s) in points.iter().enumerate().rev() {
+            b.rsrp_all(0, s, &mut rsrp);
+            assert_eq!(rsrp, fwd[k], "at {s} (backward)");
+        }
+        for (k, &s) in points.iter().enumerate() {
+            b.rsrp_all(0, s, &mut rsrp);
+            assert_eq!(rsrp, fwd[k], "at {s} (forward again)");
+            assert_eq!(a.sinr_db(0, 3, s).to_bits(), b.sinr_db(0, 3, s).to_bits());
+        }
+        assert!(b.cached() <= cap);
+        assert!(fwd.iter().all(|v| v.iter().any(|p| p.is_finite())), "every point is measured by some site");
     }
 
     #[test]
