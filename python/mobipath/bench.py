@@ -326,3 +326,53 @@ def process_scenarios(files: Optional[Sequence[Path]], scratch: Path) -> List[Pa
     startup = scratch / "startup-10ms.toml"
     startup.write_text(STARTUP_SCENARIO, encoding="utf-8")
     return [startup, *find_scenarios(files)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The emulator's ceiling (issue 19, item 5)
+
+#: Offered loads (Mbit/s, in total over the paths) the ceiling search steps through.
+CEILING_STEPS_MBPS = (200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0, 1600.0, 2000.0)
+#: A load is sustained when at least this share of the offered packets is delivered ...
+CEILING_MIN_DELIVERED = 0.99
+#: ... and the emulator's p99 release-time error stays at or below this (issue 19's target).
+CEILING_MAX_P99_US = 200.0
+
+
+def emulator_ceiling(measure: Any, steps: Sequence[float] = CEILING_STEPS_MBPS) -> Dict[str, Any]:
+    """Steps the offered load up until the emulator stops sustaining it; returns every step
+    measured and the ceiling (the highest load sustained below the first that was not; None if
+    the first already failed).
+
+    `measure(offered_mbps)` returns a row with `sent_packets`, `received_packets` and `p99_us`
+    (None when nothing was timed). A step whose generator could not even send what was offered
+    (sent < 99 % of what the offered rate asks for, reported by the row's `offered_packets`)
+    ends the search as *generator-limited*: the emulator was not the bottleneck there, so no
+    ceiling above the last sustained step can be claimed."""
+    rows: List[Dict[str, Any]] = []
+    ceiling: Optional[float] = None
+    stopped = "every step sustained"
+    for offered in steps:
+        r = dict(measure(offered))
+        r["offered_mbps"] = offered
+        want = r.get("offered_packets") or r["sent_packets"]
+        r["generator_share"] = r["sent_packets"] / want if want else 0.0
+        r["delivered_share"] = r["received_packets"] / r["sent_packets"] if r["sent_packets"] else 0.0
+        p99 = r.get("p99_us")
+        r["sustained"] = (r["generator_share"] >= CEILING_MIN_DELIVERED and r["delivered_share"] >= CEILING_MIN_DELIVERED
+                          and p99 is not None and p99 <= CEILING_MAX_P99_US)
+        rows.append(r)
+        if r["generator_share"] < CEILING_MIN_DELIVERED:
+            stopped = f"the traffic generator sent only {100 * r['generator_share']:.1f} % of {offered:g} Mbit/s"
+            break
+        if not r["sustained"]:
+            why = []
+            if r["delivered_share"] < CEILING_MIN_DELIVERED:
+                why.append(f"delivered {100 * r['delivered_share']:.1f} %")
+            if p99 is None or p99 > CEILING_MAX_P99_US:
+                why.append(f"p99 release error {'n/a' if p99 is None else f'{p99:.0f} µs'}")
+            stopped = f"{offered:g} Mbit/s: " + ", ".join(why)
+            break
+        ceiling = offered
+    return {"rows": rows, "ceiling_mbps": ceiling, "stopped": stopped,
+            "criteria": {"min_delivered": CEILING_MIN_DELIVERED, "max_p99_us": CEILING_MAX_P99_US}}

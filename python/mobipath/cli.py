@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, List, Optional, TypeVar
+from typing import Any, Callable, Dict, List, Optional, TypeVar
 
 import typer
 from rich.console import Console
@@ -147,14 +147,17 @@ def bench(
     repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported. With --sweep: times the fresh local steps (alternately), the fastest of each reported."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
     emulator: bool = typer.Option(False, "--emulator", help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root)."),
+    ceiling: bool = typer.Option(False, "--ceiling", help="With --emulator: step the offered load up (200 to 2000 Mbit/s) until delivery falls below 99 % or the p99 release error exceeds 200 µs, and report the highest load sustained (machinery; TUN when root)."),
     process: bool = typer.Option(False, "--process", help="Time the whole `mobipath run` command as users run it (start-up and writing results included; a 10 ms scenario first), --repeat times each [default 10]; median and min wall, peak RSS."),
     sweep: bool = typer.Option(False, "--sweep", help="Benchmark the sweep engine instead: its overhead per run beyond the simulation and its throughput on -j cores vs one (local, and Ray when installed)."),
     sweep_runs: int = typer.Option(1000, "--runs", min=20, max=100000, help="With --sweep: one-second runs in the grid."),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="With --sweep: workers of the parallel steps."),
 ) -> None:
     """Run the benchmark scenarios, each in a fresh process; report speed and peak memory."""
+    if ceiling and not emulator:
+        raise _fail("--ceiling goes with --emulator")
     if emulator:
-        _bench_emulator(as_json)
+        (_bench_emulator_ceiling if ceiling else _bench_emulator)(as_json)
         return
     if process:
         _bench_process(files, repeat if repeat > 1 else 10, as_json)
@@ -313,6 +316,62 @@ def _bench_emulator(as_json: bool) -> None:
         table.add_row(x["what"], f(x["offered_mbps"], 0), f(x["received_mbps"]), f(x["received_pps"], 0),
                       f(x["p50_us"]), f(x["p99_us"]), f(x["max_us"]), "yes" if x["realtime"] else "no")
     _stdout().print(table)
+
+
+def _bench_emulator_ceiling(as_json: bool) -> None:
+    """The emulator's ceiling (issue 19, item 5): the highest offered load over two paths that it
+    delivers (≥ 99 %) with a p99 release error ≤ 200 µs; for the machinery (socketpairs, native
+    generator) and, as root, through real TUN devices (Python generator: it may limit first)."""
+    import subprocess
+
+    from . import bench as bench_mod
+    from . import emulate as emu
+
+    try:
+        command = emu.emulator_command()
+    except emu.EmulateError as e:
+        raise _fail(str(e))
+
+    def machinery(offered: float) -> Dict[str, Any]:
+        rate = offered / 2 * 1.1  # each path 10 % above its share: the links never queue for long
+        r = subprocess.run([*command, "--bench", "--paths", "2", "--offered-mbps", f"{offered:g}", "--rate-mbps", f"{rate:g}",
+                            "--seconds", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        if r.returncode != 0:
+            raise _fail(f"mobipath-emu --bench failed: {r.stderr.strip()}")
+        m = json.loads(r.stdout)
+        t = m["emulator"]["timing"]
+        return {"sent_packets": m["sent_packets"], "offered_packets": round(offered * 1e6 / 8 / m["frame_bytes"] * m["seconds"]),
+                "received_packets": m["received_packets"], "received_mbps": m["received_mbps"],
+                "p50_us": t.get("p50_us"), "p99_us": t.get("p99_us"), "max_us": t.get("max_us"), "realtime": m["emulator"]["realtime"]}
+
+    def tun(offered: float) -> Dict[str, Any]:
+        b = emu.bench(offered_mbps=offered, rate_mbps=offered / 2 * 1.1, delay_ms=10.0, seconds=3.0, paths=2)
+        t = b["timing_us"] or {}
+        return {"sent_packets": b["sent_packets"], "offered_packets": round(offered * 1e6 / 8 / 1500 * 3.0),
+                "received_packets": b["received_packets"], "received_mbps": b["received_mbps"],
+                "p50_us": t.get("p50_us"), "p99_us": t.get("p99_us"), "max_us": t.get("max_us"), "realtime": b["realtime"]}
+
+    results = {"machinery (socketpairs)": bench_mod.emulator_ceiling(machinery)}
+    if os.geteuid() == 0:
+        results["real TUN devices, UDP"] = bench_mod.emulator_ceiling(tun)
+    else:
+        _stderr().print("not root: the TUN ceiling is skipped")
+    load = os.getloadavg()[0]
+    if as_json:
+        sys.stdout.write(jsonfmt.dumps({"emulator_ceiling": results, "load_average": load}))
+        return
+    for what, res in results.items():
+        c = res["ceiling_mbps"]
+        ceiling_text = "none" if c is None else f"{c:g} Mbit/s"
+        table = Table(title=f"{what}: ceiling {ceiling_text} (stopped: {res['stopped']})", title_justify="left", show_edge=False)
+        for col in ("offered Mbit/s", "sent", "delivered", "p50 µs", "p99 µs", "max µs", "sustained"):
+            table.add_column(col, justify="right")
+        f = lambda v, d=1: "—" if v is None else f"{v:.{d}f}"  # noqa: E731
+        for x in res["rows"]:
+            table.add_row(f(x["offered_mbps"], 0), f"{100 * x['generator_share']:.1f} %", f"{100 * x['delivered_share']:.1f} %",
+                          f(x["p50_us"]), f(x["p99_us"]), f(x["max_us"]), "yes" if x["sustained"] else "no")
+        _stdout().print(table)
+    _stdout().print(f"load average {load:.2f}; criteria: delivered ≥ 99 %, p99 release error ≤ 200 µs")
 
 
 # Options shared by `emulate` and `compare` (typer allows one OptionInfo as several defaults).

@@ -65,6 +65,8 @@ HELP_ONLY = {
     "mobipath reproduce p4": "810 runs, about a minute on 2 cores (more under load): too long for CI; its --quick form runs in test_reproduce_p4.py",
     "mobipath reproduce p2": "620 runs, about 1.5 minutes on 2 cores (more under load): too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
     "mobipath bench --emulator": "measures this machine's emulator (root for its second half)",
+    "mobipath bench --emulator --ceiling": "steps this machine's emulator up to 2 Gbit/s (root for its TUN half, "
+    "about half a minute); the search itself runs against stand-ins in test_emulator_ceiling.py",
     "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",
     "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); test_startup.py runs it on one scenario",
     "mobipath bench --long": "a 1-hour train ride and a 100-UE cell (half a minute and more); test_startup.py checks which scenarios it adds",
