@@ -16,6 +16,14 @@
 //! passes is dropped: the plain timer would have skipped it. So results are identical; only the
 //! count of processed events falls by the skipped ones.
 //!
+//! Why the numbers must be the reserved ones: a delayed-ACK deadline is an arrival plus exactly
+//! 40 ms, and arrivals lie on grids (a cell's 1 ms TTIs plus a wired link's serialization), so a
+//! deadline often ties with another flow's arrival. Queued under a fresh number when an earlier
+//! event of the timer fires stale, the deadline would come after that arrival instead of before
+//! it: P4's mixed-UE cell results move (a tried "read as its own event" did this; traced on
+//! `p4/mixed-pf-bsr-drop`, the first divergence is flow 3's delayed ACK at 568.036288 ms, due
+//! from its arrival at 528.036288 ms, going after flow 6's arrival at the same nanosecond).
+//!
 //! The usual request, "now" (the read at the end of an arrival instant) while nothing of this
 //! timer is held or queued at or before now, is queued with a plain push (the queue's FIFO for
 //! the current instant) and marked in `now_slot` instead of the sorted lists: it is the event
