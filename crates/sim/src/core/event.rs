@@ -9,7 +9,8 @@
 //! takes the smaller (time, insertion number) of the FIFO's front and the heap's top. The order
 //! is exactly the heap's; only the O(log n) push and pop are saved (about a third of all
 //! events of a bulk TCP transfer are of this kind since the receiver reads at the end of
-//! each arrival instant).
+//! each arrival instant). An event queued under a reserved number for the current instant
+//! joins the FIFO too when its number is after every FIFO entry's.
 use super::time::Time;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -80,10 +81,17 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         seq
     }
-    /// Queues an event under an insertion number from [`reserve`](Self::reserve).
+    /// Queues an event under an insertion number from [`reserve`](Self::reserve). One for the
+    /// current instant numbered after every FIFO entry (a timer's read at "now", reserved just
+    /// before) joins the FIFO, which stays in insertion order; any other goes to the heap.
     pub fn push_reserved(&mut self, at: Time, seq: u64, ev: E) {
         debug_assert!(seq < self.next_seq);
-        self.heap.push(Entry { at, seq, ev });
+        if at == self.now && self.now_fifo.back().is_none_or(|&(b, _)| b < seq) {
+            self.now_fifo.push_back((seq, ev));
+        } else {
+            debug_assert!(at >= self.now, "event queued in the past");
+            self.heap.push(Entry { at, seq, ev });
+        }
     }
     pub fn pop(&mut self) -> Option<(Time, E)> {
         // Every FIFO entry is at `now`, no heap entry is earlier: the FIFO's front goes first

@@ -15,6 +15,19 @@
 //! first event at a time is the one that finds the time still wanted. A held event whose time
 //! passes is dropped: the plain timer would have skipped it. So results are identical; only the
 //! count of processed events falls by the skipped ones.
+//!
+//! Why the numbers must be the reserved ones: a delayed-ACK deadline is an arrival plus exactly
+//! 40 ms, and arrivals lie on grids (a cell's 1 ms TTIs plus a wired link's serialization), so a
+//! deadline often ties with another flow's arrival. Queued under a fresh number when an earlier
+//! event of the timer fires stale, the deadline would come after that arrival instead of before
+//! it: P4's mixed-UE cell results move (a tried "read as its own event" did this; traced on
+//! `p4/mixed-pf-bsr-drop`, the first divergence is flow 3's delayed ACK at 568.036288 ms, due
+//! from its arrival at 528.036288 ms, going after flow 6's arrival at the same nanosecond).
+//!
+//! The usual request, "now" (the read at the end of an arrival instant) while nothing of this
+//! timer is held or queued at or before now, is queued with a plain push (the queue's FIFO for
+//! the current instant) and marked in `now_slot` instead of the sorted lists: it is the event
+//! that fires, the next of this timer to fire.
 use crate::core::time::{Time, NEVER};
 use crate::core::EventQueue;
 use std::collections::VecDeque;
@@ -25,13 +38,18 @@ pub struct LazyTimer {
     at: Time,
     /// Events the plain timer would have queued, not queued: (time, insertion number), sorted.
     held: VecDeque<(Time, u64)>,
-    /// This timer's events in the event queue, sorted (the queue pops them in this order).
+    /// This timer's events in the event queue, sorted (the queue pops them in this order),
+    /// except the one in `now_slot`.
     queued: VecDeque<(Time, u64)>,
+    /// An event for the current instant is queued, not in `queued`: the one that fires at `at`
+    /// (= its time). The usual case, an application's read at the end of an arrival instant,
+    /// so it skips the bookkeeping of `queued` (see [`LazyTimer::arm`]).
+    now_slot: bool,
 }
 
 impl Default for LazyTimer {
     fn default() -> Self {
-        Self { at: NEVER, held: VecDeque::new(), queued: VecDeque::new() }
+        Self { at: NEVER, held: VecDeque::new(), queued: VecDeque::new(), now_slot: false }
     }
 }
 
@@ -70,10 +88,20 @@ impl LazyTimer {
         while self.held.front().is_some_and(|&h| h < passed) {
             self.held.pop_front();
         }
-        let new = (t, q.reserve());
-        // Fast path (the usual case: no other event of this timer at `t`): the new one fires,
-        // queued now unless an earlier queued event of this timer comes first.
+        // Fastest path (the usual case: the application's read at the end of an arrival
+        // instant): no event of this timer held or queued at or before `now`. The new one comes
+        // before all of them, so it fires; until it does, nothing earlier can be asked for and
+        // nothing else of this timer is queued at `now` (see `fire`). A plain push takes the
+        // number `reserve` would give, and the queue's FIFO keeps it cheap.
+        if t == now && self.held.front().is_none_or(|h| h.0 > t) && self.queued.front().is_none_or(|f| f.0 > t) {
+            q.push(t, ev());
+            self.now_slot = true;
+            return;
+        }
+        // Fast path (no other event of this timer at `t`): the new one fires, queued now unless
+        // an earlier queued event of this timer comes first.
         if first_of(&self.held, t).is_none() && first_of(&self.queued, t).is_none() {
+            let new = (t, q.reserve());
             if self.queued.front().is_none_or(|&qf| qf > new) {
                 q.push_reserved(t, new.1, ev());
                 insert_sorted(&mut self.queued, new);
@@ -82,13 +110,22 @@ impl LazyTimer {
             }
             return;
         }
-        insert_sorted(&mut self.held, new);
+        insert_sorted(&mut self.held, (t, q.reserve()));
         self.queue_the_firing_one(q, ev);
     }
 
     /// One of this timer's queued events fires at `t`: true if the owner still wants `t` (the
     /// timer is consumed; the owner re-arms), false for a stale event.
     pub fn fire<E>(&mut self, t: Time, q: &mut EventQueue<E>, ev: impl FnOnce() -> E) -> bool {
+        if self.now_slot {
+            // While it is queued `at` stays at its time (nothing earlier can be asked for) and
+            // no other event of this timer is queued at that time, so this is the one. Held
+            // events it passes are dropped by the next `arm`.
+            debug_assert_eq!(self.at, t);
+            self.now_slot = false;
+            self.at = NEVER;
+            return true;
+        }
         let key = self.queued.pop_front().expect("a timer event fired that was not queued");
         debug_assert_eq!(key.0, t);
         // Held events up to this one would have fired stale.
