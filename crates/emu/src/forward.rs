@@ -158,6 +158,55 @@ struct Counters {
     bins: Vec<u64>,
 }
 
+/// Keeps the loop's busy share (wall time not asleep in `ppoll`) under the kernel's RT throttling.
+///
+/// A `SCHED_FIFO` thread that runs more than `sched_rt_runtime_us` (950 ms) of a
+/// `sched_rt_period_us` (1 s) is stopped for the rest of that second: every release due then is
+/// late by up to 50 ms (measured: `mobipath bench --emulator --ceiling` showed 38–51 ms maxima from
+/// 600 Mbit/s up, and the kernel logged "sched: RT throttling activated"). The busy-wait before
+/// each release is what fills the CPU at high packet rates (at 1 Gbit/s events are ~12 µs apart,
+/// less than the 20 µs spin, so the loop never sleeps). So the spin is allowed only while the
+/// last window's busy share stayed within `max_share`; otherwise the next window waits in
+/// `ppoll` up to the event itself (timer slack is 1 ns), trading a few µs of wake-up latency for
+/// never being throttled.
+pub struct SpinBudget {
+    window_ns: u64,
+    max_share: f64,
+    start: Time,
+    slept: u64,
+    spin: bool,
+}
+
+impl SpinBudget {
+    pub fn new(now: Time, window_ns: u64, max_share: f64) -> Self {
+        Self { window_ns, max_share, start: now, slept: 0, spin: true }
+    }
+    /// Time spent asleep in `ppoll`.
+    pub fn slept(&mut self, ns: u64) {
+        self.slept += ns;
+    }
+    /// The spin to use now (`spin_ns` or 0); closes a window when `window_ns` has passed.
+    pub fn spin_ns(&mut self, now: Time, spin_ns: u64) -> u64 {
+        let span = now.saturating_sub(self.start);
+        if span >= self.window_ns {
+            let busy = 1.0 - (self.slept.min(span) as f64 / span as f64);
+            self.spin = busy <= self.max_share;
+            self.start = now;
+            self.slept = 0;
+        }
+        if self.spin {
+            spin_ns
+        } else {
+            0
+        }
+    }
+}
+
+/// Window and busy-share budget of [`SpinBudget`]: 100 ms windows at most 80 % busy keep every
+/// second well under the kernel's 95 %.
+pub const SPIN_WINDOW_NS: u64 = 100_000_000;
+pub const SPIN_MAX_SHARE: f64 = 0.8;
+
 /// Runs one direction of every path until `end_ns` (ns since `t0`) or [`STOP`]. One thread
 /// serves all paths so that N paths cost no more spinning cores than one. Inputs must be
 /// non-blocking.
@@ -172,6 +221,7 @@ pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
         .iter()
         .map(|p| libc::pollfd { fd: p.input, events: libc::POLLIN, revents: 0 })
         .collect();
+    let mut budget = SpinBudget::new(now_ns(t.t0), SPIN_WINDOW_NS, SPIN_MAX_SHARE);
     loop {
         let now = now_ns(t.t0);
         if now >= t.end_ns || STOP.load(Ordering::Relaxed) {
@@ -208,8 +258,9 @@ pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
             .min(t.end_ns);
         let now = now_ns(t.t0);
         let wait = next.saturating_sub(now);
-        let sleep = if wait > t.spin_ns {
-            (wait - t.spin_ns).min(MAX_SLEEP_NS)
+        let spin = budget.spin_ns(now, t.spin_ns);
+        let sleep = if wait > spin {
+            (wait - spin).min(MAX_SLEEP_NS)
         } else {
             0
         };
@@ -221,6 +272,7 @@ pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
             unsafe {
                 libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, std::ptr::null())
             };
+            budget.slept(now_ns(t.t0).saturating_sub(now));
         }
         // 3. Drain the inputs (non-blocking).
         'ports: for (port, c) in ports.iter_mut().zip(c.iter_mut()) {
@@ -279,6 +331,24 @@ pub struct Timing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spin_stops_for_a_window_after_a_busy_one_and_resumes_after_an_idle_one() {
+        let ms = 1_000_000;
+        let mut b = SpinBudget::new(0, 100 * ms, 0.8);
+        assert_eq!(b.spin_ns(0, 20_000), 20_000);
+        b.slept(10 * ms); // 90 % busy
+        assert_eq!(b.spin_ns(50 * ms, 20_000), 20_000, "a window is judged only when it ends");
+        assert_eq!(b.spin_ns(100 * ms, 20_000), 0, "90 % busy > 80 %: no spin next window");
+        b.slept(50 * ms); // 50 % busy
+        assert_eq!(b.spin_ns(150 * ms, 20_000), 0);
+        assert_eq!(b.spin_ns(200 * ms, 20_000), 20_000, "50 % busy: spin again");
+        b.slept(20 * ms); // exactly 80 % busy is within the budget
+        assert_eq!(b.spin_ns(300 * ms, 20_000), 20_000);
+        // Slept time beyond the window (a long ppoll) counts as an idle window, not a negative share.
+        b.slept(500 * ms);
+        assert_eq!(b.spin_ns(400 * ms, 20_000), 20_000);
+    }
 
     #[test]
     fn percentiles_are_nearest_rank() {
