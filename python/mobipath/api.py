@@ -3,15 +3,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _core
 from .errors import ConfigError, ScenarioError
 from .results import Result
-from .source import ScenarioSource, load_source
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .source import ScenarioLike
+from .source import ScenarioLike, ScenarioSource, load_source
 
 __all__ = ["run", "validate", "schema"]
 

@@ -8,23 +8,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 from .errors import ConfigError, ScenarioError
 
-if TYPE_CHECKING:  # pragma: no cover
-    #: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict.
-    ScenarioLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
-
-
-def __getattr__(name: str) -> Any:
-    # `ScenarioLike` is built on first use: its forward reference is compiled when the Union is
-    # made, a cost every `mobipath run` paid at import (issue 19); annotations are strings here.
-    if name == "ScenarioLike":
-        value = Union[str, "os.PathLike[str]", Mapping[str, Any]]
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict. Written without a
+#: string forward reference ("os.PathLike[str]"), which typing would compile at every import
+#: (issue 19: start-up).
+ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 
 INLINE_NAME = "<string>"
 
@@ -45,6 +36,9 @@ class ScenarioSource:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: ScenarioSource is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: ScenarioSource is immutable")
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:

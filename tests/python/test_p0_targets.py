@@ -57,6 +57,10 @@ def test_the_targets_are_measured_on_held_out_seeds_and_reported(summary):
     assert "## P0's targets" in report
     met = sum(t["met"] for t in summary["targets"]["ns3"])
     assert f"- **ns3**: {met} of 12 targets met" in report
+    # The differences section covers the ns3 profile when it runs alone.
+    for needle in ("**Ranking without PHA, ns3 profile**", "**Retransmission ratio, ns3 profile**",
+                   "**Which scheduler PHA helps most, ns3 profile**", "**ns3 profile** (P0's setup as ns-3 runs it"):
+        assert needle in report, needle
     # The ns3 profile is what its name says: the signalling handover model (an interruption that is
     # a result, not 40 ms) and ns-3's window rules.
     assert prov["interruption_ms"] != pytest.approx(50.0)

@@ -168,7 +168,8 @@ struct Counters {
 /// less than the 20 µs spin, so the loop never sleeps). So the spin is allowed only while the
 /// last window's busy share stayed within `max_share`; otherwise the next window waits in
 /// `ppoll` up to the event itself (timer slack is 1 ns), trading a few µs of wake-up latency for
-/// never being throttled.
+/// being throttled far less often (maxima of tens of ms remain in some runs above 600 Mbit/s:
+/// README, Performance, Emulator).
 pub struct SpinBudget {
     window_ns: u64,
     max_share: f64,

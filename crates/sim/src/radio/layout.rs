@@ -106,7 +106,7 @@ impl Grid {
 pub struct OperatorMap {
     pub sites: Vec<Site>,
     /// Per site, the extent of its RSRP grid: (first sample index in its window, samples in the
-    /// window); the values are made on demand (`RadioMap::grid`).
+    /// window); the values are made on demand (`RadioMap::with_grid`).
     extents: Vec<(usize, usize)>,
     /// Sites whose grids are at hand: (site index, grid), at most `cache_cap`.
     cache: RefCell<Vec<(usize, Grid)>>,
@@ -331,6 +331,24 @@ mod tests {
         }
         assert!(b.cached() <= cap);
         assert!(fwd.iter().all(|v| v.iter().any(|p| p.is_finite())), "every point is measured by some site");
+    }
+
+    #[test]
+    fn lookups_equal_the_precomputed_grid_at_its_edges_and_outside() {
+        let cfg = HstConfig::default();
+        let t = Track::straight();
+        let map = RadioMap::new(&cfg, 3, &t, 0.0, 20_000.0);
+        let (env, run) = (RngStreams::new(cfg.environment_seed), RngStreams::new(3));
+        let (r, op) = (&cfg.radio, &cfg.radio.operators[0]);
+        for (i, site) in map.operators[0].sites.iter().enumerate() {
+            let g = site_grid(r, op, site, &t, &map.common, &env, &run);
+            let last = g.s0 + (g.vals.len() - 1) as f64 * g.step;
+            for s in [g.s0, g.s0 + 0.5 * g.step, (g.s0 + last) / 2.0, last, last + 1e-9, g.s0 - 1e-9, f64::NAN, f64::INFINITY] {
+                let want = g.at(s).unwrap_or(f64::NEG_INFINITY);
+                let got = map.rsrp_dbm(0, i, s);
+                assert!(want.to_bits() == got.to_bits(), "site {i} at {s}: {got} vs {want}");
+            }
+        }
     }
 
     #[test]
