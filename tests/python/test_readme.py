@@ -68,6 +68,7 @@ HELP_ONLY = {
     "mobipath bench --emulator --ceiling": "steps this machine's emulator up to 2 Gbit/s (root for its TUN half, "
     "about half a minute); the search itself runs against stand-ins in test_emulator_ceiling.py",
     "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",
+    "mobipath bench --repeat 3": "a measurement recipe: the benchmark three times over",
     "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); test_startup.py runs it on one scenario",
     "mobipath bench --long": "a 1-hour train ride and a 100-UE cell (half a minute and more); test_startup.py checks which scenarios it adds",
     "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",
