@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Iterable, List, Mapping, Optional
 
 from . import _core
+from ._record import Record
 
 __all__ = ["ConfigError", "ScenarioError", "InternalError"]
 
 
-class ConfigError:
+class ConfigError(Record):
     """One problem in a scenario file.
 
     `field` is a dotted path such as ``links[0].rate_mbps`` (or a file name for trace errors),
@@ -22,8 +23,6 @@ class ConfigError:
     its four fields.
     """
 
-    # A plain immutable record rather than a frozen dataclass: `dataclasses` imports `inspect`,
-    # about 8 ms of every `mobipath run` (issue 19).
     __slots__ = ("field", "value", "message", "file")
     field: str
     value: str
@@ -31,31 +30,7 @@ class ConfigError:
     file: Optional[str]
 
     def __init__(self, field: str, value: str, message: str, file: Optional[str] = None):
-        for name, v in zip(self.__slots__, (field, value, message, file)):
-            object.__setattr__(self, name, v)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: ConfigError is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: ConfigError is immutable")
-
-    def _key(self) -> tuple:
-        return (self.field, self.value, self.message, self.file)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()  # type: ignore[attr-defined]
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"ConfigError(field={self.field!r}, value={self.value!r}, message={self.message!r}, file={self.file!r})"
-
-    def __reduce__(self):  # type: ignore[override]
-        return (type(self), self._key())
+        self._init(field, value, message, file)
 
     def __str__(self) -> str:
         # Same format as the Rust `Display` of `ConfigError`.

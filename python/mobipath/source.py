@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Union
 
+from ._record import Record
 from .errors import ConfigError, ScenarioError
 
 #: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict. Written without a
@@ -20,10 +21,9 @@ ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 INLINE_NAME = "<string>"
 
 
-class ScenarioSource:
+class ScenarioSource(Record):
     """A scenario's TOML text plus where it came from (immutable)."""
 
-    # Not a frozen dataclass: `dataclasses` costs every `mobipath run` about 8 ms (issue 19).
     __slots__ = ("text", "file", "base_dir", "path")
     text: str
     file: str
@@ -31,28 +31,7 @@ class ScenarioSource:
     path: Optional[Path]
 
     def __init__(self, text: str, file: str, base_dir: Path, path: Optional[Path] = None):
-        for name, v in zip(self.__slots__, (text, file, base_dir, path)):
-            object.__setattr__(self, name, v)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: ScenarioSource is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: ScenarioSource is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, n) for n in self.__slots__))
-
-    def __repr__(self) -> str:
-        return "ScenarioSource(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
-
-    def __reduce__(self):  # type: ignore[override]
-        return (type(self), tuple(getattr(self, n) for n in self.__slots__))
+        self._init(text, file, base_dir, path)
 
     @property
     def stem(self) -> str:

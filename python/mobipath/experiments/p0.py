@@ -724,14 +724,22 @@ def paired_change(rows: Sequence[Dict[str, Any]], profile: str, scheduler: str, 
                   base_variant: str = "plain") -> Tuple[Optional[float], Optional[float], int]:
     """Mean and 95 % CI of the per-seed relative change (%) of `metric` from `base_variant` to
     `variant` (the same seed rides the same train, so the pairs share their handovers)."""
+    ch = list(per_seed_changes(rows, profile, scheduler, variant, metric, base_variant).values())
+    m, ci = mean_ci(ch)
+    return m, ci, len(ch)
+
+
+def per_seed_changes(rows: Sequence[Dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str,
+                     base_variant: str = "plain") -> Dict[int, float]:
+    """Seed -> relative change (%) of `metric` from `base_variant` to `variant` on that seed (seeds
+    where either value is missing, or the base is 0, are left out)."""
     by = {(r["variant"], r["seed"]): r for r in rows if r["profile"] == profile and r["scheduler"] == scheduler}
-    ch = []
+    ch: Dict[int, float] = {}
     for (v, seed), r in by.items():
         b = by.get((base_variant, seed))
         if v == variant and b is not None and r.get(metric) is not None and b.get(metric):
-            ch.append((float(r[metric]) - float(b[metric])) / float(b[metric]) * 100.0)
-    m, ci = mean_ci(ch)
-    return m, ci, len(ch)
+            ch[seed] = (float(r[metric]) - float(b[metric])) / float(b[metric]) * 100.0
+    return ch
 
 
 def _pm(m: Optional[float], ci: Optional[float], unit: str = " %") -> str:
@@ -857,14 +865,7 @@ def most_helped(rows: Sequence[Dict[str, Any]], profile: str, metric: str) -> Op
     """Which scheduler's `metric` PHA raises most in `profile`, as a sentence: the largest mean
     paired gain, and whether it is distinguishable from the runner-up's (their per-seed gains
     differ seed by seed on the same trains, so the difference is paired by seed too)."""
-    gains: Dict[str, Dict[int, float]] = {}
-    for s in PROFILES[profile]["schedulers"]:
-        by = {(r["variant"], r["seed"]): r for r in rows if r["profile"] == profile and r["scheduler"] == s}
-        g = {seed: (float(r[metric]) - float(by[("plain", seed)][metric])) / float(by[("plain", seed)][metric]) * 100.0
-             for (v, seed), r in by.items() if v == "pha" and ("plain", seed) in by
-             and r.get(metric) is not None and by[("plain", seed)].get(metric)}
-        if g:
-            gains[s] = g
+    gains = {s: g for s in PROFILES[profile]["schedulers"] for g in [per_seed_changes(rows, profile, s, "pha", metric)] if g}
     if len(gains) < 2:
         return None
     order = sorted(gains, key=lambda s: -statistics.fmean(gains[s].values()))
