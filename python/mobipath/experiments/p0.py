@@ -109,6 +109,14 @@ CSV_FIELDS = ["profile", "scheduler", "variant", "seed", "duration_s", "handover
 # Scenarios
 
 
+def _after_traffic(text: str, line: str) -> str:
+    """The scenario with `line` added to the flow, right after its one `traffic = ...` line."""
+    text, n = re.subn(r'(?m)^(\s*traffic\s*=.*)$', lambda m: f"{m.group(1)}\n{line}", text)
+    if n != 1:
+        raise ValueError("the base scenario must have exactly one `traffic = ...` line")
+    return text
+
+
 def make_scenario(base: str, scheduler: str, variant: str, cc: str, duration_s: Optional[float],
                   table: Optional[str], rcv_buf_bytes: Optional[int] = None) -> str:
     """The base scenario text with the flow's scheduler and cc replaced, the duration optionally
@@ -126,17 +134,12 @@ def make_scenario(base: str, scheduler: str, variant: str, cc: str, duration_s: 
             raise ValueError("the base scenario must have a top-level `duration_s = ...` line")
     if rcv_buf_bytes is not None:
         text = re.sub(r"(?m)^\s*receiver\s*=.*\n?", "", text)
-        text, n = re.subn(r'(?m)^(\s*traffic\s*=.*)$', lambda m: f"{m.group(1)}\nreceiver = {{ rcv_buf_bytes = {rcv_buf_bytes} }}", text)
-        if n != 1:
-            raise ValueError("the base scenario must have exactly one `traffic = ...` line")
+        text = _after_traffic(text, f"receiver = {{ rcv_buf_bytes = {rcv_buf_bytes} }}")
     text = re.sub(r"(?m)^\s*table\s*=.*\n?", "", text)
     if variant.startswith("pha-d-"):
         policy = variant[len("pha-d-"):]
         lead = QUEUE_AWARE_LEAD_MS if policy == "queue-aware" else 0
-        text, n = re.subn(r'(?m)^(\s*traffic\s*=.*)$',
-                          lambda m: f'{m.group(1)}\nmptcp = {{ pha_d = {{ policy = "{policy}", lead_ms = {lead} }} }}', text)
-        if n != 1:
-            raise ValueError("the base scenario must have exactly one `traffic = ...` line")
+        text = _after_traffic(text, f'mptcp = {{ pha_d = {{ policy = "{policy}", lead_ms = {lead} }} }}')
     if variant != "plain":
         if table is None:
             raise ValueError("PHA needs a handover table")
@@ -194,9 +197,7 @@ def apply_profile(text: str, profile: Dict[str, Any], scheduler: Optional[str]) 
         if any("tcp" in f for f in parsed.get("flows") or []):
             raise ValueError("the base scenario's flow sets `tcp`; the profile sets it (remove it from the base scenario)")
         inline = "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in tcp.items()) + " }"
-        text, n = re.subn(r'(?m)^(\s*traffic\s*=.*)$', lambda m: f"{m.group(1)}\ntcp = {inline}", text)
-        if n != 1:
-            raise ValueError("the base scenario must have exactly one `traffic = ...` line")
+        text = _after_traffic(text, f"tcp = {inline}")
     if not profile.get("rcvbuf_optimisation", True) and scheduler is not None and scheduler in RCVBUF_OPTIMISERS:
         text, n = re.subn(r'(?m)^(\s*scheduler\s*=\s*)"([^"]*)"',
                           lambda m: f'{m.group(1)}{{ name = "{m.group(2)}", rcvbuf_optimisation = false }}', text)
