@@ -11,6 +11,13 @@
 //! events of a bulk TCP transfer are of this kind since the receiver reads at the end of
 //! each arrival instant). An event queued under a reserved number for the current instant
 //! joins the FIFO too when its number is after every FIFO entry's.
+//!
+//! The future events are few in most runs (a bulk TCP transfer holds about five: its links'
+//! wake-ups, its timers, the next time-series bin), where a binary heap's pop (sift to the
+//! bottom, then up) costs more than keeping them sorted: they are kept in a vector sorted
+//! latest first, so the next one is popped off the end, and a push is a binary search and a
+//! short move. Past [`SORTED_MAX`] entries (a cell with a hundred UEs) they move to a binary heap,
+//! and back below [`SORTED_MIN`]. Keys are unique, so both give exactly the same order.
 use super::time::Time;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -39,8 +46,64 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// Above this many future events the sorted vector turns into a binary heap ...
+pub const SORTED_MAX: usize = 64;
+/// ... and below this many, back (the gap keeps a queue near one size from switching often).
+pub const SORTED_MIN: usize = 16;
+
+/// The future events: sorted latest first (the next one last), or a binary heap when many.
+enum Store<E> {
+    Sorted(Vec<Entry<E>>),
+    Heap(BinaryHeap<Entry<E>>),
+}
+
+impl<E> Store<E> {
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
+        match self {
+            Store::Sorted(v) => {
+                // Latest first: the new entry goes after every later one. `Entry`'s order is
+                // reversed (earliest greatest), so "later" is "less".
+                let i = v.partition_point(|x| x < &e);
+                v.insert(i, e);
+                if v.len() > SORTED_MAX {
+                    *self = Store::Heap(BinaryHeap::from(std::mem::take(v)));
+                }
+            }
+            Store::Heap(h) => h.push(e),
+        }
+    }
+    #[inline]
+    fn peek_key(&self) -> Option<(Time, u64)> {
+        match self {
+            Store::Sorted(v) => v.last().map(|e| (e.at, e.seq)),
+            Store::Heap(h) => h.peek().map(|e| (e.at, e.seq)),
+        }
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<E>> {
+        match self {
+            Store::Sorted(v) => v.pop(),
+            Store::Heap(h) => {
+                let e = h.pop();
+                if h.len() < SORTED_MIN {
+                    // into_sorted_vec is ascending in `Entry`'s order: latest first.
+                    *self = Store::Sorted(std::mem::take(h).into_sorted_vec());
+                }
+                e
+            }
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Store::Sorted(v) => v.len(),
+            Store::Heap(h) => h.len(),
+        }
+    }
+}
+
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Store<E>,
     /// Events at `now`, in insertion order (see the module doc).
     now_fifo: VecDeque<(u64, E)>,
     /// Time of the last event taken (from this queue or an outside source).
@@ -59,7 +122,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        Self { heap: BinaryHeap::with_capacity(1024), now_fifo: VecDeque::with_capacity(16), now: 0, last_key: (0, 0), next_seq: 0, popped: 0 }
+        Self { heap: Store::Sorted(Vec::with_capacity(SORTED_MAX + 1)), now_fifo: VecDeque::with_capacity(16), now: 0, last_key: (0, 0), next_seq: 0, popped: 0 }
     }
     pub fn push(&mut self, at: Time, ev: E) {
         let seq = self.next_seq;
@@ -94,17 +157,32 @@ impl<E> EventQueue<E> {
         }
     }
     pub fn pop(&mut self) -> Option<(Time, E)> {
+        self.pop_before((Time::MAX, u64::MAX))
+    }
+    /// The next event if its (time, insertion number) is below `bound` (the key of an outside
+    /// source's next event, see [`peek_key`](Self::peek_key)); `None` if the queue is empty or
+    /// the outside one comes first. One pass instead of a peek and then a pop.
+    #[inline]
+    pub fn pop_before(&mut self, bound: (Time, u64)) -> Option<(Time, E)> {
         // Every FIFO entry is at `now`, no heap entry is earlier: the FIFO's front goes first
         // unless a heap entry at `now` has a smaller insertion number (a reserved one).
+        let heap = self.heap.peek_key();
         if let Some(&(seq, _)) = self.now_fifo.front() {
-            if self.heap.peek().is_none_or(|e| (e.at, e.seq) > (self.now, seq)) {
+            let key = (self.now, seq);
+            if heap.is_none_or(|h| h > key) {
+                if key > bound {
+                    return None;
+                }
                 let (_, ev) = self.now_fifo.pop_front().expect("front exists");
                 self.popped += 1;
-                self.last_key = (self.now, seq);
+                self.last_key = key;
                 return Some((self.now, ev));
             }
         }
-        let e = self.heap.pop()?;
+        if heap? > bound {
+            return None;
+        }
+        let e = self.heap.pop().expect("peeked");
         self.popped += 1;
         self.now = e.at;
         self.last_key = (e.at, e.seq);
@@ -113,7 +191,7 @@ impl<E> EventQueue<E> {
     /// (time, insertion number) of the next event, to merge this queue with an outside
     /// time-ordered source of events numbered by [`reserve`](Self::reserve).
     pub fn peek_key(&self) -> Option<(Time, u64)> {
-        let heap = self.heap.peek().map(|e| (e.at, e.seq));
+        let heap = self.heap.peek_key();
         match self.now_fifo.front() {
             Some(&(seq, _)) => Some(heap.map_or((self.now, seq), |h| h.min((self.now, seq)))),
             None => heap,
@@ -138,7 +216,7 @@ impl<E> EventQueue<E> {
         self.heap.len() + self.now_fifo.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.now_fifo.is_empty()
+        self.heap.len() == 0 && self.now_fifo.is_empty()
     }
     /// Events processed so far (for the benchmark's events/s figure).
     pub fn popped(&self) -> u64 {
@@ -169,6 +247,39 @@ mod tests {
         q.push(5, 'b');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['x', 'a', 'b']);
+    }
+
+    /// Past SORTED_MAX future events the queue becomes a heap and below SORTED_MIN sorted again;
+    /// the order is a plain (time, seq) sort's throughout, across many switches.
+    #[test]
+    fn switching_between_sorted_and_heap_keeps_the_order() {
+        use rand::{Rng as _, SeedableRng};
+        let mut rng = crate::core::rng::Rng::seed_from_u64(11);
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Time, u64, u32)> = vec![];
+        let (mut now, mut id, mut switches, mut was_heap) = (0, 0u32, 0, false);
+        for round in 0..40 {
+            // Grow well past SORTED_MAX, then drain well below SORTED_MIN (ties included).
+            let target = if round % 2 == 0 { SORTED_MAX * 3 } else { SORTED_MIN / 2 };
+            while q.len() != target {
+                if q.len() < target {
+                    let at = now + rng.gen_range(0..50u64);
+                    reference.push((at, q.next_seq, id));
+                    q.push(at, id);
+                    id += 1;
+                } else {
+                    let (t, e) = q.pop().expect("not empty");
+                    now = t;
+                    reference.sort();
+                    let (rt, _, rid) = reference.remove(0);
+                    assert_eq!((rt, rid), (t, e));
+                }
+                let is_heap = matches!(q.heap, Store::Heap(_));
+                switches += usize::from(is_heap != was_heap);
+                was_heap = is_heap;
+            }
+        }
+        assert!(switches >= 30, "the test must cross the thresholds ({switches} switches)");
     }
 
     /// Events pushed for the current instant (the FIFO) interleave with heap events at that

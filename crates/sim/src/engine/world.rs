@@ -91,11 +91,14 @@ impl Sim {
     /// number).
     pub fn next_event(&mut self) -> Option<(Time, Ev)> {
         let (key, best) = self.heads.min();
-        if key != NO_HEAD && self.queue.peek_key().is_none_or(|q| key < q) {
-            self.queue.note_popped(key.0, key.1);
-            return Some((key.0, Ev::PipeHead(best as u32)));
+        if let Some(e) = self.queue.pop_before(key) {
+            return Some(e);
         }
-        self.queue.pop()
+        if key == NO_HEAD {
+            return None;
+        }
+        self.queue.note_popped(key.0, key.1);
+        Some((key.0, Ev::PipeHead(best as u32)))
     }
 
     /// Handles one event at `self.now`.
