@@ -552,6 +552,16 @@ impl<P: Wire> LinkDir<P> {
         }
         w -= carry;
         if self.fast_bps > 0 {
+            // In 64 bits when the work fits (any packet below ~2.3 GB does): a 128-bit
+            // division is a library call, the most expensive step of a departure.
+            if let Ok(w64) = u64::try_from(w) {
+                let dt = w64.div_ceil(self.fast_bps);
+                let f = s.saturating_add(dt);
+                // dt·r − w < r ≤ 10^12: no overflow in 128 bits, and it fits in 64.
+                self.carry = (dt as u128 * self.fast_bps as u128 - w) as u64;
+                self.carry_at = f;
+                return f;
+            }
             let r = self.fast_bps as u128;
             let dt = w.div_ceil(r);
             return self.finish_at(s, dt, r, w);
