@@ -96,6 +96,9 @@ pub struct LinkDir<P: Wire = Packet> {
     head_done: Time,
     /// Constant rate without outages: a division per packet and nothing else.
     fast_bps: u64,
+    /// The last two (work, ⌈work / fast_bps⌉) pairs computed, most recent first (work 0 is
+    /// never asked for: a packet has at least its headers).
+    fast_div: [(u64, u64); 2],
     /// Rate-based: work (bit·ns/s units) left over in the last nanosecond of the previous
     /// transmission, usable by a packet starting at exactly `carry_at`. It makes
     /// back-to-back transmissions exact although finish times round up to whole ns.
@@ -175,6 +178,7 @@ impl<P: Wire> LinkDir<P> {
             queue: VecDeque::with_capacity(max_packets.min(256) as usize),
             head_done: NEVER,
             fast_bps,
+            fast_div: [(0, 0); 2],
             carry: 0,
             carry_at: 0,
             pc_start: 1,
@@ -555,7 +559,17 @@ impl<P: Wire> LinkDir<P> {
             // In 64 bits when the work fits (any packet below ~2.3 GB does): a 128-bit
             // division is a library call, the most expensive step of a departure.
             if let Ok(w64) = u64::try_from(w) {
-                let dt = w64.div_ceil(self.fast_bps);
+                // The same work recurs (one packet size, no carry at a round rate): the last
+                // two quotients are remembered, which skips the division's tens of cycles.
+                let dt = match self.fast_div {
+                    [(a, q), _] if a == w64 => q,
+                    [_, (b, q)] if b == w64 => q,
+                    [x, _] => {
+                        let q = w64.div_ceil(self.fast_bps);
+                        self.fast_div = [(w64, q), x];
+                        q
+                    }
+                };
                 let f = s.saturating_add(dt);
                 // dt·r − w < r ≤ 10^12: no overflow in 128 bits, and it fits in 64.
                 self.carry = (dt as u128 * self.fast_bps as u128 - w) as u64;

@@ -152,6 +152,27 @@ fn back_to_back_departures_do_not_accumulate_rounding() {
     }
 }
 
+/// The same with mixed sizes (three, cycling, so the link's remembered quotients are evicted and
+/// hit in turn; some carries are nonzero): still the exact cumulative departures.
+#[test]
+fn back_to_back_departures_of_mixed_sizes_are_exact() {
+    let bps = 11_457_024u64;
+    let sizes = [1500u32, 52, 1500, 640, 52, 52, 1500, 640];
+    let mut d = dir(Capacity::Constant { bps }, 0.0, QueueLimit::Packets(5000), &[]);
+    for i in 0..3000 {
+        d.enqueue(0, pkt(i, sizes[i as usize % sizes.len()])).unwrap();
+    }
+    let mut out = Vec::new();
+    d.wake(NEVER - 1, &mut out);
+    assert_eq!(out.len(), 3000);
+    let mut bits = 0u128;
+    for (n, (t, p)) in out.iter().enumerate() {
+        bits += 8 * p.wire_bytes() as u128;
+        let want = (bits * NS_PER_S as u128).div_ceil(bps as u128) as u64;
+        assert_eq!(*t, want, "packet {n}");
+    }
+}
+
 #[test]
 fn schedule_with_zero_gap_delivers_its_integral() {
     let cap = Capacity::Schedule {
