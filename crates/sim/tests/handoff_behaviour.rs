@@ -350,7 +350,11 @@ fn table_prediction_acts_before_the_train_handover() {
 #[test]
 fn a_table_prediction_needs_a_train_a_table_and_a_scheme_that_uses_it() {
     use mobipath_sim::api::run_toml;
-    let dir = std::env::temp_dir();
+    // A private folder with a readable table, so the only error is the one under test (this test
+    // once passed only where an earlier session had left a /tmp/t.csv behind).
+    let dir = std::env::temp_dir().join(format!("mobipath-p3-predict-errors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.csv"), format!("# mobipath handover table v2\n# min_support = 1\n{}\nA,1000.0,1200.0,1\n", mobipath_sim::hst::table::HEADER)).unwrap();
     let err = |text: &str| format!("{:?}", run_toml(text, "x.toml", &dir, None, None).err().expect("refused"));
     let e = err(&train("handoff = { scheme = \"ehn\", predict = \"table\" }", None));
     assert!(e.contains("flows[0].handoff.predict") && e.contains("handover table"), "{e}");
@@ -360,4 +364,5 @@ fn a_table_prediction_needs_a_train_a_table_and_a_scheme_that_uses_it() {
     assert!(e.contains("flows[0].handoff.predict") && e.contains("train link"), "{e}");
     let e = err(&p3(10.0, PAPER, "tahoe", "handoff = { scheme = \"ehn\", predict = \"gps\" }", BULK));
     assert!(e.contains("predict"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
 }
