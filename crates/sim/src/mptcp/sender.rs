@@ -99,6 +99,8 @@ pub struct MptcpSender {
     /// subflow's scheduler snapshot stale (`view_dirty`); read them with [`Self::subflows`].
     subflows: Vec<SubflowTx>,
     sched: Box<dyn Scheduler>,
+    /// `sched.view_rates()`, asked once.
+    view_rates: bool,
     coupling: Option<Coupling>,
     mss: u32,
     data_ack: u64,
@@ -131,10 +133,12 @@ impl MptcpSender {
     /// receiver's buffer), used until the first DATA_ACK arrives.
     pub fn new(flow: u32, subflows: Vec<SubflowTx>, sched: Box<dyn Scheduler>, coupling: Option<Coupling>, mss: u32, initial_window: u64) -> Self {
         let n = subflows.len();
-        let views = subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf)).collect();
+        let rates = sched.view_rates();
+        let views = subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf, rates)).collect();
         MptcpSender {
             subflows,
             sched,
+            view_rates: rates,
             coupling,
             mss,
             data_ack: 0,
@@ -459,7 +463,8 @@ impl MptcpSender {
     /// Fills `out` with the subflow snapshots (reusing its allocation).
     fn fill_views(&self, out: &mut Vec<SubflowView>) {
         out.clear();
-        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf)));
+        let rates = self.view_rates;
+        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf, rates)));
     }
 
     /// Brings the kept snapshots up to date: only the subflows marked since the last refresh
@@ -467,25 +472,29 @@ impl MptcpSender {
     fn refresh_views(&mut self, views: &mut [SubflowView]) {
         for (i, dirty) in self.view_dirty.iter_mut().enumerate() {
             if std::mem::take(dirty) {
-                views[i] = Self::view_of(i, &self.subflows[i]);
+                views[i] = Self::view_of(i, &self.subflows[i], self.view_rates);
             }
         }
         if self.check_views {
             for (i, sf) in self.subflows.iter().enumerate() {
-                let fresh = Self::view_of(i, sf);
+                let fresh = Self::view_of(i, sf, self.view_rates);
                 assert_eq!(views[i], fresh, "stale scheduler snapshot of subflow {i}: a change to it was not marked");
             }
         }
     }
 
     /// The scheduler's snapshot of subflow `id`.
-    fn view_of(id: usize, sf: &SubflowTx) -> SubflowView {
+    /// A snapshot of subflow `id` for the scheduler; the derived rates only if `rates` (see
+    /// [`Scheduler::view_rates`]), else 0.
+    fn view_of(id: usize, sf: &SubflowTx, rates: bool) -> SubflowView {
         let t = &sf.tcp;
         let tcb = &t.tcb;
         let mss = t.cfg.mss;
         let srtt = t.rtt.srtt;
         let packets_out = t.packets_out();
-        let pacing = if srtt > 0 {
+        let pacing = if !rates {
+            0.0
+        } else if srtt > 0 {
             let factor = if tcb.cwnd < tcb.ssthresh / 2 { 2.0 } else { 1.2 };
             mss as f64 * tcb.cwnd.max(packets_out) as f64 / (srtt as f64 / 1e9) * factor
         } else {
@@ -513,12 +522,12 @@ impl MptcpSender {
             mss,
             pacing_rate_bytes_per_s: pacing,
             delivered_bytes: t.stats.bytes_acked,
-            loss_rate: if t.stats.segments_sent > 0 {
+            loss_rate: if rates && t.stats.segments_sent > 0 {
                 t.stats.segments_retransmitted as f64 / t.stats.segments_sent as f64
             } else {
                 0.0
             },
-            tx_time_per_segment: if srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
+            tx_time_per_segment: if rates && srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
         }
     }
 
@@ -608,7 +617,7 @@ impl MptcpSender {
                 }
             }
             for &i in targets {
-                views[i] = Self::view_of(i, &self.subflows[i]);
+                views[i] = Self::view_of(i, &self.subflows[i], self.view_rates);
                 self.view_dirty[i] = false;
             }
             if self.subflows.iter().all(|s| !s.established) {

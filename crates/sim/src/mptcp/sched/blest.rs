@@ -109,6 +109,10 @@ pub fn fast_packets(f: &SubflowView, time: Time) -> u128 {
 }
 
 impl Scheduler for Blest {
+    fn view_rates(&self) -> bool {
+        false
+    }
+
     fn event_views(&self) -> bool {
         false
     }

@@ -92,6 +92,10 @@ pub fn verdict(f: &SubflowView, s: &SubflowView, sndbuf: u64, waiting: bool, del
 }
 
 impl Scheduler for Ecf {
+    fn view_rates(&self) -> bool {
+        false
+    }
+
     fn event_views(&self) -> bool {
         false
     }

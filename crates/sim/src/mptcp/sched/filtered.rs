@@ -67,6 +67,12 @@ impl<F: FnMut(&ConnView, &mut [SubflowView])> Scheduler for Filtered<F> {
         self.inner.event_views()
     }
 
+    fn view_rates(&self) -> bool {
+        // The filters (PHA's handover windows, the subflow blocking baseline) read states and
+        // RTTs, never the rates.
+        self.inner.view_rates()
+    }
+
     fn burst_bytes(&self) -> u64 {
         self.inner.burst_bytes()
     }

@@ -111,6 +111,10 @@ pub fn fastest(subflows: &[SubflowView]) -> Option<usize> {
 }
 
 impl Scheduler for MinRtt {
+    fn view_rates(&self) -> bool {
+        false
+    }
+
     fn event_views(&self) -> bool {
         false
     }

@@ -136,6 +136,15 @@ pub trait Scheduler {
     fn rcvbuf_optimisation(&self) -> bool {
         false
     }
+    /// Whether [`schedule`](Self::schedule) and [`on_event`](Self::on_event) read the views'
+    /// derived rates ([`SubflowView::pacing_rate_bytes_per_s`], [`SubflowView::loss_rate`],
+    /// [`SubflowView::tx_time_per_segment`]). When false the core leaves them at 0 and skips
+    /// their four divisions per snapshot (a snapshot is refreshed for every segment scheduled, and
+    /// a floating-point division's latency stalled the refresh). Default true: a scheduler that
+    /// says false must not read them.
+    fn view_rates(&self) -> bool {
+        true
+    }
     /// Upper bound on bytes the core may push to the chosen subflow in one decision
     /// (upstream pushes bursts of up to 64 KiB; out-of-tree one segment). Default: one segment.
     fn burst_bytes(&self) -> u64 {
@@ -212,5 +221,70 @@ pub(crate) mod testutil {
         c.segment.reinjection = true;
         c.segment.sent_on = mask;
         c
+    }
+}
+
+#[cfg(test)]
+mod view_rates_tests {
+    use super::testutil::*;
+    use super::*;
+    use rand::{Rng as _, SeedableRng};
+
+    /// Every scheduler that says it does not read the derived rates decides exactly the same with
+    /// them zeroed as with random values, over random states and events: the core may skip them.
+    /// (It fails for a scheduler that reads them, e.g. the delay-predictive one.)
+    #[test]
+    fn schedulers_without_view_rates_ignore_them() {
+        let all: Vec<Box<dyn Fn() -> Box<dyn Scheduler>>> = vec![
+            Box::new(|| Box::new(minrtt::MinRtt::new())),
+            Box::new(|| Box::new(ecf::Ecf::default())),
+            Box::new(|| Box::new(blest::Blest::new())),
+            Box::new(|| Box::new(roundrobin::RoundRobin::default())),
+            Box::new(|| Box::new(redundant::Redundant::new())),
+            Box::new(|| Box::new(Filtered::without_rcvbuf_optimisation(Box::new(minrtt::MinRtt::new())))),
+        ];
+        let mut rng = crate::core::rng::Rng::seed_from_u64(3);
+        for make in &all {
+            let (mut zeroed, mut with_rates) = (make(), make());
+            assert!(!zeroed.view_rates(), "{} reads the rates", zeroed.name());
+            for step in 0..3000u64 {
+                let n = rng.gen_range(1..5);
+                let views: Vec<SubflowView> = (0..n)
+                    .map(|i| {
+                        let cwnd = rng.gen_range(1..40);
+                        let mut v = sf(i, rng.gen_range(1..200), cwnd, rng.gen_range(0..=cwnd + 2));
+                        v.queued_bytes = rng.gen_range(0..4) * MSS as u64;
+                        v.queued = v.queued_bytes.div_ceil(MSS as u64) as u32;
+                        v.ssthresh = rng.gen_range(2..80);
+                        v.backup = rng.gen_range(0..6) == 0;
+                        v.in_loss = rng.gen_range(0..8) == 0;
+                        v
+                    })
+                    .collect();
+                let mut rated = views.clone();
+                for v in &mut rated {
+                    v.pacing_rate_bytes_per_s = rng.gen_range(1.0..1e9);
+                    v.loss_rate = rng.gen_range(0.0..1.0);
+                    v.tx_time_per_segment = rng.gen_range(1..10 * MS);
+                }
+                let mut blank = views;
+                for v in &mut blank {
+                    (v.pacing_rate_bytes_per_s, v.loss_rate, v.tx_time_per_segment) = (0.0, 0.0, 0);
+                }
+                let mut c = if rng.gen_range(0..5) == 0 { reinject(step, rng.gen_range(0..16)) } else { conn(step) };
+                c.send_window_left = rng.gen_range(0..64) * MSS as u64;
+                c.unsent_bytes = rng.gen_range(0..64) * MSS as u64;
+                if rng.gen_range(0..10) == 0 {
+                    let ev = if rng.gen_range(0..2) == 0 {
+                        SchedEvent::Penalised { now: step * MS }
+                    } else {
+                        SchedEvent::DataAcked { now: step * MS, bytes: rng.gen_range(0..100_000) }
+                    };
+                    zeroed.on_event(&ev, &blank);
+                    with_rates.on_event(&ev, &rated);
+                }
+                assert_eq!(zeroed.schedule(&c, &blank), with_rates.schedule(&c, &rated), "{} at step {step}", zeroed.name());
+            }
+        }
     }
 }

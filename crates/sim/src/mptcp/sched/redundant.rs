@@ -35,6 +35,10 @@ impl Redundant {
 }
 
 impl Scheduler for Redundant {
+    fn view_rates(&self) -> bool {
+        false
+    }
+
     fn event_views(&self) -> bool {
         false
     }

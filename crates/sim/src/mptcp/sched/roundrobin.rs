@@ -76,6 +76,10 @@ impl RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
+    fn view_rates(&self) -> bool {
+        false
+    }
+
     fn event_views(&self) -> bool {
         false
     }
