@@ -98,15 +98,29 @@ pub fn run(
     let frame = vec![0x45u8; FRAME];
     let per_ns = offered_mbps * 1e6 / 8.0 / FRAME as f64 / 1e9;
     let mut sent = 0u64;
+    // Frames due by the last tick before `run_ns`; a backlog (the generator starved of CPU) is
+    // still sent after `run_ns`, as a blocking write used to, but only until `give_up`, well
+    // before the emulator stops reading at `end_ns`.
+    let mut target = 0u64;
+    let give_up = run_ns + 100_000_000;
     loop {
         let now = forward::now_ns(t0);
-        if now >= run_ns {
+        if crate::STOP.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let due = (now as f64 * per_ns) as u64;
-        while sent < due {
+        if now < run_ns {
+            target = (now as f64 * per_ns) as u64;
+        } else if sent >= target || now >= give_up {
+            break;
+        }
+        while sent < target {
             let fd = gens[(sent % gens.len() as u64) as usize];
-            let r = unsafe { libc::write(fd, frame.as_ptr().cast(), FRAME) };
+            // Never block: a blocking write could outlive the emulator thread (a generator
+            // starved of CPU on a loaded machine, still catching up when the emulator stopped
+            // reading), and the bench then hung for good (seen once in 25 runs at 1600 Mbit/s,
+            // load average 4.5). A full input is retried on the next tick; frames never sent
+            // are not counted, so `sent_packets` shows any shortfall.
+            let r = unsafe { libc::send(fd, frame.as_ptr().cast(), FRAME, libc::MSG_DONTWAIT) };
             if r < 0 {
                 break;
             }

@@ -136,6 +136,24 @@ impl Line {
         }
     }
 
+    /// A lower bound on the next arrival at the far end (`None` if the line is empty): the
+    /// earliest frame propagating, or the next departure plus the propagation delay — every
+    /// arrival is at least its departure plus [`LinkDir::delay`] (reorder and retransmission
+    /// only add to it), and later departures are later. The forwarding loop need not wake for a
+    /// departure itself: [`Line::advance`] applies every departure due by `now` at its model
+    /// time, however late it is called.
+    pub fn next_arrival_bound(&self) -> Option<Time> {
+        let w = self.wire.peek().map(|Reverse(f)| f.at);
+        let d = self
+            .link
+            .next_wakeup()
+            .map(|t| t.saturating_add(self.link.delay()));
+        match (w, d) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Pops the next frame due at or before `now`, with its intended arrival time.
     pub fn pop_due(&mut self, now: Time) -> Option<(Time, Vec<u8>)> {
         if self.wire.peek().is_some_and(|Reverse(f)| f.at <= now) {
