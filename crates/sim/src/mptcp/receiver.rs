@@ -38,6 +38,7 @@
 //!   timeout). The sender tags each segment with its DSN's first subflow sequence number
 //!   (`Packet::dsn_first_seq`); the receiver keeps, per subflow, the ranges of sequence space a
 //!   segment beyond them revealed as missing, with that segment's arrival time.
+use crate::core::SortedDeque;
 use crate::core::time::{Time, NEVER};
 use crate::metrics::WeightedHist;
 use crate::packet::{Packet, PacketKind, NONE_U64};
@@ -77,7 +78,7 @@ struct Arrived {
 pub struct MptcpReceiver {
     pub subflows: Vec<TcpReceiver>,
     /// Per subflow: data that arrived out of order at subflow level, by subflow seq.
-    pending: Vec<BTreeMap<u64, Arrived>>,
+    pending: Vec<SortedDeque<u64, Arrived>>,
     data_rcv_nxt: u64,
     /// In-order data the application has not read (a relay whose output is full), and the
     /// stream offset it may read up to (`u64::MAX` unless it feeds a relay).
@@ -86,7 +87,7 @@ pub struct MptcpReceiver {
     /// Right edge of the connection-level window last advertised.
     last_right_edge: u64,
     /// Connection-level out-of-order queue: dsn → (len, arrival, subflow).
-    ofo: BTreeMap<u64, (u32, Time, usize)>,
+    ofo: SortedDeque<u64, (u32, Time, usize)>,
     ofo_bytes: u64,
     /// Bytes waiting in the subflows' own out-of-order queues.
     held_bytes: u64,
@@ -153,12 +154,12 @@ impl MptcpReceiver {
         let n = subflows.len();
         MptcpReceiver {
             subflows,
-            pending: vec![BTreeMap::new(); n],
+            pending: (0..n).map(|_| SortedDeque::new()).collect(),
             data_rcv_nxt: 0,
             unread: 0,
             read_limit: u64::MAX,
             last_right_edge: 0,
-            ofo: BTreeMap::new(),
+            ofo: SortedDeque::new(),
             ofo_bytes: 0,
             held_bytes: 0,
             rcv_buf,
@@ -366,7 +367,7 @@ impl MptcpReceiver {
             is_retx: p.retransmit || p.ts_val > p.dsn_first_sent,
         };
         let is_new = p.kind == PacketKind::Data && p.seq + p.len as u64 > rcv_nxt;
-        if is_new && !self.pending[i].contains_key(&p.seq) {
+        if is_new && !self.pending[i].contains_key(p.seq) {
             // Per-subflow goodput counts here, at arrival (issue 18: counted when the connection
             // level released the data, a window could credit a subflow with bytes that crossed
             // its link before the window began, above the link's rate).
@@ -385,7 +386,7 @@ impl MptcpReceiver {
         let per_packet = self.receiver_recovery && is_new && !direct;
         if is_new && !direct && !per_packet {
             let held = &mut self.held_bytes;
-            self.pending[i].entry(p.seq).or_insert_with(|| {
+            self.pending[i].insert_if_absent(p.seq, || {
                 *held += p.len as u64;
                 arrived
             });
@@ -404,11 +405,7 @@ impl MptcpReceiver {
             self.conn_segment(i, now, arrived);
         } else if let Some((_, e)) = range {
             // Hand what is now in order at subflow level to the connection level.
-            while let Some(entry) = self.pending[i].first_entry() {
-                if *entry.key() >= e {
-                    break;
-                }
-                let seg = entry.remove();
+            while let Some((_, seg)) = self.pending[i].pop_first_if(|k| k < e) {
                 self.held_bytes -= seg.len as u64;
                 self.conn_segment(i, now, seg);
             }
@@ -473,12 +470,9 @@ impl MptcpReceiver {
             c[usize::from(is_retx)] += std::mem::take(&mut self.ofo_wait_byte_ns);
         }
         self.deliver(i, now, dsn, len, arrival);
-        while let Some(entry) = self.ofo.first_entry() {
-            let d = *entry.key();
-            if d > self.data_rcv_nxt {
-                break;
-            }
-            let (l, a, sf) = entry.remove();
+        loop {
+            let next = self.data_rcv_nxt;
+            let Some((d, (l, a, sf))) = self.ofo.pop_first_if(|d| d <= next) else { break };
             self.ofo_bytes -= l as u64;
             if d + l as u64 > self.data_rcv_nxt {
                 self.deliver(sf, now, d, l, a);
@@ -495,8 +489,8 @@ impl MptcpReceiver {
     /// above `data_rcv_nxt` (in-order data is delivered and the queue drained up to it at
     /// once), so data at or below it needs no search.
     fn in_ofo(&self, dsn: u64) -> bool {
-        debug_assert!(self.ofo.first_key_value().is_none_or(|(&d, _)| d > self.data_rcv_nxt));
-        dsn > self.data_rcv_nxt && self.ofo.contains_key(&dsn)
+        debug_assert!(self.ofo.first().is_none_or(|(d, _)| d > self.data_rcv_nxt));
+        dsn > self.data_rcv_nxt && self.ofo.contains_key(dsn)
     }
 
     /// When the gap at subflow `sub`'s sequence number `seq` was revealed: the arrival of the
@@ -549,7 +543,7 @@ impl MptcpReceiver {
             return;
         }
         // The hole's length (the sender caps it at its MSS).
-        let len = self.ofo.keys().next().map_or(1, |&first| first.saturating_sub(w)).min(u32::MAX as u64) as u32;
+        let len = self.ofo.first().map_or(1, |(first, _)| first.saturating_sub(w)).min(u32::MAX as u64) as u32;
         let mut a = self.subflows[best].force_ack(now);
         self.decorate(best, &mut a);
         a.retx_request = w;
