@@ -570,11 +570,7 @@ impl<P: Wire> LinkDir<P> {
                         q
                     }
                 };
-                let f = s.saturating_add(dt);
-                // dt·r − w < r ≤ 10^12: no overflow in 128 bits, and it fits in 64.
-                self.carry = (dt as u128 * self.fast_bps as u128 - w) as u64;
-                self.carry_at = f;
-                return f;
+                return self.finish_at(s, dt as u128, self.fast_bps as u128, w);
             }
             let r = self.fast_bps as u128;
             let dt = w.div_ceil(r);
