@@ -1,19 +1,26 @@
-"""Terminal output for the CLI: summary tables and the run progress bar (rich).
+"""Terminal output for the CLI: summary tables and the run progress bar.
 
 Tables show whatever scalar metrics the summary holds: the usual ones first, in a fixed order,
 then any others alphabetically. MPTCP flows are shown compactly instead: a few connection-level
 metrics in one table, then one table per flow with a row per subflow (subflow names come from the
 summary, whatever they are). Everything else stays in ``summary.json``.
+
+The tables are built as plain `Grid`s and drawn by rich on a terminal (`print_summary`), or as
+aligned text when the output goes to a file or a pipe (`write_plain_summary`). Why two renderers:
+importing `rich.console` costs about 33 ms, more than `mobipath run` spends on a short scenario, and
+it buys nothing without a terminal (issue 19: sweeps and shell loops call `mobipath run` thousands
+of times with its output redirected). Both render the same cells (tested).
 """
 from __future__ import annotations
 
 import math
+import os
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 FLOW_METRICS = (
     "goodput_mbps",
@@ -92,7 +99,20 @@ def metric_columns(rows: Iterable[Mapping[str, Any]], preferred: Iterable[str]) 
     return first + sorted(k for k in present if k not in first)
 
 
-def entity_table(title: str, section: Any, preferred: Iterable[str], width: int = 80) -> Optional[Table]:
+class Grid:
+    """A table to show: a title, column labels, which columns are right-aligned, rows of cells
+    (strings, the first one the row's name)."""
+
+    __slots__ = ("title", "labels", "right", "rows")
+
+    def __init__(self, title: str, labels: List[str], right: List[bool], rows: List[List[str]]):
+        self.title = title
+        self.labels = labels
+        self.right = right
+        self.rows = rows
+
+
+def entity_grid(title: str, section: Any, preferred: Iterable[str], width: int = 80) -> Optional[Grid]:
     """A table of metrics per entity (flow, link).
 
     One row per entity and one column per metric when that fits in `width`; otherwise (many
@@ -107,20 +127,39 @@ def entity_table(title: str, section: Any, preferred: Iterable[str], width: int 
     col_widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     name_width = max([len(label)] + [len(n) for n, _ in items])
     wide = name_width + sum(w + 3 for w in col_widths) + 4
-    table = Table(title=title, title_justify="left")
     if wide <= width:
-        table.add_column(label, style="bold")
-        for c in cols:
-            table.add_column(escape(c), justify="right")
-        for (name, _), row in zip(items, cells):
-            table.add_row(escape(name), *(escape(v) for v in row))
+        labels = [label] + list(cols)
+        rows = [[name] + row for (name, _), row in zip(items, cells)]
     else:
-        table.add_column("metric", style="bold")
-        for name, _ in items:
-            table.add_column(escape(name), justify="right")
-        for i, c in enumerate(cols):
-            table.add_row(escape(c), *(escape(row[i]) for row in cells))
+        labels = ["metric"] + [name for name, _ in items]
+        rows = [[c] + [row[i] for row in cells] for i, c in enumerate(cols)]
+    return Grid(title, labels, [False] + [True] * (len(labels) - 1), rows)
+
+
+def rich_table(grid: Grid) -> "Table":
+    """A grid as a rich table: the name column bold; a narrow terminal wraps a number rather
+    than cutting it to "12…" (overflow="fold")."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=grid.title, title_justify="left")
+    for i, (label, right) in enumerate(zip(grid.labels, grid.right)):
+        table.add_column(escape(label), justify="right" if right else "left", style="bold" if i == 0 else None,
+                         overflow="fold")
+    for row in grid.rows:
+        table.add_row(*(escape(v) for v in row))
     return table
+
+
+def plain_lines(grid: Grid) -> List[str]:
+    """A grid as aligned text: the title, the labels, then the rows; columns two spaces apart,
+    numbers right-aligned."""
+    widths = [max([len(grid.labels[i])] + [len(r[i]) for r in grid.rows]) for i in range(len(grid.labels))]
+
+    def line(cells: List[str]) -> str:
+        return "  ".join(c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, grid.right)).rstrip()
+
+    return [grid.title, line(grid.labels)] + [line(r) for r in grid.rows]
 
 
 def is_mptcp(flow: Mapping[str, Any]) -> bool:
@@ -136,66 +175,84 @@ def subflow_name(flow: str, index: int, sub: Mapping[str, Any]) -> str:
     return name[len(flow) + 1:] if name.startswith(flow + "/") and len(name) > len(flow) + 1 else name
 
 
-def compact_table(title: str, label: str, rows: List[Tuple[str, Mapping[str, Any]]],
-                  metrics: Iterable[Tuple[str, str]]) -> Optional[Table]:
+def compact_grid(title: str, label: str, rows: List[Tuple[str, Mapping[str, Any]]],
+                 metrics: Iterable[Tuple[str, str]]) -> Optional[Grid]:
     """One row per entity; as columns only `metrics` ((key, label) pairs) present in some row."""
     if not rows:
         return None
     cols = [(k, lab) for k, lab in metrics if any(k in r for _, r in rows)]
-    table = Table(title=title, title_justify="left")
-    # overflow="fold": a narrow terminal wraps a number rather than cutting it to "12…"
-    table.add_column(label, style="bold", overflow="fold")
-    for _, lab in cols:
-        table.add_column(escape(lab), justify="right", overflow="fold")
-    for name, r in rows:
-        table.add_row(escape(name), *(escape(fmt_value(r.get(k))) for k, _ in cols))
-    return table
+    return Grid(title, [label] + [lab for _, lab in cols], [False] + [True] * len(cols),
+                [[name] + [fmt_value(r.get(k)) for k, _ in cols] for name, r in rows])
 
 
-def mptcp_tables(flows: List[Tuple[str, Mapping[str, Any]]]) -> List[Table]:
+def mptcp_grids(flows: List[Tuple[str, Mapping[str, Any]]]) -> List[Grid]:
     """The MPTCP flows' compact table, then a subflow table per flow."""
-    out: List[Table] = []
+    out: List[Grid] = []
     labelled = []
     for name, f in flows:
         how = ", ".join(str(f[k]) for k in ("scheduler", "cc") if isinstance(f.get(k), str))
         labelled.append((f"{name} ({how})" if how else name, f))
-    table = compact_table("MPTCP flows", "flow", labelled, MPTCP_FLOW_METRICS)
-    if table is not None:
-        out.append(table)
+    grid = compact_grid("MPTCP flows", "flow", labelled, MPTCP_FLOW_METRICS)
+    if grid is not None:
+        out.append(grid)
     for name, f in flows:
         subs = [s for s in f.get("subflows") or [] if isinstance(s, Mapping)]
         rows = [(subflow_name(name, i, s), s) for i, s in enumerate(subs)]
-        table = compact_table(f"Subflows of {name}", "subflow", rows, SUBFLOW_METRICS)
-        if table is not None:
-            out.append(table)
+        grid = compact_grid(f"Subflows of {name}", "subflow", rows, SUBFLOW_METRICS)
+        if grid is not None:
+            out.append(grid)
     return out
 
 
-def print_summary(console: Console, summary: Mapping[str, Any], header: Optional[str] = None) -> None:
-    """Prints a run summary: top-level scalars, then a flow table (MPTCP flows compactly, with
-    their subflows in a second table) and a link table."""
-    if header:
-        console.print(header)
+def summary_grids(summary: Mapping[str, Any], width: int) -> Tuple[Optional[str], List[Grid]]:
+    """What a run summary shows: a line of its top-level scalars (None if there are none), then
+    the tables: single-path flows, MPTCP flows and their subflows, links, any other section."""
     scalars = {k: v for k, v in sorted(summary.items()) if _is_scalar(v)}
-    if scalars:
-        console.print(escape("  ".join(f"{k}: {fmt_value(v)}" for k, v in scalars.items())))
+    line = "  ".join(f"{k}: {fmt_value(v)}" for k, v in scalars.items()) if scalars else None
     flows = entities(summary.get("flows"))
     mptcp = [(n, f) for n, f in flows if is_mptcp(f)]
     single = {n: f for n, f in flows if not is_mptcp(f)}
-    table = entity_table("Flows", single, FLOW_METRICS, console.width)
-    if table is not None:
-        console.print(table)
-    for table in mptcp_tables(mptcp):
-        console.print(table)
-    table = entity_table("Links", summary.get("links"), LINK_METRICS, console.width)
-    if table is not None:
-        console.print(table)
+    grids = [entity_grid("Flows", single, FLOW_METRICS, width)] + list(mptcp_grids(mptcp))
+    grids.append(entity_grid("Links", summary.get("links"), LINK_METRICS, width))
     for key, value in sorted(summary.items()):
         if key in ("flows", "links") or _is_scalar(value):
             continue
-        table = entity_table(key.capitalize(), value, (), console.width)
-        if table is not None:
-            console.print(table)
+        grids.append(entity_grid(key.capitalize(), value, (), width))
+    return line, [g for g in grids if g is not None]
+
+
+def print_summary(console: "Console", summary: Mapping[str, Any], header: Optional[str] = None) -> None:
+    """Prints a run summary with rich (`header` is rich markup)."""
+    from rich.markup import escape
+
+    if header:
+        console.print(header)
+    line, grids = summary_grids(summary, console.width)
+    if line is not None:
+        console.print(escape(line))
+    for grid in grids:
+        console.print(rich_table(grid))
+
+
+def plain_width() -> int:
+    """The width plain output is laid out for: $COLUMNS, else 80 (what rich assumes without a
+    terminal)."""
+    try:
+        return max(int(os.environ.get("COLUMNS", "")), 20)
+    except ValueError:
+        return 80
+
+
+def write_plain_summary(out: IO[str], summary: Mapping[str, Any], header: Optional[str] = None,
+                        width: Optional[int] = None) -> None:
+    """Writes a run summary as plain text (`header` is plain text), tables a blank line apart."""
+    lines = [header] if header else []
+    line, grids = summary_grids(summary, plain_width() if width is None else width)
+    if line is not None:
+        lines.append(line)
+    for grid in grids:
+        lines += [""] + plain_lines(grid)
+    out.write("\n".join(lines) + "\n")
 
 
 class RunProgress:

@@ -1,6 +1,7 @@
 """`mobipath plot RESULT_DIR` and the compact MPTCP summary on the terminal."""
 from __future__ import annotations
 
+import io
 import json
 
 import polars as pl
@@ -8,7 +9,7 @@ import pytest
 from conftest import ROOT, run_cli
 from rich.console import Console
 
-from mobipath.display import print_summary
+from mobipath.display import print_summary, write_plain_summary
 from mobipath.plot import PlotError, plot_result
 from mobipath.results import timeseries_frame
 
@@ -85,3 +86,25 @@ def test_mptcp_summary_is_compact_with_a_subflow_table():
     assert "40.25" in text and "scheduler_waits" not in text and "12345" not in text
     # single-path flows keep their own table
     assert "Flows" in text.split("MPTCP flows")[0] and "9.5" in text
+
+
+def test_plain_summary_shows_what_rich_shows():
+    # `mobipath run` into a file or pipe writes the tables as plain text (no rich import): the
+    # same titles, labels and cells, in the same order, as rich draws on a terminal of that width.
+    summary = {"duration_s": 10, "seed": 3, "flows": {
+        "tcp": {"protocol": "tcp", "goodput_mbps": 9.5, "timeouts": 0, "mean_rtt_ms": 41.25},
+        "mp": {"protocol": "mptcp", "scheduler": "minrtt", "cc": "lia", "goodput_mbps": 40.25, "reinjections": 3,
+               "subflows": [{"name": "mp/via-a", "goodput_mbps": 30.5, "mean_rtt_ms": 41.5},
+                            {"name": "via-b", "goodput_mbps": 9.75, "mean_rtt_ms": 80.25}]}},
+        "links": {f"l{i}": {"drops": i, "utilization": 0.5 + i / 100, "bytes_sent": 10**9 + i, "drop_ratio": 0.001 * i,
+                            "mean_queue_packets": 12.5} for i in range(3)}}
+    for width in (200, 76):  # wide: a row per link; narrower: the links table turns to a row per metric
+        console = Console(width=width, record=True, file=io.StringIO())
+        print_summary(console, summary)
+        rich_words = [w for w in console.export_text().split() if any(c.isalnum() for c in w)]
+        out = io.StringIO()
+        write_plain_summary(out, summary, width=width)
+        plain_words = out.getvalue().split()
+        assert plain_words == rich_words, (width, plain_words, rich_words)
+    # the narrow layout really is the transposed one
+    assert "metric" in plain_words and "l2" in plain_words

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 import mobipath
 from mobipath.cli import app
+from mobipath.display import fmt_value
 from mobipath.runcmd import parse_fast
 
 HEAVY = ("typer", "click", "rich", "polars", "pydantic", "matplotlib", "numpy")
@@ -116,6 +117,24 @@ def test_run_json_imports_nothing_heavy_and_matches_the_typer_path(tmp_path):
     # ... and equal to the API's DataFrame, column types included.
     assert fast_ts.equals(mobipath.run(EXAMPLE, seed=4).timeseries)
     assert fast_ts.schema == {"time_s": pl.Float64, "kind": pl.String, "name": pl.String, "metric": pl.String, "value": pl.Float64}
+
+
+def test_run_into_a_pipe_prints_the_tables_without_rich(tmp_path):
+    # The default output, redirected as sweeps and shell loops redirect it: the summary tables
+    # as plain text, and none of the heavy modules (rich.console alone costs ~33 ms).
+    # COLUMNS as a terminal would set it: wide enough for a row per flow
+    proc, heavy = _fast_run(["run", str(EXAMPLE), "--out", str(tmp_path / "r")], tmp_path, HEAVY + SLOW_STDLIB,
+                            {"MOBIPATH_GIT_REVISION": "test", "COLUMNS": "1000"})
+    assert proc.returncode == 0, proc.stderr
+    assert heavy == [], f"`mobipath run > file` imported {heavy}"
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"{EXAMPLE}  seed {summary['seed']}  ·  {summary['events']} events in ")
+    flows = lines.index("Flows")
+    assert lines[flows + 1].split()[:2] == ["flow", "goodput_mbps"]
+    for name, flow in summary["flows"].items():
+        row = next(line.split() for line in lines[flows + 2:] if line.split()[:1] == [name])
+        assert row[1] == fmt_value(flow["goodput_mbps"])
 
 
 def test_fast_path_errors_match_the_typer_path(tmp_path):
