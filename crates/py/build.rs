@@ -24,6 +24,11 @@ fn main() {
     println!("cargo:rerun-if-env-changed=MOBIPATH_GIT_REVISION");
     let profile = std::env::var("PROFILE").unwrap_or_else(|_| "unknown".into());
     println!("cargo:rustc-env=MOBIPATH_BUILD_PROFILE={profile}");
+    // Set by the build backend (build-backend/mobipath_build.py) when it builds profile-guided:
+    // what the profile was trained on; empty otherwise.
+    println!("cargo:rerun-if-env-changed=MOBIPATH_BUILD_PGO");
+    let pgo = std::env::var("MOBIPATH_BUILD_PGO").unwrap_or_default();
+    println!("cargo:rustc-env=MOBIPATH_BUILD_PGO={pgo}");
 
     if let Ok(rev) = std::env::var("MOBIPATH_GIT_REVISION") {
         println!("cargo:rustc-env=MOBIPATH_GIT_REVISION={rev}");

@@ -164,6 +164,7 @@ def child_main(path: str, quick: bool) -> Dict[str, Any]:
         "baseline_rss_mib": baseline,
         "duration_capped": capped,
         "build_profile": str(getattr(_core, "BUILD_PROFILE", "unknown")),
+        "build_pgo": str(getattr(_core, "BUILD_PGO", "")) or None,
     }
 
 

@@ -174,6 +174,9 @@ def bench(
 
     if getattr(_core, "BUILD_PROFILE", "release") != "release":
         err.print(f"warning: the simulator is a {_core.BUILD_PROFILE} build; numbers are not representative")
+    # Profile-guided wheels run the core ~1.2x faster than an editable build: say which this is.
+    err.print("core: " + (f"profile-guided release build ({_core.BUILD_PGO})" if getattr(_core, "BUILD_PGO", "")
+                          else "release build without profile-guided optimisation (an editable install, or MOBIPATH_PGO=off)"))
     show = not as_json and sys.stderr.isatty()
     results = bench_mod.run_all(
         paths, quick=quick, repeat=repeat, on_start=(lambda p: err.print(f"running {escape(str(p))} …")) if show else None
@@ -612,7 +615,8 @@ def version() -> None:
 
     typer.echo(
         f"mobipath {provenance.version()} (git {provenance.git_revision()}, "
-        f"core {getattr(_core, 'BUILD_PROFILE', 'unknown')} build)"
+        f"core {getattr(_core, 'BUILD_PROFILE', 'unknown')} build"
+        + (f", profile-guided, {_core.BUILD_PGO})" if getattr(_core, "BUILD_PGO", "") else ")")
     )
 
 

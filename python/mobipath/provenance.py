@@ -183,6 +183,8 @@ def collect(
             "version": str(getattr(_core, "__version__", "unknown")),
             "git_revision": str(getattr(_core, "GIT_REVISION", "unknown")),
             "profile": str(getattr(_core, "BUILD_PROFILE", "unknown")),
+            # profile-guided optimisation (build-backend/): what it was trained on, or None
+            "pgo": str(getattr(_core, "BUILD_PGO", "")) or None,
         },
         "seed": seed,
         "scenario_file": scenario_file,

@@ -96,3 +96,23 @@ def test_run_refuses_an_empty_out_dir(installed):
     r = run_cli(["run", "scenarios/examples/single-cubic.toml", "--out", ""], command=cmd, env=env, cwd=d)
     assert r.returncode == 2 and "--out" in r.stderr and "empty" in r.stderr, r.stderr
     assert list(d.iterdir()) == []
+
+
+# Golden scenarios the installed command re-runs: one per kind of model (single-path TCP, an
+# LTE cell, MPTCP at 2 and 8 subflows, a train with handovers, handoff notification).
+GOLDEN_RERUN = ("bench/cubic-100mbps-60s", "bench/lte-p4-20ue-60s", "bench/mptcp-lia-minrtt-2x25mbps-70s",
+                "bench/mptcp-lia-minrtt-8x25mbps-70s", "p0/hst-pha-minrtt", "p3/ehn")
+
+
+def test_the_installed_core_reproduces_the_golden_summaries(installed):
+    """A wheel's core is built profile-guided (build-backend/): laid out differently, it must
+    compute exactly the same. Under scripts/check-install this runs the installed wheel."""
+    import json
+
+    cmd, env, work = installed
+    for name in GOLDEN_RERUN:
+        golden = json.loads((ROOT / "tests/golden/sim/scenarios" / name / "seed1.json").read_text())["summary"]
+        r = run_cli(["run", f"scenarios/{name}.toml", "--seed", "1", "--json", "-q", "--out", work / name], cwd=work,
+                    command=cmd, env=env)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout) == golden, f"{name}: the installed core's summary differs from the golden file"

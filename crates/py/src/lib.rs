@@ -466,5 +466,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("GIT_REVISION", env!("MOBIPATH_GIT_REVISION"))?;
     // Cargo profile of this build: benchmarks warn when it is not "release".
     m.add("BUILD_PROFILE", env!("MOBIPATH_BUILD_PROFILE"))?;
+    // Profile-guided build: what the profile was trained on ("" = not profile-guided).
+    m.add("BUILD_PGO", env!("MOBIPATH_BUILD_PGO"))?;
     Ok(())
 }
