@@ -11,17 +11,108 @@
 //! two ends plus one arm in [`build`].
 use crate::core::rng::RngStreams;
 use crate::core::time::Time;
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketKind, Pkt};
 use crate::plan::{FlowPlan, Transport};
 use serde_json::{Map, Value};
 
 pub mod mptcp;
 pub mod tcp;
 
+/// At most this many empty boxes are kept for reuse.
+const SPARE_BOXES: usize = 1024;
+
+/// The packets endpoints send, as (subflow, packet), each already in the box that links, pipes
+/// and elements then move, taken from the boxes of delivered packets.
+///
+/// Why not a `Vec<(usize, Packet)>`: a packet is built field by field and then copied whole;
+/// the copy's wide loads read stores still in flight, which stalls the CPU, and each copy of the
+/// ~170-byte header costs it again. Pushed straight into its box, a packet is copied once (perf,
+/// profile-guided build, TCP: packet copies were 13.6 % of the run).
+#[derive(Default)]
+pub struct Outbox {
+    pkts: Vec<(usize, Pkt)>,
+    spare: Vec<Pkt>,
+}
+
+impl Outbox {
+    /// Sends `p` on `subflow`.
+    #[inline]
+    pub fn push(&mut self, subflow: usize, p: Packet) {
+        let b = match self.spare.pop() {
+            Some(mut b) => {
+                *b = p;
+                b
+            }
+            None => Box::new(p),
+        };
+        self.pkts.push((subflow, b));
+    }
+
+    /// Lets `write` put a packet straight into a box (every field; see [`Outbox`]); sends it on
+    /// `subflow` if `write` returns true. Returns what `write` returned.
+    #[inline]
+    pub fn push_with(&mut self, subflow: usize, write: impl FnOnce(&mut Packet) -> bool) -> bool {
+        let mut b = self.spare.pop().unwrap_or_else(|| Box::new(Packet::new(PacketKind::Data)));
+        if write(&mut b) {
+            self.pkts.push((subflow, b));
+            true
+        } else {
+            self.recycle(b);
+            false
+        }
+    }
+
+    /// Keeps a delivered packet's box for a later [`Outbox::push`].
+    #[inline]
+    pub fn recycle(&mut self, p: Pkt) {
+        if self.spare.len() < SPARE_BOXES {
+            self.spare.push(p);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pkts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+
+    /// The packets sent so far, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &Packet)> {
+        self.pkts.iter().map(|(i, p)| (*i, &**p))
+    }
+
+    /// Takes the packets sent so far (the engine routes them; the vector comes back through
+    /// [`Outbox::give_back`] so its capacity is reused).
+    pub fn take(&mut self) -> Vec<(usize, Pkt)> {
+        std::mem::take(&mut self.pkts)
+    }
+
+    pub fn give_back(&mut self, mut v: Vec<(usize, Pkt)>) {
+        v.clear();
+        if self.pkts.is_empty() {
+            self.pkts = v;
+        }
+    }
+
+    /// Drops the packets sent so far, keeping their boxes.
+    pub fn clear(&mut self) {
+        while let Some((_, p)) = self.pkts.pop() {
+            self.recycle(p);
+        }
+    }
+
+    /// The packets sent so far, as values (tests).
+    pub fn drain_values(&mut self) -> Vec<(usize, Packet)> {
+        self.pkts.drain(..).map(|(i, p)| (i, *p)).collect()
+    }
+}
+
 /// What an endpoint call hands back besides its packets.
 pub struct Io<'a> {
     /// Packets to send, as (subflow, packet); the loop routes them (data forward, ACKs reverse).
-    pub out: &'a mut Vec<(usize, Packet)>,
+    pub out: &'a mut Outbox,
     /// Sender: bytes the application has written in total (input to
     /// [`Endpoint::poll_transmit`]).
     pub app_limit: u64,
@@ -32,7 +123,7 @@ pub struct Io<'a> {
 }
 
 impl<'a> Io<'a> {
-    pub fn new(out: &'a mut Vec<(usize, Packet)>) -> Self {
+    pub fn new(out: &'a mut Outbox) -> Self {
         Io { out, app_limit: 0, read: 0, delivered: None }
     }
 }
@@ -163,5 +254,42 @@ pub fn build(f: &FlowPlan, flow: u32, rngs: &RngStreams, split_windows: &[(Time,
     match &f.transport {
         Transport::Tcp { .. } => tcp::build(f, flow, rngs),
         Transport::Mptcp(m) => mptcp::build(f, m, flow, rngs, split_windows),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outbox_reuses_boxes_and_keeps_only_what_was_sent() {
+        let mut out = Outbox::default();
+        let mut a = Packet::new(PacketKind::Ack);
+        a.ack = 5;
+        out.push(1, a);
+        assert!(!out.push_with(0, |p| {
+            p.seq = 99;
+            false
+        }));
+        assert!(out.push_with(2, |p| {
+            *p = Packet::new(PacketKind::Data);
+            p.seq = 7;
+            true
+        }));
+        let sent: Vec<(usize, u64, u64)> = out.iter().map(|(i, p)| (i, p.ack, p.seq)).collect();
+        assert_eq!(sent, vec![(1, 5, 0), (2, 0, 7)]);
+        // A delivered packet's box is the next one filled (no allocation), and the pool is bounded.
+        let v = out.take();
+        let addr = &*v[1].1 as *const Packet;
+        for (_, p) in v {
+            out.recycle(p);
+        }
+        assert!(out.push_with(0, |p| std::ptr::eq(p, addr)), "the last box recycled is reused first");
+        out.clear();
+        for _ in 0..SPARE_BOXES + 10 {
+            out.recycle(Box::new(Packet::new(PacketKind::Ack)));
+        }
+        assert_eq!(out.spare.len(), SPARE_BOXES);
+        assert!(out.is_empty());
     }
 }

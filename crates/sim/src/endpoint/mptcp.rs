@@ -259,7 +259,7 @@ impl Endpoint for MptcpReceiverEnd {
     fn act(&mut self, now: Time, action: &Action, io: &mut Io) {
         if let Action::SetBackup { subflow, backup } = *action {
             if let Some(a) = self.r.request_mp_prio(subflow, backup, now) {
-                io.out.push((subflow, a));
+                io.out.push(subflow, a);
             }
         }
     }
@@ -283,7 +283,9 @@ impl Endpoint for MptcpReceiverEnd {
     fn set_read_limit(&mut self, now: Time, limit: u64, io: &mut Io) {
         let (n, update) = self.r.set_read_limit(now, limit);
         io.read = n;
-        io.out.extend(update);
+        if let Some((i, a)) = update {
+            io.out.push(i, a);
+        }
     }
 
     fn init_read_limit(&mut self, limit: u64) {

@@ -55,7 +55,7 @@ impl Handoffs {
             self.stats.handoff_messages_lost += 1;
         } else {
             self.stats.handoff_messages_sent += 1;
-            io.out.push((0, p));
+            io.out.push(0, p);
         }
     }
 }
@@ -125,7 +125,7 @@ impl Endpoint for TcpSenderEnd {
 
     fn on_timeout(&mut self, now: Time, io: &mut Io) {
         if let Some(probe) = self.0.on_timer(now) {
-            io.out.push((0, probe));
+            io.out.push(0, probe);
         }
     }
 
@@ -133,9 +133,7 @@ impl Endpoint for TcpSenderEnd {
         if io.app_limit > self.0.app_limit() {
             self.0.set_app_limit(io.app_limit);
         }
-        while let Some(p) = self.0.poll_transmit(now) {
-            io.out.push((0, p));
-        }
+        while io.out.push_with(0, |p| self.0.poll_transmit_into(now, p)) {}
     }
 
     fn poll_timeout(&self, _now: Time) -> Time {
@@ -198,7 +196,7 @@ impl Endpoint for TcpReceiverEnd {
         let (range, ack) = self.r.on_segment(now, p);
         io.read = self.r.stats.bytes_delivered - before;
         if let Some(a) = ack {
-            io.out.push((0, a));
+            io.out.push(0, a);
         }
         io.delivered = range;
     }
@@ -206,7 +204,7 @@ impl Endpoint for TcpReceiverEnd {
     fn on_timeout(&mut self, now: Time, io: &mut Io) {
         let before = self.r.stats.bytes_delivered;
         if let Some(a) = self.r.on_timer(now) {
-            io.out.push((0, a));
+            io.out.push(0, a);
         }
         io.read = self.r.stats.bytes_delivered - before;
     }
@@ -222,7 +220,9 @@ impl Endpoint for TcpReceiverEnd {
     fn set_read_limit(&mut self, now: Time, limit: u64, io: &mut Io) {
         let (n, update) = self.r.set_read_limit(now, limit);
         io.read = n;
-        io.out.extend(update.map(|a| (0, a)));
+        if let Some(a) = update {
+            io.out.push(0, a);
+        }
     }
 
     fn init_read_limit(&mut self, limit: u64) {

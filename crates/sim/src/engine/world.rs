@@ -14,9 +14,9 @@ use super::flow::Flow;
 use crate::core::time::{Time, NEVER};
 use crate::core::{EventQueue, Tournament};
 use crate::element::{Element, ElementOut};
-use crate::endpoint::{Action, Io, Observation};
+use crate::endpoint::{Action, Io, Observation, Outbox};
 use crate::link::LinkDir;
-use crate::packet::{Packet, PacketKind, Pkt};
+use crate::packet::{PacketKind, Pkt};
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug)]
@@ -38,8 +38,6 @@ pub(crate) enum Ev {
 
 /// An empty pipe's head key (after every real one).
 pub(crate) const NO_HEAD: (Time, u64) = (Time::MAX, u64::MAX);
-/// At most this many boxes are kept for reuse.
-const SPARE_BOXES: usize = 1024;
 /// Route hops with this bit set are elements (index in the low bits); others are link directions.
 pub(crate) const ELEMENT_HOP: u32 = 1 << 31;
 
@@ -78,9 +76,8 @@ pub(crate) struct Sim {
     pub slab: Vec<Option<Pkt>>,
     pub free: Vec<u32>,
     pub out: Vec<(Time, Pkt)>,
-    /// Boxes of delivered packets, reused for new ones.
-    pub spare: Vec<Pkt>,
-    pub pkts: Vec<(usize, Packet)>,
+    /// What endpoints send, in boxes of delivered packets reused.
+    pub outbox: Outbox,
     pub bin: Time,
     pub n_bins: usize,
     pub link_queue: Vec<Vec<f64>>,
@@ -162,9 +159,7 @@ impl Sim {
     }
 
     fn recycle(&mut self, p: Pkt) {
-        if self.spare.len() < SPARE_BOXES {
-            self.spare.push(p);
-        }
+        self.outbox.recycle(p);
     }
 
     fn alloc(&mut self, p: Pkt) -> u32 {
@@ -235,20 +230,17 @@ impl Sim {
 
     fn to_sender(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
-        let mut pkts = std::mem::take(&mut self.pkts);
-        self.flows[fi as usize].sender.on_packet(now, &p, &mut Io::new(&mut pkts));
+        self.flows[fi as usize].sender.on_packet(now, &p, &mut Io::new(&mut self.outbox));
         self.recycle(p);
-        self.inject_all(fi, &mut pkts, true);
-        self.pkts = pkts;
+        self.inject_all(fi, true);
         self.pump(fi);
         self.relay_drained(fi);
     }
 
     fn to_receiver(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
-        let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[fi as usize];
-        let mut io = Io::new(&mut pkts);
+        let mut io = Io::new(&mut self.outbox);
         fl.receiver.on_packet(now, &p, &mut io);
         let (read, delivered) = (io.read, io.delivered);
         fl.goodput.add(now, read as f64);
@@ -259,8 +251,7 @@ impl Sim {
             fl.note_delivery(now, s, e);
         }
         self.recycle(p);
-        self.inject_all(fi, &mut pkts, false);
-        self.pkts = pkts;
+        self.inject_all(fi, false);
         self.arm_receiver(fi);
         if read > 0 {
             self.relay_feed(fi);
@@ -284,40 +275,31 @@ impl Sim {
         let Some((inn, buffer)) = self.flows[o as usize].relay_from else { return };
         let now = self.now;
         let limit = self.flows[o as usize].sender.acked_bytes().saturating_add(buffer);
-        let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[inn as usize];
-        let mut io = Io::new(&mut pkts);
+        let mut io = Io::new(&mut self.outbox);
         fl.receiver.set_read_limit(now, limit, &mut io);
         let read = io.read;
         if read > 0 {
             fl.goodput.add(now, read as f64);
         }
-        self.inject_all(inn, &mut pkts, false);
-        self.pkts = pkts;
+        self.inject_all(inn, false);
         self.arm_receiver(inn);
         if read > 0 {
             self.relay_feed(inn);
         }
     }
 
-    fn inject_all(&mut self, fi: u32, pkts: &mut Vec<(usize, Packet)>, from_sender: bool) {
-        for (i, p) in pkts.iter() {
-            self.inject(fi, *i, p, from_sender);
+    /// Routes what flow `fi`'s endpoint sent (see [`Outbox`]).
+    fn inject_all(&mut self, fi: u32, from_sender: bool) {
+        let mut pkts = self.outbox.take();
+        for (i, b) in pkts.drain(..) {
+            self.inject(fi, i, b, from_sender);
         }
-        pkts.clear();
+        self.outbox.give_back(pkts);
     }
 
     /// Puts a packet from an endpoint onto its subflow's route: data forward, ACKs reverse.
-    /// Copied once, straight from the endpoint's output into a recycled box (moving it out of
-    /// the vector first would copy the ~180-byte header twice).
-    fn inject(&mut self, fi: u32, subflow: usize, p: &Packet, from_sender: bool) {
-        let mut b = match self.spare.pop() {
-            Some(mut b) => {
-                (*b).clone_from(p);
-                b
-            }
-            None => Box::new(p.clone()),
-        };
+    fn inject(&mut self, fi: u32, subflow: usize, mut b: Pkt, from_sender: bool) {
         let fl = &self.flows[fi as usize];
         let (fwd, rev) = fl.routes[subflow.min(fl.routes.len() - 1)];
         b.route = if from_sender { fwd } else { rev };
@@ -365,26 +347,22 @@ impl Sim {
 
     fn sender_timer(&mut self, fi: u32) {
         let now = self.now;
-        let mut pkts = std::mem::take(&mut self.pkts);
-        self.flows[fi as usize].sender.on_timeout(now, &mut Io::new(&mut pkts));
-        self.inject_all(fi, &mut pkts, true);
-        self.pkts = pkts;
+        self.flows[fi as usize].sender.on_timeout(now, &mut Io::new(&mut self.outbox));
+        self.inject_all(fi, true);
         self.pump(fi);
         self.relay_drained(fi);
     }
 
     fn receiver_timer(&mut self, fi: u32) {
         let now = self.now;
-        let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[fi as usize];
-        let mut io = Io::new(&mut pkts);
+        let mut io = Io::new(&mut self.outbox);
         fl.receiver.on_timeout(now, &mut io);
         let read = io.read;
         if read > 0 {
             fl.goodput.add(now, read as f64);
         }
-        self.inject_all(fi, &mut pkts, false);
-        self.pkts = pkts;
+        self.inject_all(fi, false);
         self.arm_receiver(fi);
         if read > 0 {
             self.relay_feed(fi);
@@ -395,21 +373,19 @@ impl Sim {
     pub fn pump(&mut self, fi: u32) {
         let now = self.now;
         let (limit, app_next) = self.flows[fi as usize].app_bytes(now);
-        let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[fi as usize];
-        let mut io = Io::new(&mut pkts);
+        let mut io = Io::new(&mut self.outbox);
         io.app_limit = limit;
         fl.sender.poll_transmit(now, &mut io);
-        for (i, p) in pkts.iter() {
+        for (i, p) in self.outbox.iter() {
             if p.kind == PacketKind::Data {
                 fl.sent.add(now, p.wire_bytes() as f64);
-                if let Some(s) = fl.sub.get_mut(*i) {
+                if let Some(s) = fl.sub.get_mut(i) {
                     s.sent.add(now, p.wire_bytes() as f64);
                 }
             }
         }
-        self.inject_all(fi, &mut pkts, true);
-        self.pkts = pkts;
+        self.inject_all(fi, true);
         let fl = &mut self.flows[fi as usize];
         let mut t = fl.sender.poll_timeout(now);
         let (taken, app_limit) = fl.sender.app_position();
@@ -448,15 +424,13 @@ impl Sim {
 impl World for Sim {
     fn act(&mut self, flow: usize, side: Side, action: Action) {
         let now = self.now;
-        let mut pkts = std::mem::take(&mut self.pkts);
         let fl = &mut self.flows[flow];
         let ep = match side {
             Side::Sender => &mut fl.sender,
             Side::Receiver => &mut fl.receiver,
         };
-        ep.act(now, &action, &mut Io::new(&mut pkts));
-        self.inject_all(flow as u32, &mut pkts, side == Side::Sender);
-        self.pkts = pkts;
+        ep.act(now, &action, &mut Io::new(&mut self.outbox));
+        self.inject_all(flow as u32, side == Side::Sender);
     }
 
     fn observe(&self, flow: usize, side: Side) -> Observation {

@@ -176,13 +176,13 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
     let subs = (0..paths.len()).map(|i| TcpReceiver::new(cfg(), 0, i as u16)).collect();
     let mut rx = MptcpReceiver::new(subs, 1 << 30, true);
     let mut requests = Vec::new();
-    let mut out = Vec::new();
+    let mut outbox = crate::endpoint::Outbox::default();
     loop {
         let Some(k) = (0..arrivals.len()).min_by_key(|&k| (arrivals[k].0, arrivals[k].1.dsn)) else { break };
         let (t, p) = arrivals.swap_remove(k);
         let before = rx.data_rcv_nxt();
-        out.clear();
-        rx.on_packet(p.subflow as usize, t, &p, &mut out);
+        rx.on_packet(p.subflow as usize, t, &p, &mut outbox);
+        let out = outbox.drain_values();
         let after = rx.data_rcv_nxt();
         let n = p.dsn / mss + 1;
         let row = rows.iter().rposition(|r| r.packet == n && r.actual_us == Some(us(t))).expect("a row per arrival");

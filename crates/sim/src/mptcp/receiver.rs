@@ -39,6 +39,7 @@
 //!   (`Packet::dsn_first_seq`); the receiver keeps, per subflow, the ranges of sequence space a
 //!   segment beyond them revealed as missing, with that segment's arrival time.
 use crate::core::SortedDeque;
+use crate::endpoint::Outbox;
 use crate::core::time::{Time, NEVER};
 use crate::metrics::WeightedHist;
 use crate::packet::{Packet, PacketKind, NONE_U64};
@@ -326,13 +327,13 @@ impl MptcpReceiver {
 
     /// A packet for this connection arrived on subflow `i`. Returns the ACKs to send as
     /// (subflow, packet) in `out`, and the bytes newly delivered to the application.
-    pub fn on_packet(&mut self, i: usize, now: Time, p: &Packet, out: &mut Vec<(usize, Packet)>) -> u64 {
+    pub fn on_packet(&mut self, i: usize, now: Time, p: &Packet, out: &mut Outbox) -> u64 {
         if p.kind == PacketKind::Syn {
             let mut a = Packet::new(PacketKind::SynAck);
             a.flow = p.flow;
             a.subflow = p.subflow;
             a.ts_ecr = p.ts_val;
-            out.push((i, a));
+            out.push(i, a);
             return 0;
         }
         self.account(now);
@@ -415,18 +416,18 @@ impl MptcpReceiver {
         }
         if let Some(mut a) = ack {
             self.decorate(i, &mut a);
-            out.push((i, a));
+            out.push(i, a);
         }
         self.stats.bytes_delivered - before
     }
 
     /// Subflow timers (delayed ACK): decorate what they send.
-    pub fn on_timer(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+    pub fn on_timer(&mut self, now: Time, out: &mut Outbox) {
         for i in 0..self.subflows.len() {
             if now >= self.subflows[i].next_timeout(now) {
                 if let Some(mut a) = self.subflows[i].on_timer(now) {
                     self.decorate(i, &mut a);
-                    out.push((i, a));
+                    out.push(i, a);
                 }
             }
         }
@@ -522,7 +523,7 @@ impl MptcpReceiver {
     /// may arrive to prompt the check. The DSN-range test keeps data sent after the gap from
     /// being asked for; schedulers interleave DSNs over the paths, so a range can still cover
     /// data in flight or queued on the best path, which is then sent twice.
-    fn p1_check(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+    fn p1_check(&mut self, now: Time, out: &mut Outbox) {
         let w = self.data_rcv_nxt;
         for k in 0..self.p1_gaps.len() {
             let filled = self.subflows[k].rcv_nxt();
@@ -548,7 +549,7 @@ impl MptcpReceiver {
         self.decorate(best, &mut a);
         a.retx_request = w;
         a.retx_request_len = len.max(1);
-        out.push((best, a));
+        out.push(best, a);
         self.requested_dsn = w;
         self.stats.retx_requests += 1;
     }
@@ -592,9 +593,9 @@ mod tests {
     }
 
     fn arrive(r: &mut MptcpReceiver, at_ms: u64, p: &Packet) -> Vec<(usize, Packet)> {
-        let mut out = Vec::new();
+        let mut out = Outbox::default();
         r.on_packet(p.subflow as usize, at_ms * NS_PER_MS, p, &mut out);
-        out
+        out.drain_values()
     }
 
     fn requests(out: &[(usize, Packet)]) -> Vec<(usize, u64)> {

@@ -21,6 +21,7 @@
 //! Deviations: no DATA_FIN, no connection-level RTO of its own (subflow RTOs drive
 //! reinjection), no fallback to TCP, no ADD_ADDR/path manager (subflows come from the scenario).
 use super::sched::{ConnView, Decision, SchedEvent, Scheduler, SegmentInfo, SubflowView};
+use crate::endpoint::Outbox;
 use crate::core::time::{Time, NEVER, NS_PER_S};
 use crate::packet::{Packet, PacketKind};
 use crate::tcp::cc::coupled::{Coupling, SubflowCc};
@@ -285,7 +286,7 @@ impl MptcpSender {
     }
 
     /// Fires due timers; returns control packets (join requests, probes) as (subflow, packet).
-    pub fn on_timer(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+    pub fn on_timer(&mut self, now: Time, out: &mut Outbox) {
         for i in 0..self.subflows.len() {
             let sf = &mut self.subflows[i];
             if !sf.established {
@@ -295,7 +296,7 @@ impl MptcpSender {
                     p.flow = self.flow;
                     p.subflow = i as u16;
                     p.ts_val = now;
-                    out.push((i, p));
+                    out.push(i, p);
                     // SYN retransmission: 1 s initial RTO, doubling (RFC 6298 §2.1, Linux).
                     sf.join_backoff = (sf.join_backoff + 1).min(6);
                     sf.join_at = now + NS_PER_S * (1 << (sf.join_backoff - 1));
@@ -306,7 +307,7 @@ impl MptcpSender {
                 self.view_dirty[i] = true;
                 if let Some(mut probe) = sf.tcp.on_timer(now) {
                     probe.data_ack = 0;
-                    out.push((i, probe));
+                    out.push(i, probe);
                 }
                 self.check_rto(i, now);
             }
@@ -537,7 +538,7 @@ impl MptcpSender {
 
     /// Places data on subflows (requests, reinjections, then new data) and returns the packets
     /// the subflows can send now, as (subflow, packet).
-    pub fn push_and_send(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+    pub fn push_and_send(&mut self, now: Time, out: &mut Outbox) {
         // 1. P1 retransmission requests: resent on the subflow the request came from.
         // Newest first, each to the front of its subflow's queue: the oldest ends up first.
         while let Some((dsn, len, i)) = self.requested.pop_back() {
@@ -691,7 +692,7 @@ impl MptcpSender {
         }
     }
 
-    fn transmit(&mut self, now: Time, out: &mut Vec<(usize, Packet)>) {
+    fn transmit(&mut self, now: Time, out: &mut Outbox) {
         for i in 0..self.subflows.len() {
             if !self.subflows[i].established {
                 continue;
@@ -726,7 +727,7 @@ impl MptcpSender {
                     p.dsn_first_seq = p.seq;
                 }
                 p.data_ack = 0;
-                out.push((i, p));
+                out.push(i, p);
             }
             let tcb = &self.subflows[i].tcp.tcb;
             if sent || before != (tcb.cwnd, tcb.ssthresh, tcb.ca_state) {
@@ -870,7 +871,7 @@ mod tests {
         let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
         let mut s = MptcpSender::new(0, vec![sub(0), sub(1), sub(2)], Box::new(To(0)), None, mss, 10 * mss as u64);
         s.set_app_limit(u64::MAX);
-        let mut out = Vec::new();
+        let mut out = Outbox::default();
         s.push_and_send(0, &mut out);
         assert_eq!(out.len(), 10);
         for (k, ms) in srtt_ms.iter().enumerate() {
@@ -963,7 +964,7 @@ mod tests {
         let mut s = MptcpSender::new(0, vec![sub(0), sub(1)], Box::new(AllOnFirst), None, mss as u32, 100 * mss);
         let ms = 1_000_000;
         s.set_app_limit(10 * mss);
-        let mut out = Vec::new();
+        let mut out = Outbox::default();
         s.push_and_send(0, &mut out);
         assert_eq!(out.len(), 10);
         s.set_app_limit(30 * mss);
@@ -985,11 +986,11 @@ mod tests {
     #[test]
     fn a_requested_retransmission_goes_ahead_of_the_data_queued_on_its_subflow() {
         let (mut s, mss) = sender();
-        let mut out = Vec::new();
+        let mut out = Outbox::default();
         s.push_and_send(0, &mut out);
         // The initial window (10 segments) leaves; DSNs 10..30 wait in subflow 0's queue.
         assert_eq!(out.len(), 10);
-        assert!(out.iter().all(|(k, _)| *k == 0));
+        assert!(out.iter().all(|(k, _)| k == 0));
         assert_eq!(s.subflows[0].tcp.queued_bytes(), 20 * mss);
         // The first segment is acknowledged, and the receiver asks for DSN 5 on subflow 0.
         s.on_ack(0, 1_000_000, &ack(mss, mss, mss, Some(5 * mss)));
@@ -1013,7 +1014,7 @@ mod tests {
     #[test]
     fn a_copy_sent_after_its_dsn_was_acknowledged_is_not_an_original() {
         let (mut s, mss) = sender();
-        let mut out = Vec::new();
+        let mut out = Outbox::default();
         s.push_and_send(0, &mut out);
         // Subflow 0's window is full: the request for DSN 5 waits at the front of its queue.
         s.on_ack(0, 1_000_000, &ack(mss, 0, 0, Some(5 * mss)));
@@ -1023,6 +1024,7 @@ mod tests {
         // Everything up to DSN 10 is acknowledged (DSN 5 included); the window opens.
         s.on_ack(0, 2_000_000, &ack(mss, 10 * mss, 10 * mss, None));
         s.push_and_send(2_000_000, &mut out);
+        let out = out.drain_values();
         let (_, copy) = &out[0];
         assert_eq!(copy.dsn, 5 * mss);
         assert!(copy.dsn_first_sent < copy.ts_val, "marked as a copy: first sent {} vs now {}", copy.dsn_first_sent, copy.ts_val);

@@ -537,20 +537,28 @@ impl TcpSender {
     /// The next packet to put on the wire at `now`, if cwnd, the receive window and pacing allow.
     /// Call repeatedly until it returns `None`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let mut p = Packet::new(PacketKind::Data);
+        self.poll_transmit_into(now, &mut p).then_some(p)
+    }
+
+    /// [`TcpSender::poll_transmit`] writing the packet into `p` (every field), in place: the
+    /// engine passes the box the packet then travels in, so it is never copied whole
+    /// (`endpoint::Outbox`). Returns whether it wrote one.
+    pub fn poll_transmit_into(&mut self, now: Time, p: &mut Packet) -> bool {
         if self.in_persist() || self.frozen.is_some() {
-            return None;
+            return false;
         }
         // Only a send attempt that pacing (and nothing else) held back needs a pacing timer.
         // Within an open TSO burst, the burst's segments leave in the same instant.
         let in_burst = self.burst_n > 0 && now == self.burst_at;
         self.pacing_blocked = self.tcb.pacing_rate_bps.is_some() && now < self.next_send_time && !in_burst;
         if self.pacing_blocked {
-            return None;
+            return false;
         }
         if self.tlp_pending {
             self.tlp_pending = false;
-            if let Some(p) = self.send_loss_probe(now) {
-                return Some(p);
+            if self.send_loss_probe(now, p) {
+                return true;
             }
         }
         let pipe = self.pipe();
@@ -560,17 +568,18 @@ impl TcpSender {
         if self.lost_out > self.retrans_out && !self.frto_send_new {
             if !cwnd_room {
                 self.blocked_by_cwnd = true;
-                return None;
+                return false;
             }
             if let Some(i) = self.board.iter().position(|s| s.lost && !s.retrans && !s.sacked) {
-                return Some(self.transmit(now, i, Tx::Retrans));
+                self.transmit(now, i, Tx::Retrans, p);
+                return true;
             }
         }
         // 2. New data within the receive window.
         if self.snd_nxt >= self.app_limit {
             self.blocked_by_cwnd = false;
             self.note_app_limited();
-            return None;
+            return false;
         }
         let mut len = (self.app_limit - self.snd_nxt).min(self.cfg.mss as u64) as u32;
         if let Some(&bound) = self.seg_bounds.front() {
@@ -583,22 +592,22 @@ impl TcpSender {
             if self.board.is_empty() {
                 self.enter_persist(now);
             }
-            return None;
+            return false;
         }
         if !cwnd_room {
             self.blocked_by_cwnd = true;
-            return None;
+            return false;
         }
         if self.board.is_empty() {
             self.restart_after_idle(now);
             if self.pipe() >= self.tcb.cwnd {
-                return None;
+                return false;
             }
         }
-        let p = self.send_new(now, len);
+        self.send_new(now, len, p);
         // Linux tcp_write_xmit: every transmission of new data (re)schedules the loss probe.
         self.schedule_loss_probe(now);
-        Some(p)
+        true
     }
 
     /// The next new segment: `len` bytes at `snd_nxt`.
@@ -613,7 +622,7 @@ impl TcpSender {
         (self.snd_nxt + len as u64 <= self.snd_una.saturating_add(self.peer_rwnd)).then_some(len)
     }
 
-    fn send_new(&mut self, now: Time, len: u32) -> Packet {
+    fn send_new(&mut self, now: Time, len: u32, p: &mut Packet) {
         self.board.push_back(Segment {
             seq: self.snd_nxt,
             len,
@@ -633,31 +642,31 @@ impl TcpSender {
             self.seg_bounds.pop_front();
         }
         let i = self.board.len() - 1;
-        self.transmit(now, i, Tx::New)
+        self.transmit(now, i, Tx::New, p);
     }
 
     /// RFC 8985 §7.3 / Linux `tcp_send_loss_probe`: one new segment if the receive window allows
     /// (cwnd is ignored), else the highest outstanding segment again.
-    fn send_loss_probe(&mut self, now: Time) -> Option<Packet> {
+    fn send_loss_probe(&mut self, now: Time, p: &mut Packet) -> bool {
         if self.tlp_high_seq.is_some() || self.tcb.ca_state != CaState::Open || self.board.is_empty() {
-            return None;
+            return false;
         }
-        let p = if let Some(len) = self.new_segment_len() {
+        if let Some(len) = self.new_segment_len() {
             self.tlp_retrans = false;
-            self.send_new(now, len)
+            self.send_new(now, len, p);
         } else {
             let i = self.board.len() - 1;
             if self.board[i].sacked {
-                return None;
+                return false;
             }
             self.tlp_retrans = true;
-            self.transmit(now, i, Tx::Probe)
-        };
+            self.transmit(now, i, Tx::Probe, p);
+        }
         self.stats.tlp_probes += 1;
         self.tlp_high_seq = Some(self.snd_nxt);
         // tcp_rearm_rto after the probe: a full RTO from now.
         self.rto_deadline = now + self.rto();
-        Some(p)
+        true
     }
 
     /// Linux `tcp_schedule_loss_probe`: arms the probe timeout in the Open state with SACK.
@@ -683,7 +692,8 @@ impl TcpSender {
         self.tlp_deadline = now + pto;
     }
 
-    fn transmit(&mut self, now: Time, i: usize, kind: Tx) -> Packet {
+    /// Sends board segment `i`, written into `p` (every field).
+    fn transmit(&mut self, now: Time, i: usize, kind: Tx, p: &mut Packet) {
         let is_retrans = kind != Tx::New;
         if self.pipe() == 0 {
             // tcp_rate_skb_sent: a new sampling interval starts when nothing is in flight.
@@ -751,7 +761,7 @@ impl TcpSender {
         if self.rto_deadline == NEVER {
             self.rto_deadline = now + self.rto();
         }
-        let mut p = Packet::new(PacketKind::Data);
+        *p = Packet::new(PacketKind::Data);
         p.id = self.next_id();
         p.flow = self.flow;
         p.subflow = self.subflow;
@@ -760,7 +770,6 @@ impl TcpSender {
         p.ts_val = now;
         p.ts_ecr = self.peer_ts;
         p.retransmit = is_retrans;
-        p
     }
 
     fn next_id(&mut self) -> u64 {
@@ -1862,6 +1871,46 @@ mod tests {
 
     fn drain(s: &mut TcpSender, now: Time) -> Vec<Packet> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    /// The engine hands `poll_transmit_into` a recycled box still holding an old packet: every
+    /// field must be rewritten. Twin senders, one polled by value and one into boxes full of
+    /// another packet's fields, through new data, a loss, its retransmission and a tail probe,
+    /// must send identical packets.
+    #[test]
+    fn polling_into_a_used_box_writes_every_field() {
+        let mut junk = ack(77, &[(1, 2), (3, 4), (5, 6)]);
+        (junk.id, junk.flow, junk.subflow, junk.route, junk.hop, junk.ts_ecr, junk.dsn, junk.data_ack) = (9, 9, 9, 9, 9, 9, 9, 9);
+        (junk.mp_prio, junk.dsn_first_sent, junk.dsn_first_seq, junk.retx_request, junk.handoff_id) = (2, 9, 9, 9, 9);
+        (junk.rwnd, junk.retransmit, junk.retx_request_len, junk.dsn_first_subflow) = (9, true, 9, 9);
+        let (mut a, mut b) = (sender("newreno", true), sender("newreno", true));
+        let mss = a.cfg.mss as u64;
+        let mut now = 0;
+        let mut compared = 0;
+        for step in 0..60u64 {
+            loop {
+                let by_value = a.poll_transmit(now);
+                let mut boxed = junk.clone();
+                let wrote = b.poll_transmit_into(now, &mut boxed);
+                assert_eq!(by_value.is_some(), wrote, "step {step}");
+                let Some(p) = by_value else { break };
+                assert_eq!(format!("{p:?}"), format!("{boxed:?}"), "step {step}");
+                compared += 1;
+            }
+            now += 1_000_000;
+            // ACK everything but the third segment (a loss, then SACKs), later all of it.
+            let una = a.snd_una;
+            let hole = (2 * mss, 3 * mss);
+            let pkt = if step < 30 && una <= hole.0 { ack(una.max(hole.0), &[(hole.1, a.snd_nxt.max(hole.1 + 1))]) } else { ack(a.snd_nxt, &[]) };
+            a.on_ack(now, &pkt);
+            b.on_ack(now, &pkt);
+            if step % 7 == 6 {
+                now = a.next_timeout().max(now);
+                let (pa, pb) = (a.on_timer(now), b.on_timer(now));
+                assert_eq!(format!("{pa:?}"), format!("{pb:?}"));
+            }
+        }
+        assert!(compared > 100 && a.stats.segments_retransmitted > 0, "{compared} packets, {} retransmitted", a.stats.segments_retransmitted);
     }
 
     fn ack(n: u64, sacks: &[(u64, u64)]) -> Packet {
