@@ -193,10 +193,13 @@ impl Endpoint for TcpSenderEnd {
 impl Endpoint for TcpReceiverEnd {
     fn on_packet(&mut self, now: Time, p: &Packet, io: &mut Io) {
         let before = self.r.stats.bytes_delivered;
-        let (range, ack) = self.r.on_segment(now, p);
+        let (range, ack_due) = self.r.on_segment_ack_due(now, p);
         io.read = self.r.stats.bytes_delivered - before;
-        if let Some(a) = ack {
-            io.out.push(0, a);
+        if ack_due {
+            io.out.push_with(0, |a| {
+                self.r.write_ack(now, a);
+                true
+            });
         }
         io.delivered = range;
     }

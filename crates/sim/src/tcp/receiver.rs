@@ -293,8 +293,16 @@ impl TcpReceiver {
     /// Handles a data segment or window probe. Returns the bytes newly delivered in order
     /// (`(start, end)` of the stream) and possibly an ACK to send now.
     pub fn on_segment(&mut self, now: Time, p: &Packet) -> (Option<(u64, u64)>, Option<Packet>) {
+        let (delivered, ack_due) = self.on_segment_ack_due(now, p);
+        (delivered, ack_due.then(|| self.make_ack(now)))
+    }
+
+    /// [`TcpReceiver::on_segment`] without building the ACK: true if one is due now, to be
+    /// written at once with [`TcpReceiver::write_ack`] (into the box it travels in; see
+    /// `endpoint::Outbox`).
+    pub fn on_segment_ack_due(&mut self, now: Time, p: &Packet) -> (Option<(u64, u64)>, bool) {
         if p.kind == PacketKind::WindowProbe {
-            return (None, Some(self.make_ack(now)));
+            return (None, true);
         }
         self.stats.segments_received += 1;
         self.rcv_mss = self.rcv_mss.max(p.len as u64);
@@ -310,13 +318,13 @@ impl TcpReceiver {
                 self.enter_quickack(p.len);
                 self.pending = self.pending.max(1);
             }
-            return (None, Some(self.make_ack(now)));
+            return (None, true);
         }
         // Drop what does not fit in the buffer (beyond the advertised window).
         let limit = self.rcv_nxt + self.cfg.rcv_buf.saturating_sub(self.unread);
         if end > limit {
             self.stats.dropped_out_of_window += 1;
-            return (None, Some(self.make_ack(now)));
+            return (None, true);
         }
         self.account_ofo(now);
         let mut delivered = None;
@@ -364,17 +372,17 @@ impl TcpReceiver {
         }
         let out_of_order = start > self.rcv_nxt || !self.ofo.is_empty() || had_holes;
         if !self.cfg.delayed_ack || out_of_order {
-            return (delivered, Some(self.make_ack(now)));
+            return (delivered, true);
         }
         self.pending += 1;
         if (self.pending >= 2 && self.window_edge_advances()) || self.quick > 0 {
             // Every second full segment, or at once in quick-ACK mode (`__tcp_ack_snd_check`).
-            return (delivered, Some(self.make_ack(now)));
+            return (delivered, true);
         }
         if self.delack_deadline == NEVER {
             self.delack_deadline = now + self.cfg.delack_timeout;
         }
-        (delivered, None)
+        (delivered, false)
     }
 
     /// Linux's quick-ACK bookkeeping for an arriving data segment of `len` bytes (in order or
@@ -602,6 +610,13 @@ impl TcpReceiver {
     }
 
     fn make_ack(&mut self, now: Time) -> Packet {
+        let mut a = Packet::new(PacketKind::Ack);
+        self.write_ack(now, &mut a);
+        a
+    }
+
+    /// Sends an ACK now: writes it into `a` (every field).
+    pub fn write_ack(&mut self, now: Time, a: &mut Packet) {
         // `tcp_dec_quickack_mode`: an ACK sent while one was due uses up a quick ACK.
         if self.pending > 0 || self.delack_deadline != NEVER {
             self.quick = self.quick.saturating_sub(1);
@@ -610,7 +625,7 @@ impl TcpReceiver {
         self.delack_deadline = NEVER;
         self.stats.acks_sent += 1;
         self.next_id += 1;
-        let mut a = Packet::new(PacketKind::Ack);
+        *a = Packet::new(PacketKind::Ack);
         a.id = self.next_id;
         a.flow = self.flow;
         a.subflow = self.subflow;
@@ -642,7 +657,6 @@ impl TcpReceiver {
             }
             a.n_sack = n as u8;
         }
-        a
     }
 }
 
@@ -662,6 +676,33 @@ mod tests {
     /// Feeds `n` in-order full segments; returns which of them were ACKed at once.
     fn feed(r: &mut TcpReceiver, from: u64, n: u64) -> Vec<bool> {
         (0..n).map(|i| r.on_segment(i * NS_PER_MS, &data((from + i) * MSS as u64)).1.is_some()).collect()
+    }
+
+    /// An ACK written into a used box (`write_ack`, as the engine does) equals the one
+    /// `on_segment` returns: twin receivers through in-order, out-of-order (SACK), duplicate
+    /// (DSACK) and gap-filling segments.
+    #[test]
+    fn acks_written_into_a_used_box_equal_acks_by_value() {
+        let mut junk = data(5);
+        (junk.id, junk.route, junk.hop, junk.dsn, junk.data_ack, junk.retransmit, junk.len) = (9, 9, 9, 9, 9, true, 9);
+        (junk.retx_request, junk.handoff_id, junk.mp_prio, junk.n_sack, junk.dsn_first_seq) = (9, 9, 1, 3, 9);
+        junk.sack = [(1, 2), (3, 4), (5, 6)];
+        let (mut a, mut b) = (TcpReceiver::new(eager(), 3, 1), TcpReceiver::new(eager(), 3, 1));
+        let order = [0u64, 1, 2, 4, 5, 7, 4, 3, 6, 8, 9, 9, 11, 10, 12];
+        let mut acks = 0;
+        for (k, &i) in order.iter().enumerate() {
+            let now = k as u64 * NS_PER_MS;
+            let (da, by_value) = a.on_segment(now, &data(i * MSS as u64));
+            let (db, due) = b.on_segment_ack_due(now, &data(i * MSS as u64));
+            assert_eq!((da, by_value.is_some()), (db, due), "segment {i}");
+            if let Some(x) = by_value {
+                let mut boxed = junk.clone();
+                b.write_ack(now, &mut boxed);
+                assert_eq!(format!("{x:?}"), format!("{boxed:?}"), "segment {i}");
+                acks += 1;
+            }
+        }
+        assert!(acks >= 8 && a.stats.acks_sent == b.stats.acks_sent, "{acks} ACKs");
     }
 
     /// The model before the read model and auto-tuning (both off): the application reads each
