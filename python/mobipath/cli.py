@@ -176,7 +176,8 @@ def bench(
         err.print(f"warning: the simulator is a {_core.BUILD_PROFILE} build; numbers are not representative")
     # Profile-guided wheels run the core ~1.2x faster than an editable build: say which this is.
     err.print("core: " + (f"profile-guided release build ({_core.BUILD_PGO})" if getattr(_core, "BUILD_PGO", "")
-                          else "release build without profile-guided optimisation (an editable install, or MOBIPATH_PGO=off)"))
+                          else "release build without profile-guided optimisation (an editable install, MOBIPATH_PGO=off, "
+                               "or no llvm-tools when it was built)"))
     show = not as_json and sys.stderr.isatty()
     results = bench_mod.run_all(
         paths, quick=quick, repeat=repeat, on_start=(lambda p: err.print(f"running {escape(str(p))} …")) if show else None

@@ -178,6 +178,12 @@ def test_bench_measures_the_simulator_not_the_interpreter(tmp_path):
         assert m["sim_peak_heap_mib"] > 0
     assert full["packets"] > 100 * tiny["packets"]
     assert full["sim_peak_heap_mib"] > 2 * tiny["sim_peak_heap_mib"]
+    # Each row says which build measured it; an editable install is not profile-guided
+    # (build-backend/: only wheels are, unless MOBIPATH_PGO=on).
+    from mobipath import _core
+
+    assert full["build_pgo"] == (_core.BUILD_PGO or None)
+    assert "core: " in proc.stderr and ("profile-guided release build" in proc.stderr) == bool(_core.BUILD_PGO)
 
 
 def test_bench_long_adds_the_long_runs_only_when_asked():

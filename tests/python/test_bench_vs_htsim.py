@@ -1,0 +1,51 @@
+"""scripts/bench-vs-htsim (README, Performance): runs every workload through each mobipath given
+and the htsim stand-ins, and reports a median, a minimum and a ratio per command. htsim is not
+packaged, so `true` stands in for its drivers, and three 10 ms scenarios for its workloads."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, cli_env
+
+TINY = """name = "t"
+seed = 1
+duration_s = 0.01
+[[links]]
+name = "l"
+rate_mbps = 100
+delay_ms = 20
+queue_packets = 250
+[[paths]]
+name = "p"
+links = ["l"]
+[[flows]]
+name = "f"
+path = "p"
+cc = "cubic"
+traffic = { kind = "bulk" }
+"""
+
+
+def test_bench_vs_htsim_reports_every_workload_and_command(tmp_path):
+    for name in ("tiny-0.01s.toml", "tcp-newreno-100m-60s.toml", "mptcp-lia-2x25-70s.toml"):
+        (tmp_path / name).write_text(TINY)
+    mobipath = Path(sys.executable).parent / "mobipath"
+    assert mobipath.exists(), mobipath
+    env = cli_env({"HTSIM_SCENARIOS": str(tmp_path)})
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench-vs-htsim"), "true", "true", str(mobipath), "--pairs", "2"],
+                       capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    titles = [l for l in lines if l.endswith("(2 rounds)")]
+    assert len(titles) == 3, r.stdout
+    rows = [l for l in lines if "ratio to htsim" in l]
+    assert len(rows) == 6, r.stdout
+    assert sum(1 for l in rows if l.strip().startswith(str(mobipath)[:50])) == 3, r.stdout
+    assert all(" ms (min " in l for l in rows), r.stdout
+    # A bad count is refused with the option's name.
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench-vs-htsim"), "true", "true", "--pairs", "0"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode != 0 and "--pairs" in bad.stderr
+    assert not any(p.name.startswith("r") for p in tmp_path.iterdir() if p.is_dir()), "results left in the working directory"
