@@ -38,21 +38,17 @@ impl Outbox {
     /// Sends `p` on `subflow`.
     #[inline]
     pub fn push(&mut self, subflow: usize, p: Packet) {
-        let b = match self.spare.pop() {
-            Some(mut b) => {
-                *b = p;
-                b
-            }
-            None => Box::new(p),
-        };
-        self.pkts.push((subflow, b));
+        self.push_with(subflow, |b| {
+            *b = p;
+            true
+        });
     }
 
     /// Lets `write` put a packet straight into a box (every field; see [`Outbox`]); sends it on
     /// `subflow` if `write` returns true. Returns what `write` returned.
     #[inline]
     pub fn push_with(&mut self, subflow: usize, write: impl FnOnce(&mut Packet) -> bool) -> bool {
-        let mut b = self.spare.pop().unwrap_or_else(|| Box::new(Packet::new(PacketKind::Data)));
+        let mut b = self.spare_box();
         if write(&mut b) {
             self.pkts.push((subflow, b));
             true
@@ -60,6 +56,19 @@ impl Outbox {
             self.recycle(b);
             false
         }
+    }
+
+    /// A box to write a packet into now and send later with [`Outbox::push_box`] (every field
+    /// must be written: it may hold a delivered packet).
+    #[inline]
+    pub fn spare_box(&mut self) -> Pkt {
+        self.spare.pop().unwrap_or_else(|| Box::new(Packet::new(PacketKind::Data)))
+    }
+
+    /// Sends a packet already in its box on `subflow`.
+    #[inline]
+    pub fn push_box(&mut self, subflow: usize, b: Pkt) {
+        self.pkts.push((subflow, b));
     }
 
     /// Keeps a delivered packet's box for a later [`Outbox::push`].

@@ -392,7 +392,14 @@ impl MptcpReceiver {
                 arrived
             });
         }
-        let (range, ack) = self.subflows[i].on_segment(now, p);
+        // The ACK is written now (the subflow's state as of this segment) into the box it will
+        // travel in, and sent after the connection level has seen the segment (`decorate`).
+        let (range, ack_due) = self.subflows[i].on_segment_ack_due(now, p);
+        let ack = ack_due.then(|| {
+            let mut b = out.spare_box();
+            self.subflows[i].write_ack(now, &mut b);
+            b
+        });
         let before = self.stats.bytes_delivered;
         if direct {
             match range {
@@ -416,7 +423,7 @@ impl MptcpReceiver {
         }
         if let Some(mut a) = ack {
             self.decorate(i, &mut a);
-            out.push(i, a);
+            out.push_box(i, a);
         }
         self.stats.bytes_delivered - before
     }

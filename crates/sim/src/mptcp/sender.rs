@@ -484,9 +484,9 @@ impl MptcpSender {
         }
     }
 
-    /// The scheduler's snapshot of subflow `id`.
     /// A snapshot of subflow `id` for the scheduler; the derived rates only if `rates` (see
     /// [`Scheduler::view_rates`]), else 0.
+    #[inline]
     fn view_of(id: usize, sf: &SubflowTx, rates: bool) -> SubflowView {
         let t = &sf.tcp;
         let tcb = &t.tcb;
@@ -692,6 +692,40 @@ impl MptcpSender {
         }
     }
 
+    /// Polls subflow `i`'s TCP sender into `p` and adds the connection-level fields (DSN and
+    /// where it was first sent); false if the subflow sends nothing now.
+    #[inline]
+    fn poll_subflow(&mut self, i: usize, now: Time, p: &mut Packet) -> bool {
+        if !self.subflows[i].tcp.poll_transmit_into(now, p) {
+            return false;
+        }
+        let sf = &self.subflows[i];
+        let k = map_index(&sf.map, p.seq);
+        if let Some(&(s, dsn, _)) = sf.map.get(k) {
+            p.dsn = dsn + (p.seq - s);
+        }
+        if let Some(mk) = self.meta_index(p.dsn) {
+            let m = &mut self.meta[mk];
+            if m.first_sent == NEVER {
+                m.first_sent = now;
+                m.first_subflow = i as u16;
+                m.first_seq = p.seq;
+            }
+            p.dsn_first_sent = m.first_sent;
+            p.dsn_first_subflow = m.first_subflow;
+            p.dsn_first_seq = m.first_seq;
+        } else {
+            // No record: the DSN was acknowledged at data level while this copy (a P1
+            // request or reinjection) waited in the subflow's queue. It is not an
+            // original: "first sent" at 0 makes the receiver count it as a copy.
+            p.dsn_first_sent = 0;
+            p.dsn_first_subflow = i as u16;
+            p.dsn_first_seq = p.seq;
+        }
+        p.data_ack = 0;
+        true
+    }
+
     fn transmit(&mut self, now: Time, out: &mut Outbox) {
         for i in 0..self.subflows.len() {
             if !self.subflows[i].established {
@@ -701,33 +735,10 @@ impl MptcpSender {
             let tcb = &self.subflows[i].tcp.tcb;
             let before = (tcb.cwnd, tcb.ssthresh, tcb.ca_state);
             let mut sent = false;
-            while let Some(mut p) = self.subflows[i].tcp.poll_transmit(now) {
+            // Each packet is written straight into the box it travels in (endpoint::Outbox):
+            // by value, a poll that sends nothing still paid for a whole header.
+            while out.push_with(i, |p| self.poll_subflow(i, now, p)) {
                 sent = true;
-                let sf = &self.subflows[i];
-                let k = map_index(&sf.map, p.seq);
-                if let Some(&(s, dsn, _)) = sf.map.get(k) {
-                    p.dsn = dsn + (p.seq - s);
-                }
-                if let Some(mk) = self.meta_index(p.dsn) {
-                    let m = &mut self.meta[mk];
-                    if m.first_sent == NEVER {
-                        m.first_sent = now;
-                        m.first_subflow = i as u16;
-                        m.first_seq = p.seq;
-                    }
-                    p.dsn_first_sent = m.first_sent;
-                    p.dsn_first_subflow = m.first_subflow;
-                    p.dsn_first_seq = m.first_seq;
-                } else {
-                    // No record: the DSN was acknowledged at data level while this copy (a P1
-                    // request or reinjection) waited in the subflow's queue. It is not an
-                    // original: "first sent" at 0 makes the receiver count it as a copy.
-                    p.dsn_first_sent = 0;
-                    p.dsn_first_subflow = i as u16;
-                    p.dsn_first_seq = p.seq;
-                }
-                p.data_ack = 0;
-                out.push(i, p);
             }
             let tcb = &self.subflows[i].tcp.tcb;
             if sent || before != (tcb.cwnd, tcb.ssthresh, tcb.ca_state) {
