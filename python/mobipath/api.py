@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from . import _core
 from .errors import ConfigError, ScenarioError
 from .results import Result
-from .source import ScenarioLike, ScenarioSource, load_source
+from .source import ScenarioSource, load_source
+
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+
+    from .source import ScenarioLike
 
 __all__ = ["run", "validate", "schema"]
 

@@ -16,9 +16,13 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import IO, TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from collections.abc import Mapping
 
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import IO, Any, Dict, Iterable, List, Optional, Tuple
+
     from rich.console import Console
     from rich.table import Table
 

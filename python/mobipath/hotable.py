@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
 from . import _core
 from .api import _scenario_error
 from .errors import ConfigError, ScenarioError
-from .source import ScenarioLike, load_source
+from .source import load_source
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .source import ScenarioLike
 
 # rich_markup_mode=None: help texts are plain text ("[hst]" must print as written), as in cli.py.
 app = typer.Typer(help="Handover tables for PHA (learn from GPS-tagged runs).", no_args_is_help=True, rich_markup_mode=None)

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 
 def normalize(obj: Any) -> Any:

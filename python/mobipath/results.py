@@ -12,13 +12,17 @@ someone reads `Result.timeseries`: `write` has the core write the Parquet file i
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import jsonfmt, provenance
 from .source import ScenarioSource
 
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Dict, Optional, Sequence, Union
+
     import polars as pl
 
 __all__ = ["Result", "TIMESERIES_COLUMNS", "timeseries_frame", "effective_seed"]

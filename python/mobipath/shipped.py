@@ -14,7 +14,11 @@ In the repository, ``python/mobipath/share/`` holds one symlink per file of ``sc
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional, Tuple, Union
+
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import List, Optional, Tuple, Union
 
 __all__ = ["root", "path", "find", "files", "copy_to", "ShippedError"]
 

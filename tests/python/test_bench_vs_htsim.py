@@ -7,25 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, cli_env
+from conftest import EXAMPLE, ROOT, cli_env
 
-TINY = """name = "t"
-seed = 1
-duration_s = 0.01
-[[links]]
-name = "l"
-rate_mbps = 100
-delay_ms = 20
-queue_packets = 250
-[[paths]]
-name = "p"
-links = ["l"]
-[[flows]]
-name = "f"
-path = "p"
-cc = "cubic"
-traffic = { kind = "bulk" }
-"""
+# The shipped CUBIC example, 10 ms long: each stand-in workload takes milliseconds.
+TINY = (EXAMPLE.read_text()
+        .replace("duration_s = 20", "duration_s = 0.01").replace("warmup_s = 5", "warmup_s = 0"))
+assert "duration_s = 0.01" in TINY and "warmup_s = 0" in TINY
 
 
 def test_bench_vs_htsim_reports_every_workload_and_command(tmp_path):
