@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pragma: no cover
     from typing import IO, Any, Dict, Iterable, List, Optional, Tuple
 
     from rich.console import Console

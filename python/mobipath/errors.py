@@ -6,7 +6,6 @@ simulator itself failed (a bug to report, never the user's fault).
 """
 from __future__ import annotations
 
-
 from . import _core
 from ._record import Record
 

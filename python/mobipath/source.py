@@ -18,7 +18,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Dict, List, Optional, Union
 
-    #: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict.
+    #: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict. For type
+    #: checkers only (`from mobipath.source import ScenarioLike` under `TYPE_CHECKING`): it is
+    #: not defined at run time, where building it would import typing.
     ScenarioLike = Union[str, os.PathLike, Mapping[str, Any]]
 
 INLINE_NAME = "<string>"

@@ -3,21 +3,28 @@ and the htsim stand-ins, and reports a median, a minimum and a ratio per command
 packaged, so `true` stands in for its drivers, and three 10 ms scenarios for its workloads."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from conftest import EXAMPLE, ROOT, cli_env
 
-# The shipped CUBIC example, 10 ms long: each stand-in workload takes milliseconds.
-TINY = (EXAMPLE.read_text()
-        .replace("duration_s = 20", "duration_s = 0.01").replace("warmup_s = 5", "warmup_s = 0"))
-assert "duration_s = 0.01" in TINY and "warmup_s = 0" in TINY
+
+def tiny_scenario() -> str:
+    """The shipped CUBIC example, 10 ms long without warm-up: each stand-in workload takes
+    milliseconds."""
+    text, n = re.subn(r"(?m)^duration_s = .*$", "duration_s = 0.01", EXAMPLE.read_text())
+    assert n == 1, "the example sets duration_s once"
+    text, n = re.subn(r"(?m)^warmup_s = .*$", "warmup_s = 0", text)
+    assert n == 1, "the example sets warmup_s once"
+    return text
 
 
 def test_bench_vs_htsim_reports_every_workload_and_command(tmp_path):
+    tiny = tiny_scenario()
     for name in ("tiny-0.01s.toml", "tcp-newreno-100m-60s.toml", "mptcp-lia-2x25-70s.toml"):
-        (tmp_path / name).write_text(TINY)
+        (tmp_path / name).write_text(tiny)
     mobipath = Path(sys.executable).parent / "mobipath"
     assert mobipath.exists(), mobipath
     env = cli_env({"HTSIM_SCENARIOS": str(tmp_path)})

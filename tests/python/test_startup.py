@@ -80,10 +80,13 @@ def test_fast_path_knows_exactly_typers_run_options():
 
 def _fast_run(args, cwd, heavy=HEAVY, env=None):
     """Runs the console script's entry in a fresh interpreter; returns (process, heavy modules imported)."""
+    # Only what the command imports counts: `site` and `.pth` files (coverage, editable
+    # installs) may load some of these before mobipath runs, and the command does not pay for them.
     code = (
         "import sys, atexit\n"
+        "before = set(sys.modules)\n"
         f"heavy = {heavy!r}\n"
-        "atexit.register(lambda: sys.stderr.write('\\nIMPORTED=' + ','.join(m for m in heavy if m in sys.modules) + '\\n'))\n"
+        "atexit.register(lambda: sys.stderr.write('\\nIMPORTED=' + ','.join(m for m in heavy if m in sys.modules and m not in before) + '\\n'))\n"
         "from mobipath.runcmd import entry\n"
         f"entry({args!r})\n"
     )

@@ -20,6 +20,7 @@ pub struct WeightedHist {
 }
 
 const MEMO: usize = 256;
+const _: () = assert!(MEMO.is_power_of_two());
 
 const GROWTH: f64 = 1.01;
 
@@ -41,7 +42,8 @@ impl WeightedHist {
             self.zero_weight += weight;
             return;
         }
-        let slot = &mut self.memo[(value.to_bits().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % MEMO];
+        // Fibonacci hashing: the top bits of the product index the table.
+        let slot = &mut self.memo[(value.to_bits().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize];
         let i = if slot.0 == value {
             slot.1 as usize
         } else {
