@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,16 @@ DATA = Path(__file__).resolve().parent / "data"
 INVALID = DATA / "invalid"
 # Written by the simulator's author; the run-path tests need it.
 EXAMPLE = ROOT / "scenarios" / "examples" / "single-cubic.toml"
+
+
+def short_example() -> str:
+    """The shipped CUBIC example cut to 10 ms without warm-up (a run that costs milliseconds).
+    Each line is rewritten by pattern and must be there exactly once."""
+    text = EXAMPLE.read_text()
+    for key, value in (("duration_s", "0.01"), ("warmup_s", "0")):
+        text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
+        assert n == 1, f"{EXAMPLE} sets {key} {n} times, not once"
+    return text
 
 
 def mobipath_command() -> List[str]:

@@ -3,26 +3,15 @@ and the htsim stand-ins, and reports a median, a minimum and a ratio per command
 packaged, so `true` stands in for its drivers, and three 10 ms scenarios for its workloads."""
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import EXAMPLE, ROOT, cli_env
-
-
-def tiny_scenario() -> str:
-    """The shipped CUBIC example, 10 ms long without warm-up: each stand-in workload takes
-    milliseconds."""
-    text, n = re.subn(r"(?m)^duration_s = .*$", "duration_s = 0.01", EXAMPLE.read_text())
-    assert n == 1, "the example sets duration_s once"
-    text, n = re.subn(r"(?m)^warmup_s = .*$", "warmup_s = 0", text)
-    assert n == 1, "the example sets warmup_s once"
-    return text
+from conftest import ROOT, cli_env, short_example
 
 
 def test_bench_vs_htsim_reports_every_workload_and_command(tmp_path):
-    tiny = tiny_scenario()
+    tiny = short_example()
     for name in ("tiny-0.01s.toml", "tcp-newreno-100m-60s.toml", "mptcp-lia-2x25-70s.toml"):
         (tmp_path / name).write_text(tiny)
     mobipath = Path(sys.executable).parent / "mobipath"

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import typer
-from conftest import EXAMPLE, cli_env, run_cli
+from conftest import EXAMPLE, cli_env, run_cli, short_example
 from typer.testing import CliRunner
 
 import mobipath
@@ -172,8 +172,7 @@ def test_bench_measures_the_simulator_not_the_interpreter(tmp_path):
     """The heap column follows the scenario: a full 100 Mbit/s run holds a 1-BDP queue and
     window in flight, its 10 ms prefix only the initial window."""
     short = tmp_path / "short.toml"
-    text = EXAMPLE.read_text()
-    short.write_text(text.replace("duration_s = 20", "duration_s = 0.01").replace("warmup_s = 5", "warmup_s = 0"))
+    short.write_text(short_example())
     proc = run_cli(["bench", "--json", str(EXAMPLE), str(short)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     full, tiny = json.loads(proc.stdout)["results"]
