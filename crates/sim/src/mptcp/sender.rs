@@ -26,7 +26,7 @@ use crate::core::time::{Time, NEVER, NS_PER_S};
 use crate::packet::{Packet, PacketKind};
 use crate::tcp::cc::coupled::{Coupling, SubflowCc};
 use crate::tcp::cc::CaState;
-use crate::tcp::sender::TcpSender;
+use crate::tcp::sender::{IdlePoll, TcpSender};
 use std::collections::VecDeque;
 
 /// Upstream `net.mptcp.stale_loss_cnt` default.
@@ -120,6 +120,12 @@ pub struct MptcpSender {
     /// subflows.
     views: Vec<SubflowView>,
     view_dirty: Vec<bool>,
+    /// Per subflow: what its last poll did, if it sent nothing and nothing about the subflow
+    /// changed since (every path that marks `view_dirty` clears it), so polling it again
+    /// would do the same ([`TcpSender::last_idle_poll`]); `transmit` repeats that instead.
+    /// Polling every subflow after every ACK made the per-packet cost grow with the number
+    /// of subflows. With [`crate::core::checks`] on, the poll runs and is compared.
+    idle_poll: Vec<Option<IdlePoll>>,
     check_views: bool,
     /// Scratch snapshots for scheduler events (rare, always fresh).
     event_buf: Vec<SubflowView>,
@@ -151,6 +157,7 @@ impl MptcpSender {
             meta: VecDeque::new(),
             views,
             view_dirty: vec![false; n],
+            idle_poll: vec![None; n],
             check_views: crate::core::checks::cache_checks(),
             event_buf: Vec::new(),
             conn_rto_deadline: NEVER,
@@ -195,6 +202,7 @@ impl MptcpSender {
             sf.tcp.tcb.cwnd = 1;
             sf.tcp.tcb.cwnd_cnt = 0;
             self.view_dirty[i] = true;
+            self.idle_poll[i] = None;
         }
     }
 
@@ -261,6 +269,7 @@ impl MptcpSender {
         let data_ack = self.data_ack;
         for i in 0..self.subflows.len() {
             self.view_dirty[i] = true;
+            self.idle_poll[i] = None;
             let sf = &mut self.subflows[i];
             if !sf.established || sf.tcp.unacked_bytes() == 0 {
                 sf.stale_count = 0;
@@ -292,6 +301,7 @@ impl MptcpSender {
             if !sf.established {
                 if now >= sf.join_at {
                     self.view_dirty[i] = true;
+                    self.idle_poll[i] = None;
                     let mut p = Packet::new(PacketKind::Syn);
                     p.flow = self.flow;
                     p.subflow = i as u16;
@@ -305,6 +315,7 @@ impl MptcpSender {
             }
             if now >= sf.tcp.next_timeout() {
                 self.view_dirty[i] = true;
+                self.idle_poll[i] = None;
                 if let Some(mut probe) = sf.tcp.on_timer(now) {
                     probe.data_ack = 0;
                     out.push(i, probe);
@@ -326,6 +337,7 @@ impl MptcpSender {
         sf.seen_timeouts = sf.tcp.stats.timeouts;
         sf.pf = true;
         self.view_dirty[i] = true;
+        self.idle_poll[i] = None;
         let data_ack = self.data_ack;
         let mut added = 0;
         for &(_, dsn, len) in sf.map.iter() {
@@ -345,6 +357,7 @@ impl MptcpSender {
     /// receiver's delayed-ACK timer.
     pub fn on_syn_ack(&mut self, i: usize, now: Time, p: &Packet) {
         self.view_dirty[i] = true;
+        self.idle_poll[i] = None;
         let sf = &mut self.subflows[i];
         if !sf.established {
             sf.established = true;
@@ -364,6 +377,7 @@ impl MptcpSender {
     pub fn on_ack(&mut self, i: usize, now: Time, p: &Packet) {
         self.refresh_coupling();
         self.view_dirty[i] = true;
+        self.idle_poll[i] = None;
         {
             let sf = &mut self.subflows[i];
             sf.pf = false; // any valid incoming packet clears "potentially failed"
@@ -664,6 +678,7 @@ impl MptcpSender {
     /// P1 retransmission request is served before new data, as a TCP retransmission would be.
     fn assign_front(&mut self, i: usize, dsn: u64, len: u32) {
         self.view_dirty[i] = true;
+        self.idle_poll[i] = None;
         let sf = &mut self.subflows[i];
         let seq = sf.tcp.push_segment_front(len);
         let k = sf.map.partition_point(|&(s, _, _)| s < seq);
@@ -679,6 +694,7 @@ impl MptcpSender {
     /// Maps `[dsn, dsn+len)` onto subflow `i` (fixed from now on) and queues it there.
     fn assign(&mut self, i: usize, dsn: u64, len: u32, _now: Time) {
         self.view_dirty[i] = true;
+        self.idle_poll[i] = None;
         let seq = self.subflows[i].tcp.push_segment(len);
         self.subflows[i].map.push_back((seq, dsn, len));
         match self.meta_index(dsn) {
@@ -731,6 +747,27 @@ impl MptcpSender {
             if !self.subflows[i].established {
                 continue;
             }
+            if let Some(idle) = self.idle_poll[i] {
+                if !self.check_views {
+                    self.subflows[i].tcp.repeat_idle_poll(idle);
+                    continue;
+                }
+                // Self-check: the poll runs and must do exactly what the repeat would.
+                let tcp = &self.subflows[i].tcp;
+                let expected = match idle {
+                    IdlePoll::Unchanged => tcp.blocked_by_cwnd(),
+                    IdlePoll::Blocked(b) => b,
+                };
+                let before = (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state);
+                let sent = out.push_with(i, |p| self.poll_subflow(i, now, p));
+                let tcp = &self.subflows[i].tcp;
+                assert!(
+                    !sent && tcp.blocked_by_cwnd() == expected && tcp.last_idle_poll() == Some(idle)
+                        && before == (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state),
+                    "subflow {i} changed since its last poll without being marked (idle poll {idle:?})"
+                );
+                continue;
+            }
             // Polling can change the snapshot without sending (the idle restart lowers cwnd).
             let tcb = &self.subflows[i].tcp.tcb;
             let before = (tcb.cwnd, tcb.ssthresh, tcb.ca_state);
@@ -740,10 +777,12 @@ impl MptcpSender {
             while out.push_with(i, |p| self.poll_subflow(i, now, p)) {
                 sent = true;
             }
-            let tcb = &self.subflows[i].tcp.tcb;
-            if sent || before != (tcb.cwnd, tcb.ssthresh, tcb.ca_state) {
+            let tcp = &self.subflows[i].tcp;
+            if sent || before != (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state) {
                 self.view_dirty[i] = true;
             }
+            // The last poll sent nothing; what it did is repeated until the subflow changes.
+            self.idle_poll[i] = tcp.last_idle_poll();
         }
     }
 
@@ -788,6 +827,7 @@ impl MptcpSender {
                     continue;
                 }
                 self.view_dirty[i] = true;
+                self.idle_poll[i] = None;
                 let tcb = &mut sf.tcp.tcb;
                 let was_ca = tcb.cwnd >= tcb.ssthresh;
                 tcb.cwnd = (tcb.cwnd / 2).max(1);

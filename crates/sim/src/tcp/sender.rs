@@ -227,6 +227,16 @@ struct Segment {
     app_limited: bool,
 }
 
+/// What a poll that sent nothing did to the sender's state, to do it again without polling
+/// ([`TcpSender::repeat_idle_poll`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdlePoll {
+    /// Nothing (in persist, or frozen by a handoff).
+    Unchanged,
+    /// Set "the last attempt was blocked by cwnd" to this.
+    Blocked(bool),
+}
+
 pub struct TcpSender {
     pub cfg: SenderConfig,
     pub tcb: Tcb,
@@ -277,6 +287,9 @@ pub struct TcpSender {
     /// The previous send attempt stopped because cwnd was full.
     blocked_by_cwnd: bool,
     pacing_blocked: bool,
+    /// What the last poll did when it sent nothing and a repeat would do the same (see
+    /// [`IdlePoll`]); `None` after a poll that sent, or whose outcome depends on the time.
+    last_idle_poll: Option<IdlePoll>,
     model_based_cc: bool,
 
     // tcp_rate.c state
@@ -400,6 +413,7 @@ impl TcpSender {
             last_send: 0,
             blocked_by_cwnd: false,
             pacing_blocked: false,
+            last_idle_poll: None,
             model_based_cc: false,
             delivered_time: 0,
             first_tx_time: 0,
@@ -545,9 +559,14 @@ impl TcpSender {
     /// engine passes the box the packet then travels in, so it is never copied whole
     /// (`endpoint::Outbox`). Returns whether it wrote one.
     pub fn poll_transmit_into(&mut self, now: Time, p: &mut Packet) -> bool {
+        self.last_idle_poll = None;
         if self.in_persist() || self.frozen.is_some() {
+            self.last_idle_poll = Some(IdlePoll::Unchanged);
             return false;
         }
+        // Pacing and a pending loss probe make the outcome depend on the time or end with a
+        // change: such a poll is never repeated from memory.
+        let repeatable = self.tcb.pacing_rate_bps.is_none() && !self.tlp_pending;
         // Only a send attempt that pacing (and nothing else) held back needs a pacing timer.
         // Within an open TSO burst, the burst's segments leave in the same instant.
         let in_burst = self.burst_n > 0 && now == self.burst_at;
@@ -568,6 +587,7 @@ impl TcpSender {
         if self.lost_out > self.retrans_out && !self.frto_send_new {
             if !cwnd_room {
                 self.blocked_by_cwnd = true;
+                self.note_idle_poll(repeatable, IdlePoll::Blocked(true));
                 return false;
             }
             if let Some(i) = self.board.iter().position(|s| s.lost && !s.retrans && !s.sacked) {
@@ -579,6 +599,8 @@ impl TcpSender {
         if self.snd_nxt >= self.app_limit {
             self.blocked_by_cwnd = false;
             self.note_app_limited();
+            // A repeat sets the same mark (note_app_limited reads only state a change resets).
+            self.note_idle_poll(repeatable, IdlePoll::Blocked(false));
             return false;
         }
         let mut len = (self.app_limit - self.snd_nxt).min(self.cfg.mss as u64) as u32;
@@ -591,11 +613,16 @@ impl TcpSender {
             self.blocked_by_cwnd = false;
             if self.board.is_empty() {
                 self.enter_persist(now);
+                // A repeat finds the sender in persist and returns at once.
+                self.note_idle_poll(repeatable, IdlePoll::Unchanged);
+            } else {
+                self.note_idle_poll(repeatable, IdlePoll::Blocked(false));
             }
             return false;
         }
         if !cwnd_room {
             self.blocked_by_cwnd = true;
+            self.note_idle_poll(repeatable, IdlePoll::Blocked(true));
             return false;
         }
         if self.board.is_empty() {
@@ -608,6 +635,37 @@ impl TcpSender {
         // Linux tcp_write_xmit: every transmission of new data (re)schedules the loss probe.
         self.schedule_loss_probe(now);
         true
+    }
+
+    fn note_idle_poll(&mut self, repeatable: bool, what: IdlePoll) {
+        if repeatable {
+            self.last_idle_poll = Some(what);
+        }
+    }
+
+    /// What the last [`poll_transmit_into`](Self::poll_transmit_into) did if it sent nothing
+    /// and another poll, with nothing about this sender changed since (no ACK, timer, new data,
+    /// window change) and at any later time, would do exactly the same: send nothing and leave
+    /// the state as [`repeat_idle_poll`](Self::repeat_idle_poll) leaves it. `None` otherwise
+    /// (it sent, pacing or a loss probe was involved, or the idle restart lowered cwnd).
+    pub fn last_idle_poll(&self) -> Option<IdlePoll> {
+        self.last_idle_poll
+    }
+
+    /// Does what a poll described by [`last_idle_poll`](Self::last_idle_poll) would do again,
+    /// without the poll: the caller guarantees nothing about this sender changed since. An
+    /// MPTCP connection polls every subflow after every ACK (issue 19: per-packet cost must not
+    /// grow with the number of subflows); most of them have nothing to send and nothing new.
+    pub fn repeat_idle_poll(&mut self, what: IdlePoll) {
+        if let IdlePoll::Blocked(b) = what {
+            self.blocked_by_cwnd = b;
+        }
+    }
+
+    /// Whether the last send attempt stopped because cwnd was full (Linux `tcp_is_cwnd_limited`'s
+    /// input here); for the self-checks of [`repeat_idle_poll`](Self::repeat_idle_poll).
+    pub fn blocked_by_cwnd(&self) -> bool {
+        self.blocked_by_cwnd
     }
 
     /// The next new segment: `len` bytes at `snd_nxt`.
