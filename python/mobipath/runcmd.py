@@ -26,7 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import List, Optional, Sequence, Tuple
 
-__all__ = ["entry", "execute", "describe_failure", "parse_fast", "RunOptions", "CommandFailed", "resolve_input"]
+__all__ = ["entry", "exit_now", "execute", "describe_failure", "parse_fast", "RunOptions", "CommandFailed", "resolve_input"]
 
 MAX_SEED = 2**64 - 1
 
@@ -245,6 +245,25 @@ def _write_peak_rss(path: str) -> None:
         pass
 
 
+def exit_now(code: int) -> None:
+    """Ends the process with `code`, skipping the interpreter's teardown: freeing every module and
+    object one by one, which the operating system does at once. That teardown was about 3.5 ms of
+    every `mobipath run` (13 % of a 10 ms scenario's whole process; issue 19). What it does that
+    matters is done first: the `atexit` handlers run (MOBIPATH_PEAK_RSS_FILE's writer among them)
+    and stdout and stderr are flushed; every result file is already closed (`Result.write` writes
+    each whole and renames it into place). A failed flush (a closed pipe) turns success into
+    status 120, as CPython's own teardown does."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream
+            code = code or 120
+    os._exit(code)
+
+
 def entry(argv: Optional[Sequence[str]] = None) -> None:
     """The `mobipath` console script (and `python -m mobipath`)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -255,7 +274,7 @@ def entry(argv: Optional[Sequence[str]] = None) -> None:
         atexit.register(_write_peak_rss, peak_file)
     opts = parse_fast(args)
     if opts is not None:
-        sys.exit(run_fast(opts))
+        exit_now(run_fast(opts))
     from .cli import app
 
     app(args=args, prog_name="mobipath")
