@@ -56,7 +56,7 @@ def input_file(path: Path, quiet: bool = False) -> Path:
     """`path`, or the file shipped with mobipath that it names when it does not exist here
     (``scenarios/examples/...``, ``data/...``): the documented commands then work from any
     directory. Says so on stderr unless `quiet`."""
-    return runcmd.resolve_input(path, quiet)
+    return Path(runcmd.resolve_input(path, quiet))
 
 
 def out_dir_option(value: Optional[str], flag: str = "--out") -> Optional[Path]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Mapping
+from _collections_abc import Mapping  # collections.abc without the collections package (start-up)
 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False

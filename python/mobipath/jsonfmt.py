@@ -3,11 +3,17 @@
 Keys are sorted, indentation is fixed, floats use Python's shortest round-trip representation
 (`repr`, exact and platform independent), integral values stay integers, and non-finite floats
 (which JSON cannot hold) become ``null``. Every file mobipath writes goes through `dumps`.
+
+The text is written by the extension (`_core.canonical_json`), byte for byte what
+``json.dumps(..., sort_keys=True, indent=2, ensure_ascii=False)`` writes
+(tests/python/test_jsonfmt.py), because the `json` module imports `re`: about 5 ms of every
+`mobipath run` (issue 19).
 """
 from __future__ import annotations
 
-import json
 import math
+
+from . import _core
 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
@@ -37,4 +43,4 @@ def normalize(obj: Any) -> Any:
 
 def dumps(obj: Any) -> str:
     """Canonical, human-readable JSON text ending in a newline."""
-    return json.dumps(normalize(obj), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return _core.canonical_json(normalize(obj)) + "\n"

@@ -11,23 +11,41 @@ extension module was built; otherwise ``"unknown"``.
 """
 from __future__ import annotations
 
-import functools
 import os
-import shlex
 import sys
-from pathlib import Path
 
 from . import _core
 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
     from typing import Any, Dict, Optional, Sequence
 
-__all__ = ["version", "git_revision", "command_line", "collect"]
+__all__ = ["version", "git_revision", "command_line", "collect", "quote"]
 
 
-@functools.lru_cache(maxsize=None)
+def _memo(f):  # type: ignore[no-untyped-def]
+    """`functools.lru_cache(maxsize=None)` for a function without arguments, `cache_clear`
+    included, without importing functools (with collections, ~1.5 ms of every `mobipath run`;
+    issue 19)."""
+    missing = object()
+    box = [missing]
+
+    def cached():  # type: ignore[no-untyped-def]
+        if box[0] is missing:
+            box[0] = f()
+        return box[0]
+
+    def cache_clear() -> None:
+        box[0] = missing
+
+    cached.cache_clear = cache_clear  # type: ignore[attr-defined]
+    cached.__name__, cached.__doc__, cached.__wrapped__ = f.__name__, f.__doc__, f  # type: ignore[attr-defined]
+    return cached
+
+
+@_memo
 def version() -> str:
     """mobipath's version. The package takes its version from the Rust workspace (maturin,
     `dynamic = ["version"]`), so the extension module's is the installed distribution's; reading
@@ -56,9 +74,12 @@ def _git(root: Path, *args: str) -> Optional[str]:
 
 def source_tree() -> Optional[Path]:
     """The mobipath checkout this package is imported from, if any (editable installs)."""
-    root = Path(__file__).resolve().parent.parent.parent
-    if (root / "crates" / "py" / "Cargo.toml").is_file() and (root / ".git").exists():
-        return root
+    # os.path first: an installed mobipath never imports pathlib here (issue 19: start-up).
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    if os.path.isfile(os.path.join(root, "crates", "py", "Cargo.toml")) and os.path.exists(os.path.join(root, ".git")):
+        from pathlib import Path
+
+        return Path(root)
     return None
 
 
@@ -86,6 +107,8 @@ def workspace_build(root: Path, binary: str, crates: Sequence[str]) -> Optional[
 
 def revision_of(root: Path) -> Optional[str]:
     """HEAD of the git work tree at `root`, with "-dirty" if tracked files were modified."""
+    from pathlib import Path
+
     top = _git(root, "rev-parse", "--show-toplevel")
     if top is None or Path(top).resolve() != root.resolve():
         return None
@@ -96,7 +119,7 @@ def revision_of(root: Path) -> Optional[str]:
     return f"{rev}-dirty" if status else rev
 
 
-@functools.lru_cache(maxsize=None)
+@_memo
 def git_revision() -> str:
     """The git revision of the code that runs (see the module docs for where it comes from)."""
     env = os.environ.get("MOBIPATH_GIT_REVISION")
@@ -111,7 +134,7 @@ def git_revision() -> str:
     return built or "unknown"
 
 
-@functools.lru_cache(maxsize=None)
+@_memo
 def _platform() -> Dict[str, str]:
     """The operating system, from os.uname(): `platform.platform()` would run `uname -p` in a
     subprocess (platform.uname()'s lazy processor field) and scan the interpreter binary for its
@@ -156,13 +179,27 @@ def _sha256():  # type: ignore[no-untyped-def]
     return sha256
 
 
+# shlex's safe characters: `[\w@%+=:,./-]` with re.ASCII.
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+
+
+def quote(arg: str) -> str:
+    """`shlex.quote` without importing shlex, which imports re (issue 19: start-up)."""
+    if not arg:
+        return "''"
+    if all(c in _SAFE for c in arg):
+        return arg
+    return "'" + arg.replace("'", "'\"'\"'") + "'"
+
+
 def command_line(argv: Optional[Sequence[str]] = None) -> str:
     """The command line as a shell would need it; the CLI's own name replaces its full path (also
     for ``python -m mobipath``, whose argv[0] is the package's ``__main__.py``)."""
     args = list(sys.argv if argv is None else argv)
-    if args and (Path(args[0]).name == "mobipath" or Path(args[0]).parts[-2:] == ("mobipath", "__main__.py")):
+    parts = [p for p in args[0].split("/") if p] if args else []
+    if parts[-1:] == ["mobipath"] or parts[-2:] == ["mobipath", "__main__.py"]:
         args[0] = "mobipath"
-    return " ".join(shlex.quote(a) for a in args)
+    return " ".join(quote(a) for a in args)
 
 
 def collect(
@@ -177,7 +214,7 @@ def collect(
     """The provenance record of one run (written as ``provenance.json``)."""
     reproduce = None
     if scenario_file is not None:
-        reproduce = f"mobipath run {shlex.quote(scenario_file)}"
+        reproduce = f"mobipath run {quote(scenario_file)}"
         if seed is not None:
             reproduce += f" --seed {seed}"
     return {

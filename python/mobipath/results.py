@@ -11,9 +11,8 @@ someone reads `Result.timeseries`: `write` has the core write the Parquet file i
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from pathlib import Path
+import os
+from _collections_abc import Mapping  # collections.abc without the collections package (start-up)
 
 from . import jsonfmt, provenance
 from .source import ScenarioSource
@@ -21,6 +20,7 @@ from .source import ScenarioSource
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
     from typing import Any, Dict, Optional, Sequence, Union
 
     import polars as pl
@@ -121,7 +121,7 @@ class Result:
         events = int(raw.get("events", 0))
         extra = {"seed_matters": bool(raw.get("seed_matters", True))}
         used_seed = effective_seed(seed, summary, resolved)
-        scenario_file = str(source.path) if source.path is not None else None
+        scenario_file = source.path_text
         prov = provenance.collect(
             resolved_scenario=resolved,
             seed=used_seed,
@@ -156,17 +156,26 @@ class Result:
         """The summary as canonical JSON text (exactly what ``summary.json`` holds)."""
         return jsonfmt.dumps(self.summary)
 
-    def write(self, out_dir: Union[str, Path]) -> Path:
-        """Writes summary.json, timeseries.parquet and provenance.json into `out_dir`."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        _write_text(out / SUMMARY_FILE, self.summary_json())
+    def write(self, out_dir: Union[str, os.PathLike]) -> Path:
+        """Writes summary.json, timeseries.parquet and provenance.json into `out_dir`; returns
+        it as a Path."""
+        from pathlib import Path
+
+        return Path(self.write_files(out_dir))
+
+    def write_files(self, out_dir: Union[str, os.PathLike]) -> str:
+        """`write`, returning the directory as given (a string): `mobipath run` never imports
+        pathlib (with `urllib.parse`, which it imports, about 4 ms of every run; issue 19)."""
+        out = os.fspath(out_dir)
+        os.makedirs(out, exist_ok=True)
+        _write_text(os.path.join(out, SUMMARY_FILE), self.summary_json())
         source = object.__getattribute__(self, "_ts_source")
+        target = os.path.join(out, TIMESERIES_FILE)
         if object.__getattribute__(self, "_ts_frame") is None and hasattr(source, "write_parquet") and not _is_frame(source):
-            source.write_parquet(out / TIMESERIES_FILE)  # the core writes it: no polars needed
+            source.write_parquet(target)  # the core writes it: no polars needed
         else:
-            self.timeseries.write_parquet(out / TIMESERIES_FILE)
-        _write_text(out / PROVENANCE_FILE, jsonfmt.dumps(self.provenance))
+            self.timeseries.write_parquet(target)
+        _write_text(os.path.join(out, PROVENANCE_FILE), jsonfmt.dumps(self.provenance))
         return out
 
 
@@ -181,11 +190,16 @@ def _as_frame(source: Any) -> "pl.DataFrame":
 
 
 def _json_value(v: Any) -> Any:
-    return json.loads(v) if isinstance(v, (str, bytes)) else v
+    if isinstance(v, (str, bytes)):
+        import json  # `mobipath run` asks the core for objects (issue 19: json imports re)
+
+        return json.loads(v)
+    return v
 
 
-def _write_text(path: Path, text: str) -> None:
+def _write_text(path: str, text: str) -> None:
     # Write then rename, so a reader never sees a half-written file.
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    tmp.replace(path)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    os.replace(tmp, path)

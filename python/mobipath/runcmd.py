@@ -19,12 +19,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from pathlib import Path
 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import List, Optional, Sequence, Tuple
+    from typing import List, Optional, Sequence, Tuple, Union
 
 __all__ = ["entry", "exit_now", "execute", "describe_failure", "parse_fast", "RunOptions", "CommandFailed", "resolve_input"]
 
@@ -41,15 +40,17 @@ class CommandFailed(Exception):
 
 
 class RunOptions:
-    """The options of `mobipath run` (the same as `cli.run`'s parameters)."""
+    """The options of `mobipath run` (the same as `cli.run`'s parameters). Paths are kept as
+    strings: `mobipath run` never imports pathlib (with `urllib.parse`, which it imports, about
+    4 ms of every run; issue 19)."""
 
     __slots__ = ("scenario", "seed", "out", "as_json", "quiet")
 
-    def __init__(self, scenario: Path, seed: Optional[int] = None, out: Optional[Path] = None, as_json: bool = False,
-                 quiet: bool = False):
-        self.scenario = scenario
+    def __init__(self, scenario: Union[str, os.PathLike], seed: Optional[int] = None,
+                 out: Optional[Union[str, os.PathLike]] = None, as_json: bool = False, quiet: bool = False):
+        self.scenario = os.fspath(scenario)
         self.seed = seed
-        self.out = out
+        self.out = None if out is None else os.fspath(out)
         self.as_json = as_json
         self.quiet = quiet
 
@@ -102,8 +103,8 @@ def parse_fast(args: Sequence[str]) -> Optional[RunOptions]:
     if "--out" in values:
         if not values["--out"].strip():
             return None  # typer says why an empty directory is refused
-        out = Path(values["--out"])
-    return RunOptions(Path(scenario), seed, out, "--json" in flags, "quiet" in flags)
+        out = values["--out"]
+    return RunOptions(scenario, seed, out, "--json" in flags, "quiet" in flags)
 
 
 def _err(line: str) -> None:
@@ -111,7 +112,7 @@ def _err(line: str) -> None:
     sys.stderr.flush()
 
 
-def resolve_input(path: Path, quiet: bool = False) -> Path:
+def resolve_input(path: Union[str, os.PathLike], quiet: bool = False) -> str:
     """`path`, or the file shipped with mobipath that it names when it does not exist here
     (``scenarios/examples/...``, ``data/...``): the documented commands then work from any
     directory. Says so on stderr unless `quiet`."""
@@ -119,33 +120,36 @@ def resolve_input(path: Path, quiet: bool = False) -> Path:
 
     found = shipped.find(path)
     if found is None:
-        return path
+        return os.fspath(path)
     if not quiet:
-        _err(f"note: {path} is not in this directory; using the copy shipped with mobipath ({found})")
-    return found
+        _err(f"note: {os.fspath(path)} is not in this directory; using the copy shipped with mobipath ({found})")
+    return str(found)
 
 
 def execute(opts: RunOptions) -> None:
     """Runs a scenario, writes its results and prints a summary. Raises `CommandFailed`."""
     from . import api, provenance
+    from .source import FilePath, path_stem, path_text
 
-    scenario = resolve_input(opts.scenario, opts.quiet)
+    scenario = path_text(resolve_input(opts.scenario, opts.quiet))
     show_progress = not opts.quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
+    # FilePath: read as a file even without a .toml ending (a str could be taken for TOML text).
     if show_progress:
         from rich.console import Console
 
         from .display import RunProgress
 
-        with RunProgress(f"simulating {scenario.name}", Console(stderr=True, highlight=False)) as bar:
-            result = api.run(scenario, seed=opts.seed, progress=bar, allow_partial=True, command=provenance.command_line())
+        with RunProgress(f"simulating {scenario.rpartition('/')[2]}", Console(stderr=True, highlight=False)) as bar:
+            result = api.run(FilePath(scenario), seed=opts.seed, progress=bar, allow_partial=True,
+                             command=provenance.command_line())
     else:
-        result = api.run(scenario, seed=opts.seed, allow_partial=True, command=provenance.command_line())
+        result = api.run(FilePath(scenario), seed=opts.seed, allow_partial=True, command=provenance.command_line())
     wall = time.perf_counter() - t0
     seed_part = result.seed if result.seed is not None else "default"
-    out_dir = opts.out if opts.out is not None else Path("results") / f"{scenario.stem}-seed{seed_part}"
+    out_dir = path_text(opts.out) if opts.out is not None else os.path.join("results", f"{path_stem(scenario)}-seed{seed_part}")
     try:
-        result.write(out_dir)
+        result.write_files(out_dir)
     except OSError as e:
         raise CommandFailed(f"cannot write results to {out_dir}: {e.strerror or e}")
     if opts.seed is not None and not result.seed_matters and not opts.quiet:

@@ -6,9 +6,7 @@ the directory that relative paths inside the scenario (traces, tables) are resol
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Mapping
-from pathlib import Path
+from _collections_abc import Mapping  # collections.abc without the collections package (start-up)
 
 from ._record import Record
 from .errors import ConfigError, ScenarioError
@@ -16,6 +14,7 @@ from .errors import ConfigError, ScenarioError
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
     from typing import Any, Dict, List, Optional, Union
 
     #: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict. For type
@@ -26,22 +25,76 @@ if TYPE_CHECKING:  # pragma: no cover
 INLINE_NAME = "<string>"
 
 
-class ScenarioSource(Record):
-    """A scenario's TOML text plus where it came from (immutable)."""
+def path_text(p: Union[str, os.PathLike]) -> str:
+    """``str(pathlib.PurePosixPath(p))`` without importing pathlib (with `urllib.parse`, which it
+    imports, about 4 ms of every `mobipath run`; issue 19): repeated slashes and ``.`` parts
+    dropped, no trailing slash, ``"."`` for the empty path."""
+    s = os.fspath(p)
+    root = "//" if s.startswith("//") and not s.startswith("///") else "/" if s.startswith("/") else ""
+    return root + "/".join(part for part in s.split("/") if part and part != ".") or "."
 
-    __slots__ = ("text", "file", "base_dir", "path")
+
+def path_stem(p: str) -> str:
+    """`pathlib.PurePath.stem` of a path string: its last part without the last suffix."""
+    name = p.rstrip("/").rpartition("/")[2]
+    if name == ".":
+        return ""  # the current directory has no name
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+class FilePath:
+    """A path string marked as a path (`os.PathLike`), without pathlib: `load_source` reads it
+    as a file even when it does not end in ``.toml``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __fspath__(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class ScenarioSource(Record):
+    """A scenario's TOML text plus where it came from (immutable).
+
+    `base_dir` and `path` are `pathlib.Path`s; they are kept as strings (`base_dir_text`,
+    `path_text`) and built on access, so that `mobipath run` never imports pathlib."""
+
+    __slots__ = ("text", "file", "base_dir_text", "path_text")
     text: str
     file: str
-    base_dir: Path
-    path: Optional[Path]
+    base_dir_text: str
+    path_text: Optional[str]
 
-    def __init__(self, text: str, file: str, base_dir: Path, path: Optional[Path] = None):
-        self._init(text, file, base_dir, path)
+    def __init__(self, text: str, file: str, base_dir: Union[str, os.PathLike], path: Optional[Union[str, os.PathLike]] = None):
+        self._init(text, file, path_text(base_dir), None if path is None else path_text(path))
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths inside the scenario resolve against."""
+        from pathlib import Path
+
+        return Path(self.base_dir_text)
+
+    @property
+    def path(self) -> Optional[Path]:
+        """The scenario file (None for inline text)."""
+        from pathlib import Path
+
+        return None if self.path_text is None else Path(self.path_text)
 
     @property
     def stem(self) -> str:
         """File name without extension ("scenario" for inline text): names result directories."""
-        return self.path.stem if self.path is not None else "scenario"
+        return path_stem(self.path_text) if self.path_text is not None else "scenario"
+
+    def __repr__(self) -> str:
+        return f"ScenarioSource(text={self.text!r}, file={self.file!r}, base_dir={self.base_dir!r}, path={self.path!r})"
 
 
 def looks_like_path(s: str) -> bool:
@@ -64,26 +117,27 @@ def load_source(
     not TOML (when overrides must be applied) or an override names no field.
     """
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and looks_like_path(scenario)):
-        path = Path(os.fspath(scenario))
-        data = path.read_bytes()
+        path = path_text(scenario)
+        with open(path, "rb") as f:
+            data = f.read()
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            err = ConfigError(str(path), "", f"not UTF-8 text ({e.reason} at byte {e.start})", str(path))
-            raise ScenarioError([err], str(path)) from None
-        src = ScenarioSource(text, str(path), path.resolve().parent, path)
+            err = ConfigError(path, "", f"not UTF-8 text ({e.reason} at byte {e.start})", path)
+            raise ScenarioError([err], path) from None
+        src = ScenarioSource(text, path, os.path.dirname(os.path.realpath(path)), path)
     elif isinstance(scenario, str):
-        src = ScenarioSource(scenario, INLINE_NAME, Path.cwd())
+        src = ScenarioSource(scenario, INLINE_NAME, os.getcwd())
     elif isinstance(scenario, Mapping):
-        src = ScenarioSource(_dump_toml(dict(scenario), INLINE_NAME), INLINE_NAME, Path.cwd())
+        src = ScenarioSource(_dump_toml(dict(scenario), INLINE_NAME), INLINE_NAME, os.getcwd())
     else:
         raise TypeError(f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}")
     if overrides:
         table = parse_toml(src.text, src.file)
         apply_overrides(table, overrides, src.file)
-        src = ScenarioSource(_dump_toml(table, src.file), src.file, src.base_dir, src.path)
+        src = ScenarioSource(_dump_toml(table, src.file), src.file, src.base_dir_text, src.path_text)
     if base_dir is not None:
-        src = ScenarioSource(src.text, src.file, Path(os.fspath(base_dir)).resolve(), src.path)
+        src = ScenarioSource(src.text, src.file, os.path.realpath(os.fspath(base_dir)), src.path_text)
     return src
 
 
@@ -108,14 +162,13 @@ def _dump_toml(table: Dict[str, Any], file: str) -> str:
         raise ScenarioError([ConfigError("scenario", "", f"cannot be written as TOML: {e}", file)], file) from None
 
 
-_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-
-
 def _segments(path: str) -> List[Union[str, int]]:
     """`flows[0].cc` / `flows.0.cc` / `flows.mptcp.cc` → ["flows", 0, "cc"] / [..., "mptcp", ...]."""
+    import re  # overrides only: `mobipath run` does not import re for them
+
     out: List[Union[str, int]] = []
     pos = 0
-    for m in _SEGMENT.finditer(path):
+    for m in re.finditer(r"([^.\[\]]+)|\[(\d+)\]", path):
         gap = path[pos:m.start()].strip(".")
         if gap:
             raise ValueError(gap)

@@ -24,7 +24,33 @@ HEAVY = ("typer", "click", "rich", "polars", "pydantic", "matplotlib", "numpy")
 # 59 -> 44 ms without them, perf stat): dataclasses (imports inspect), hashlib (loads OpenSSL),
 # platform, shutil (compression modules), subprocess (only source trees run git), typing (~4.5 ms
 # beside json and pathlib: the run path's annotations are never evaluated, see TYPE_CHECKING).
-SLOW_STDLIB = ("dataclasses", "inspect", "hashlib", "platform", "shutil", "subprocess", "typing")
+# pathlib with urllib.parse (which it imports in Python < 3.13) was about 4 ms of every run; re
+# (imported by json, shlex and pathlib) with enum, functools and collections about 5 ms.
+SLOW_STDLIB = ("dataclasses", "inspect", "hashlib", "platform", "shutil", "subprocess", "typing", "pathlib", "urllib.parse",
+               "re", "json", "shlex", "enum", "functools", "collections")
+
+
+def _imported(args, env=None):
+    """Every module a process imports (`-X importtime`), by name."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", *args], env=cli_env(env), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_the_installed_command_imports_none_of_the_slow_modules(tmp_path):
+    """The `mobipath` script itself (the wheel's, not one an installer generates from an entry
+    point: that one imports re first) and everything it imports for a run."""
+    script = Path(sys.executable).with_name("mobipath")
+    if not script.exists():
+        pytest.skip(f"no mobipath command beside {sys.executable}")
+    assert "import re" not in script.read_text()
+    (tmp_path / "s.toml").write_text(short_example())
+    baseline = _imported(["-c", "pass"])  # site and .pth files: not the command's doing
+    imported = _imported([str(script), "run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r"), "-q"],
+                         {"MOBIPATH_GIT_REVISION": "test"})
+    assert "mobipath.results" in imported
+    assert sorted((imported - baseline) & set(SLOW_STDLIB + HEAVY)) == []
 
 
 @pytest.mark.parametrize(
@@ -38,7 +64,7 @@ SLOW_STDLIB = ("dataclasses", "inspect", "hashlib", "platform", "shutil", "subpr
 )
 def test_fast_path_takes_well_formed_run_lines(args):
     opts = parse_fast(args)
-    assert opts is not None and opts.scenario == Path("x.toml")
+    assert opts is not None and opts.scenario == "x.toml"
 
 
 @pytest.mark.parametrize(

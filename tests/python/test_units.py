@@ -10,6 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mobipath import jsonfmt, provenance
 from mobipath.bench import QUICK_DURATION_S, cap_duration, quick_cap
@@ -174,3 +176,12 @@ def test_ramp_up_time_on_synthetic_series():
     assert ramp_up_time(t, fast) < ramp_up_time(t, ramp)
     assert ramp_up_time(t, [0.0] * 300) is None
     assert ramp_up_time([], []) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text() | st.text(alphabet="ab _-'\"$@%+=:,./\\\n"))
+def test_quote_is_shlex_quote(arg):
+    """provenance.quote stands in for shlex.quote on `mobipath run`'s path (shlex imports re)."""
+    import shlex
+
+    assert provenance.quote(arg) == shlex.quote(arg)

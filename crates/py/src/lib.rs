@@ -24,6 +24,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 mod heap;
+mod json;
 mod timeseries;
 
 #[global_allocator]
@@ -107,25 +108,32 @@ fn schema() -> PyResult<String> {
     catch_unwind(api::schema_json).map_err(|p| panic_error("building the schema", p))
 }
 
-/// Converts a run's output into the dict handed to Python.
-fn output_to_dict(py: Python<'_>, out: RunOutput) -> PyResult<Py<PyDict>> {
+/// Converts a run's output into the dict handed to Python: the summary and the resolved scenario
+/// as JSON text (exact numbers, any JSON reader), or with `objects` as the Python objects
+/// `json.loads` makes of that text (without importing `json`: see `json.rs`).
+fn output_to_dict(py: Python<'_>, out: RunOutput, objects: bool) -> PyResult<Py<PyDict>> {
     let d = PyDict::new_bound(py);
-    // JSON strings keep the exact numbers and let Python choose its own JSON handling.
-    let summary = serde_json::to_string(&out.summary)
-        .map_err(|e| InternalError::new_err(format!("cannot serialise the summary: {e}")))?;
-    let resolved = serde_json::to_string(&out.resolved_scenario)
-        .map_err(|e| InternalError::new_err(format!("cannot serialise the resolved scenario: {e}")))?;
-    d.set_item("summary", summary)?;
-    d.set_item("resolved_scenario", resolved)?;
+    if objects {
+        d.set_item("summary", json::to_python(py, &out.summary)?)?;
+        d.set_item("resolved_scenario", json::to_python(py, &out.resolved_scenario)?)?;
+    } else {
+        let summary = serde_json::to_string(&out.summary)
+            .map_err(|e| InternalError::new_err(format!("cannot serialise the summary: {e}")))?;
+        let resolved = serde_json::to_string(&out.resolved_scenario)
+            .map_err(|e| InternalError::new_err(format!("cannot serialise the resolved scenario: {e}")))?;
+        d.set_item("summary", summary)?;
+        d.set_item("resolved_scenario", resolved)?;
+    }
     d.set_item("timeseries", Py::new(py, TimeSeries::new(out.timeseries.columns))?)?;
     d.set_item("events", out.events)?;
     d.set_item("seed_matters", out.seed_matters)?;
     Ok(d.unbind())
 }
 
-/// Runs a scenario and returns a dict with `summary` and `resolved_scenario` (JSON strings),
-/// `timeseries` (a `TimeSeries`: read like a dict of column name → list, or written with
-/// `write_parquet(path)`), `events` (int) and `interrupted` (bool).
+/// Runs a scenario and returns a dict with `summary` and `resolved_scenario` (JSON strings; with
+/// `objects`, the dicts `json.loads` would make of them), `timeseries` (a `TimeSeries`: read
+/// like a dict of column name → list, or written with `write_parquet(path)`), `events` (int)
+/// and `interrupted` (bool).
 ///
 /// `seed` overrides the scenario's seed. `progress`, if given, is called with the fraction of
 /// simulated time done (0..1). Signals are checked as simulated time advances (a few hundred
@@ -133,7 +141,8 @@ fn output_to_dict(py: Python<'_>, out: RunOutput) -> PyResult<Py<PyDict>> {
 /// (`summary.partial` says when it stopped, `interrupted` is true); without it, the
 /// `KeyboardInterrupt` propagates. Raises `ScenarioError` if the scenario is invalid.
 #[pyfunction]
-#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None, progress = None, allow_partial = false))]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None, progress = None, allow_partial = false, objects = false))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     text: String,
@@ -142,6 +151,7 @@ fn run(
     seed: Option<u64>,
     progress: Option<PyObject>,
     allow_partial: bool,
+    objects: bool,
 ) -> PyResult<Py<PyDict>> {
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
@@ -169,7 +179,7 @@ fn run(
     };
     match result {
         Ok(Ok(out)) => {
-            let d = output_to_dict(py, out)?;
+            let d = output_to_dict(py, out, objects)?;
             d.bind(py).set_item("interrupted", interrupted)?;
             Ok(d)
         }
@@ -445,6 +455,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(json::canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(heap_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(learn_handover_table, m)?)?;
     m.add_function(wrap_pyfunction!(handover_table_json, m)?)?;
