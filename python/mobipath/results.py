@@ -166,7 +166,7 @@ class Result:
     def write_files(self, out_dir: Union[str, os.PathLike]) -> str:
         """`write`, returning the directory as given (a string): `mobipath run` never imports
         pathlib (with `urllib.parse`, which it imports, about 4 ms of every run; issue 19)."""
-        out = os.fspath(out_dir)
+        out = os.fspath(out_dir) or "."  # as Path("") is
         os.makedirs(out, exist_ok=True)
         _write_text(os.path.join(out, SUMMARY_FILE), self.summary_json())
         source = object.__getattribute__(self, "_ts_source")

@@ -185,3 +185,12 @@ def test_quote_is_shlex_quote(arg):
     import shlex
 
     assert provenance.quote(arg) == shlex.quote(arg)
+
+
+def test_write_returns_a_path_and_write_files_a_string(tmp_path, monkeypatch):
+    r = Result.from_raw(RAW, load_source("seed = 4\n"), 4)
+    assert r.write(tmp_path / "a") == tmp_path / "a" and isinstance(r.write(str(tmp_path / "a")), Path)
+    assert r.write_files(str(tmp_path / "b")) == str(tmp_path / "b")
+    monkeypatch.chdir(tmp_path)
+    assert r.write("") == Path(".") and (tmp_path / "summary.json").read_text() == r.summary_json()
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["provenance.json", "summary.json", "timeseries.parquet"]
