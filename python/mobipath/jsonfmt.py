@@ -43,4 +43,12 @@ def normalize(obj: Any) -> Any:
 
 def dumps(obj: Any) -> str:
     """Canonical, human-readable JSON text ending in a newline."""
-    return _core.canonical_json(normalize(obj)) + "\n"
+    plain = normalize(obj)
+    try:
+        return _core.canonical_json(plain) + "\n"
+    except UnicodeEncodeError:
+        # A lone surrogate (a non-UTF-8 file name under surrogateescape) cannot cross into Rust;
+        # Python's json writes it as is.
+        import json
+
+        return json.dumps(plain, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

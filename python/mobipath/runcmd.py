@@ -259,7 +259,12 @@ def exit_now(code: int) -> None:
     status 120, as CPython's own teardown does."""
     import atexit
 
-    atexit._run_exitfuncs()
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: B902 - Python 3.9 re-raises a failing handler's; later ones report it and go on
+        import traceback
+
+        traceback.print_exc()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -268,8 +273,10 @@ def exit_now(code: int) -> None:
     os._exit(code)
 
 
-def entry(argv: Optional[Sequence[str]] = None) -> None:
-    """The `mobipath` console script (and `python -m mobipath`)."""
+def entry(argv: Optional[Sequence[str]] = None, fast_exit: bool = False) -> None:
+    """The `mobipath` command (and `python -m mobipath`). With `fast_exit` (the installed command
+    script only) a fast-path run ends the process with `exit_now`; otherwise with `SystemExit`, so
+    that a caller (`runpy`, IPython's `%run -m`, `python -m cProfile -m mobipath`) keeps control."""
     args = list(sys.argv[1:] if argv is None else argv)
     peak_file = os.environ.get("MOBIPATH_PEAK_RSS_FILE")
     if peak_file:
@@ -278,7 +285,10 @@ def entry(argv: Optional[Sequence[str]] = None) -> None:
         atexit.register(_write_peak_rss, peak_file)
     opts = parse_fast(args)
     if opts is not None:
-        exit_now(run_fast(opts))
+        code = run_fast(opts)
+        if fast_exit:
+            exit_now(code)
+        sys.exit(code)
     from .cli import app
 
     app(args=args, prog_name="mobipath")

@@ -78,3 +78,8 @@ def test_run_objects_are_what_json_loads_makes_of_the_text(scenario):
         # Same types (1 is not 1.0 in a JSON file) and the same key order, all the way down.
         assert python_dumps(as_objects[key]) == python_dumps(loaded)
         assert json.dumps(as_objects[key]) == json.dumps(loaded)
+
+
+def test_jsonfmt_writes_lone_surrogates_as_python_does():
+    value = {"command": "mobipath run caf\udce9.toml"}  # a non-UTF-8 file name (surrogateescape)
+    assert jsonfmt.dumps(value) == python_dumps(value) + "\n"
