@@ -26,20 +26,18 @@
 //! - ACKed segments are counted per segment as Linux's current `tcp_cong_avoid_ai` does (the
 //!   out-of-tree code counts one per ACK), and slow-start leftovers go to congestion avoidance
 //!   as in `tcp_reno_cong_avoid`.
-use super::{ack_count, paths_into, publish, reno_ssthresh, slow_start_part, Coupling, Path};
+use super::{ack_count, publish, reno_ssthresh, slow_start_part, Coupling, Path};
 use crate::core::Time;
 use crate::tcp::cc::{CongestionControl, Tcb};
 
 pub struct Lia {
     coupling: Coupling,
     index: usize,
-    /// Reused buffer for the coupled subflows.
-    buf: Vec<Path>,
 }
 
 impl Lia {
     pub fn new(coupling: Coupling, index: usize) -> Self {
-        Lia { coupling, index, buf: Vec::new() }
+        Lia { coupling, index }
     }
 }
 
@@ -53,15 +51,51 @@ pub fn alpha(paths: &[Path]) -> f64 {
 
 /// `max_k(c_k/rtt_k²)` and `Σ_k c_k/rtt_k`, windows in bytes, RTTs in ns.
 fn best_and_sum(paths: &[Path]) -> (f64, f64) {
-    let mut max = 0f64;
-    let mut sum = 0f64;
+    let mut acc = (0f64, 0f64);
     for p in paths {
-        let c = p.cwnd as f64 * p.mss as f64;
-        let r = p.rtt as f64;
-        max = max.max(c / (r * r));
-        sum += c / r;
+        add_term(&mut acc, p.cwnd, p.mss, p.rtt);
     }
-    (max, sum)
+    acc
+}
+
+/// Adds one subflow to `(max_k(c_k/rtt_k²), Σ_k c_k/rtt_k)`: the one place these terms are
+/// computed, so [`threshold_from_table`] gives [`ack_threshold`]'s result bit for bit.
+#[inline]
+fn add_term(acc: &mut (f64, f64), cwnd: u32, mss: u32, rtt: Time) {
+    let c = cwnd as f64 * mss as f64;
+    let r = rtt as f64;
+    acc.0 = acc.0.max(c / (r * r));
+    acc.1 += c / r;
+}
+
+/// [`ack_threshold`] of subflow `me` over [`paths_into`]'s list, read straight from the coupling
+/// table (it runs on every ACK in congestion avoidance: building the list cost about a third of
+/// LIA's time, and more with every subflow; issue 19). The same subflows in the same order, so
+/// the same floating-point operations: `me` described by its own `tcb`, the others by their
+/// active table entries, each only with an RTT sample; `me` without one gets Reno's threshold.
+fn threshold_from_table(coupling: &Coupling, me: usize, tcb: &Tcb) -> u32 {
+    if tcb.srtt == 0 {
+        return tcb.cwnd;
+    }
+    let table = coupling.borrow();
+    let mut acc = (0f64, 0f64);
+    let mut n = 0usize;
+    for i in 0..table.len().max(me + 1) {
+        if i == me {
+            add_term(&mut acc, tcb.cwnd, tcb.mss, tcb.srtt);
+        } else {
+            match table.get(i) {
+                Some(e) if e.active && e.srtt != 0 => add_term(&mut acc, e.cwnd, if e.mss == 0 { tcb.mss } else { e.mss }, e.srtt),
+                _ => continue,
+            }
+        }
+        n += 1;
+    }
+    if n <= 1 {
+        return tcb.cwnd;
+    }
+    let (max, sum) = acc;
+    ack_count(sum * sum / max / tcb.mss as f64).max(tcb.cwnd)
 }
 
 /// Segments to ACK on `paths[me]` per one-segment increase: `max(cwnd_i, ⌊c_total/(α·mss_i)⌋)`.
@@ -82,11 +116,7 @@ impl CongestionControl for Lia {
 
     fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, _now: Time) {
         if let Some(acked) = slow_start_part(tcb, acked) {
-            let me = paths_into(&self.coupling, self.index, tcb, &mut self.buf);
-            let w = match me {
-                Some(me) => ack_threshold(&self.buf, me),
-                None => tcb.cwnd,
-            };
+            let w = threshold_from_table(&self.coupling, self.index, tcb);
             tcb.cong_avoid_ai(w, acked);
         }
         publish(&self.coupling, self.index, tcb);
@@ -255,6 +285,31 @@ mod tests {
             let (ps, pos) = paths(&c, me, &a);
             assert!(ack_threshold(&ps, pos.unwrap()) >= a.cwnd);
         }
+    }
+
+    /// The threshold read straight from the table is `ack_threshold` over `paths` bit for bit:
+    /// inactive subflows, subflows without an RTT sample (`me` among them), table entries
+    /// without an MSS, `me`'s own newer window, and `me` beyond the table.
+    #[test]
+    fn threshold_from_table_is_ack_threshold_over_paths() {
+        use proptest::prelude::*;
+        let entry_s = (any::<bool>(), 1u32..5000, 0u64..3, 1u64..2_000_000_000, prop_oneof![Just(0u32), 500u32..9000]);
+        let strategy = (prop::collection::vec(entry_s, 0..9), 0usize..10, 1u32..5000, prop_oneof![Just(0u64), 1u64..2_000_000_000], 500u32..9000);
+        proptest!(ProptestConfig::with_cases(2000), |((entries, me, cwnd, srtt, mss) in strategy)| {
+            let c = new_coupling(entries.len());
+            for (i, &(active, w, unsampled, rtt, emss)) in entries.iter().enumerate() {
+                let mut e = entry(w, 1, emss);
+                e.active = active;
+                // One in three without an RTT sample.
+                e.srtt = if unsampled == 0 { 0 } else { rtt };
+                c.borrow_mut()[i] = e;
+            }
+            let mut t = Tcb::new(mss, cwnd);
+            t.srtt = srtt;
+            let (ps, pos) = paths(&c, me, &t);
+            let expected = pos.map_or(t.cwnd, |p| ack_threshold(&ps, p));
+            prop_assert_eq!(threshold_from_table(&c, me, &t), expected);
+        });
     }
 
     /// Two subflows through one bottleneck with per-packet loss probability p: LIA's total
