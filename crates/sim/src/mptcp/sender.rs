@@ -758,19 +758,18 @@ impl MptcpSender {
                     IdlePoll::Unchanged => tcp.blocked_by_cwnd(),
                     IdlePoll::Blocked(b) => b,
                 };
-                let before = (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state);
+                let before = window_state(tcp);
                 let sent = out.push_with(i, |p| self.poll_subflow(i, now, p));
                 let tcp = &self.subflows[i].tcp;
                 assert!(
                     !sent && tcp.blocked_by_cwnd() == expected && tcp.last_idle_poll() == Some(idle)
-                        && before == (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state),
+                        && before == window_state(tcp),
                     "subflow {i} changed since its last poll without being marked (idle poll {idle:?})"
                 );
                 continue;
             }
             // Polling can change the snapshot without sending (the idle restart lowers cwnd).
-            let tcb = &self.subflows[i].tcp.tcb;
-            let before = (tcb.cwnd, tcb.ssthresh, tcb.ca_state);
+            let before = window_state(&self.subflows[i].tcp);
             let mut sent = false;
             // Each packet is written straight into the box it travels in (endpoint::Outbox):
             // by value, a poll that sends nothing still paid for a whole header.
@@ -778,7 +777,7 @@ impl MptcpSender {
                 sent = true;
             }
             let tcp = &self.subflows[i].tcp;
-            if sent || before != (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state) {
+            if sent || before != window_state(tcp) {
                 self.view_dirty[i] = true;
             }
             // The last poll sent nothing; what it did is repeated until the subflow changes.
@@ -869,6 +868,12 @@ impl MptcpSender {
 /// that ends after `seq`, i.e. the one holding `seq` (`map.len()` if none). A new segment's
 /// mapping is among the last few (only queued, unsent ones follow it), so those are looked at
 /// before a binary search.
+/// What a poll can change in a subflow's scheduler snapshot without sending (the idle restart
+/// lowers cwnd): compared before and after every poll.
+fn window_state(tcp: &TcpSender) -> (u32, u32, CaState) {
+    (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state)
+}
+
 fn map_index(map: &VecDeque<(u64, u64, u32)>, seq: u64) -> usize {
     let n = map.len();
     for k in (n.saturating_sub(4)..n).rev() {

@@ -46,6 +46,15 @@ struct Pass {
 
 /// One `get_subflow_from_selectors` pass over the subflows whose `backup` flag equals `backup`.
 fn pass(subflows: &[SubflowView], backup: bool, mask: u64) -> Pass {
+    if mask == 0 {
+        pass_unsent(subflows, backup)
+    } else {
+        pass_masked(subflows, backup, mask)
+    }
+}
+
+/// [`pass`] in general: used subflows count only while no unused usable one was seen.
+fn pass_masked(subflows: &[SubflowView], backup: bool, mask: u64) -> Pass {
     let mut best: Option<(Time, usize)> = None;
     let mut found_unused = false;
     let mut found_unused_una = false;
@@ -75,6 +84,25 @@ fn pass(subflows: &[SubflowView], backup: bool, mask: u64) -> Pass {
     }
     let force = if best.is_some() { found_unused } else { found_unused_una };
     Pass { best: best.map(|(_, k)| k), force }
+}
+
+/// [`pass`] for a segment sent nowhere yet (new data: the usual case, once or more per
+/// segment): every subflow is unused, so the pass picks the lowest srtt among the usable ones
+/// (the first on ties) and decides if it found one, or a temporarily unavailable one (wait).
+fn pass_unsent(subflows: &[SubflowView], backup: bool) -> Pass {
+    let mut best: Option<(Time, usize)> = None;
+    let mut found_una = false;
+    for (k, s) in subflows.iter().enumerate() {
+        if s.backup != backup || s.never_usable() {
+            continue;
+        }
+        if s.temp_unavailable() {
+            found_una = true;
+        } else if best.is_none_or(|(rtt, _)| s.srtt < rtt) {
+            best = Some((s.srtt, k));
+        }
+    }
+    Pass { force: best.is_some() || found_una, best: best.map(|(_, k)| k) }
 }
 
 /// minRTT's choice for a segment already sent on `mask` (0 for new data): an index into
@@ -155,6 +183,32 @@ mod tests {
         let mut sfs = [sf(0, 40, 10, 3), sf(1, 20, 10, 6)];
         sfs[1].queued = 4;
         assert_eq!(run(&conn(0), &sfs), Decision::Send(0));
+    }
+
+    /// The pass for new data is the general pass with an empty mask, on generated subflows
+    /// (backup or not, never usable, in Loss, cwnd-limited, srtt ties, ids past 63).
+    #[test]
+    fn unsent_pass_is_the_masked_pass_with_an_empty_mask() {
+        use proptest::prelude::*;
+        use prop::bool::weighted;
+        let flags = (weighted(0.3), weighted(0.9), weighted(0.1), weighted(0.1));
+        let view = (0usize..70, 0u64..4, 1u32..20, 0u32..12, 0u32..4, flags);
+        proptest!(ProptestConfig::with_cases(3000), |(views in prop::collection::vec(view, 0..10), backup in weighted(0.2))| {
+            let sfs: Vec<SubflowView> = views
+                .iter()
+                .map(|&(id, srtt, cwnd, in_flight, queued, (is_backup, established, pf, in_loss))| {
+                    let mut s = sf(id, srtt, cwnd, in_flight);
+                    s.queued = queued;
+                    s.backup = is_backup;
+                    s.established = established;
+                    s.pf = pf;
+                    s.in_loss = in_loss;
+                    s
+                })
+                .collect();
+            let (a, b) = (pass_unsent(&sfs, backup), pass_masked(&sfs, backup, 0));
+            prop_assert_eq!((a.best, a.force), (b.best, b.force));
+        });
     }
 
     #[test]
