@@ -864,16 +864,16 @@ impl MptcpSender {
     }
 }
 
-/// Index of the first mapping of `map` (contiguous `(seq, dsn, len)` in subflow sequence order)
-/// that ends after `seq`, i.e. the one holding `seq` (`map.len()` if none). A new segment's
-/// mapping is among the last few (only queued, unsent ones follow it), so those are looked at
-/// before a binary search.
 /// What a poll can change in a subflow's scheduler snapshot without sending (the idle restart
 /// lowers cwnd): compared before and after every poll.
 fn window_state(tcp: &TcpSender) -> (u32, u32, CaState) {
     (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state)
 }
 
+/// Index of the first mapping of `map` (contiguous `(seq, dsn, len)` in subflow sequence order)
+/// that ends after `seq`, i.e. the one holding `seq` (`map.len()` if none). A new segment's
+/// mapping is among the last few (only queued, unsent ones follow it), so those are looked at
+/// before a binary search.
 fn map_index(map: &VecDeque<(u64, u64, u32)>, seq: u64) -> usize {
     let n = map.len();
     for k in (n.saturating_sub(4)..n).rev() {
