@@ -546,6 +546,15 @@ impl MptcpSender {
         }
     }
 
+    /// The queue fields of a snapshot ([`Self::view_of`]'s `queued_bytes` and `queued`), the
+    /// only ones data handed to the subflow changes.
+    #[inline]
+    fn refresh_queue_of(view: &mut SubflowView, sf: &SubflowTx) {
+        let queued_bytes = sf.tcp.queued_bytes();
+        view.queued_bytes = queued_bytes;
+        view.queued = queued_bytes.div_ceil(sf.tcp.cfg.mss as u64) as u32;
+    }
+
     fn window_end(&self) -> u64 {
         self.data_ack.saturating_add(self.peer_window)
     }
@@ -632,7 +641,13 @@ impl MptcpSender {
                 }
             }
             for &i in targets {
-                views[i] = Self::view_of(i, &self.subflows[i], self.view_rates);
+                // Assigning only queues data on the subflow (`TcpSender::push_segment`), which
+                // moves nothing in its snapshot but the queue: rebuilding the whole snapshot
+                // was 2 % of an MPTCP run (issue 19). With checks on, it must equal a fresh one.
+                Self::refresh_queue_of(&mut views[i], &self.subflows[i]);
+                if self.check_views {
+                    assert_eq!(views[i], Self::view_of(i, &self.subflows[i], self.view_rates), "subflow {i}'s snapshot after an assignment");
+                }
                 self.view_dirty[i] = false;
             }
             if self.subflows.iter().all(|s| !s.established) {
