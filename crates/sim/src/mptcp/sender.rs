@@ -712,14 +712,12 @@ impl MptcpSender {
         self.idle_poll[i] = None;
         let seq = self.subflows[i].tcp.push_segment(len);
         self.subflows[i].map.push_back((seq, dsn, len));
-        match self.meta_index(dsn) {
-            Some(k) => self.meta[k].sent_on |= 1 << i.min(63),
-            None => {
-                // New DSNs are assigned in increasing order, so push_back keeps `meta` sorted.
-                if self.meta.back().map_or(true, |m| m.dsn < dsn) {
-                    self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, first_seq: 0, sent_on: 1 << i.min(63) });
-                }
-            }
+        if self.meta.back().map_or(true, |m| m.dsn < dsn) {
+            // New data (the usual case): DSNs are assigned in increasing order, so push_back
+            // keeps `meta` sorted, and no entry can hold this DSN yet.
+            self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, first_seq: 0, sent_on: 1 << i.min(63) });
+        } else if let Some(k) = self.meta_index(dsn) {
+            self.meta[k].sent_on |= 1 << i.min(63);
         }
     }
 
