@@ -555,6 +555,15 @@ impl MptcpSender {
         view.queued = queued_bytes.div_ceil(sf.tcp.cfg.mss as u64) as u32;
     }
 
+    /// The fields of a snapshot that sending changes when the window does not: the queue (see
+    /// [`Self::refresh_queue_of`]), the flight and the unacknowledged bytes.
+    #[inline]
+    fn refresh_sent_of(view: &mut SubflowView, sf: &SubflowTx) {
+        Self::refresh_queue_of(view, sf);
+        view.in_flight = sf.tcp.pipe();
+        view.unacked_bytes = sf.tcp.unacked_bytes();
+    }
+
     fn window_end(&self) -> u64 {
         self.data_ack.saturating_add(self.peer_window)
     }
@@ -790,9 +799,18 @@ impl MptcpSender {
                 sent = true;
             }
             let tcp = &self.subflows[i].tcp;
-            if sent || before != window_state(tcp) {
+            if before != window_state(tcp) || (sent && self.view_rates) {
                 self.view_dirty[i] = true;
+            } else if sent && !self.view_dirty[i] {
+                // Sending moves only the flight and the queue in the snapshot (the window is
+                // unchanged, checked above, and no derived rate is kept): refreshed here instead
+                // of rebuilt whole at the next decision (issue 19).
+                Self::refresh_sent_of(&mut self.views[i], &self.subflows[i]);
+                if self.check_views {
+                    assert_eq!(self.views[i], Self::view_of(i, &self.subflows[i], self.view_rates), "subflow {i}'s snapshot after sending");
+                }
             }
+            let tcp = &self.subflows[i].tcp;
             // The last poll sent nothing; what it did is repeated until the subflow changes.
             self.idle_poll[i] = tcp.last_idle_poll();
         }
