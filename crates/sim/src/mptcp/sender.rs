@@ -114,8 +114,11 @@ pub struct MptcpSender {
     requested: VecDeque<(u64, u32, usize)>,
     meta: VecDeque<DsnMeta>,
     /// The scheduler's subflow snapshots, kept between decisions: `views[i]` is current unless
-    /// `view_dirty[i]`. Every path that changes subflow `i` marks it; with
-    /// [`crate::core::checks`] on, each refresh compares the whole cache with fresh snapshots.
+    /// `view_dirty[i]`. Every path that changes subflow `i` marks it, except two that update
+    /// the snapshot in place (an assignment: the queue, `refresh_queue_of`; a send with the
+    /// window unchanged: flight and queue, `refresh_sent_of`); with [`crate::core::checks`] on,
+    /// each refresh compares the whole cache with fresh snapshots, and both in-place updates
+    /// compare theirs.
     /// Rebuilding every snapshot on every ACK made the per-packet cost grow with the number of
     /// subflows.
     views: Vec<SubflowView>,
@@ -895,8 +898,11 @@ impl MptcpSender {
     }
 }
 
-/// What a poll can change in a subflow's scheduler snapshot without sending (the idle restart
-/// lowers cwnd): compared before and after every poll.
+/// What a poll can change in a subflow's scheduler snapshot besides flight and queue (the idle
+/// restart lowers cwnd; a send can start an event that moves the window): compared before and
+/// after every poll. A poll that sent and left it unchanged only needs `refresh_sent_of`, so it
+/// must cover every other snapshot field a sending poll can change (derived rates aside: a
+/// scheduler that reads them always gets a full rebuild).
 fn window_state(tcp: &TcpSender) -> (u32, u32, CaState) {
     (tcp.tcb.cwnd, tcp.tcb.ssthresh, tcp.tcb.ca_state)
 }

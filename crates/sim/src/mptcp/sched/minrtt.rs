@@ -86,9 +86,10 @@ fn pass_masked(subflows: &[SubflowView], backup: bool, mask: u64) -> Pass {
     Pass { best: best.map(|(_, k)| k), force }
 }
 
-/// [`pass`] for a segment sent nowhere yet (new data: the usual case, once or more per
-/// segment): every subflow is unused, so the pass picks the lowest srtt among the usable ones
-/// (the first on ties) and decides if it found one, or a temporarily unavailable one (wait).
+/// [`pass`] with an empty mask: a segment sent nowhere yet (new data: the usual case, once or
+/// more per segment), or one whose mask [`select`] cleared after it went everywhere. Every
+/// subflow is unused, so the pass picks the lowest srtt among the usable ones (the first on
+/// ties) and decides if it found one, or a temporarily unavailable one (wait).
 fn pass_unsent(subflows: &[SubflowView], backup: bool) -> Pass {
     let mut best: Option<(Time, usize)> = None;
     let mut found_una = false;

@@ -119,8 +119,9 @@ pub fn paths(coupling: &Coupling, me: usize, tcb: &Tcb) -> (Vec<Path>, Option<us
     (out, pos)
 }
 
-/// [`paths`] into a reused buffer (it runs on every ACK): clears `out`, fills it and returns
-/// the position of `me`.
+/// [`paths`] into a buffer: clears `out`, fills it and returns the position of `me`. (LIA's
+/// per-ACK threshold reads the table directly, `lia::threshold_from_table`, with the same
+/// selection and order.)
 pub fn paths_into(coupling: &Coupling, me: usize, tcb: &Tcb, out: &mut Vec<Path>) -> Option<usize> {
     let table = coupling.borrow();
     out.clear();
