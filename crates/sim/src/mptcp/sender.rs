@@ -494,10 +494,18 @@ impl MptcpSender {
             }
         }
         if self.check_views {
-            for (i, sf) in self.subflows.iter().enumerate() {
-                let fresh = Self::view_of(i, sf, self.view_rates);
-                assert_eq!(views[i], fresh, "stale scheduler snapshot of subflow {i}: a change to it was not marked");
+            for (i, view) in views.iter().enumerate() {
+                self.check_view(view, i, "a change to it was not marked");
             }
+        }
+    }
+
+    /// With checks on, `view` must be a fresh snapshot of subflow `i` (`after` says what the
+    /// cache skipped).
+    #[inline]
+    fn check_view(&self, view: &SubflowView, i: usize, after: &str) {
+        if self.check_views {
+            assert_eq!(*view, Self::view_of(i, &self.subflows[i], self.view_rates), "stale scheduler snapshot of subflow {i}: {after}");
         }
     }
 
@@ -657,9 +665,7 @@ impl MptcpSender {
                 // moves nothing in its snapshot but the queue: rebuilding the whole snapshot
                 // was 2 % of an MPTCP run (issue 19). With checks on, it must equal a fresh one.
                 Self::refresh_queue_of(&mut views[i], &self.subflows[i]);
-                if self.check_views {
-                    assert_eq!(views[i], Self::view_of(i, &self.subflows[i], self.view_rates), "subflow {i}'s snapshot after an assignment");
-                }
+                self.check_view(&views[i], i, "after an assignment");
                 self.view_dirty[i] = false;
             }
             if self.subflows.iter().all(|s| !s.established) {
@@ -809,13 +815,10 @@ impl MptcpSender {
                 // unchanged, checked above, and no derived rate is kept): refreshed here instead
                 // of rebuilt whole at the next decision (issue 19).
                 Self::refresh_sent_of(&mut self.views[i], &self.subflows[i]);
-                if self.check_views {
-                    assert_eq!(self.views[i], Self::view_of(i, &self.subflows[i], self.view_rates), "subflow {i}'s snapshot after sending");
-                }
+                self.check_view(&self.views[i], i, "after sending");
             }
-            let tcp = &self.subflows[i].tcp;
             // The last poll sent nothing; what it did is repeated until the subflow changes.
-            self.idle_poll[i] = tcp.last_idle_poll();
+            self.idle_poll[i] = self.subflows[i].tcp.last_idle_poll();
         }
     }
 
