@@ -1,5 +1,5 @@
 //! One direction's real-time loop: read frames from the input fd, run them through the
-//! [`Line`], write each to the output fd at its model arrival time, and measure how late it was.
+//! [`Line`](crate::line::Line), write each to the output fd at its model arrival time, and measure how late it was.
 //!
 //! Timing: `now` = ns since the shared start instant (monotonic clock). The thread sleeps in
 //! `ppoll` on the input fd until `spin` before the next due event (timer slack is set to 1 ns),

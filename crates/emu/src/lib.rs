@@ -2,13 +2,13 @@
 //! real time to IP packets read from and written to TUN devices (see `README.md`).
 //!
 //! - [`config`]: the JSON run description (the paths with their links and sides, the time bound);
-//! - [`line`]: the bookkeeping around a [`LinkDir`](mobipath_sim::link::LinkDir) — raw frames
+//! - [`line`](mod@line): the bookkeeping around a [`LinkDir`](mobipath_sim::link::LinkDir) — raw frames
 //!   kept beside the model's `Packet`s, and the delay line ordered by arrival time;
 //! - [`chain`]: several links in series (a path), hand-overs in model-time order;
 //! - [`forward`]: one direction's real-time loop over every path (`ppoll` + a short busy-wait) and its timing
 //!   statistics;
 //! - [`tun`]: TUN devices created inside named network namespaces;
-//! - [`bench`]: the machinery benchmark over socketpairs;
+//! - [`bench`](mod@bench): the machinery benchmark over socketpairs;
 //! - [`relay`]: the independent reference forwarder (fixed delay + Bernoulli loss, no link model).
 pub mod bench;
 pub mod chain;

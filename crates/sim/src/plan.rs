@@ -6,7 +6,7 @@
 //! [`WrapperPlan`] instead of a `pha(...)` prefix), traces are parsed ([`LinkSpec`]), and the
 //! train's run for this seed (handovers, GPS fixes, capacity) is computed and folded into the
 //! links it drives. Nothing downstream re-validates or re-parses: the engine
-//! ([`crate::engine`]), the emulator's link set ([`Plan::effective_links`]) and the Python layer
+//! ([`crate::engine`]), the emulator's link set ([`crate::api::effective_links_json`]) and the Python layer
 //! (`_core.plan()`) all read this.
 use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER, NS_PER_MS, NS_PER_S};
 use crate::element::ElementSpec;

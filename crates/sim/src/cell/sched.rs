@@ -14,7 +14,7 @@
 //!   top K by metric are served in rank order, each up to its need (with a flat channel every
 //!   RB goes to the best metric first, as in ns-3). Equal CQIs give equal long-run shares; a
 //!   better CQI gets equal time and so more bytes.
-//! - `bsr-proportional` — P4's "existing scheduler [which], to raise uplink throughput, does not
+//! - `bsr-proportional` — P4's "existing scheduler \[which\], to raise uplink throughput, does not
 //!   distinguish U and A" (P4 §2.1), read as the throughput-raising extreme: RBs in proportion
 //!   to the buffered bytes, no minimum per UE, fractional shares carried over (a per-UE credit,
 //!   largest remainder first) so long-run shares are proportional to the buffers. It behaves

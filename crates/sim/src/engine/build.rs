@@ -1,4 +1,4 @@
-//! Plan → a ready-to-run [`Sim`]: link directions with their random streams, routes through
+//! Plan → a ready-to-run `Sim`: link directions with their random streams, routes through
 //! links and elements, the flows' endpoints, the drivers, and the report sections. This is the
 //! one place where the generic engine meets the models that plug into it (the train's PHA-D
 //! driver and handover report).

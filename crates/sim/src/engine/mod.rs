@@ -1,8 +1,8 @@
 //! The engine: runs a [`Plan`] to completion (design: ARCHITECTURE.md at the repository root).
 //!
 //! - [`build`]: plan → links, routes, elements, endpoints, drivers;
-//! - [`world`]: the event loop proper (time, packets along routes, timers);
-//! - [`flow`]: each flow's application and time series;
+//! - `world` (crate-private): the event loop proper (time, packets along routes, timers);
+//! - `flow` (crate-private): each flow's application and time series;
 //! - [`drivers`]: scheduled outside actions;
 //! - [`report`]: the summary and the time series at the end.
 pub mod build;

@@ -11,7 +11,7 @@
 //!   un-DATA_ACKed data and sets `pf` (out-of-tree `mptcp_reinject_data`,
 //!   `mptcp_sub_retransmit_timer`); `pf` clears on any valid incoming packet on the subflow.
 //! - The out-of-tree receive-buffer optimisation (`mptcp_rcv_buf_optimization`, see
-//!   [`MptcpSender::rcvbuf_optimisation`]): when the connection-level window blocks, the subflow
+//!   `MptcpSender::rcvbuf_optimisation`): when the connection-level window blocks, the subflow
 //!   the scheduler would send on halves the window of every subflow that carries the oldest
 //!   unacknowledged data, is strictly slower and is in the Open state (at most once per its own
 //!   RTT), and may retransmit that data itself.

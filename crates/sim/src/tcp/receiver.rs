@@ -105,7 +105,7 @@ pub struct ReceiverConfig {
     /// Intervals [start, end) in which the application does not read.
     pub read_pauses: Vec<(Time, Time)>,
     /// Linux's ACK deferral while unread data holds the window's right edge back, with the
-    /// ACK sent when the application reads (see [`TcpReceiver::ack_now`]); on by default.
+    /// ACK sent when the application reads (see [`TcpReceiver::on_timer`]); on by default.
     /// Off: the application reads every in-order segment the moment it arrives.
     pub ack_on_read: bool,
     /// With `ack_on_read`: how long after in-order data arrives the application reads it.
