@@ -53,7 +53,7 @@ def emulator_command() -> List[str]:
         return [env]
     root = provenance.source_tree() or Path(__file__).resolve().parents[3]
     # The emulator runs the simulator's link model: a build older than either crate is stale.
-    built = provenance.workspace_build(Path(root), "mobipath-emu", ("emu", "sim"))
+    built = provenance.workspace_build(Path(root), "mobipath-emu", ("emu", "sim", "hst"))
     if built:
         return [built]
     found = shutil.which("mobipath-emu")

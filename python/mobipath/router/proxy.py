@@ -25,7 +25,7 @@ def proxy_command() -> List[str]:
     if env:
         return [env]
     root = provenance.source_tree()
-    built = provenance.workspace_build(root, "mobipath-proxy", ("proxy",)) if root is not None else None
+    built = provenance.workspace_build(root, "mobipath-proxy", ("proxy", "hst")) if root is not None else None
     if built:
         return [built]
     found = shutil.which("mobipath-proxy")

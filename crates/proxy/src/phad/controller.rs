@@ -141,24 +141,10 @@ impl<T: Ranges> Controller<T> {
         matches!(self.states.get(k), Some(State::Backup { .. }))
     }
 
-    /// Least-squares position and speed over the fit window (as the simulator).
+    /// Least-squares position and speed over the fit window (the simulator's fit, from the
+    /// crate both use, crates/hst).
     fn estimate(&self, now: Time) -> Option<(f64, f64)> {
-        let (&(t0, _), &(t1, _)) = (self.fixes.front()?, self.fixes.back()?);
-        if t1 < t0 + 100 * NS_PER_MS || self.fixes.len() < 3 {
-            return None;
-        }
-        let n = self.fixes.len() as f64;
-        let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
-        for &(t, p) in &self.fixes {
-            let x = (t - t0) as f64 / 1e9;
-            sx += x;
-            sy += p;
-            sxx += x * x;
-            sxy += x * p;
-        }
-        let speed = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-        let intercept = (sy - speed * sx) / n;
-        Some((intercept + speed * (now - t0) as f64 / 1e9, speed))
+        mobipath_hst::fit::position_and_speed(self.fixes.iter(), now)
     }
 
     /// A fix at `now` (ns, non-decreasing). `obs[k]`: subflow k's measurements.

@@ -4,9 +4,9 @@
 //! | module | owns |
 //! |---|---|
 //! | `controller` | the decision logic (the simulator's, kept in step; queue-aware lead; B=0 re-sends) |
-//! | `table` | handover table v1/v2 reader |
-//! | `track` | lat,lon track and projection |
-//! | `nmea` | NMEA 0183 sentences with checksums |
+//! | `table` | handover table v1/v2 reader (stretch sums: `mobipath_hst::stretches`) |
+//! | `track` | lat,lon track reader (the projection: `mobipath_hst::track`, shared with the simulator) |
+//! | `nmea` | NMEA 0183 sentences with checksums (field rules: `mobipath_hst::nmea`) |
 //! | `gps` | GPS sources: gpsd, NMEA serial/file/UDP, replay |
 //! | `config` | the `[pha_d]` section |
 //! | `daemon` | the loop: GPS → controller → fail-safe flags, kernel observations |

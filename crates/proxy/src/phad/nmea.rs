@@ -12,6 +12,8 @@
 //! sentence types are all PHA-D needs, and it must reject exactly what the simulator rejects.
 use std::fmt;
 
+use mobipath_hst::nmea::{days_in_month, parse_hms, CoordError};
+
 /// A position fix from one sentence.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NmeaFix {
@@ -40,43 +42,13 @@ fn bad(kind: &'static str, detail: impl Into<String>) -> NmeaError {
 /// The longest sentence accepted (NMEA 0183 allows 82 characters; receivers exceed it a little).
 pub const MAX_LEN: usize = 256;
 
-fn days_in_month(y: i64, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        _ => 28,
-    }
-}
-
-fn parse_hms(s: &str) -> Option<f64> {
-    if s.len() < 6 || !s.is_char_boundary(6) || !s.as_bytes()[..6].iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let (h, m): (u32, u32) = (s[0..2].parse().ok()?, s[2..4].parse().ok()?);
-    let sec: f64 = s[4..].parse().ok()?;
-    (h < 24 && m < 60 && (0.0..61.0).contains(&sec)).then_some(h as f64 * 3600.0 + m as f64 * 60.0 + sec)
-}
-
+/// The field rules are the simulator's, from the crate both use (crates/hst). The router's
+/// messages name the refused value first.
 fn parse_coord(v: &str, hemi: &str, deg_digits: usize, pos: char, neg: char, max: f64) -> Result<f64, String> {
-    let dot = v.find('.').unwrap_or(v.len());
-    if dot != deg_digits + 2 || !v.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == dot && b == b'.')) {
-        return Err(format!("`{v}`: expected {}mm.mmmm (degrees and minutes)", "d".repeat(deg_digits)));
-    }
-    let deg: f64 = v[..deg_digits].parse().map_err(|_| format!("`{v}`: bad degrees"))?;
-    let min: f64 = v[deg_digits..].parse().map_err(|_| format!("`{v}`: bad minutes"))?;
-    if min >= 60.0 {
-        return Err(format!("`{v}`: minutes must be < 60"));
-    }
-    let x = deg + min / 60.0;
-    if x > max {
-        return Err(format!("`{v}`: must be <= {max} degrees"));
-    }
-    match hemi {
-        h if h.len() == 1 && h.starts_with(pos) => Ok(x),
-        h if h.len() == 1 && h.starts_with(neg) => Ok(-x),
-        _ => Err(format!("hemisphere must be {pos} or {neg}, found `{hemi}`")),
-    }
+    mobipath_hst::nmea::parse_coord(v, hemi, deg_digits, pos, neg, max).map_err(|e| match e {
+        CoordError::Value(m) => format!("`{v}`: {m}"),
+        CoordError::Hemisphere(m) => m,
+    })
 }
 
 /// Parses one sentence (trailing CR/LF allowed). `Ok(None)`: valid, but no fix in it.

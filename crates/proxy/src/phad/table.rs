@@ -5,10 +5,11 @@
 //! checks both give the same ranges); errors name the file, the line and the field.
 use std::collections::BTreeMap;
 
+use mobipath_hst::stretches;
+
 use super::controller::{Range, Ranges};
 
 pub const HEADER: &str = "operator,start_m,end_m,count";
-const RESOLUTION_M: f64 = 0.1;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
@@ -17,45 +18,10 @@ pub struct Table {
     pub min_support: u64,
 }
 
-/// Sums stretches into sorted, non-overlapping stretches of constant count (as the simulator).
-fn sum_stretches(items: Vec<(f64, f64, u64)>) -> Vec<(f64, f64, u64)> {
-    let mut ev: Vec<(f64, i128)> = Vec::new();
-    for (a, b, c) in items {
-        let b = if b > a { b } else { a + RESOLUTION_M };
-        ev.push((a, c as i128));
-        ev.push((b, -(c as i128)));
-    }
-    ev.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let mut out: Vec<(f64, f64, u64)> = Vec::new();
-    let (mut level, mut i) = (0i128, 0);
-    while i < ev.len() {
-        let x = ev[i].0;
-        while i < ev.len() && ev[i].0 == x {
-            level += ev[i].1;
-            i += 1;
-        }
-        let Some(&(next, _)) = ev.get(i) else { break };
-        if level <= 0 || next <= x {
-            continue;
-        }
-        let c = level as u64;
-        match out.last_mut() {
-            Some(last) if last.1 == x && last.2 == c => last.1 = next,
-            _ => out.push((x, next, c)),
-        }
-    }
-    out
-}
-
-fn ranges_of(support: &[(f64, f64, u64)], k: u64) -> Vec<Range> {
-    let mut out: Vec<Range> = Vec::new();
-    for &(a, b, _) in support.iter().filter(|s| s.2 >= k) {
-        match out.last_mut() {
-            Some(last) if a <= last.end_m => last.end_m = last.end_m.max(b),
-            _ => out.push(Range { start_m: a, end_m: b }),
-        }
-    }
-    out
+/// The ranges PHA-D uses: stretches summed and those seen in at least `k` runs merged, by the
+/// simulator's rules (the crate both use, crates/hst).
+fn ranges_of(items: Vec<(f64, f64, u64)>, k: u64) -> Vec<Range> {
+    stretches::at_least(&stretches::sum(items), k).into_iter().map(|s| Range { start_m: s.start_m, end_m: s.end_m }).collect()
 }
 
 impl Ranges for Table {
@@ -140,7 +106,7 @@ impl Table {
         }
         let ranges = rows
             .into_iter()
-            .map(|(op, items)| (op, ranges_of(&sum_stretches(items), min_support)))
+            .map(|(op, items)| (op, ranges_of(items, min_support)))
             .filter(|(_, r)| !r.is_empty())
             .collect();
         Ok(Table { ranges, runs, min_support })

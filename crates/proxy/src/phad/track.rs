@@ -1,30 +1,18 @@
 //! The line's track, a `lat,lon` CSV polyline (WGS84 decimal degrees, header `lat,lon`), and the
 //! projection of a GPS fix onto it: metres along the track and the cross-track distance. Same
-//! format and arithmetic as the simulator's `GeoTrack` (crates/sim/src/hst/gps.rs: a local
-//! equirectangular projection per segment on a sphere of radius 6 371 008.8 m), checked against
-//! it in `tests/phad_vs_sim.rs`.
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+//! format as the simulator's `GeoTrack` (crates/sim/src/hst/gps.rs) and the same arithmetic, from
+//! the crate both use (crates/hst: a local equirectangular projection per segment on a sphere of
+//! radius 6 371 008.8 m); the reader is checked against the simulator's in `tests/phad_vs_sim.rs`.
+pub use mobipath_hst::track::EARTH_RADIUS_M;
 
+/// The projection itself is `mobipath_hst::track::Track`, the simulator's arithmetic (shared
+/// crate, crates/hst); this adds the router's CSV reader and error strings.
 #[derive(Clone, Debug)]
-pub struct Track {
-    pts: Vec<(f64, f64)>,
-    cum: Vec<f64>,
-}
-
-fn local_xy(origin: (f64, f64), p: (f64, f64), coslat: f64) -> (f64, f64) {
-    let k = EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
-    ((p.1 - origin.1) * k * coslat, (p.0 - origin.0) * k)
-}
+pub struct Track(mobipath_hst::track::Track);
 
 impl Track {
     pub fn new(pts: Vec<(f64, f64)>) -> Track {
-        let mut cum = vec![0.0];
-        for w in pts.windows(2) {
-            let c = ((w[0].0 + w[1].0) / 2.0).to_radians().cos();
-            let (x, y) = local_xy(w[0], w[1], c);
-            cum.push(cum.last().unwrap() + x.hypot(y));
-        }
-        Track { pts, cum }
+        Track(mobipath_hst::track::Track::new(pts))
     }
 
     /// Parses the CSV; errors `FILE: line N: FIELD = VALUE: why`.
@@ -77,36 +65,13 @@ impl Track {
             Err(errs)
         }
     }
+}
 
-    pub fn length_m(&self) -> f64 {
-        *self.cum.last().unwrap_or(&0.0)
-    }
-
-    /// (metres along the track of the closest point, cross-track distance in metres).
-    pub fn project(&self, lat: f64, lon: f64) -> (f64, f64) {
-        let mut best = (0.0, f64::INFINITY);
-        for i in 0..self.pts.len().saturating_sub(1) {
-            let (a, b) = (self.pts[i], self.pts[i + 1]);
-            let c = ((a.0 + b.0) / 2.0).to_radians().cos();
-            let (bx, by) = local_xy(a, b, c);
-            let (px, py) = local_xy(a, (lat, lon), c);
-            let l2 = bx * bx + by * by;
-            let t = if l2 > 0.0 { ((px * bx + py * by) / l2).clamp(0.0, 1.0) } else { 0.0 };
-            let d = (px - t * bx).hypot(py - t * by);
-            if d < best.1 {
-                best = (self.cum[i] + t * (self.cum[i + 1] - self.cum[i]), d);
-            }
-        }
-        best
-    }
-
-    /// The point `s` metres along the track (clamped), for tests and replay.
-    pub fn point_at(&self, s: f64) -> (f64, f64) {
-        let i = self.cum.partition_point(|&c| c <= s).clamp(1, self.pts.len() - 1) - 1;
-        let seg = self.cum[i + 1] - self.cum[i];
-        let t = if seg > 0.0 { ((s - self.cum[i]) / seg).clamp(0.0, 1.0) } else { 0.0 };
-        let (a, b) = (self.pts[i], self.pts[i + 1]);
-        (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1))
+/// `length_m`, `project` and `point_at` are the shared track's.
+impl std::ops::Deref for Track {
+    type Target = mobipath_hst::track::Track;
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 

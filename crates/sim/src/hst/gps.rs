@@ -28,9 +28,10 @@
 //! Every malformed line is reported with the file, line number, field and value.
 use super::table::{HandoverTable, ObservedHandover};
 use crate::error::ConfigError;
-
-/// Mean Earth radius (IUGG), m.
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+// The field rules and the track's arithmetic are shared with the router (crates/hst).
+use mobipath_hst::nmea::{days_in_month, parse_coord, parse_hms};
+pub use mobipath_hst::nmea::{civil_from_days, days_from_civil};
+pub use mobipath_hst::track::EARTH_RADIUS_M;
 
 /// One GPS fix from an NMEA log.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,59 +86,6 @@ fn csv_rows<'a>(
     Ok(seen)
 }
 
-/// Days since 1970-01-01 of a civil date (H. Hinnant, "chrono-Compatible Low-Level Date
-/// Algorithms", `days_from_civil`).
-pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn days_in_month(y: i64, m: u32) -> u32 {
-    match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        _ => 28,
-    }
-}
-
-/// `hhmmss[.sss]` → seconds of the day.
-fn parse_hms(s: &str) -> Option<f64> {
-    if s.len() < 6 || !s.as_bytes()[..6].iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let (h, m): (u32, u32) = (s[0..2].parse().ok()?, s[2..4].parse().ok()?);
-    let sec: f64 = s[4..].parse().ok()?;
-    (h < 24 && m < 60 && (0.0..61.0).contains(&sec)).then_some(h as f64 * 3600.0 + m as f64 * 60.0 + sec)
-}
-
-/// NMEA `(d)ddmm.mmmm` + hemisphere → signed degrees.
-fn parse_coord(v: &str, hemi: &str, deg_digits: usize, pos: char, neg: char, max: f64) -> Result<f64, String> {
-    let dot = v.find('.').unwrap_or(v.len());
-    if dot != deg_digits + 2 || !v.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == dot && b == b'.')) {
-        return Err(format!("expected {}mm.mmmm (degrees and minutes)", "d".repeat(deg_digits)));
-    }
-    let deg: f64 = v[..deg_digits].parse().map_err(|_| "bad degrees".to_string())?;
-    let min: f64 = v[deg_digits..].parse().map_err(|_| "bad minutes".to_string())?;
-    if min >= 60.0 {
-        return Err("minutes must be < 60".into());
-    }
-    let x = deg + min / 60.0;
-    if x > max {
-        return Err(format!("must be <= {max} degrees"));
-    }
-    match hemi.chars().next() {
-        Some(c) if c == pos && hemi.len() == 1 => Ok(x),
-        Some(c) if c == neg && hemi.len() == 1 => Ok(-x),
-        _ => Err(format!("hemisphere must be {pos} or {neg}, found `{hemi}`")),
-    }
-}
-
 /// One sentence's fix: (seconds of day, optional days since epoch, lat, lon); `Ok(None)` for a
 /// valid sentence that carries no fix.
 type SentenceFix = Option<(f64, Option<i64>, f64, f64)>;
@@ -171,8 +119,8 @@ fn parse_sentence(line: &str, file: &str, n: usize) -> Result<SentenceFix, Confi
         }
     };
     let coords = |lat_i: usize| -> Result<(f64, f64), ConfigError> {
-        let lat = parse_coord(f[lat_i], f[lat_i + 1], 2, 'N', 'S', 90.0).map_err(|m| err(file, n, "latitude", f[lat_i], m))?;
-        let lon = parse_coord(f[lat_i + 2], f[lat_i + 3], 3, 'E', 'W', 180.0).map_err(|m| err(file, n, "longitude", f[lat_i + 2], m))?;
+        let lat = parse_coord(f[lat_i], f[lat_i + 1], 2, 'N', 'S', 90.0).map_err(|e| err(file, n, "latitude", f[lat_i], e.message()))?;
+        let lon = parse_coord(f[lat_i + 2], f[lat_i + 3], 3, 'E', 'W', 180.0).map_err(|e| err(file, n, "longitude", f[lat_i + 2], e.message()))?;
         Ok((lat, lon))
     };
     let time = |s: &str| parse_hms(s).ok_or_else(|| err(file, n, "time", s, "expected hhmmss[.sss] (UTC)"));
@@ -270,29 +218,15 @@ pub fn parse_nmea(text: &str, file: &str) -> Result<Vec<GeoFix>, Vec<ConfigError
     Ok(out)
 }
 
-/// A track polyline in latitude/longitude with cumulative lengths.
+/// A track polyline in latitude/longitude with cumulative lengths (the arithmetic is
+/// [`mobipath_hst::track::Track`], shared with the router).
 #[derive(Clone, Debug)]
-pub struct GeoTrack {
-    pts: Vec<(f64, f64)>,
-    cum: Vec<f64>,
-}
-
-/// Local metres of `(lat, lon)` relative to `origin`, with `coslat` of the segment's middle.
-fn local_xy(origin: (f64, f64), p: (f64, f64), coslat: f64) -> (f64, f64) {
-    let k = EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
-    ((p.1 - origin.1) * k * coslat, (p.0 - origin.0) * k)
-}
+pub struct GeoTrack(mobipath_hst::track::Track);
 
 impl GeoTrack {
     /// A track from its points (validated).
     pub fn new(pts: Vec<(f64, f64)>) -> Self {
-        let mut cum = vec![0.0];
-        for w in pts.windows(2) {
-            let c = ((w[0].0 + w[1].0) / 2.0).to_radians().cos();
-            let (x, y) = local_xy(w[0], w[1], c);
-            cum.push(cum.last().unwrap() + x.hypot(y));
-        }
-        GeoTrack { pts, cum }
+        GeoTrack(mobipath_hst::track::Track::new(pts))
     }
 
     /// Parses the `lat,lon` CSV (header required; errors per line).
@@ -327,37 +261,13 @@ impl GeoTrack {
         }
         Ok(GeoTrack::new(pts))
     }
+}
 
-    pub fn length_m(&self) -> f64 {
-        *self.cum.last().unwrap_or(&0.0)
-    }
-
-    /// Distance along the track of the closest point to `(lat, lon)`, and the distance from it
-    /// (cross-track), both in metres. Ends are clamped (positions before the first point are 0).
-    pub fn project(&self, lat: f64, lon: f64) -> (f64, f64) {
-        let mut best = (0.0, f64::INFINITY);
-        for i in 0..self.pts.len().saturating_sub(1) {
-            let (a, b) = (self.pts[i], self.pts[i + 1]);
-            let c = ((a.0 + b.0) / 2.0).to_radians().cos();
-            let (bx, by) = local_xy(a, b, c);
-            let (px, py) = local_xy(a, (lat, lon), c);
-            let l2 = bx * bx + by * by;
-            let t = if l2 > 0.0 { ((px * bx + py * by) / l2).clamp(0.0, 1.0) } else { 0.0 };
-            let d = (px - t * bx).hypot(py - t * by);
-            if d < best.1 {
-                best = (self.cum[i] + t * (self.cum[i + 1] - self.cum[i]), d);
-            }
-        }
-        best
-    }
-
-    /// The point at distance `s` along the track (clamped to its ends).
-    pub fn point_at(&self, s: f64) -> (f64, f64) {
-        let i = self.cum.partition_point(|&c| c <= s).clamp(1, self.pts.len() - 1) - 1;
-        let seg = self.cum[i + 1] - self.cum[i];
-        let t = if seg > 0.0 { ((s - self.cum[i]) / seg).clamp(0.0, 1.0) } else { 0.0 };
-        let (a, b) = (self.pts[i], self.pts[i + 1]);
-        (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1))
+/// `length_m`, `project` and `point_at` are the shared track's.
+impl std::ops::Deref for GeoTrack {
+    type Target = mobipath_hst::track::Track;
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 
@@ -591,20 +501,6 @@ pub fn nmea_sentences(time_s: f64, lat: f64, lon: f64) -> String {
     let rmc = format!("GPRMC,{hms},A,{},{ns},{},{ew},162.0,90.0,{date},,,A", dm(lat, 2), dm(lon, 3));
     let ck = |s: &str| s.bytes().fold(0u8, |a, b| a ^ b);
     format!("${gga}*{:02X}\n${rmc}*{:02X}\n", ck(&gga), ck(&rmc))
-}
-
-/// Inverse of [`days_from_civil`] (H. Hinnant, `civil_from_days`).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]

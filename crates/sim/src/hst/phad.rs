@@ -88,25 +88,11 @@ impl PhaD {
     }
 
     /// Position (m) at `now` and speed (m/s) from a least-squares line through the fixes of the
-    /// last second: single fixes carry metres of GPS error (5 m ≈ 60 ms at 300 km/h, as much as
-    /// an RTT), the fit averages ~100 of them. `None` until 100 ms of fixes exist.
+    /// last second (`mobipath_hst::fit`, shared with the router): single fixes carry metres of
+    /// GPS error (5 m ≈ 60 ms at 300 km/h, as much as an RTT), the fit averages ~100 of them.
+    /// `None` until 100 ms of fixes exist.
     fn estimate(&self, now: Time) -> Option<(f64, f64)> {
-        let (&(t0, _), &(t1, _)) = (self.fixes.front()?, self.fixes.back()?);
-        if t1 < t0 + 100 * NS_PER_MS || self.fixes.len() < 3 {
-            return None;
-        }
-        let n = self.fixes.len() as f64;
-        let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
-        for &(t, p) in &self.fixes {
-            let x = (t - t0) as f64 / 1e9;
-            sx += x;
-            sy += p;
-            sxx += x * x;
-            sxy += x * p;
-        }
-        let speed = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-        let intercept = (sy - speed * sx) / n;
-        Some((intercept + speed * (now - t0) as f64 / 1e9, speed))
+        mobipath_hst::fit::position_and_speed(self.fixes.iter(), now)
     }
 
     /// A GPS fix at `now`. `rtt[k]`: the receiver's RTT estimate for subflow k (0 = unknown);

@@ -47,14 +47,10 @@ pub struct ObservedHandover {
     pub gps_end_m: f64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct Range {
-    pub start_m: f64,
-    pub end_m: f64,
-    /// In [`HandoverTable::operators`]: the highest support inside the range (runs that saw a
-    /// handover there); in [`HandoverTable::support`]: the support of the stretch.
-    pub count: u64,
-}
+/// A stretch of track (metres along it) and a count: in [`HandoverTable::operators`] the
+/// highest support inside the range (runs that saw a handover there); in
+/// [`HandoverTable::support`] the support of the stretch. Shared with the router (crates/hst).
+pub type Range = mobipath_hst::stretches::Stretch;
 
 /// Per operator, sorted disjoint ranges (those PHA uses), and the support they come from.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,54 +74,12 @@ impl Default for HandoverTable {
 
 pub const HEADER: &str = "operator,start_m,end_m,count";
 /// The CSV's resolution (decimetres): a zero-width row covers this much.
-pub const RESOLUTION_M: f64 = 0.1;
-
+pub use mobipath_hst::stretches::RESOLUTION_M;
 /// Sums stretches `(start, end, count)` (half-open; zero width = one resolution step) into
 /// sorted, non-overlapping stretches of constant positive count, adjacent equal counts merged.
-fn sum_stretches(items: impl IntoIterator<Item = (f64, f64, u64)>) -> Vec<Range> {
-    let mut ev: Vec<(f64, i128)> = Vec::new();
-    for (a, b, c) in items {
-        let b = if b > a { b } else { a + RESOLUTION_M };
-        ev.push((a, c as i128));
-        ev.push((b, -(c as i128)));
-    }
-    ev.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let mut out: Vec<Range> = Vec::new();
-    let mut level: i128 = 0;
-    let mut i = 0;
-    while i < ev.len() {
-        let x = ev[i].0;
-        while i < ev.len() && ev[i].0 == x {
-            level += ev[i].1;
-            i += 1;
-        }
-        let Some(&(next, _)) = ev.get(i) else { break };
-        if level <= 0 || next <= x {
-            continue;
-        }
-        let c = level as u64;
-        match out.last_mut() {
-            Some(last) if last.end_m == x && last.count == c => last.end_m = next,
-            _ => out.push(Range { start_m: x, end_m: next, count: c }),
-        }
-    }
-    out
-}
-
+use mobipath_hst::stretches::sum as sum_stretches;
 /// Stretches with count >= k, touching ones merged; the count is the highest inside.
-fn ranges_of(support: &[Range], k: u64) -> Vec<Range> {
-    let mut out: Vec<Range> = Vec::new();
-    for s in support.iter().filter(|s| s.count >= k) {
-        match out.last_mut() {
-            Some(last) if s.start_m <= last.end_m => {
-                last.end_m = last.end_m.max(s.end_m);
-                last.count = last.count.max(s.count);
-            }
-            _ => out.push(s.clone()),
-        }
-    }
-    out
-}
+use mobipath_hst::stretches::at_least as ranges_of;
 
 impl HandoverTable {
     pub fn new() -> Self {
