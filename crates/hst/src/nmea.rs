@@ -1,8 +1,102 @@
-//! NMEA 0183 fields (v4.10 layouts as documented by gpsd, www.catb.org/gpsd/NMEA.html) and the
-//! civil-date arithmetic the sentences need. The sentence readers themselves stay with their
-//! users (the simulator's log reader and the router's live reader differ in what they return
-//! and how they report errors); the field rules here are what makes them accept and reject the
-//! same sentences.
+//! NMEA 0183 sentences (v4.10 layouts as documented by gpsd, www.catb.org/gpsd/NMEA.html): the
+//! body of one sentence ([`parse_body`]), its fields, and the civil-date arithmetic they need.
+//! The simulator's log reader and the router's live reader both call [`parse_body`], so they
+//! accept and reject the same sentences; each words a [`Fault`] its own way (the simulator's
+//! `ConfigError` with file and line, the router's error kinds that its daemon counts).
+//!
+//! Rules: the checksum (XOR of the bytes between `$` and `*`, two hex digits) is required and
+//! checked; `GGA` (fix quality 0 = no fix; 1-8 otherwise) and `RMC` (status `V` = void) carry
+//! fixes, from any talker; other sentences (GSV, GSA, VTG, proprietary `$P...`) are valid and
+//! carry none.
+
+/// A position fix from one sentence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fix {
+    /// UTC seconds of the day.
+    pub tod_s: f64,
+    /// Days since 1970-01-01 (`RMC` carries the date; `GGA` does not).
+    pub days: Option<i64>,
+    pub lat: f64,
+    pub lon: f64,
+}
+
+/// What is wrong with a sentence, with the offending text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault<'a> {
+    /// No `*hh` at the end.
+    ChecksumMissing,
+    /// Not two hex digits after `*`.
+    ChecksumFormat(&'a str),
+    /// The checksum given and the one the bytes give.
+    ChecksumMismatch { given: &'a str, computed: u8 },
+    /// A `GGA` or `RMC` (`kind`) with fewer fields than its layout.
+    TooFewFields { kind: &'a str, fields: usize, needs: usize },
+    /// `GGA` fix quality not an integer 0-8.
+    FixQuality(&'a str),
+    Latitude(&'a str, CoordError),
+    Longitude(&'a str, CoordError),
+    /// Not `hhmmss[.sss]`.
+    Time(&'a str),
+    /// `RMC` status neither `A` nor `V`.
+    Status(&'a str),
+    /// `RMC` date not a valid `ddmmyy`.
+    Date(&'a str),
+}
+
+/// Parses a sentence's body: what follows `$`, up to and including `*hh` (trailing spaces
+/// allowed). The caller has checked the `$`, that the line is ASCII, and its length. `Ok(None)`:
+/// a valid sentence without a fix.
+pub fn parse_body(body: &str) -> Result<Option<Fix>, Fault<'_>> {
+    let Some(star) = body.rfind('*') else { return Err(Fault::ChecksumMissing) };
+    let (data, cks) = (&body[..star], body[star + 1..].trim_end());
+    let computed = data.bytes().fold(0u8, |a, b| a ^ b);
+    match u8::from_str_radix(cks, 16).ok().filter(|_| cks.len() == 2) {
+        None => return Err(Fault::ChecksumFormat(cks)),
+        Some(g) if g != computed => return Err(Fault::ChecksumMismatch { given: cks, computed }),
+        _ => {}
+    }
+    let f: Vec<&str> = data.split(',').collect();
+    let tag = f[0];
+    if tag.starts_with('P') || tag.len() != 5 || !tag.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
+        return Ok(None); // proprietary or unknown address field: not ours
+    }
+    let kind = &tag[2..];
+    let need = |k: usize| if f.len() < k { Err(Fault::TooFewFields { kind, fields: f.len() - 1, needs: k - 1 }) } else { Ok(()) };
+    let coords = |i: usize| -> Result<(f64, f64), Fault<'_>> {
+        let lat = parse_coord(f[i], f[i + 1], 2, 'N', 'S', 90.0).map_err(|e| Fault::Latitude(f[i], e))?;
+        let lon = parse_coord(f[i + 2], f[i + 3], 3, 'E', 'W', 180.0).map_err(|e| Fault::Longitude(f[i + 2], e))?;
+        Ok((lat, lon))
+    };
+    let time = |s| parse_hms(s).ok_or(Fault::Time(s));
+    match kind {
+        "GGA" => {
+            need(7)?;
+            if f[6].is_empty() || f[6] == "0" || f[2].is_empty() {
+                return Ok(None); // no fix
+            }
+            f[6].parse::<u8>().ok().filter(|&q| q <= 8).ok_or(Fault::FixQuality(f[6]))?;
+            let (lat, lon) = coords(2)?;
+            Ok(Some(Fix { tod_s: time(f[1])?, days: None, lat, lon }))
+        }
+        "RMC" => {
+            need(10)?;
+            match f[2] {
+                "A" => {}
+                "V" => return Ok(None),
+                s => return Err(Fault::Status(s)),
+            }
+            let (lat, lon) = coords(3)?;
+            let d = f[9];
+            let date = (d.len() == 6 && d.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| (d[0..2].parse::<u32>().unwrap_or(0), d[2..4].parse::<u32>().unwrap_or(0), d[4..6].parse::<i64>().unwrap_or(0)))
+                .map(|(dd, mm, yy)| (dd, mm, if yy < 80 { 2000 + yy } else { 1900 + yy }))
+                .filter(|&(dd, mm, y)| (1..=12).contains(&mm) && dd >= 1 && dd <= days_in_month(y, mm))
+                .ok_or(Fault::Date(d))?;
+            Ok(Some(Fix { tod_s: time(f[1])?, days: Some(days_from_civil(date.2, date.1, date.0)), lat, lon }))
+        }
+        _ => Ok(None),
+    }
+}
 
 /// `hhmmss[.sss]` → seconds of the day; `None` unless hours < 24, minutes < 60 and seconds in
 /// [0, 61) (a leap second).
@@ -95,6 +189,42 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn body(data: &str) -> String {
+        format!("{data}*{:02X}", data.bytes().fold(0u8, |a, b| a ^ b))
+    }
+
+    #[test]
+    fn sentences() {
+        // gpsd's documentation examples.
+        let gga = parse_body(&body("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")).unwrap().unwrap();
+        assert_eq!(gga, Fix { tod_s: 45_319.0, days: None, lat: 48.0 + 7.038 / 60.0, lon: 11.0 + 31.0 / 60.0 });
+        let rmc = parse_body(&body("GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W")).unwrap().unwrap();
+        assert_eq!(rmc.days, Some(days_from_civil(1994, 3, 23)));
+        for none in ["GPGGA,123519,,,,,0,00,,,M,,M,,", "GPRMC,123519,V,,,,,,,230394,,", "GPGSV,1,1,00", "PGRME,15.0,M,45.0,M,25.0,M"] {
+            assert_eq!(parse_body(&body(none)), Ok(None), "{none}");
+        }
+        let good = body("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,");
+        let flipped = good.replace("4807.038", "4807.039");
+        assert!(matches!(parse_body(&flipped), Err(Fault::ChecksumMismatch { given, computed }) if given == &good[good.len() - 2..] && computed != u8::from_str_radix(given, 16).unwrap()));
+        let data = good.split_once('*').unwrap().0;
+        assert_eq!(parse_body(data), Err(Fault::ChecksumMissing));
+        assert_eq!(parse_body(&format!("{data}*4")), Err(Fault::ChecksumFormat("4")));
+        let faults: [(&str, fn(&Fault) -> bool); 7] = [
+            ("GPGGA,123519,4807.038,N,01131.000,E,9,08", |f| matches!(f, Fault::FixQuality("9"))),
+            ("GPGGA,123519,4807.038", |f| matches!(f, Fault::TooFewFields { kind: "GGA", fields: 2, needs: 6 })),
+            ("GPGGA,123519,4867.038,N,01131.000,E,1,08", |f| matches!(f, Fault::Latitude("4867.038", CoordError::Value(_)))),
+            ("GPGGA,123519,4807.038,N,01131.000,X,1,08", |f| matches!(f, Fault::Longitude("01131.000", CoordError::Hemisphere(_)))),
+            ("GPGGA,25xx19,4807.038,N,01131.000,E,1,08", |f| matches!(f, Fault::Time("25xx19"))),
+            ("GPRMC,123519,Q,4807.038,N,01131.000,E,0,0,230394,,", |f| matches!(f, Fault::Status("Q"))),
+            ("GPRMC,123519,A,4807.038,N,01131.000,E,0,0,300294,,", |f| matches!(f, Fault::Date("300294"))),
+        ];
+        for (data, is) in faults {
+            let sentence = body(data);
+            let e = parse_body(&sentence).unwrap_err();
+            assert!(is(&e), "{data}: {e:?}");
+        }
+    }
 
     #[test]
     fn times_of_day() {

@@ -144,6 +144,8 @@ fn same_sentences_accepted() {
         ck("GPGGA,123519,4807.038,N,1131.000,E,1,08"),
         ck("GPGGA,126519,4807.038,N,01131.000,E,1,08"),
         ck("GPGGA,123519,4807.038,N,01131.000,E,x,08"),
+        // Fix quality 9: the simulator accepted it until both readers shared their rules.
+        ck("GPGGA,123519,4807.038,N,01131.000,E,9,08"),
         ck("GPGGA,123519,4807"),
         ck("GPRMC,123519,B,4807.038,N,01131.000,E,0,0,230394,,"),
         ck("GPGGA,123519,48é7.038,N,01131.000,E,1,08"),

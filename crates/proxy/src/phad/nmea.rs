@@ -12,7 +12,7 @@
 //! sentence types are all PHA-D needs, and it must reject exactly what the simulator rejects.
 use std::fmt;
 
-use mobipath_hst::nmea::{days_in_month, parse_hms, CoordError};
+use mobipath_hst::nmea::{parse_body, CoordError, Fault};
 
 /// A position fix from one sentence.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,13 +42,12 @@ fn bad(kind: &'static str, detail: impl Into<String>) -> NmeaError {
 /// The longest sentence accepted (NMEA 0183 allows 82 characters; receivers exceed it a little).
 pub const MAX_LEN: usize = 256;
 
-/// The field rules are the simulator's, from the crate both use (crates/hst). The router's
-/// messages name the refused value first.
-fn parse_coord(v: &str, hemi: &str, deg_digits: usize, pos: char, neg: char, max: f64) -> Result<f64, String> {
-    mobipath_hst::nmea::parse_coord(v, hemi, deg_digits, pos, neg, max).map_err(|e| match e {
+/// A coordinate's fault, naming the refused value first.
+fn coord_detail(v: &str, e: CoordError) -> String {
+    match e {
         CoordError::Value(m) => format!("`{v}`: {m}"),
         CoordError::Hemisphere(m) => m,
-    })
+    }
 }
 
 /// Parses one sentence (trailing CR/LF allowed). `Ok(None)`: valid, but no fix in it.
@@ -63,60 +62,21 @@ pub fn parse_sentence(line: &str) -> Result<Option<NmeaFix>, NmeaError> {
     if !line.is_ascii() {
         return Err(bad("not-ascii", "NMEA 0183 sentences are ASCII"));
     }
-    let Some(star) = body.rfind('*') else {
-        return Err(bad("checksum-missing", "no `*hh` checksum (required)"));
-    };
-    let (data, cks) = (&body[..star], body[star + 1..].trim_end());
-    let computed = data.bytes().fold(0u8, |a, b| a ^ b);
-    match u8::from_str_radix(cks, 16).ok().filter(|_| cks.len() == 2) {
-        None => return Err(bad("checksum-format", format!("`{cks}`: two hex digits after `*`"))),
-        Some(g) if g != computed => return Err(bad("checksum-mismatch", format!("`{cks}` given, the bytes give {computed:02X}"))),
-        _ => {}
-    }
-    let f: Vec<&str> = data.split(',').collect();
-    let tag = f[0];
-    if tag.starts_with('P') || tag.len() != 5 || !tag.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
-        return Ok(None);
-    }
-    let kind = &tag[2..];
-    let need = |k: usize| if f.len() < k { Err(bad("too-few-fields", format!("{kind}: {} fields, needs {}", f.len() - 1, k - 1))) } else { Ok(()) };
-    let coords = |i: usize| -> Result<(f64, f64), NmeaError> {
-        let lat = parse_coord(f[i], f[i + 1], 2, 'N', 'S', 90.0).map_err(|m| bad("latitude", m))?;
-        let lon = parse_coord(f[i + 2], f[i + 3], 3, 'E', 'W', 180.0).map_err(|m| bad("longitude", m))?;
-        Ok((lat, lon))
-    };
-    let time = |s: &str| parse_hms(s).ok_or_else(|| bad("time", format!("`{s}`: expected hhmmss[.sss] (UTC)")));
-    match kind {
-        "GGA" => {
-            need(7)?;
-            if f[6].is_empty() || f[6] == "0" || f[2].is_empty() {
-                return Ok(None);
-            }
-            f[6].parse::<u8>().ok().filter(|&q| q <= 8).ok_or_else(|| bad("fix-quality", format!("`{}`: an integer 0-8", f[6])))?;
-            let (lat, lon) = coords(2)?;
-            Ok(Some(NmeaFix { tod_s: time(f[1])?, lat, lon }))
-        }
-        "RMC" => {
-            need(10)?;
-            match f[2] {
-                "A" => {}
-                "V" => return Ok(None),
-                s => return Err(bad("status", format!("`{s}`: A (valid) or V (void)"))),
-            }
-            let (lat, lon) = coords(3)?;
-            let d = f[9];
-            let valid_date = d.len() == 6 && d.bytes().all(|b| b.is_ascii_digit()) && {
-                let (dd, mm, yy) = (d[0..2].parse::<u32>().unwrap_or(0), d[2..4].parse::<u32>().unwrap_or(0), d[4..6].parse::<i64>().unwrap_or(0));
-                let y = if yy < 80 { 2000 + yy } else { 1900 + yy };
-                (1..=12).contains(&mm) && dd >= 1 && dd <= days_in_month(y, mm)
-            };
-            if !valid_date {
-                return Err(bad("date", format!("`{d}`: expected ddmmyy")));
-            }
-            Ok(Some(NmeaFix { tod_s: time(f[1])?, lat, lon }))
-        }
-        _ => Ok(None),
-    }
+    // The rules are the simulator's (`mobipath_hst::nmea::parse_body`, the crate both use);
+    // this words each fault as a kind the daemon counts and a detail naming the value.
+    let fix = parse_body(body).map_err(|fault| match fault {
+        Fault::ChecksumMissing => bad("checksum-missing", "no `*hh` checksum (required)"),
+        Fault::ChecksumFormat(cks) => bad("checksum-format", format!("`{cks}`: two hex digits after `*`")),
+        Fault::ChecksumMismatch { given, computed } => bad("checksum-mismatch", format!("`{given}` given, the bytes give {computed:02X}")),
+        Fault::TooFewFields { kind, fields, needs } => bad("too-few-fields", format!("{kind}: {fields} fields, needs {needs}")),
+        Fault::FixQuality(v) => bad("fix-quality", format!("`{v}`: an integer 0-8")),
+        Fault::Latitude(v, e) => bad("latitude", coord_detail(v, e)),
+        Fault::Longitude(v, e) => bad("longitude", coord_detail(v, e)),
+        Fault::Time(v) => bad("time", format!("`{v}`: expected hhmmss[.sss] (UTC)")),
+        Fault::Status(v) => bad("status", format!("`{v}`: A (valid) or V (void)")),
+        Fault::Date(v) => bad("date", format!("`{v}`: expected ddmmyy")),
+    })?;
+    Ok(fix.map(|f| NmeaFix { tod_s: f.tod_s, lat: f.lat, lon: f.lon }))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@
 use super::table::{HandoverTable, ObservedHandover};
 use crate::error::ConfigError;
 // The field rules and the track's arithmetic are shared with the router (crates/hst).
-use mobipath_hst::nmea::{days_in_month, parse_coord, parse_hms};
+use mobipath_hst::nmea::{days_in_month, parse_body, Fault};
 pub use mobipath_hst::nmea::{civil_from_days, days_from_civil};
 pub use mobipath_hst::track::EARTH_RADIUS_M;
 
@@ -90,68 +90,24 @@ fn csv_rows<'a>(
 /// valid sentence that carries no fix.
 type SentenceFix = Option<(f64, Option<i64>, f64, f64)>;
 
+/// One sentence (starting with `$`, ASCII): the rules are `mobipath_hst::nmea::parse_body`, the
+/// router's too; this words its faults as errors naming the line, the field and the value.
 fn parse_sentence(line: &str, file: &str, n: usize) -> Result<SentenceFix, ConfigError> {
-    let body = &line[1..];
-    let Some(star) = body.rfind('*') else {
-        return Err(err(file, n, "checksum", line, "missing `*hh` checksum (required)"));
-    };
-    let (data, cks) = (&body[..star], body[star + 1..].trim_end());
-    let computed = data.bytes().fold(0u8, |a, b| a ^ b);
-    let given = u8::from_str_radix(cks, 16).ok().filter(|_| cks.len() == 2);
-    match given {
-        None => return Err(err(file, n, "checksum", cks, "must be two hex digits after `*`")),
-        Some(g) if g != computed => {
-            return Err(err(file, n, "checksum", cks, format!("mismatch: the sentence's bytes give {computed:02X}")))
+    let fix = parse_body(&line[1..]).map_err(|fault| match fault {
+        Fault::ChecksumMissing => err(file, n, "checksum", line, "missing `*hh` checksum (required)"),
+        Fault::ChecksumFormat(cks) => err(file, n, "checksum", cks, "must be two hex digits after `*`"),
+        Fault::ChecksumMismatch { given, computed } => {
+            err(file, n, "checksum", given, format!("mismatch: the sentence's bytes give {computed:02X}"))
         }
-        _ => {}
-    }
-    let f: Vec<&str> = data.split(',').collect();
-    let tag = f[0];
-    if tag.starts_with('P') || tag.len() != 5 || !tag.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()) {
-        return Ok(None); // proprietary or unknown address field: not ours
-    }
-    let kind = &tag[2..];
-    let need = |k: usize| -> Result<(), ConfigError> {
-        if f.len() < k {
-            Err(err(file, n, kind, f.len() - 1, format!("{kind} needs at least {} fields", k - 1)))
-        } else {
-            Ok(())
-        }
-    };
-    let coords = |lat_i: usize| -> Result<(f64, f64), ConfigError> {
-        let lat = parse_coord(f[lat_i], f[lat_i + 1], 2, 'N', 'S', 90.0).map_err(|e| err(file, n, "latitude", f[lat_i], e.message()))?;
-        let lon = parse_coord(f[lat_i + 2], f[lat_i + 3], 3, 'E', 'W', 180.0).map_err(|e| err(file, n, "longitude", f[lat_i + 2], e.message()))?;
-        Ok((lat, lon))
-    };
-    let time = |s: &str| parse_hms(s).ok_or_else(|| err(file, n, "time", s, "expected hhmmss[.sss] (UTC)"));
-    match kind {
-        "GGA" => {
-            need(7)?;
-            if f[6].is_empty() || f[6] == "0" || f[2].is_empty() {
-                return Ok(None); // no fix
-            }
-            f[6].parse::<u8>().map_err(|_| err(file, n, "fix quality", f[6], "must be an integer 0-8"))?;
-            let (lat, lon) = coords(2)?;
-            Ok(Some((time(f[1])?, None, lat, lon)))
-        }
-        "RMC" => {
-            need(10)?;
-            match f[2] {
-                "A" => {}
-                "V" => return Ok(None),
-                s => return Err(err(file, n, "status", s, "must be A (valid) or V (void)")),
-            }
-            let (lat, lon) = coords(3)?;
-            let d = f[9];
-            let date = (d.len() == 6 && d.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| (d[0..2].parse::<u32>().unwrap_or(0), d[2..4].parse::<u32>().unwrap_or(0), d[4..6].parse::<i64>().unwrap_or(0)))
-                .map(|(dd, mm, yy)| (dd, mm, if yy < 80 { 2000 + yy } else { 1900 + yy }))
-                .filter(|&(dd, mm, y)| (1..=12).contains(&mm) && dd >= 1 && dd <= days_in_month(y, mm))
-                .ok_or_else(|| err(file, n, "date", d, "expected ddmmyy"))?;
-            Ok(Some((time(f[1])?, Some(days_from_civil(date.2, date.1, date.0)), lat, lon)))
-        }
-        _ => Ok(None),
-    }
+        Fault::TooFewFields { kind, fields, needs } => err(file, n, kind, fields, format!("{kind} needs at least {needs} fields")),
+        Fault::FixQuality(v) => err(file, n, "fix quality", v, "must be an integer 0-8"),
+        Fault::Latitude(v, e) => err(file, n, "latitude", v, e.message()),
+        Fault::Longitude(v, e) => err(file, n, "longitude", v, e.message()),
+        Fault::Time(v) => err(file, n, "time", v, "expected hhmmss[.sss] (UTC)"),
+        Fault::Status(v) => err(file, n, "status", v, "must be A (valid) or V (void)"),
+        Fault::Date(v) => err(file, n, "date", v, "expected ddmmyy"),
+    })?;
+    Ok(fix.map(|f| (f.tod_s, f.days, f.lat, f.lon)))
 }
 
 /// Parses an NMEA 0183 log into fixes (see the module docs); every bad line is reported.
@@ -552,6 +508,8 @@ mod tests {
             (&with_ck("GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,320394,003.1,W"), "a: line 1: date = 320394"),
             (&with_ck("GPRMC,123519,A,4807.038,N"), "a: line 1: RMC"),
             (&with_ck("GPGGA,123519,9107.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"), "a: line 1: latitude = 9107.038: must be <= 90"),
+            // Qualities above 8 were accepted before the router's rules and these became one.
+            (&with_ck("GPGGA,123519,4807.038,N,01131.000,E,9,08,0.9,545.4,M,46.9,M,,"), "a: line 1: fix quality = 9: must be an integer 0-8"),
             ("", "a: no GGA or RMC"),
         ];
         for (text, want) in cases {
