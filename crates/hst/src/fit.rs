@@ -11,10 +11,10 @@ pub const MIN_SPAN: Time = 100_000_000;
 /// Position (m) at `now` and speed (m/s) from the line through `fixes`, (time, metres along the
 /// track) in time order; `None` with fewer than three fixes or while they span less than
 /// [`MIN_SPAN`].
-pub fn position_and_speed<'a>(fixes: impl ExactSizeIterator<Item = &'a (Time, f64)> + Clone, now: Time) -> Option<(f64, f64)> {
+pub fn position_and_speed<'a>(fixes: impl DoubleEndedIterator<Item = &'a (Time, f64)> + ExactSizeIterator + Clone, now: Time) -> Option<(f64, f64)> {
     let n = fixes.len();
     let t0 = fixes.clone().next()?.0;
-    let t1 = fixes.clone().last()?.0;
+    let t1 = fixes.clone().next_back()?.0;
     if t1 < t0 + MIN_SPAN || n < 3 {
         return None;
     }

@@ -84,6 +84,19 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_is_measured_at_its_middle_latitude() {
+        // One degree north and one east from 60° N: east-west metres scale with cos(60.5°).
+        let t = Track::new(vec![(60.0, 0.0), (61.0, 1.0)]);
+        let k = EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
+        let want = k * (60.5f64.to_radians().cos().powi(2) + 1.0).sqrt();
+        assert!((t.length_m() - want).abs() < 1e-6, "{} vs {want}", t.length_m());
+        // Half a degree north of the start lies 0.5·k/√(cos²+1) along the segment.
+        let c2 = 60.5f64.to_radians().cos().powi(2);
+        let (s, _) = t.project(60.5, 0.0);
+        assert!((s - 0.5 * k / (c2 + 1.0).sqrt()).abs() < 1e-6, "{s}");
+    }
+
+    #[test]
     fn point_at_inverts_project() {
         let t = Track::new(vec![(37.0, 127.0), (37.05, 127.08), (37.06, 127.2)]);
         for s in [0.0, 10.0, 1000.0, 9000.0, t.length_m()] {
