@@ -43,13 +43,19 @@ pub enum Fault<'a> {
     Date(&'a str),
 }
 
+/// The checksum of a sentence's data (between `$` and `*`): the XOR of its bytes, written as
+/// two hex digits after `*`.
+pub fn checksum(data: &str) -> u8 {
+    data.bytes().fold(0u8, |a, b| a ^ b)
+}
+
 /// Parses a sentence's body: what follows `$`, up to and including `*hh` (trailing spaces
 /// allowed). The caller has checked the `$`, that the line is ASCII, and its length. `Ok(None)`:
 /// a valid sentence without a fix.
 pub fn parse_body(body: &str) -> Result<Option<Fix>, Fault<'_>> {
     let Some(star) = body.rfind('*') else { return Err(Fault::ChecksumMissing) };
     let (data, cks) = (&body[..star], body[star + 1..].trim_end());
-    let computed = data.bytes().fold(0u8, |a, b| a ^ b);
+    let computed = checksum(data);
     match u8::from_str_radix(cks, 16).ok().filter(|_| cks.len() == 2) {
         None => return Err(Fault::ChecksumFormat(cks)),
         Some(g) if g != computed => return Err(Fault::ChecksumMismatch { given: cks, computed }),
@@ -191,7 +197,7 @@ mod tests {
     use super::*;
 
     fn body(data: &str) -> String {
-        format!("{data}*{:02X}", data.bytes().fold(0u8, |a, b| a ^ b))
+        format!("{data}*{:02X}", checksum(data))
     }
 
     #[test]
@@ -210,7 +216,8 @@ mod tests {
         let data = good.split_once('*').unwrap().0;
         assert_eq!(parse_body(data), Err(Fault::ChecksumMissing));
         assert_eq!(parse_body(&format!("{data}*4")), Err(Fault::ChecksumFormat("4")));
-        let faults: [(&str, fn(&Fault) -> bool); 7] = [
+        type Is = fn(&Fault) -> bool;
+        let faults: [(&str, Is); 7] = [
             ("GPGGA,123519,4807.038,N,01131.000,E,9,08", |f| matches!(f, Fault::FixQuality("9"))),
             ("GPGGA,123519,4807.038", |f| matches!(f, Fault::TooFewFields { kind: "GGA", fields: 2, needs: 6 })),
             ("GPGGA,123519,4867.038,N,01131.000,E,1,08", |f| matches!(f, Fault::Latitude("4867.038", CoordError::Value(_)))),

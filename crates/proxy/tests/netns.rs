@@ -652,7 +652,7 @@ fn ride_80mps_from_900m(ns: &str, track_csv: &'static str) {
             let (lat, lon) = trk.point_at(900.0 + 80.0 * t0.elapsed().as_secs_f64());
             let dm = |v: f64, w: usize| format!("{:0w$}{:09.6}", v.trunc() as u32, (v - v.trunc()) * 60.0, w = w);
             let body = format!("GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,", dm(lat, 2), dm(lon, 3));
-            let _ = u.send_to(format!("${body}*{:02X}\r\n", body.bytes().fold(0u8, |a, b| a ^ b)).as_bytes(), "127.0.0.1:10110");
+            let _ = u.send_to(format!("${body}*{:02X}\r\n", mobipath_hst::nmea::checksum(&body)).as_bytes(), "127.0.0.1:10110");
             std::thread::sleep(Duration::from_millis(100));
         }
     })

@@ -93,7 +93,7 @@ fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) ->
 fn nmea_gga(lat: f64, lon: f64) -> String {
     let dm = |v: f64, w: usize| format!("{:0w$}{:09.6}", v.trunc() as u32, (v - v.trunc()) * 60.0, w = w);
     let body = format!("GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,", dm(lat, 2), dm(lon, 3));
-    format!("${body}*{:02X}\r\n", body.bytes().fold(0u8, |a, b| a ^ b))
+    format!("${body}*{:02X}\r\n", mobipath_hst::nmea::checksum(&body))
 }
 
 /// The fix to send at `t_s` into the ride in mode `m` (lat, lon).

@@ -127,7 +127,7 @@ fn same_track_same_projection() {
 }
 
 fn ck(body: &str) -> String {
-    format!("${body}*{:02X}", body.bytes().fold(0u8, |a, b| a ^ b))
+    format!("${body}*{:02X}", mobipath_hst::nmea::checksum(body))
 }
 
 #[test]

@@ -81,7 +81,7 @@ pub fn parse_sentence(line: &str) -> Result<Option<NmeaFix>, NmeaError> {
 
 #[cfg(test)]
 pub(crate) fn with_checksum(body: &str) -> String {
-    format!("${body}*{:02X}", body.bytes().fold(0u8, |a, b| a ^ b))
+    format!("${body}*{:02X}", mobipath_hst::nmea::checksum(body))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@
 use super::table::{HandoverTable, ObservedHandover};
 use crate::error::ConfigError;
 // The field rules and the track's arithmetic are shared with the router (crates/hst).
-use mobipath_hst::nmea::{days_in_month, parse_body, Fault};
+use mobipath_hst::nmea::{checksum, days_in_month, parse_body, Fault};
 pub use mobipath_hst::nmea::{civil_from_days, days_from_civil};
 pub use mobipath_hst::track::EARTH_RADIUS_M;
 
@@ -455,8 +455,7 @@ pub fn nmea_sentences(time_s: f64, lat: f64, lon: f64) -> String {
     let date = format!("{:02}{:02}{:02}", d, mo, y.rem_euclid(100));
     let gga = format!("GPGGA,{hms},{},{ns},{},{ew},1,10,0.9,30.0,M,20.0,M,,", dm(lat, 2), dm(lon, 3));
     let rmc = format!("GPRMC,{hms},A,{},{ns},{},{ew},162.0,90.0,{date},,,A", dm(lat, 2), dm(lon, 3));
-    let ck = |s: &str| s.bytes().fold(0u8, |a, b| a ^ b);
-    format!("${gga}*{:02X}\n${rmc}*{:02X}\n", ck(&gga), ck(&rmc))
+    format!("${gga}*{:02X}\n${rmc}*{:02X}\n", checksum(&gga), checksum(&rmc))
 }
 
 #[cfg(test)]
@@ -464,7 +463,7 @@ mod tests {
     use super::*;
 
     fn with_ck(body: &str) -> String {
-        format!("${body}*{:02X}", body.bytes().fold(0u8, |a, b| a ^ b))
+        format!("${body}*{:02X}", checksum(body))
     }
 
     #[test]

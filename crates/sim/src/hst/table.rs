@@ -75,11 +75,9 @@ impl Default for HandoverTable {
 pub const HEADER: &str = "operator,start_m,end_m,count";
 /// The CSV's resolution (decimetres): a zero-width row covers this much.
 pub use mobipath_hst::stretches::RESOLUTION_M;
-/// Sums stretches `(start, end, count)` (half-open; zero width = one resolution step) into
-/// sorted, non-overlapping stretches of constant positive count, adjacent equal counts merged.
-use mobipath_hst::stretches::sum as sum_stretches;
-/// Stretches with count >= k, touching ones merged; the count is the highest inside.
-use mobipath_hst::stretches::at_least as ranges_of;
+// Stretches are summed (`stretches::sum`) and the ranges PHA uses picked (`stretches::at_least`)
+// by the rules the router shares (crates/hst).
+use mobipath_hst::stretches;
 
 impl HandoverTable {
     pub fn new() -> Self {
@@ -96,10 +94,10 @@ impl HandoverTable {
         }
         for (op, items) in per_op {
             // The run's own union first: overlapping handovers of one run count once.
-            let union: Vec<(f64, f64, u64)> = ranges_of(&sum_stretches(items), 1).into_iter().map(|r| (r.start_m, r.end_m, 1)).collect();
+            let union: Vec<(f64, f64, u64)> = stretches::at_least(&stretches::sum(items), 1).into_iter().map(|r| (r.start_m, r.end_m, 1)).collect();
             let entry = self.support.entry(op.to_string()).or_default();
             let old = std::mem::take(entry);
-            *entry = sum_stretches(old.into_iter().map(|r| (r.start_m, r.end_m, r.count)).chain(union));
+            *entry = stretches::sum(old.into_iter().map(|r| (r.start_m, r.end_m, r.count)).chain(union));
         }
         self.runs = self.runs.saturating_add(1);
         self.rebuild();
@@ -111,7 +109,7 @@ impl HandoverTable {
         for (op, rs) in &other.support {
             let entry = self.support.entry(op.clone()).or_default();
             let old = std::mem::take(entry);
-            *entry = sum_stretches(old.into_iter().chain(rs.iter().cloned()).map(|r| (r.start_m, r.end_m, r.count)));
+            *entry = stretches::sum(old.into_iter().chain(rs.iter().cloned()).map(|r| (r.start_m, r.end_m, r.count)));
         }
         self.runs = self.runs.saturating_add(other.runs);
         self.rebuild();
@@ -125,7 +123,7 @@ impl HandoverTable {
 
     fn rebuild(&mut self) {
         self.support.retain(|_, v| !v.is_empty());
-        self.operators = self.support.iter().map(|(op, s)| (op.clone(), ranges_of(s, self.min_support))).filter(|(_, r)| !r.is_empty()).collect();
+        self.operators = self.support.iter().map(|(op, s)| (op.clone(), stretches::at_least(s, self.min_support))).filter(|(_, r)| !r.is_empty()).collect();
     }
 
     /// Metres of `operator`'s ranges inside `[from_m, to_m]` (the part of a ride PHA excludes).
@@ -267,7 +265,7 @@ impl HandoverTable {
         if !errs.is_empty() {
             return Err(errs);
         }
-        let support = rows.into_iter().map(|(op, items)| (op, sum_stretches(items))).collect();
+        let support = rows.into_iter().map(|(op, items)| (op, stretches::sum(items))).collect();
         let mut table = HandoverTable { operators: BTreeMap::new(), support, runs, min_support };
         table.rebuild();
         Ok(table)
