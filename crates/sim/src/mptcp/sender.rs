@@ -332,11 +332,19 @@ impl MptcpSender {
     }
 
     /// A subflow RTO re-injects its un-DATA_ACKed data and marks it potentially failed.
+    /// Called after every ACK and timer of a subflow; a timeout is rare, so the test is inline
+    /// (issue 19).
+    #[inline]
     fn check_rto(&mut self, i: usize, now: Time) {
-        let sf = &mut self.subflows[i];
-        if sf.tcp.stats.timeouts == sf.seen_timeouts {
-            return;
+        let sf = &self.subflows[i];
+        if sf.tcp.stats.timeouts != sf.seen_timeouts {
+            self.note_rto(i, now);
         }
+    }
+
+    #[inline(never)]
+    fn note_rto(&mut self, i: usize, now: Time) {
+        let sf = &mut self.subflows[i];
         sf.seen_timeouts = sf.tcp.stats.timeouts;
         sf.pf = true;
         self.view_dirty[i] = true;
