@@ -509,10 +509,8 @@ impl MptcpSender {
     }
 
     /// With checks on, `view` must be a fresh snapshot of subflow `i` (`after` says what the
-    /// cache skipped).
-    #[inline]
-    /// Inlined so that with the checks off (every run but the checked golden ones) it is one
-    /// test of a flag at each call site, not a call (issue 19).
+    /// cache skipped). The assertion is out of line and cold, so that with the checks off (every
+    /// run but the checked golden ones) this is a test of a flag at each call site (issue 19).
     #[inline]
     fn check_view(&self, view: &SubflowView, i: usize, after: &str) {
         if self.check_views {
