@@ -77,17 +77,10 @@ fn insert_sorted(v: &mut VecDeque<(Time, u64)>, key: (Time, u64)) {
 
 impl LazyTimer {
     /// The owner wants to run at `t` (at `now` if `t` is past). Queues `ev()` when needed.
-    /// The test for "no earlier than already wanted" (after most of an MPTCP receiver's
-    /// arrivals) is inline, the rest out of line (issue 19).
-    #[inline]
     pub fn arm<E>(&mut self, t: Time, now: Time, q: &mut EventQueue<E>, ev: impl FnOnce() -> E) {
-        if t < self.at {
-            self.arm_earlier(t, now, q, ev);
+        if t >= self.at {
+            return;
         }
-    }
-
-    #[inline(never)]
-    fn arm_earlier<E>(&mut self, t: Time, now: Time, q: &mut EventQueue<E>, ev: impl FnOnce() -> E) {
         let t = t.max(now);
         self.at = t;
         // Held events the queue has passed would have fired (stale) already.

@@ -277,16 +277,8 @@ impl Sim {
 
     /// Flow `o` is a relay's output and may have had data acknowledged: the relay reads its
     /// input up to the room in its buffer (a window update reopens the input's window).
-    /// Called after every ACK; most flows feed no relay, so the test is inline (issue 19).
-    #[inline]
     fn relay_drained(&mut self, o: u32) {
-        if let Some((inn, buffer)) = self.flows[o as usize].relay_from {
-            self.relay_read(o, inn, buffer);
-        }
-    }
-
-    #[inline(never)]
-    fn relay_read(&mut self, o: u32, inn: u32, buffer: u64) {
+        let Some((inn, buffer)) = self.flows[o as usize].relay_from else { return };
         let now = self.now;
         let limit = self.flows[o as usize].sender.acked_bytes().saturating_add(buffer);
         let fl = &mut self.flows[inn as usize];
@@ -304,19 +296,12 @@ impl Sim {
     }
 
     /// Routes what flow `fi`'s endpoint sent (see [`Outbox`]).
-    #[inline]
     fn inject_all(&mut self, fi: u32, from_sender: bool) {
         if self.outbox.is_empty() {
             // Most calls (a TCP receiver's read, an ACK that releases nothing): taking and
-            // giving back the empty vector cost ~60 instructions each, and entering the
-            // routing function's frame about 20 more (issue 19).
+            // giving back the empty vector cost ~60 instructions each (issue 19).
             return;
         }
-        self.inject_outbox(fi, from_sender);
-    }
-
-    #[inline(never)]
-    fn inject_outbox(&mut self, fi: u32, from_sender: bool) {
         let mut pkts = self.outbox.take();
         for (i, b) in pkts.drain(..) {
             self.inject(fi, i, b, from_sender);

@@ -332,19 +332,11 @@ impl MptcpSender {
     }
 
     /// A subflow RTO re-injects its un-DATA_ACKed data and marks it potentially failed.
-    /// Called after every ACK and timer of a subflow; a timeout is rare, so the test is inline
-    /// (issue 19).
-    #[inline]
     fn check_rto(&mut self, i: usize, now: Time) {
-        let sf = &self.subflows[i];
-        if sf.tcp.stats.timeouts != sf.seen_timeouts {
-            self.note_rto(i, now);
-        }
-    }
-
-    #[inline(never)]
-    fn note_rto(&mut self, i: usize, now: Time) {
         let sf = &mut self.subflows[i];
+        if sf.tcp.stats.timeouts == sf.seen_timeouts {
+            return;
+        }
         sf.seen_timeouts = sf.tcp.stats.timeouts;
         sf.pf = true;
         self.view_dirty[i] = true;
@@ -509,19 +501,12 @@ impl MptcpSender {
     }
 
     /// With checks on, `view` must be a fresh snapshot of subflow `i` (`after` says what the
-    /// cache skipped). The assertion is out of line and cold, so that with the checks off (every
-    /// run but the checked golden ones) this is a test of a flag at each call site (issue 19).
+    /// cache skipped).
     #[inline]
     fn check_view(&self, view: &SubflowView, i: usize, after: &str) {
         if self.check_views {
-            self.assert_view(view, i, after);
+            assert_eq!(*view, Self::view_of(i, &self.subflows[i], self.view_rates), "stale scheduler snapshot of subflow {i}: {after}");
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn assert_view(&self, view: &SubflowView, i: usize, after: &str) {
-        assert_eq!(*view, Self::view_of(i, &self.subflows[i], self.view_rates), "stale scheduler snapshot of subflow {i}: {after}");
     }
 
     /// A snapshot of subflow `id` for the scheduler; the derived rates only if `rates` (see
