@@ -18,7 +18,8 @@
 //!   included (as Linux's `mptcp_for_each_sk`). With one such subflow it is Reno exactly.
 //!
 //! Deviations from Linux:
-//! - α is recomputed from the shared table on every ACK in floating point (Linux caches a
+//! - α is recomputed from the shared table in floating point on every ACK whose threshold can
+//!   change the window (below cwnd none can, see `threshold_or_any`) (Linux caches a
 //!   fixed-point α per connection and recomputes it in slow start, when a cwnd grows, on a
 //!   state change and on RTO); `c_total/α` is computed directly as `(Σ c_k/rtt_k)²/max(c_k/rtt_k²)`.
 //! - Windows are weighted by each subflow's MSS as in the RFC (Linux uses segments and the
