@@ -19,7 +19,7 @@
 //!
 //! Deviations from Linux:
 //! - α is recomputed from the shared table in floating point on every ACK whose threshold can
-//!   change the window (below cwnd none can, see `threshold_or_any`) (Linux caches a
+//!   change the window (below cwnd none can, see `Tcb::cong_avoid_ai_at_least_cwnd`) (Linux caches a
 //!   fixed-point α per connection and recomputes it in slow start, when a cwnd grows, on a
 //!   state change and on RTO); `c_total/α` is computed directly as `(Σ c_k/rtt_k)²/max(c_k/rtt_k²)`.
 //! - Windows are weighted by each subflow's MSS as in the RFC (Linux uses segments and the
@@ -99,21 +99,6 @@ fn threshold_from_table(coupling: &Coupling, me: usize, tcb: &Tcb) -> u32 {
     ack_count(sum * sum / max / tcb.mss as f64).max(tcb.cwnd)
 }
 
-/// The threshold [`Tcb::cong_avoid_ai`] needs for `acked` more segments, or `cwnd` where any
-/// threshold gives the same result. The threshold is never below `cwnd`, and `cong_avoid_ai`
-/// only compares it with the counter before and after adding `acked`. So while those stay below
-/// `cwnd`, neither comparison holds for any threshold, and α is not computed. That is about one
-/// ACK in n² for n equal subflows, whose threshold is n²·cwnd. It skips α's divisions, which
-/// wait on each other (issue 19: 5 % of the MPTCP 2×25 workload's time in `perf`).
-/// `skipping_alpha_below_cwnd_changes_nothing` compares it with always computing α.
-fn threshold_or_any(coupling: &Coupling, me: usize, tcb: &Tcb, acked: u32) -> u32 {
-    if tcb.cwnd_cnt.saturating_add(acked) < tcb.cwnd {
-        tcb.cwnd
-    } else {
-        threshold_from_table(coupling, me, tcb)
-    }
-}
-
 /// Segments to ACK on `paths[me]` per one-segment increase: `max(cwnd_i, ⌊c_total/(α·mss_i)⌋)`.
 pub fn ack_threshold(paths: &[Path], me: usize) -> u32 {
     let p = &paths[me];
@@ -132,8 +117,10 @@ impl CongestionControl for Lia {
 
     fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, _now: Time) {
         if let Some(acked) = slow_start_part(tcb, acked) {
-            let w = threshold_or_any(&self.coupling, self.index, tcb, acked);
-            tcb.cong_avoid_ai(w, acked);
+            // The threshold is at least cwnd (`threshold_from_table`), so it is computed only
+            // when it can change the window.
+            let (coupling, me) = (&self.coupling, self.index);
+            tcb.cong_avoid_ai_at_least_cwnd(acked, |t| threshold_from_table(coupling, me, t));
         }
         publish(&self.coupling, self.index, tcb);
     }
