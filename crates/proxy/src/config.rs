@@ -293,7 +293,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
                 idle_restart_off: match s.slow_start_after_idle.as_deref() {
                     None | Some("leave") => false,
                     Some("off") => true,
-                    Some(v) => return Err(cx.err("server.slow_start_after_idle", &format!("`{v}`: one of leave, off"))),
+                    Some(v) => return Err(cx.err("server.slow_start_after_idle", format!("`{v}`: one of leave, off"))),
                 },
             })
         }

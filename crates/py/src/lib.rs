@@ -397,7 +397,8 @@ impl PhaDController {
         if !lead_ms.is_finite() || !(0.0..=10_000.0).contains(&lead_ms) {
             return Err(PyValueError::new_err(format!("lead_ms = {lead_ms}: must be in [0, 10000]")));
         }
-        if !gps_period_s.is_finite() || !(gps_period_s > 0.0 && gps_period_s <= 10.0) {
+        // NaN fails both comparisons, infinity the second.
+        if !(gps_period_s > 0.0 && gps_period_s <= 10.0) {
             return Err(PyValueError::new_err(format!("gps_period_s = {gps_period_s}: must be in (0, 10]")));
         }
         if operators.is_empty() || operators.len() > 64 {

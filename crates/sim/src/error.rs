@@ -57,7 +57,7 @@ impl Errors {
     /// Checks `lo <= v <= hi` (and that v is finite).
     pub fn range(&mut self, field: impl Into<String>, v: f64, lo: f64, hi: f64) {
         if !(v.is_finite() && v >= lo && v <= hi) {
-            self.0.push(ConfigError::new(field, fmt_num(v), &format!("must be in [{}, {}]", fmt_num(lo), fmt_num(hi))));
+            self.0.push(ConfigError::new(field, fmt_num(v), format!("must be in [{}, {}]", fmt_num(lo), fmt_num(hi))));
         }
     }
     pub fn is_empty(&self) -> bool {

@@ -102,6 +102,8 @@ pub struct RelayPlan {
     pub buffer: u64,
 }
 
+// One per flow, built once before the run: its size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Transport {
     /// Single-path TCP over one path (index into [`Plan::paths`]).
     Tcp { path: usize },
@@ -363,7 +365,7 @@ impl Plan {
                 let mut plan = h.plan(iv);
                 if h.predict == HandoffPredict::Table {
                     let field = format!("{pre}.handoff.predict");
-                    let op = fc.path.as_deref().and_then(|p| path_operator(p));
+                    let op = fc.path.as_deref().and_then(&path_operator);
                     match (h.scheme, op, &table) {
                         (HandoffScheme::Ehn | HandoffScheme::FreezeTcp, Some(op), Some(t)) => {
                             let (eps, stats) = crate::handoff::predict::from_table(t, &op, &fixes, &plan.intervals, h.scheme, plan.ehn_delay);

@@ -355,7 +355,7 @@ fn a_table_prediction_needs_a_train_a_table_and_a_scheme_that_uses_it() {
     let dir = std::env::temp_dir().join(format!("mobipath-p3-predict-errors-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.csv"), format!("# mobipath handover table v2\n# min_support = 1\n{}\nA,1000.0,1200.0,1\n", mobipath_sim::hst::table::HEADER)).unwrap();
-    let err = |text: &str| format!("{:?}", run_toml(text, "x.toml", &dir, None, None).err().expect("refused"));
+    let err = |text: &str| format!("{:?}", run_toml(text, "x.toml", &dir, None, None).expect_err("refused"));
     let e = err(&train("handoff = { scheme = \"ehn\", predict = \"table\" }", None));
     assert!(e.contains("flows[0].handoff.predict") && e.contains("handover table"), "{e}");
     let e = err(&train("handoff = { scheme = \"fr-after-handoff\", predict = \"table\" }", Some("t.csv")));

@@ -428,7 +428,7 @@ fn harq_delay_and_residual_loss_reach_the_train_links() {
     let (with, without) = (srtt(&o), srtt(&base));
     assert!(with > without + 3.0, "mean srtt {with} ms with HARQ vs {without} ms without");
     assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
-    let err = Scenario::load(&short("\n[hst.harq]\nbler = 0.9\n"), "x.toml", Path::new(".")).err().expect("bler 0.9 refused");
+    let err = Scenario::load(&short("\n[hst.harq]\nbler = 0.9\n"), "x.toml", Path::new(".")).expect_err("bler 0.9 refused");
     assert!(err.iter().any(|e| e.to_string().contains("hst.harq.bler")), "{err:?}");
 }
 
@@ -603,7 +603,7 @@ fn the_ns3_profile_meets_the_single_tcp_anchors_and_linux_semantics_miss_cubics(
 
 /// With the RRC command sent over the source's radio (`rrc = "radio"`), a handover whose source
 /// is below Qout before the command is a radio-link failure: the link stays down for N310 × 200 ms
-/// + T310 + re-establishment (2.3 s with the defaults), nothing is forwarded over X2, and the
+/// plus T310 + re-establishment (2.3 s with the defaults), nothing is forwarded over X2, and the
 /// summary says so.
 #[test]
 fn a_too_late_handover_over_radio_rrc_is_a_radio_link_failure() {
@@ -626,7 +626,7 @@ fn a_too_late_handover_over_radio_rrc_is_a_radio_link_failure() {
 #[test]
 fn bad_signalling_values_name_the_field() {
     let text = single_tcp("newreno", "model = \"signalling\"\nsignalling = { rach_failure = 1.0, n310 = 0, x2_delay_ms = -1 }\n", 5);
-    let e = format!("{:?}", mobipath_sim::api::run_toml(&text, "t.toml", Path::new("."), None, None).err().expect("refused"));
+    let e = format!("{:?}", mobipath_sim::api::run_toml(&text, "t.toml", Path::new("."), None, None).expect_err("refused"));
     for field in ["hst.handover.signalling.rach_failure", "hst.handover.signalling.n310", "hst.handover.signalling.x2_delay_ms"] {
         assert!(e.contains(field), "{field} not named in {e}");
     }

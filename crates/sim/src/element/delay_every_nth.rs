@@ -32,7 +32,7 @@ impl Element for DelayEveryNth {
     fn on_packet(&mut self, now: Time, p: Pkt, reverse: bool, out: &mut ElementOut) {
         let dir = usize::from(reverse);
         self.seen[dir] += 1;
-        if self.seen[dir] % self.n == 0 && self.delay > 0 {
+        if self.seen[dir].is_multiple_of(self.n) && self.delay > 0 {
             self.delayed += 1;
             self.held.push_back((now + self.delay, p));
         } else {

@@ -74,7 +74,7 @@ pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
             sim.sample();
             bins_done += 1;
             if let Some(cb) = progress.as_deref_mut() {
-                if bins_done % progress_every == 0 && !cb(to_secs_f64(t) / to_secs_f64(end)) {
+                if bins_done.is_multiple_of(progress_every) && !cb(to_secs_f64(t) / to_secs_f64(end)) {
                     stopped = Some(t);
                     break;
                 }
@@ -104,7 +104,7 @@ pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
         sim.sample();
     }
     if stopped.is_none() {
-        if let Some(cb) = progress.as_deref_mut() {
+        if let Some(cb) = progress {
             cb(1.0);
         }
     }

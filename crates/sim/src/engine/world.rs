@@ -185,7 +185,7 @@ impl Sim {
             let h = route[p.hop as usize];
             p.hop += 1;
             if h & ELEMENT_HOP != 0 {
-                self.to_element(h & !ELEMENT_HOP, p);
+                self.deliver_to_element(h & !ELEMENT_HOP, p);
                 return;
             }
             let now = self.now;
@@ -195,12 +195,12 @@ impl Sim {
         }
         let fi = p.flow;
         match p.kind {
-            PacketKind::Data | PacketKind::WindowProbe | PacketKind::Syn => self.to_receiver(fi, p),
-            PacketKind::Ack | PacketKind::SynAck | PacketKind::Ehn | PacketKind::Greet => self.to_sender(fi, p),
+            PacketKind::Data | PacketKind::WindowProbe | PacketKind::Syn => self.deliver_to_receiver(fi, p),
+            PacketKind::Ack | PacketKind::SynAck | PacketKind::Ehn | PacketKind::Greet => self.deliver_to_sender(fi, p),
         }
     }
 
-    fn to_element(&mut self, e: u32, p: Pkt) {
+    fn deliver_to_element(&mut self, e: u32, p: Pkt) {
         let reverse = self.route_reverse[p.route as usize];
         let mut out = ElementOut::default();
         self.elements[e as usize].element.on_packet(self.now, p, reverse, &mut out);
@@ -234,7 +234,7 @@ impl Sim {
         }
     }
 
-    fn to_sender(&mut self, fi: u32, p: Pkt) {
+    fn deliver_to_sender(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
         self.flows[fi as usize].sender.on_packet(now, &p, &mut Io::new(&mut self.outbox));
         self.recycle(p);
@@ -243,7 +243,7 @@ impl Sim {
         self.relay_drained(fi);
     }
 
-    fn to_receiver(&mut self, fi: u32, p: Pkt) {
+    fn deliver_to_receiver(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
         let fl = &mut self.flows[fi as usize];
         let mut io = Io::new(&mut self.outbox);

@@ -473,7 +473,7 @@ fn forwarding_holds_packets_until_end_plus_extra_delay() {
     d.set_forwarding(&[fwd(1000, 1040, 10, 0.0)]);
     let out = run_saturated(&mut d, 2 * NS_PER_S, 50, 1500);
     let dep: Vec<Time> = out.iter().map(|o| o.0 - 20 * NS_PER_MS).collect();
-    let before = *dep.iter().filter(|&&t| t <= NS_PER_S).last().unwrap();
+    let before = *dep.iter().rfind(|&&t| t <= NS_PER_S).unwrap();
     let after = *dep.iter().find(|&&t| t > NS_PER_S).unwrap();
     let tx = 1500 * 8 * NS_PER_S / 25_000_000; // 480 µs
     assert_eq!(after, 1050 * NS_PER_MS + tx, "first forwarded packet goes out a full transmission after end + 10 ms");

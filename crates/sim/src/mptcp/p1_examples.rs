@@ -177,8 +177,7 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
     let mut rx = MptcpReceiver::new(subs, 1 << 30, true);
     let mut requests = Vec::new();
     let mut outbox = crate::endpoint::Outbox::default();
-    loop {
-        let Some(k) = (0..arrivals.len()).min_by_key(|&k| (arrivals[k].0, arrivals[k].1.dsn)) else { break };
+    while let Some(k) = (0..arrivals.len()).min_by_key(|&k| (arrivals[k].0, arrivals[k].1.dsn)) {
         let (t, p) = arrivals.swap_remove(k);
         let before = rx.data_rcv_nxt();
         rx.on_packet(p.subflow as usize, t, &p, &mut outbox);

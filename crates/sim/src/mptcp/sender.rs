@@ -730,7 +730,7 @@ impl MptcpSender {
         self.idle_poll[i] = None;
         let seq = self.subflows[i].tcp.push_segment(len);
         self.subflows[i].map.push_back((seq, dsn, len));
-        if self.meta.back().map_or(true, |m| m.dsn < dsn) {
+        if self.meta.back().is_none_or(|m| m.dsn < dsn) {
             // New data (the usual case): DSNs are assigned in increasing order, so push_back
             // keeps `meta` sorted, and no entry can hold this DSN yet.
             self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, first_seq: 0, sent_on: 1 << i.min(63) });

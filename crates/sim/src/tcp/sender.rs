@@ -1247,7 +1247,8 @@ impl TcpSender {
 
     /// Linux `tcp_try_undo_loss`.
     fn try_undo_loss(&mut self, now: Time, frto_undo: bool, ts_ecr: Time) -> bool {
-        if !(frto_undo && self.undo_marker.is_some()) && !self.may_undo(ts_ecr) {
+        let undo = (frto_undo && self.undo_marker.is_some()) || self.may_undo(ts_ecr);
+        if !undo {
             return false;
         }
         self.undo_cwnd_reduction(now, true);
@@ -1548,7 +1549,7 @@ impl TcpSender {
 
     /// tcp_rate_skb_delivered: the sample is taken from the most recently sent delivered segment.
     fn rate_on_delivered(s: &Segment, acc: &mut RateAcc) {
-        if acc.newest.map_or(true, |n| s.sent >= n.sent) {
+        if acc.newest.is_none_or(|n| s.sent >= n.sent) {
             acc.newest = Some(NewestDelivered {
                 sent: s.sent,
                 ever_retrans: s.ever_retrans,
