@@ -225,43 +225,22 @@ fn open_serial(dev: &std::path::Path, baud: u32) -> std::io::Result<std::fs::Fil
 /// Parses a replay trace `time_s,position_m` (header required, times non-decreasing).
 pub fn parse_replay(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<String>> {
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let mut errs = Vec::new();
-    let mut header = false;
-    for (i, l) in text.lines().enumerate() {
-        let line = l.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let at = |field: &str, v: &str, why: &str| format!("{file}: line {}: {field} = {v}: {why}", i + 1);
-        if !header {
-            if line.replace(' ', "") != "time_s,position_m" {
-                return Err(vec![at("header", line, "expected `time_s,position_m`")]);
-            }
-            header = true;
-            continue;
-        }
-        let c: Vec<&str> = line.split(',').map(str::trim).collect();
-        if c.len() != 2 {
-            errs.push(at("columns", line, "expected 2 values (time_s,position_m)"));
-            continue;
-        }
-        let t = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e7).contains(v));
-        let p = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e9).contains(v));
+    let errs = super::twocol::walk(text, file, "trace", "time_s,position_m", "", |r, errs| {
+        let [t_s, p_s] = r.cols;
+        let t = t_s.parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e7).contains(v));
+        let p = p_s.parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e9).contains(v));
         match (t, p) {
-            (None, _) => errs.push(at("time_s", c[0], "must be a number in [0, 1e7]")),
-            (_, None) => errs.push(at("position_m", c[1], "must be a number in [0, 1e9]")),
+            (None, _) => errs.push(r.err("time_s", t_s, "must be a number in [0, 1e7]")),
+            (_, None) => errs.push(r.err("position_m", p_s, "must be a number in [0, 1e9]")),
             (Some(t), Some(p)) => {
                 if out.last().is_some_and(|&(t0, _)| t < t0) {
-                    errs.push(at("time_s", c[0], "must not be earlier than the previous row's"));
+                    errs.push(r.err("time_s", t_s, "must not be earlier than the previous row's"));
                 } else {
                     out.push((t, p));
                 }
             }
         }
-    }
-    if !header {
-        errs.push(format!("{file}: empty trace: expected the header `time_s,position_m`"));
-    }
+    });
     if errs.is_empty() {
         Ok(out)
     } else {

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `controller` | the decision logic (the simulator's, kept in step; queue-aware lead; B=0 re-sends) |
 //! | `table` | handover table v1/v2 reader (stretch sums: `mobipath_hst::stretches`) |
+//! | `twocol` | the walk of a two-column CSV file (header, comments, error form) both readers share |
 //! | `track` | lat,lon track reader (the projection: `mobipath_hst::track`, shared with the simulator) |
 //! | `nmea` | NMEA 0183 sentences with checksums (field rules: `mobipath_hst::nmea`) |
 //! | `gps` | GPS sources: gpsd, NMEA serial/file/UDP, replay |
@@ -19,3 +20,4 @@ pub mod nmea;
 pub mod peer;
 pub mod table;
 pub mod track;
+pub mod twocol;

@@ -17,46 +17,27 @@ impl Track {
 
     /// Parses the CSV; errors `FILE: line N: FIELD = VALUE: why`.
     pub fn parse(text: &str, file: &str) -> Result<Track, Vec<String>> {
-        let mut errs = Vec::new();
         let mut pts: Vec<(f64, f64)> = Vec::new();
-        let mut header = false;
-        for (i, l) in text.lines().enumerate() {
-            let line = l.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let at = |field: &str, v: &str, why: &str| format!("{file}: line {}: {field} = {v}: {why}", i + 1);
-            if !header {
-                if line.replace(' ', "") != "lat,lon" {
-                    return Err(vec![at("header", line, "expected `lat,lon` (decimal degrees, WGS84)")]);
-                }
-                header = true;
-                continue;
-            }
-            let c: Vec<&str> = line.split(',').map(str::trim).collect();
-            if c.len() != 2 {
-                errs.push(at("columns", line, &format!("expected 2 values (lat,lon), found {}", c.len())));
-                continue;
-            }
-            let lat = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 90.0);
-            let lon = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 180.0);
+        let mut errs = super::twocol::walk(text, file, "track", "lat,lon", " (decimal degrees, WGS84)", |r, errs| {
+            let [lat_s, lon_s] = r.cols;
+            let lat = lat_s.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 90.0);
+            let lon = lon_s.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 180.0);
             if lat.is_none() {
-                errs.push(at("lat", c[0], "must be a number in [-90, 90]"));
+                errs.push(r.err("lat", lat_s, "must be a number in [-90, 90]"));
             }
             if lon.is_none() {
-                errs.push(at("lon", c[1], "must be a number in [-180, 180]"));
+                errs.push(r.err("lon", lon_s, "must be a number in [-180, 180]"));
             }
             if let (Some(a), Some(b)) = (lat, lon) {
                 if pts.last() == Some(&(a, b)) {
-                    errs.push(at("lat,lon", line, "repeats the previous point (zero-length segment)"));
+                    errs.push(r.err("lat,lon", r.line, "repeats the previous point (zero-length segment)"));
                 } else {
                     pts.push((a, b));
                 }
             }
-        }
-        if !header {
-            errs.push(format!("{file}: empty track: expected the header `lat,lon`"));
-        } else if errs.is_empty() && pts.len() < 2 {
+        });
+        // A header error stands alone; otherwise a track needs two points.
+        if errs.is_empty() && pts.len() < 2 {
             errs.push(format!("{file}: a track needs at least 2 points, found {}", pts.len()));
         }
         if errs.is_empty() {
