@@ -3,5 +3,6 @@
 //! implementation (see `README.md`).
 pub mod fit;
 pub mod nmea;
+pub mod phad;
 pub mod stretches;
 pub mod track;

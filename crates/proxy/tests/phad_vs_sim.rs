@@ -1,7 +1,9 @@
 //! The live PHA-D (crates/proxy/src/phad) kept in step with the simulator's (crates/sim/src/hst):
-//! the same rides give the same MP_PRIO decisions, the same table gives the same ranges, the same
-//! track the same projections, and the same NMEA sentences are accepted or rejected alike. The
-//! simulator is a dev-dependency only: the router binary does not link it.
+//! both run the state machine of `mobipath_hst::phad`, and the same rides through each side's
+//! table reader, observations and policy mapping give the same MP_PRIO decisions; the same table
+//! gives the same ranges, the same track the same projections, and the same NMEA sentences are
+//! accepted or rejected alike. The simulator is a dev-dependency only: the router binary does not
+//! link it.
 use std::rc::Rc;
 
 use mobipath_proxy::phad::controller::{Config, Controller, Obs, Policy};
@@ -49,6 +51,7 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
     };
     let mut live = Controller::new(Config { policy: p, lead_ms: ql, resend_b0: false }, ours, ops, period_ms * MS);
     let mut rng = Lcg(seed);
+    let mut live_log = Vec::new();
     let step = tick_ms.unwrap_or(period_ms);
     let speed = 70.0 + 20.0 * rng.next();
     let mut rx = [0u64; 2];
@@ -66,14 +69,14 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
         if (i * step).is_multiple_of(period_ms) {
             let pos = 200.0 + speed * now as f64 / 1e9 + 4.0 * (rng.next() - 0.5);
             sim.on_fix(now, pos, &rtt, &rx);
-            live.on_fix(now, pos, &obs);
+            live_log.extend(live.on_fix(now, pos, &obs));
         } else {
             sim.on_tick(now, &rtt, &rx);
-            live.on_tick(now, &obs);
+            live_log.extend(live.on_tick(now, &obs));
         }
     }
     let a = sim.log.iter().map(|d| (d.at, d.subflow, d.backup, d.predicted_lead_ns)).collect();
-    let b = live.log.iter().map(|d| (d.at, d.subflow, d.backup, d.predicted_lead_ns)).collect();
+    let b = live_log.iter().map(|d| (d.at, d.subflow, d.backup, d.predicted_lead_ns)).collect();
     (a, b)
 }
 

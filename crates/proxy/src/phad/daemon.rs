@@ -119,12 +119,6 @@ struct Loop<F: Flags> {
     changes: u64,
 }
 
-impl super::controller::Ranges for Arc<Table> {
-    fn next_range(&self, operator: &str, pos_m: f64) -> Option<super::controller::Range> {
-        (**self).next_range(operator, pos_m)
-    }
-}
-
 impl<F: Flags> Loop<F> {
     fn fresh(&self) -> Controller<Arc<Table>> {
         Controller::new(self.s.ctl, self.table.clone(), self.s.subflows.iter().map(|(op, _)| Some(op.clone())).collect(), self.s.gps_period)

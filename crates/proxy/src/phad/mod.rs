@@ -3,7 +3,7 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `controller` | the decision logic (the simulator's, kept in step; queue-aware lead; B=0 re-sends) |
+//! | `controller` | the decision logic: `mobipath_hst::phad`, the simulator's own (queue-aware lead; B=0 re-sends) |
 //! | `table` | handover table v1/v2 reader (stretch sums: `mobipath_hst::stretches`) |
 //! | `twocol` | the walk of a two-column CSV file (header, comments, error form) both readers share |
 //! | `track` | lat,lon track reader (the projection: `mobipath_hst::track`, shared with the simulator) |

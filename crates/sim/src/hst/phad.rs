@@ -17,15 +17,19 @@
 //! - `resend`: as `paper`, and B=0 is re-sent every RTT until data arrives on that subflow again
 //!   (Linux sends MP_PRIO once, on a pure ACK: a B=0 lost while the link is interrupted would leave
 //!   the path backup for good).
+//!
+//! The state machine is the router's own (`mobipath_hst::phad`, crates/hst): the simulator and
+//! the live router decide the same MP_PRIO from the same fixes, table and RTTs by construction.
+//! This module adds the scenario's configuration, the receiver's observations and the driver.
 use super::table::HandoverTable;
-use crate::core::time::{Time, NS_PER_MS, NS_PER_S};
+use crate::core::time::Time;
+use mobipath_hst::phad as controller;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// How far past the last GPS fix [`PhaD::on_tick`] still extrapolates the position.
-pub const MAX_EXTRAPOLATION: Time = 2 * NS_PER_S;
+pub const MAX_EXTRAPOLATION: Time = controller::MAX_EXTRAPOLATION;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -45,15 +49,6 @@ pub struct PhaDConfig {
     pub lead_ms: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum State {
-    Regular,
-    /// B=1 sent for the range ending at `end_m`.
-    Backup { end_m: f64 },
-    /// B=0 sent at `at`; `rx` = segments received on the subflow then.
-    Restoring { at: Time, rx: u64 },
-}
-
 /// One MP_PRIO the controller sent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PrioSent {
@@ -66,128 +61,62 @@ pub struct PrioSent {
     pub rtt: Time,
 }
 
+/// The handover table as the shared controller reads it.
+impl controller::Ranges for HandoverTable {
+    fn next_range(&self, operator: &str, pos_m: f64) -> Option<controller::Range> {
+        HandoverTable::next_range(self, operator, pos_m).map(|r| controller::Range { start_m: r.start_m, end_m: r.end_m })
+    }
+}
+
+/// PHA-D on a simulated data receiver: the router's state machine (`mobipath_hst::phad`), fed
+/// the receiver's RTT estimates and segment counts, without a send-queue drain (the lead of
+/// `queue-aware` is the fixed `lead_ms`), and with a log of what it sent for the summary.
 pub struct PhaD {
-    cfg: PhaDConfig,
-    table: Rc<HandoverTable>,
-    operators: Vec<Option<String>>,
-    states: Vec<State>,
-    /// End of the last range handled per subflow (a range is handled once).
-    handled_end_m: Vec<f64>,
-    /// Slowly decaying maximum of each subflow's RTT estimate: the lead must be at least one RTT
-    /// even when the estimate rises between two fixes.
-    rtt_hi: Vec<Time>,
-    fixes: VecDeque<(Time, f64)>,
-    gps_period: Time,
+    ctl: controller::Controller<Rc<HandoverTable>>,
     pub log: Vec<PrioSent>,
 }
 
 impl PhaD {
     pub fn new(cfg: PhaDConfig, table: Rc<HandoverTable>, operators: Vec<Option<String>>, gps_period: Time) -> Self {
-        let n = operators.len();
-        PhaD { cfg, table, operators, states: vec![State::Regular; n], handled_end_m: vec![f64::NEG_INFINITY; n], rtt_hi: vec![0; n], fixes: VecDeque::new(), gps_period, log: Vec::new() }
-    }
-
-    /// Position (m) at `now` and speed (m/s) from a least-squares line through the fixes of the
-    /// last second (`mobipath_hst::fit`, shared with the router): single fixes carry metres of
-    /// GPS error (5 m ≈ 60 ms at 300 km/h, as much as an RTT), the fit averages ~100 of them.
-    /// `None` until 100 ms of fixes exist.
-    fn estimate(&self, now: Time) -> Option<(f64, f64)> {
-        mobipath_hst::fit::position_and_speed(self.fixes.iter(), now)
+        let policy = match cfg.policy {
+            PhaDPolicy::Paper => controller::Policy::Paper,
+            PhaDPolicy::QueueAware => controller::Policy::QueueAware,
+            PhaDPolicy::Resend => controller::Policy::Resend,
+        };
+        let cfg = controller::Config { policy, lead_ms: cfg.lead_ms, resend_b0: false };
+        PhaD { ctl: controller::Controller::new(cfg, table, operators, gps_period), log: Vec::new() }
     }
 
     /// A GPS fix at `now`. `rtt[k]`: the receiver's RTT estimate for subflow k (0 = unknown);
     /// `rx[k]`: segments received so far on subflow k. Returns the MP_PRIO to send now as
     /// (subflow, backup).
     pub fn on_fix(&mut self, now: Time, pos_m: f64, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
-        self.fixes.push_back((now, pos_m));
-        // The fit's window: the last second, or the last five fixes of a slower receiver (1 Hz NMEA).
-        let window = NS_PER_S.max(5 * self.gps_period);
-        while self.fixes.front().is_some_and(|&(t, _)| t + window < now) {
-            self.fixes.pop_front();
-        }
-        self.decide(now, rtt, rx, true)
+        let decisions = self.ctl.on_fix(now, pos_m, &Self::observations(rtt, rx));
+        self.record(decisions)
     }
 
-    /// A decision between fixes, at `now` (not before the last fix), from the position the fit
-    /// extrapolates. A live router with a 1 Hz receiver calls it every few tens of ms, so that a
-    /// B=0 due between two fixes goes out on time rather than at the next fix (up to a second
-    /// late). Nothing is decided more than `MAX_EXTRAPOLATION` after the last fix (GPS lost, e.g.
-    /// in a tunnel): the position is then unknown.
+    /// A decision between fixes (`mobipath_hst::phad::Controller::on_tick`): a live router with a
+    /// 1 Hz receiver calls it every few tens of ms.
     pub fn on_tick(&mut self, now: Time, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
-        match self.fixes.back() {
-            Some(&(t, _)) if now >= t && now - t <= MAX_EXTRAPOLATION => self.decide(now, rtt, rx, false),
-            _ => Vec::new(),
-        }
+        let decisions = self.ctl.on_tick(now, &Self::observations(rtt, rx));
+        self.record(decisions)
     }
 
-    /// `at_fix`: the RTT maximum decays (1 % per fix) only at fixes, so that ticking between
-    /// fixes does not make it decay faster.
-    fn decide(&mut self, now: Time, rtt: &[Time], rx: &[u64], at_fix: bool) -> Vec<(usize, bool)> {
-        let mut out = Vec::new();
-        let Some((pos_m, speed)) = self.estimate(now) else { return out };
-        if speed <= 0.1 {
-            return out; // standing: no prediction
-        }
-        let secs = |d_m: f64| (d_m / speed * 1e9) as i64;
-        for k in 0..self.states.len() {
-            let Some(op) = self.operators[k].clone() else { continue };
-            let now_rtt = if rtt.get(k).copied().unwrap_or(0) > 0 { rtt[k] } else { 100 * NS_PER_MS };
-            let decayed = if at_fix { self.rtt_hi[k] - self.rtt_hi[k] / 100 } else { self.rtt_hi[k] };
-            self.rtt_hi[k] = now_rtt.max(decayed);
-            let rtt_k = self.rtt_hi[k];
-            match self.states[k] {
-                State::Regular => {
-                    let Some(r) = self.table.next_range(&op, pos_m) else { continue };
-                    if r.end_m <= self.handled_end_m[k] {
-                        continue;
-                    }
-                    let to_start = secs(r.start_m - pos_m);
-                    let extra = if self.cfg.policy == PhaDPolicy::QueueAware { (self.cfg.lead_ms * 1e6) as i64 } else { 0 };
-                    // One RTT plus three GPS periods: the decision happens at a fix, and the
-                    // estimates move a little between fixes.
-                    let lead = (rtt_k + 3 * self.gps_period) as i64 + extra;
-                    if to_start <= lead && r.end_m > pos_m {
-                        self.states[k] = State::Backup { end_m: r.end_m };
-                        self.handled_end_m[k] = r.end_m;
-                        self.send(&mut out, now, k, true, to_start, rtt_k);
-                    }
-                }
-                State::Backup { end_m } => {
-                    let to_end = secs(end_m - pos_m);
-                    // A next range starting too soon after this one to give its B=1 a full RTT of
-                    // lead is handled as one with this one: stay backup instead of flapping.
-                    if to_end <= rtt_k as i64 {
-                        if let Some(next) = self.table.next_range(&op, end_m + 1e-6) {
-                            let gap = secs(next.start_m - end_m);
-                            if next.end_m > self.handled_end_m[k] && gap <= (2 * rtt_k + 2 * self.gps_period) as i64 {
-                                self.states[k] = State::Backup { end_m: next.end_m };
-                                self.handled_end_m[k] = next.end_m;
-                                continue;
-                            }
-                        }
-                    }
-                    if to_end <= rtt_k as i64 {
-                        self.states[k] = State::Restoring { at: now, rx: rx.get(k).copied().unwrap_or(0) };
-                        self.send(&mut out, now, k, false, to_end, rtt_k);
-                    }
-                }
-                State::Restoring { at, rx: rx_then } => {
-                    let data_flows = rx.get(k).copied().unwrap_or(0) > rx_then;
-                    if self.cfg.policy != PhaDPolicy::Resend || data_flows {
-                        self.states[k] = State::Regular;
-                    } else if now >= at + rtt_k {
-                        self.states[k] = State::Restoring { at: now, rx: rx_then };
-                        self.send(&mut out, now, k, false, 0, rtt_k);
-                    }
-                }
-            }
-        }
-        out
+    /// Every endpoint has its subflows here; RTO is not reported (no idle restart is flagged).
+    fn observations(rtt: &[Time], rx: &[u64]) -> Vec<controller::Obs> {
+        (0..rtt.len().max(rx.len()))
+            .map(|k| controller::Obs { rtt: rtt.get(k).copied().unwrap_or(0), rx: rx.get(k).copied().unwrap_or(0), has_subflows: true, ..Default::default() })
+            .collect()
     }
 
-    fn send(&mut self, out: &mut Vec<(usize, bool)>, now: Time, k: usize, backup: bool, lead: i64, rtt: Time) {
-        out.push((k, backup));
-        self.log.push(PrioSent { at: now, subflow: k, backup, predicted_lead_ns: lead, rtt });
+    fn record(&mut self, decisions: Vec<controller::Decision>) -> Vec<(usize, bool)> {
+        decisions
+            .into_iter()
+            .map(|d| {
+                self.log.push(PrioSent { at: d.at, subflow: d.subflow, backup: d.backup, predicted_lead_ns: d.predicted_lead_ns, rtt: d.rtt });
+                (d.subflow, d.backup)
+            })
+            .collect()
     }
 }
 
@@ -240,6 +169,7 @@ impl crate::engine::drivers::Driver for PhaDDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::time::{NS_PER_MS, NS_PER_S};
     use crate::hst::table::ObservedHandover;
 
     fn table() -> Rc<HandoverTable> {
