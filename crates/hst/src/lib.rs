@@ -1,6 +1,6 @@
-//! Train arithmetic shared by the simulator (`mobipath-sim`, `hst`) and the router
-//! (`mobipath-proxy`, `phad`), so both compute the same positions, fields and ranges from one
-//! implementation (see `README.md`).
+//! Train arithmetic and PHA-D's state machine, shared by the simulator (`mobipath-sim`, `hst`)
+//! and the router (`mobipath-proxy`, `phad`), so both compute the same positions, fields, ranges
+//! and MP_PRIO decisions from one implementation (see `README.md`).
 pub mod fit;
 pub mod nmea;
 pub mod phad;

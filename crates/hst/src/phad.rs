@@ -12,8 +12,7 @@
 //!
 //! Timing policies (each is a choice a deployment makes):
 //! - `paper`: B=1 at the first decision where `time to start ≤ RTT + three GPS periods`; B=0 at
-//!   most one RTT before the predicted end. A next range that starts within `2·RTT + 2 GPS
-//!   periods` of this one's end is handled with it: the path stays backup instead of flapping.
+//!   most one RTT before the predicted end.
 //! - `queue-aware`: B=1 earlier by `lead_ms` plus the subflow's send-queue drain time
 //!   ([`Obs::drain`]): MP_PRIO stops new assignments, but what the sender already queued on the
 //!   subflow still goes out. The simulator passes no drain (its lead is the fixed `lead_ms`); the
@@ -22,6 +21,9 @@
 //!   carries data again ([`Obs::rx`] grows). Linux sends MP_PRIO once, on a pure ACK, and never
 //!   repeats it, so a B=0 lost in the interruption would leave the path backup for good. A
 //!   subflow-less endpoint has nothing to re-send to: restoring ends at once.
+//!
+//! Under every policy, a next range that starts within `2·RTT + 2 GPS periods` of this one's end
+//! is handled with it: the path stays backup instead of flapping.
 //!
 //! A backup episode longer than the subflow's RTO is reported with the B=0
 //! ([`Decision::idle_past_rto`]): the sender then restarts the path from its initial window
@@ -171,7 +173,7 @@ impl<T: Ranges> Controller<T> {
         }
     }
 
-    /// Whether subflow `k` is (or is being restored from) backup.
+    /// Whether subflow `k` is backup (B=1 sent, B=0 not yet).
     pub fn is_backup(&self, k: usize) -> bool {
         matches!(self.states.get(k), Some(State::Backup { .. }))
     }

@@ -1,5 +1,4 @@
-//! The live PHA-D (crates/proxy/src/phad) kept in step with the simulator's (crates/sim/src/hst):
-//! both run the state machine of `mobipath_hst::phad`, and the same rides through each side's
+//! The live PHA-D (crates/proxy/src/phad) beside the simulator's (crates/sim/src/hst): both run the state machine of `mobipath_hst::phad`, and the same rides through each side's
 //! table reader, observations and policy mapping give the same MP_PRIO decisions; the same table
 //! gives the same ranges, the same track the same projections, and the same NMEA sentences are
 //! accepted or rejected alike. The simulator is a dev-dependency only: the router binary does not

@@ -73,6 +73,8 @@ impl controller::Ranges for HandoverTable {
 /// `queue-aware` is the fixed `lead_ms`), and with a log of what it sent for the summary.
 pub struct PhaD {
     ctl: controller::Controller<Rc<HandoverTable>>,
+    /// Subflows (one per operator entry).
+    n: usize,
     pub log: Vec<PrioSent>,
 }
 
@@ -84,27 +86,30 @@ impl PhaD {
             PhaDPolicy::Resend => controller::Policy::Resend,
         };
         let cfg = controller::Config { policy, lead_ms: cfg.lead_ms, resend_b0: false };
-        PhaD { ctl: controller::Controller::new(cfg, table, operators, gps_period), log: Vec::new() }
+        let n = operators.len();
+        PhaD { ctl: controller::Controller::new(cfg, table, operators, gps_period), n, log: Vec::new() }
     }
 
     /// A GPS fix at `now`. `rtt[k]`: the receiver's RTT estimate for subflow k (0 = unknown);
     /// `rx[k]`: segments received so far on subflow k. Returns the MP_PRIO to send now as
     /// (subflow, backup).
     pub fn on_fix(&mut self, now: Time, pos_m: f64, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
-        let decisions = self.ctl.on_fix(now, pos_m, &Self::observations(rtt, rx));
+        let decisions = self.ctl.on_fix(now, pos_m, &self.observations(rtt, rx));
         self.record(decisions)
     }
 
     /// A decision between fixes (`mobipath_hst::phad::Controller::on_tick`): a live router with a
     /// 1 Hz receiver calls it every few tens of ms.
     pub fn on_tick(&mut self, now: Time, rtt: &[Time], rx: &[u64]) -> Vec<(usize, bool)> {
-        let decisions = self.ctl.on_tick(now, &Self::observations(rtt, rx));
+        let decisions = self.ctl.on_tick(now, &self.observations(rtt, rx));
         self.record(decisions)
     }
 
-    /// Every endpoint has its subflows here; RTO is not reported (no idle restart is flagged).
-    fn observations(rtt: &[Time], rx: &[u64]) -> Vec<controller::Obs> {
-        (0..rtt.len().max(rx.len()))
+    /// One per subflow, each with its subflow (a simulated endpoint always has them; an RTT or
+    /// count not given is 0: the RTT unknown, no data yet); RTO is not reported (no idle
+    /// restart is flagged).
+    fn observations(&self, rtt: &[Time], rx: &[u64]) -> Vec<controller::Obs> {
+        (0..self.n.max(rtt.len()).max(rx.len()))
             .map(|k| controller::Obs { rtt: rtt.get(k).copied().unwrap_or(0), rx: rx.get(k).copied().unwrap_or(0), has_subflows: true, ..Default::default() })
             .collect()
     }
@@ -225,6 +230,20 @@ mod tests {
         assert!(b0s.windows(2).all(|w| w[1].at - w[0].at >= 50 * NS_PER_MS));
         // The paper policy sends it once.
         assert_eq!(ride(PhaDPolicy::Paper, 0.0, |_| 0).iter().filter(|p| !p.backup).count(), 1);
+    }
+
+    /// Subflows the caller gives no figures for are still subflows: under `resend` their B=0 is
+    /// re-sent (at the default 100 ms RTT) until data is seen, as for any other.
+    #[test]
+    fn resend_without_figures_keeps_resending() {
+        let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Resend, lead_ms: 0.0 }, table(), vec![Some("A".into())], 10 * NS_PER_MS);
+        for i in 0..2000u64 {
+            let t = i * 10 * NS_PER_MS;
+            c.on_fix(t, 500.0 + 83.33 * t as f64 / 1e9, &[], &[]);
+        }
+        let b0s: Vec<&PrioSent> = c.log.iter().filter(|p| !p.backup).collect();
+        assert!(b0s.len() > 10, "{} B=0 sent", b0s.len());
+        assert!(b0s.windows(2).all(|w| w[1].at - w[0].at >= 100 * NS_PER_MS));
     }
 
     /// A 1 Hz receiver: at fixes only, B=0 can come up to a second after the range's end; with
