@@ -173,9 +173,9 @@ impl<T: Ranges> Controller<T> {
         }
     }
 
-    /// Whether subflow `k` is backup (B=1 sent, B=0 not yet).
-    pub fn is_backup(&self, k: usize) -> bool {
-        matches!(self.states.get(k), Some(State::Backup { .. }))
+    /// The subflows it decides for (one per operator entry given to [`Controller::new`]).
+    pub fn subflows(&self) -> usize {
+        self.states.len()
     }
 
     /// Least-squares position and speed over the fit window ([`crate::fit`]); `None` until

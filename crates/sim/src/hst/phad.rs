@@ -73,8 +73,6 @@ impl controller::Ranges for HandoverTable {
 /// `queue-aware` is the fixed `lead_ms`), and with a log of what it sent for the summary.
 pub struct PhaD {
     ctl: controller::Controller<Rc<HandoverTable>>,
-    /// Subflows (one per operator entry).
-    n: usize,
     pub log: Vec<PrioSent>,
 }
 
@@ -86,8 +84,7 @@ impl PhaD {
             PhaDPolicy::Resend => controller::Policy::Resend,
         };
         let cfg = controller::Config { policy, lead_ms: cfg.lead_ms, resend_b0: false };
-        let n = operators.len();
-        PhaD { ctl: controller::Controller::new(cfg, table, operators, gps_period), n, log: Vec::new() }
+        PhaD { ctl: controller::Controller::new(cfg, table, operators, gps_period), log: Vec::new() }
     }
 
     /// A GPS fix at `now`. `rtt[k]`: the receiver's RTT estimate for subflow k (0 = unknown);
@@ -109,7 +106,7 @@ impl PhaD {
     /// count not given is 0: the RTT unknown, no data yet); RTO is not reported (no idle
     /// restart is flagged).
     fn observations(&self, rtt: &[Time], rx: &[u64]) -> Vec<controller::Obs> {
-        (0..self.n.max(rtt.len()).max(rx.len()))
+        (0..self.ctl.subflows().max(rtt.len()).max(rx.len()))
             .map(|k| controller::Obs { rtt: rtt.get(k).copied().unwrap_or(0), rx: rx.get(k).copied().unwrap_or(0), has_subflows: true, ..Default::default() })
             .collect()
     }
