@@ -70,8 +70,8 @@ def test_backup_goes_on_one_rtt_before_the_range_and_off_before_its_end():
     r = PhaDRouter(TABLE, [SubflowSpec("A", 1), SubflowSpec("B", 2)], act, gps_period_s=0.1, rtt_s=0.2, log=log.append)
     ride(r, 10_000.0)
     # A's range [5000, 5400] then B's [9000, 9300], each once: B=1 then B=0 on its own endpoint.
-    assert act.calls == [(1, True), (1, False), (2, True), (2, False)]
-    assert log == r.events and [e["operator"] for e in log] == ["A", "A", "B", "B"]
+    assert list(act.calls) == [(1, True), (1, False), (2, True), (2, False)]
+    assert log == list(r.events) and [e["operator"] for e in log] == ["A", "A", "B", "B"]
     on, off = log[0], log[1]
     # B=1 at the first fix where the time to the range is within RTT + three GPS periods (0.5 s):
     # between 0.4 and 0.5 s ahead with 10 Hz fixes, so always at least one RTT.
@@ -98,11 +98,26 @@ def test_resend_policy_repeats_b0_until_data_arrives_on_the_subflow():
     ride(r, 5600.0)  # past the range: B=0 went out and nothing has arrived since
     offs = [c for c in act.calls if c == (1, False)]
     assert act.calls[0] == (1, True) and len(offs) >= 3
-    before = len(act.calls)
+    before = act.count
     rx["n"] = 10  # data flows again: no more B=0
     for i in range(20):
         r.on_fix(2000.0 + i * 0.1, 6000 + i * 8.3)
-    assert len(act.calls) == before
+    assert act.count == before
+
+
+def test_router_keeps_counts_and_the_last_events_only():
+    """`mobipath router pha-d` runs for days: the router and the dry-run recorder keep the last few
+    events and calls and count them all; every event still reaches `log` (stdout)."""
+    table = "operator,start_m,end_m,count\n" + "".join(f"A,{1000 + 500 * k},{1100 + 500 * k},1\n" for k in range(30))
+    act, log = RecordingActuator(keep=3), []
+    r = PhaDRouter(table, [SubflowSpec("A", 1)], act, gps_period_s=0.1, rtt_s=0.1, log=log.append, keep_events=4)
+    ride(r, 16_000.0)
+    assert [e["backup"] for e in log] == [True, False] * 30  # each range once, in order
+    assert r.applied == 60 and list(r.events) == log[-4:]
+    assert act.count == 60 and list(act.calls) == [(1, False), (1, True), (1, False)]
+    # The defaults (what the CLI uses) are bounded too.
+    assert RecordingActuator().calls.maxlen == 1000
+    assert PhaDRouter(TABLE, [SubflowSpec("A", 1)], RecordingActuator()).events.maxlen == 1000
 
 
 class FakeClock:
@@ -125,7 +140,7 @@ def test_ticks_between_1hz_fixes_send_b0_before_the_range_ends():
                 r.on_fix(500.0 + ms / 1e3, 100.0 + SPEED * ms / 1e3)  # fix times on another clock
             elif ticks:
                 r.on_tick()
-        return r.events
+        return list(r.events)
 
     end_t = 500.0 + (5400 - 100.0) / SPEED  # when the train leaves A's range
     late = ride_1hz(False)
@@ -348,7 +363,7 @@ def test_failsafe_actuator_never_leaves_no_regular_path_and_rate_limits():
     assert a.set_backup(1, True) is False and "rate limit" in log[-1]["why"]  # 0.5 s after the last change
     now[0] = 1.6
     assert a.set_backup(1, True) is True
-    assert rec.calls == [(1, True), (1, False), (1, True)]
+    assert list(rec.calls) == [(1, True), (1, False), (1, True)]
     # A failing actuator: the B=1 fails, every endpoint is set regular (as far as possible).
 
     class Broken(RecordingActuator):
@@ -360,7 +375,7 @@ def test_failsafe_actuator_never_leaves_no_regular_path_and_rate_limits():
     b = Broken()
     f = FailSafeActuator(b, [1, 2], log=log.append)
     assert f.set_backup(2, True) is False
-    assert b.calls == [(1, False), (2, False)] and "failed" in log[-1]["reason"]
+    assert list(b.calls) == [(1, False), (2, False)] and "failed" in log[-1]["reason"]
     # One endpoint only: B=1 would leave none regular.
     assert FailSafeActuator(RecordingActuator(), [7], log=log.append).set_backup(7, True) is False
 

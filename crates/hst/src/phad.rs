@@ -362,12 +362,125 @@ mod tests {
         assert!(!short[1].idle_past_rto);
     }
 
+    /// No decision before the fit has three fixes over 100 ms; none for a train standing inside
+    /// the lead, not even when GPS jitter makes the fitted speed a little negative (a negative
+    /// time to the range would otherwise read as "due").
     #[test]
     fn nothing_without_enough_fixes_or_when_standing() {
         let mut c = Controller::new(cfg(Policy::Paper, true), One, vec![Some("A".into())], 100 * NS_PER_MS);
+        let mut fixes = std::collections::VecDeque::new();
         for i in 0..50u64 {
-            assert!(c.on_fix(i * 100 * NS_PER_MS, 985.0, &[obs(0, 0)]).is_empty(), "standing inside the lead");
+            // ±0.5 m of jitter around 985 m and a wander of 2 mm per fix backwards: the fit
+            // sees the train creeping back.
+            let pos = 985.0 - 0.002 * i as f64 + if i % 2 == 0 { 0.5 } else { -0.5 };
+            fixes.push_back((i * 100 * NS_PER_MS, pos));
+            assert!(c.on_fix(i * 100 * NS_PER_MS, pos, &[obs(0, 0)]).is_empty(), "standing inside the lead, fix {i}");
         }
-        assert!(c.on_tick(60 * NS_PER_S, &[obs(0, 0)]).is_empty());
+        while fixes.len() > 11 {
+            fixes.pop_front();
+        }
+        let (_, speed) = crate::fit::position_and_speed(fixes.iter(), 4900 * NS_PER_MS).unwrap();
+        assert!(speed < 0.0 && speed > -0.1, "the jitter must fit a small negative speed: {speed}");
+        let mut few = Controller::new(cfg(Policy::Paper, true), One, vec![Some("A".into())], 100 * NS_PER_MS);
+        // Inside the range at 83 m/s, but two fixes (or three within 100 ms) are no fit.
+        assert!(few.on_fix(0, 995.0, &[obs(0, 0)]).is_empty());
+        assert!(few.on_fix(40 * NS_PER_MS, 998.3, &[obs(0, 0)]).is_empty());
+        assert!(few.on_fix(80 * NS_PER_MS, 1001.7, &[obs(0, 0)]).is_empty());
+        assert!(few.on_fix(120 * NS_PER_MS, 1005.0, &[obs(0, 0)]).first().is_some_and(|d| d.backup), "the fourth fix spans 120 ms");
+    }
+
+    /// 10 Hz fixes at 83.33 m/s that end at `last_m`, the last at 0.9 s; the range [990, 1013]
+    /// is due (B=1, paper, 50 ms RTT: 350 ms ahead, ~29 m) once the train passes ~961 m.
+    fn silent_after(last_m: f64) -> Controller<One> {
+        let mut c = Controller::new(cfg(Policy::Paper, false), One, vec![Some("A".into())], 100 * NS_PER_MS);
+        for i in 0..10u64 {
+            c.on_fix(i * 100 * NS_PER_MS, last_m - SPEED * (9 - i) as f64 / 10.0, &[obs(0, 0)]);
+        }
+        c
+    }
+
+    /// Ticks extrapolate the position for at most MAX_EXTRAPOLATION after the last fix (GPS lost:
+    /// the position is unknown). Fixes ending at 575 m put the range's B=1 at ~5.5 s and its B=0
+    /// at ~6.1 s by extrapolation, well past the limit: ticks all the way there decide nothing.
+    /// Fixes ending 2 s short of the range decide exactly up to the limit.
+    #[test]
+    fn no_decision_past_the_extrapolation_limit() {
+        let last = 900 * NS_PER_MS;
+        let mut far = silent_after(575.0);
+        for ms in (950..12_000u64).step_by(50) {
+            assert!(far.on_tick(ms * NS_PER_MS, &[obs(0, 0)]).is_empty(), "a decision {ms} ms after the start, {} ms after the last fix", ms - 900);
+        }
+        assert!(far.on_tick(last - NS_PER_MS, &[obs(0, 0)]).is_empty(), "before the last fix");
+        // At last + 2 s the extrapolated position is 1000 m, inside the range: B=1 is due.
+        let at_limit = 1000.0 - SPEED * (MAX_EXTRAPOLATION as f64 / 1e9);
+        let d = silent_after(at_limit).on_tick(last + MAX_EXTRAPOLATION, &[obs(0, 0)]);
+        assert!(d.len() == 1 && d[0].backup, "at the limit: {d:?}");
+        assert!(silent_after(at_limit).on_tick(last + MAX_EXTRAPOLATION + 1, &[obs(0, 0)]).is_empty(), "1 ns past the limit");
+    }
+
+    /// Two ranges 7 m (84 ms) apart: the path stays backup from the first B=1 to the B=0 before
+    /// the second range's end, one episode of ~630 ms. Its idle is measured from that first B=1,
+    /// not from the merge (~320 ms before the B=0).
+    #[test]
+    fn merged_ranges_count_the_idle_from_the_first_b1() {
+        struct Two;
+        impl Ranges for Two {
+            fn next_range(&self, op: &str, pos: f64) -> Option<Range> {
+                if op != "A" {
+                    return None;
+                }
+                [Range { start_m: 990.0, end_m: 1013.0 }, Range { start_m: 1020.0, end_m: 1040.0 }].into_iter().find(|r| pos <= r.end_m)
+            }
+        }
+        let ride = |rto: Time| {
+            let mut c = Controller::new(cfg(Policy::Paper, false), Two, vec![Some("A".into())], 10 * NS_PER_MS);
+            let mut log = Vec::new();
+            for i in 0..2000u64 {
+                let t = i * 10 * NS_PER_MS;
+                log.extend(c.on_fix(t, 500.0 + SPEED * t as f64 / 1e9, &[Obs { rto, ..obs(0, 0) }]));
+            }
+            log
+        };
+        let log = ride(450 * NS_PER_MS);
+        assert_eq!(log.iter().map(|d| d.backup).collect::<Vec<_>>(), [true, false], "merged: one B=1, one B=0: {log:?}");
+        let backup_ns = log[1].at - log[0].at;
+        assert!((550..700).contains(&(backup_ns / NS_PER_MS)), "one episode over both ranges: {backup_ns} ns");
+        let b0_pos = 500.0 + SPEED * log[1].at as f64 / 1e9;
+        assert!((1020.0..1040.0).contains(&b0_pos) && log[1].predicted_lead_ns <= RTT as i64, "B=0 within one RTT of the second range's end: {b0_pos} m, {:?}", log[1]);
+        assert!(log[1].idle_past_rto, "backup {backup_ns} ns > RTO 450 ms: {:?}", log[1]);
+        assert!(!ride(700 * NS_PER_MS)[1].idle_past_rto, "backup {backup_ns} ns < RTO 700 ms");
+    }
+
+    /// The RTT maximum decays 1 % per fix, not per tick: a 400 ms RTT seen once stays the lead's
+    /// RTT (less 1 % per fix since) through the ticks between 1 Hz fixes. Decaying at ticks as
+    /// well (20 decisions a second) would shrink it ~20 times faster.
+    #[test]
+    fn rtt_maximum_decays_at_fixes_only() {
+        let mut c = Controller::new(cfg(Policy::Paper, false), One, vec![Some("A".into())], NS_PER_S);
+        let mut log = Vec::new();
+        let mut fixes_seen = 0u64;
+        for ms in (0..15_000u64).step_by(50) {
+            let t = ms * NS_PER_MS;
+            // 400 ms at the first fix the fit can use (the third), 50 ms ever after.
+            let o = Obs { rtt: if ms == 2000 { 400 * NS_PER_MS } else { RTT }, ..obs(0, 0) };
+            let ds = if ms % 1000 == 0 {
+                fixes_seen += 1;
+                c.on_fix(t, 100.0 + SPEED * ms as f64 / 1e3, &[o])
+            } else {
+                c.on_tick(t, &[o])
+            };
+            // One decay per fix after the third.
+            let mut hi = 400 * NS_PER_MS;
+            for _ in 3..fixes_seen {
+                hi -= hi / 100;
+            }
+            for d in &ds {
+                assert_ne!(d.at % NS_PER_S, 0, "decided at a tick: {d:?}");
+                assert_eq!(d.rtt, hi, "{fixes_seen} fixes: {d:?}");
+            }
+            log.extend(ds);
+        }
+        // B=1 ~3.4 s ahead (RTT + three 1 s periods) after 5 decays, B=0 after 8: still > 300 ms.
+        assert_eq!(log.iter().map(|d| (d.backup, d.rtt > 300 * NS_PER_MS)).collect::<Vec<_>>(), [(true, true), (false, true)], "{log:?}");
     }
 }

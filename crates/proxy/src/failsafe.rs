@@ -13,7 +13,11 @@
 //! Every refusal and restore is reported as a JSON line with a `failsafe` key, every change as a
 //! JSON line with `endpoint_id` and `backup`. SIGKILL cannot be caught: run it under systemd with
 //! `Restart=always` so the next start restores.
-use std::collections::BTreeMap;
+//!
+//! Memory stays bounded: the PHA-D daemon runs for days and restores once per unusable GPS line
+//! (one a second from a noisy serial receiver is ~86 000 a day), so the lines go to stdout and
+//! only counts and the last [`RECENT_LINES`] of them stay in memory.
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -31,13 +35,22 @@ impl Flags for MptcpPm {
     }
 }
 
+/// How many of the latest reported lines [`FailSafe::recent`] keeps.
+pub const RECENT_LINES: usize = 32;
+
 pub struct FailSafe<F: Flags> {
     pub inner: F,
     ids: Vec<u8>,
     min_interval_s: f64,
     backup: BTreeMap<u8, bool>,
     last_change: BTreeMap<u8, f64>,
-    pub log: Vec<String>,
+    /// The latest lines reported (refusals, restores, echoed changes), oldest first, at most
+    /// [`RECENT_LINES`]: what a test or a crash report wants is the last few, never the history.
+    pub recent: VecDeque<String>,
+    /// Refusals (a B=1 or a re-send that would leave no regular path, rate limit, unmanaged id)
+    /// and restores ([`FailSafe::restore_all`]) since the start.
+    pub refusals: u64,
+    pub restores: u64,
     /// Print each applied change as a JSON line (the PHA-D daemon prints its own, richer line).
     pub echo_changes: bool,
 }
@@ -59,30 +72,48 @@ fn json_str(s: &str) -> String {
 impl<F: Flags> FailSafe<F> {
     pub fn new(inner: F, ids: Vec<u8>, min_interval_s: f64) -> Self {
         let backup = ids.iter().map(|&i| (i, false)).collect();
-        FailSafe { inner, ids, min_interval_s, backup, last_change: BTreeMap::new(), log: Vec::new(), echo_changes: true }
+        FailSafe {
+            inner,
+            ids,
+            min_interval_s,
+            backup,
+            last_change: BTreeMap::new(),
+            recent: VecDeque::with_capacity(RECENT_LINES),
+            refusals: 0,
+            restores: 0,
+            echo_changes: true,
+        }
     }
 
     fn note(&mut self, line: String) {
         println!("{line}");
-        self.log.push(line);
+        if self.recent.len() == RECENT_LINES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(line);
+    }
+
+    fn refuse(&mut self, line: String) {
+        self.refusals += 1;
+        self.note(line);
     }
 
     /// Applies a flag at time `now` (seconds, any monotonic clock); false if refused or failed.
     pub fn set_backup(&mut self, id: u8, backup: bool, now: f64) -> bool {
         if !self.ids.contains(&id) {
-            self.note(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":{backup},\"why\":\"not a managed endpoint\"}}"));
+            self.refuse(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":{backup},\"why\":\"not a managed endpoint\"}}"));
             return false;
         }
         if backup {
             let others_regular = self.ids.iter().any(|&i| i != id && !self.backup[&i]);
             if !others_regular {
-                self.note(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":true,\"why\":\"it would leave no regular path\"}}"));
+                self.refuse(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":true,\"why\":\"it would leave no regular path\"}}"));
                 return false;
             }
             if let Some(&last) = self.last_change.get(&id) {
                 if now - last < self.min_interval_s {
                     let why = format!("rate limit: one B=1 per {} s", self.min_interval_s);
-                    self.note(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":true,\"why\":{}}}", json_str(&why)));
+                    self.refuse(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":true,\"why\":{}}}", json_str(&why)));
                     return false;
                 }
             }
@@ -112,7 +143,7 @@ impl<F: Flags> FailSafe<F> {
             return false;
         }
         if !self.ids.iter().any(|&i| i != id && !self.backup[&i]) {
-            self.note(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"resend\":true,\"why\":\"it would leave no regular path\"}}"));
+            self.refuse(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"resend\":true,\"why\":\"it would leave no regular path\"}}"));
             return false;
         }
         let r = self.inner.set_backup(id, true).and_then(|()| self.inner.set_backup(id, false));
@@ -125,6 +156,7 @@ impl<F: Flags> FailSafe<F> {
 
     /// Every endpoint regular; returns the errors, if any (also logged).
     pub fn restore_all(&mut self, reason: &str) -> Vec<String> {
+        self.restores += 1;
         self.last_change.clear();
         let mut errors = Vec::new();
         for i in self.ids.clone() {
@@ -298,7 +330,8 @@ mod tests {
         let mut f = FailSafe::new(Rec::default(), vec![1, 2], 0.0);
         assert!(f.set_backup(1, true, 0.0));
         assert!(!f.set_backup(2, true, 1.0), "second backup would leave no regular path");
-        assert!(f.log.last().unwrap().contains("no regular path"));
+        assert!(f.recent.back().unwrap().contains("no regular path"));
+        assert_eq!(f.refusals, 1);
         assert!(f.set_backup(1, false, 2.0));
         assert!(f.set_backup(2, true, 3.0));
         let mut single = FailSafe::new(Rec::default(), vec![1], 0.0);
@@ -319,7 +352,8 @@ mod tests {
         let mut f = FailSafe::new(Rec { fail_on: Some((1, true)), ..Default::default() }, vec![1, 2], 0.0);
         assert!(!f.set_backup(1, true, 0.0));
         assert_eq!(f.inner.calls, vec![(1, true), (1, false), (2, false)]);
-        assert!(f.log.last().unwrap().contains("\"failsafe\":\"restored\""));
+        assert!(f.recent.back().unwrap().contains("\"failsafe\":\"restored\""));
+        assert_eq!(f.restores, 1);
     }
 
     #[test]
@@ -340,7 +374,31 @@ mod tests {
         assert!(!f.resend_regular(2), "a backup endpoint is not re-sent B=0");
         let mut g = FailSafe::new(Rec { fail_on: Some((1, false)), ..Default::default() }, vec![1, 2], 0.0);
         assert!(!g.resend_regular(1));
-        assert!(g.log.last().unwrap().contains("restored"));
+        assert!(g.recent.back().unwrap().contains("restored"));
+    }
+
+    /// A daemon fed one bad GPS line a second restores ~86 000 times a day: what stays in memory
+    /// is the counts and the last few lines (10 000 rounds here stand for the day), and every
+    /// restore still sets every endpoint regular.
+    #[test]
+    fn memory_stays_bounded_over_many_restores() {
+        let mut f = FailSafe::new(Rec::default(), vec![1, 2], 1.0);
+        for i in 0..10_000u64 {
+            f.restore_all(&format!("unusable GPS input #{i}"));
+            f.set_backup(1, true, i as f64);
+            f.set_backup(2, true, i as f64); // refused: 1 is backup
+            f.inner.calls.clear();
+        }
+        f.restore_all("stop");
+        assert_eq!(f.inner.calls, vec![(1, false), (2, false)], "the last restore still reaches every endpoint");
+        assert_eq!((f.restores, f.refusals), (10_001, 10_000));
+        assert_eq!(f.recent.len(), RECENT_LINES);
+        assert!(f.recent.capacity() < 4 * RECENT_LINES, "capacity {}", f.recent.capacity());
+        // Oldest first, newest last: the final restore, after the last round's refusal.
+        assert!(f.recent.back().unwrap().contains("\"reason\":\"stop\""), "{:?}", f.recent.back());
+        assert!(f.recent[RECENT_LINES - 2].contains("it would leave no regular path"), "{:?}", f.recent);
+        assert!(f.recent.iter().any(|l| l.contains("unusable GPS input #9999")));
+        assert!(!f.recent.iter().any(|l| l.contains("unusable GPS input #0\"")));
     }
 
     #[test]

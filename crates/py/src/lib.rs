@@ -421,7 +421,9 @@ impl PhaDController {
         let rtt = self.check(now_s, &rtt_s, &rx)?;
         let now = secs_to_ns("now_s", now_s)?;
         self.last_now = now_s;
-        catch_unwind(AssertUnwindSafe(|| self.inner.on_fix(now, pos_m, &rtt, &rx))).map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
+        let r = catch_unwind(AssertUnwindSafe(|| self.inner.on_fix(now, pos_m, &rtt, &rx)));
+        self.forget_log();
+        r.map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
     }
 
     /// A decision between fixes at `now_s` (same clock as the fixes), from the extrapolated
@@ -431,11 +433,20 @@ impl PhaDController {
         let rtt = self.check(now_s, &rtt_s, &rx)?;
         let now = secs_to_ns("now_s", now_s)?;
         self.last_now = now_s;
-        catch_unwind(AssertUnwindSafe(|| self.inner.on_tick(now, &rtt, &rx))).map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
+        let r = catch_unwind(AssertUnwindSafe(|| self.inner.on_tick(now, &rtt, &rx)));
+        self.forget_log();
+        r.map_err(|p| panic_error("deciding PHA-D's MP_PRIO", p))
     }
 }
 
 impl PhaDController {
+    /// The simulator's wrapper logs every MP_PRIO for the run's summary; a router returns each
+    /// decision to its caller and runs for days, so the log is dropped after every call
+    /// (memory stays bounded; nothing here reads it).
+    fn forget_log(&mut self) {
+        self.inner.log.clear();
+    }
+
     /// The checks both calls share: time does not go back, one RTT and one count per subflow.
     fn check(&self, now_s: f64, rtt_s: &[f64], rx: &[u64]) -> PyResult<Vec<u64>> {
         use pyo3::exceptions::PyValueError;

@@ -214,7 +214,7 @@ def run_failsafe(router, actuator, connect, positions, max_fixes, tick_s, retry_
                 reason = "gave up on gpsd"
                 raise _fail(f"gpsd failed {failures} times in a row; every endpoint is regular")
             time.sleep(retry_s)
-        print(f"{fixes} fixes, {len(router.events)} MP_PRIO", file=sys.stderr)
+        print(f"{fixes} fixes, {router.applied} MP_PRIO", file=sys.stderr)
     except _Signal as e:
         reason = f"signal {e}"
     except KeyboardInterrupt:

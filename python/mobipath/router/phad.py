@@ -22,8 +22,9 @@ import re
 import subprocess
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .. import _core
 
@@ -192,14 +193,23 @@ class ProxyRtt:
         return [rtts.get(self.addresses.get(i, "")) for i in self.ids]
 
 
-class RecordingActuator:
-    """Records the decisions instead of applying them (``--dry-run``)."""
+# How many of the latest calls / applied events the Python router keeps for a reader: `mobipath
+# router pha-d` runs for days (a `--dry-run` too) and prints each as it happens, so it keeps
+# counts and the last few, never the history.
+KEEP = 1000
 
-    def __init__(self) -> None:
-        self.calls: List[Tuple[int, bool]] = []
+
+class RecordingActuator:
+    """Records the decisions instead of applying them (``--dry-run``): `calls` holds the last
+    `keep` (endpoint id, backup) pairs, oldest first; `count` counts them all."""
+
+    def __init__(self, keep: int = KEEP) -> None:
+        self.calls: Deque[Tuple[int, bool]] = deque(maxlen=keep)
+        self.count = 0
 
     def set_backup(self, endpoint_id: int, backup: bool) -> None:
         self.calls.append((endpoint_id, backup))
+        self.count += 1
 
 
 class FailSafeActuator:
@@ -291,14 +301,15 @@ class PhaDRouter:
     `on_fix(t, pos_m)` takes a fix time in seconds on any non-decreasing clock (gpsd's UTC is fine)
     and the position along the track in metres; `on_tick()` decides between fixes at the current
     time on `clock` mapped onto the fixes' clock. Both return the events applied, also passed to
-    `log` as dicts (JSON-ready)."""
+    `log` as dicts (JSON-ready); `events` keeps the last `keep_events` of them, `applied` counts
+    them all."""
 
     def __init__(self, table_csv: str, subflows: Sequence[SubflowSpec], actuator: Any, *, policy: str = "paper",
                  lead_ms: float = 0.0, gps_period_s: float = 0.1, rtt_s: float = 0.1,
                  rx_packets: Optional[Callable[[SubflowSpec], int]] = None,
                  log: Optional[Callable[[Dict[str, Any]], None]] = None, table_file: str = "table",
                  clock: Callable[[], float] = time.monotonic,
-                 rtt_source: Optional[Callable[[], List[Optional[float]]]] = None):
+                 rtt_source: Optional[Callable[[], List[Optional[float]]]] = None, keep_events: int = KEEP):
         if policy not in POLICIES:
             raise RouterError(f"--policy {policy!r}: must be one of {', '.join(POLICIES)}")
         if not subflows:
@@ -337,7 +348,8 @@ class PhaDRouter:
         # clock() − fix time for the recent fixes: their minimum is the fix-to-clock offset
         # (the clock's offset from GPS time plus the shortest delivery delay).
         self.offsets: List[float] = []
-        self.events: List[Dict[str, Any]] = []
+        self.events: Deque[Dict[str, Any]] = deque(maxlen=keep_events)
+        self.applied = 0
 
     def reset(self, reason: str) -> None:
         """Fail safe: every endpoint regular (when the actuator can restore) and a fresh
@@ -409,6 +421,7 @@ class PhaDRouter:
                   "endpoint_id": s.endpoint_id, "backup": backup, "at": "fix" if pos_m is not None else "tick"}
             applied.append(ev)
             self.events.append(ev)
+            self.applied += 1
             if self.log is not None:
                 self.log(ev)
         return applied

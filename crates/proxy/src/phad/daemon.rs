@@ -238,6 +238,9 @@ pub async fn run<F: Flags>(s: PhaDSettings, table: Table, flags: F, mut observe:
                         let n = lp.bad.entry(kind).or_default();
                         *n += 1;
                         println!("{{\"gps_bad\":{},\"detail\":{},\"count\":{n}}}", json_str(kind), json_str(&detail));
+                        // Every bad line restores, also when already failed safe: it re-asserts
+                        // B=0 on every endpoint (and retries one that failed). What stays in
+                        // memory per line is a count (`bad`, FailSafe's counters and last lines).
                         lp.fail_safe(&format!("unusable GPS input ({kind})"));
                     }
                     GpsEvent::Ended(why) => {
@@ -284,7 +287,14 @@ pub async fn run<F: Flags>(s: PhaDSettings, table: Table, flags: F, mut observe:
     };
     lp.fs.restore_all(&reason);
     let bad = lp.bad.iter().map(|(k, v)| format!("{}:{v}", json_str(k))).collect::<Vec<_>>().join(",");
-    println!("{{\"pha_d\":\"stopped\",\"reason\":{},\"fixes\":{},\"changes\":{},\"bad\":{{{bad}}}}}", json_str(&reason), lp.fixes, lp.changes);
+    println!(
+        "{{\"pha_d\":\"stopped\",\"reason\":{},\"fixes\":{},\"changes\":{},\"restores\":{},\"refusals\":{},\"bad\":{{{bad}}}}}",
+        json_str(&reason),
+        lp.fixes,
+        lp.changes,
+        lp.fs.restores,
+        lp.fs.refusals
+    );
     result.map(|_| ())
 }
 
@@ -322,6 +332,39 @@ mod tests {
             idle_restart_off: false,
             peer: None,
         }
+    }
+
+    /// Flags recorded where the test can still read them after `run` has taken the recorder.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<std::sync::Mutex<Vec<(u8, bool)>>>);
+    impl Flags for Shared {
+        fn set_backup(&mut self, id: u8, backup: bool) -> std::io::Result<()> {
+            self.0.lock().unwrap().push((id, backup));
+            Ok(())
+        }
+    }
+
+    /// A replay trace with a header and no rows is refused with the file named (as the simulator
+    /// refuses it), not replayed as a ride that ends at once; refusing it goes through the
+    /// fail-safe path: every endpoint regular, nothing ever backup, and (max_retries = 0) `run`
+    /// gives up with the reason.
+    #[tokio::test]
+    async fn a_header_only_replay_is_refused_naming_the_file() {
+        let dir = std::env::temp_dir().join(format!("phad-replay-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("header-only.csv");
+        std::fs::write(&file, "# recorded nothing\ntime_s,position_m\n\n").unwrap();
+        let s = PhaDSettings { source: Source::Replay(file.clone()), max_retries: Some(0), ..settings() };
+        let table = Table::parse("operator,start_m,end_m,count\nA,1000,1100,1\n", "t.csv").unwrap();
+        let flags = Shared::default();
+        let (_stop_tx, stop) = watch::channel(false);
+        let r = tokio::time::timeout(Duration::from_secs(10), run(s, table, flags.clone(), || vec![Obs::default(); 2], stop)).await.expect("run did not give up");
+        let e = r.expect_err("a header-only replay must not be accepted");
+        assert!(e.contains(&format!("{}: no fixes", file.display())), "{e}");
+        let calls = flags.0.lock().unwrap().clone();
+        // Restores at start, when the source ended, and on the way out; nothing else.
+        assert_eq!(calls, [(1, false), (2, false)].repeat(3), "{calls:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// With the server's figures, each endpoint takes the larger RTT and drain of the two ends
@@ -372,10 +415,11 @@ mod tests {
             tokio::time::advance(Duration::from_millis(100)).await;
         }
         assert!(backups_seen.iter().any(|s| s[0] || s[1]), "one endpoint went backup: {:?}", lp.fs.inner.0);
-        assert!(lp.fs.log.iter().any(|l| l.contains("it would leave no regular path")), "{:?}", lp.fs.log);
+        assert!(lp.fs.recent.iter().any(|l| l.contains("it would leave no regular path")), "{:?}", lp.fs.recent);
+        assert!(lp.fs.refusals > 0);
         // 500 m in 100 ms: untrustworthy, every endpoint regular.
         lp.on_position(1600.0, &mut || vec![Obs::default(); 2]);
-        assert!(lp.failed_safe && lp.fs.log.last().unwrap().contains("jumped"));
+        assert!(lp.failed_safe && lp.fs.recent.back().unwrap().contains("jumped"));
         assert_eq!(&lp.fs.inner.0[lp.fs.inner.0.len() - 2..], &[(1, false), (2, false)]);
     }
 }

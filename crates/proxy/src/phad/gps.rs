@@ -222,10 +222,11 @@ fn open_serial(dev: &std::path::Path, baud: u32) -> std::io::Result<std::fs::Fil
     Ok(f)
 }
 
-/// Parses a replay trace `time_s,position_m` (header required, times non-decreasing).
+/// Parses a replay trace `time_s,position_m` (header required, times non-decreasing, at least
+/// one row).
 pub fn parse_replay(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<String>> {
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let errs = super::twocol::walk(text, file, "trace", "time_s,position_m", "", |r, errs| {
+    let mut errs = super::twocol::walk(text, file, "trace", "time_s,position_m", "", |r, errs| {
         let [t_s, p_s] = r.cols;
         let t = t_s.parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e7).contains(v));
         let p = p_s.parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e9).contains(v));
@@ -241,6 +242,11 @@ pub fn parse_replay(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<Strin
             }
         }
     });
+    // A header alone is refused as the simulator refuses it (`[hst.gps_trace]`: "no fixes"):
+    // replayed, it would end at once and look like a ride that ended, restarted every `retry_s`.
+    if errs.is_empty() && out.is_empty() {
+        errs.push(format!("{file}: no fixes: expected rows `time_s,position_m` after the header"));
+    }
     if errs.is_empty() {
         Ok(out)
     } else {
@@ -376,7 +382,8 @@ mod tests {
     #[test]
     fn replay_trace() {
         assert_eq!(parse_replay("time_s,position_m\n0,10\n0.5,20\n", "r.csv"), Ok(vec![(0.0, 10.0), (0.5, 20.0)]));
-        for (t, want) in [("x\n", "r.csv: line 1: header"), ("time_s,position_m\n1,2\n0,3\n", "r.csv: line 3: time_s = 0"), ("time_s,position_m\n1,-2\n", "r.csv: line 2: position_m = -2"), ("", "r.csv: empty trace")] {
+        for (t, want) in [("x\n", "r.csv: line 1: header"), ("time_s,position_m\n1,2\n0,3\n", "r.csv: line 3: time_s = 0"), ("time_s,position_m\n1,-2\n", "r.csv: line 2: position_m = -2"), ("", "r.csv: empty trace"),
+            ("time_s,position_m\n", "r.csv: no fixes"), ("# recorded 2024-05-01\ntime_s, position_m\n\n# nothing\n", "r.csv: no fixes")] {
             let e = parse_replay(t, "r.csv").unwrap_err();
             assert!(e[0].starts_with(want), "{t:?}: {e:?}");
         }

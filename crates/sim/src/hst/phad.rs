@@ -274,14 +274,28 @@ mod tests {
         assert!(ticked[0].predicted_lead_ns >= rtt as i64);
     }
 
+    /// GPS lost: ticks extrapolate at most MAX_EXTRAPOLATION past the last fix. 10 Hz fixes at
+    /// 83.33 m/s that end at 575 m (0.9 s) would, extrapolated, make B=1 due at ~5.5 s (the
+    /// range [990, 1013], 400 ms ahead at the assumed 100 ms RTT) and B=0 at ~6.1 s: ticks up
+    /// to 12 s send neither. The same fixes ending at 875 m make B=1 due at ~1.9 s, within the
+    /// limit, and a tick sends it.
     #[test]
     fn no_decision_long_after_the_last_fix() {
-        let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Paper, lead_ms: 0.0 }, table(), vec![Some("A".into())], 100 * NS_PER_MS);
-        for i in 0..10u64 {
-            c.on_fix(i * 100 * NS_PER_MS, 800.0 + 8.333 * i as f64, &[0], &[0]);
+        let silent_after = |last_m: f64| {
+            let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Paper, lead_ms: 0.0 }, table(), vec![Some("A".into())], 100 * NS_PER_MS);
+            for i in 0..10u64 {
+                c.on_fix(i * 100 * NS_PER_MS, last_m - 8.333 * (9 - i) as f64, &[0], &[0]);
+            }
+            c
+        };
+        let mut far = silent_after(575.0);
+        assert!(far.on_tick(NS_PER_S / 2, &[0], &[0]).is_empty(), "before the last fix");
+        for ms in (950..12_000u64).step_by(50) {
+            assert!(far.on_tick(ms * NS_PER_MS, &[0], &[0]).is_empty(), "a decision at {ms} ms, {} ms after the last fix", ms - 900);
         }
-        // Extrapolated, the train would reach the range at ~23 s; the GPS went silent at 0.9 s.
-        assert!(c.on_tick(23 * NS_PER_S, &[0], &[0]).is_empty());
-        assert!(c.on_tick(NS_PER_S / 2, &[0], &[0]).is_empty(), "before the last fix");
+        assert!(far.log.is_empty());
+        let mut near = silent_after(875.0);
+        let b1: Vec<u64> = (950..2_900u64).step_by(50).filter(|&ms| near.on_tick(ms * NS_PER_MS, &[0], &[0]) == [(0, true)]).collect();
+        assert!(b1.len() == 1 && (1_800..=1_950).contains(&b1[0]), "B=1 by a tick within the limit, at ~1.9 s: {b1:?}");
     }
 }
