@@ -197,6 +197,8 @@ class Ranked:
     rank: int = 0
     tie_with_best: bool = False
     upstream: bool = False
+    # Deterministic runs (one run per pair, no CI): half of the 1 % within which two pairs tie.
+    tie_band: Optional[float] = None
 
 
 def rank(results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better: bool, deterministic: bool) -> List[Ranked]:
@@ -209,15 +211,16 @@ def rank(results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better
     for (s, c), vals in results.items():
         ok = [v for v in vals if v is not None]
         m, ci = mean_ci(ok)
-        if deterministic and m is not None:
-            ci = abs(m) * 0.005
-        rows.append(Ranked(s, c, m, ci, len(ok), len(vals) - len(ok), upstream=s in UPSTREAM_SCHEDULERS and c in UPSTREAM_CCS))
+        # One run per pair has no CI: a tie band stands in for it when comparing, and is not reported as one.
+        band = abs(m) * 0.005 if deterministic and m is not None else None
+        rows.append(Ranked(s, c, m, None if deterministic else ci, len(ok), len(vals) - len(ok),
+                           upstream=s in UPSTREAM_SCHEDULERS and c in UPSTREAM_CCS, tie_band=band))
     sign = 1.0 if higher_is_better else -1.0
 
     def better(a: Ranked, b: Ranked) -> bool:  # a better than b, CIs apart
         if a.mean is None or b.mean is None:
             return a.mean is not None and b.mean is None
-        return sign * (a.mean - b.mean) > (a.ci or 0.0) + (b.ci or 0.0)
+        return sign * (a.mean - b.mean) > (a.ci or a.tie_band or 0.0) + (b.ci or b.tie_band or 0.0)
 
     for r in rows:
         r.rank = 1 + sum(1 for o in rows if o is not r and better(o, r))

@@ -504,6 +504,11 @@ def _table_stats(table_csv: str, rows: Sequence[Dict[str, Any]], learn_text: str
         "handovers_in_ranges": (sum(r["handovers_in_ranges"] for r in first_of_seed) / n_ho) if n_ho else None,
         "coverage": hotable.coverage(table_csv, tuple(ride)) if ride else None,
         "interruption_ms": _interruption_ms(learn_text, rows),
+        # The spread of the measured interruption over seeds (each seed's train once; the
+        # forwarding delay added to every value is a constant), None where no run measures it.
+        "interruption_ci_ms": mean_ci([float(r["interruption_ms"]) for r in first_of_seed
+                                       if r.get("interruption_ms") is not None])[1],
+        "seeds": len(first_of_seed),
         "handovers_per_min": _per_min(rows),
     }
 
@@ -743,6 +748,32 @@ def per_seed_changes(rows: Sequence[Dict[str, Any]], profile: str, scheduler: st
     return ch
 
 
+def _by_seed(rows: Sequence[Dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str) -> Dict[int, float]:
+    """Seed -> `metric` of the run (profile, scheduler, variant, seed), where measured."""
+    return {r["seed"]: float(r[metric]) for r in rows if r["profile"] == profile and r["scheduler"] == scheduler
+            and r["variant"] == variant and r.get(metric) is not None}
+
+
+def _mean_over_schedulers(rows: Sequence[Dict[str, Any]], profile: str, schedulers: Sequence[str], variant: str,
+                          metric: str) -> Dict[int, float]:
+    """Seed -> the mean of `metric` over `schedulers` on that seed (seeds where each has a value): one value per
+    seed, since the schedulers of one seed ride the same train and are not independent samples."""
+    per = [_by_seed(rows, profile, s, variant, metric) for s in schedulers]
+    seeds = set.intersection(*(set(p) for p in per)) if per else set()
+    return {k: statistics.fmean(p[k] for p in per) for k in sorted(seeds)}
+
+
+def _ranking(rows: Sequence[Dict[str, Any]], profile: str, order: Sequence[str], value: Callable[[str], str]) -> str:
+    """`order` (highest mean first) joined by ">" where the plain goodput difference of neighbours, paired by
+    seed, excludes 0, and by "≈" where it does not."""
+    out = value(order[0])
+    for hi, lo in zip(order, order[1:]):
+        a_, b_ = _by_seed(rows, profile, hi, "plain", "goodput_mbps"), _by_seed(rows, profile, lo, "plain", "goodput_mbps")
+        d, c = mean_ci([a_[k] - b_[k] for k in sorted(set(a_) & set(b_))])
+        out += (" > " if _distinct(d, c) else " ≈ ") + value(lo)
+    return out
+
+
 def _pm(m: Optional[float], ci: Optional[float], unit: str = " %") -> str:
     if m is None:
         return "n/a"
@@ -828,7 +859,8 @@ def render_targets(a: Callable[[str], None], rows: Sequence[Dict[str, Any]], pro
     a("")
 
 
-def render_single_tcp(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any], figs: Dict[str, str]) -> None:
+def render_single_tcp(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any], figs: Dict[str, str],
+                      rows: Sequence[Dict[str, Any]] = ()) -> None:
     """Fig. 6(a): single TCP per operator, its dip at its own handovers, and MPTCP / single TCP."""
     profiles = [p for p in PROFILES if (p, SINGLE, "tcp-A") in agg or (p, SINGLE, "tcp-B") in agg]
     if not profiles:
@@ -836,13 +868,14 @@ def render_single_tcp(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any], 
     a("## Fig. 6(a) — single TCP per operator\n")
     a("One single-path TCP over one operator's link (NewReno in the paper profile, the single-path form of LIA; "
       "CUBIC in the modern one), same seeds and train. Dip = goodput in that operator's handover windows "
-      "relative to its goodput outside them (means over seeds; per-seed values in `results.csv`). "
+      "relative to its goodput outside them. The goodputs are means over seeds; the dip and the ratio are computed per "
+      "seed (the TCP and the MPTCP run of a seed ride the same train); every column gives mean ± 95 % CI over seeds "
+      "(per-seed values in `results.csv`). "
       f"The paper: both operators ~2.4 (MB/s, most likely) on average, about {PAPER_SINGLE_DIP_PCT:+.0f} % at a handover.\n")
     a("| profile | operator | goodput (Mbit/s) | in handover windows | outside | dip | plain MPTCP / this TCP |")
     a("|---|---|---|---|---|---|---|")
     for p in profiles:
-        mp = [agg.get((p, s, "plain"), {}).get("goodput_mbps", (None, None, 0)) for s in PROFILES[p]["schedulers"]]
-        mp = [x for x in mp if x[0] is not None]
+        scheds = [s for s in PROFILES[p]["schedulers"] if (p, s, "plain") in agg]
         for v in SINGLE_VARIANTS:
             g = agg.get((p, SINGLE, v))
             if not g:
@@ -850,10 +883,17 @@ def render_single_tcp(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any], 
             m, c, n = g["goodput_mbps"]
             hi, hc, _ = g["handover_goodput_mbps"]
             ho, oc, _ = g["non_handover_goodput_mbps"]
-            dip = pct(hi, ho)
-            ratio = "/".join(f"{x[0] / m:.2f}" for x in mp) if m else "n/a"
-            a(f"| {p} | {v[-1]} | {_ci(m, c)} | {_ci(hi, hc)} | {_ci(ho, oc)} | {f2p(dip)} | {ratio} "
-              f"({'/'.join(LABEL[s] for s in PROFILES[p]['schedulers'])}) |")
+            tcp = _by_seed(rows, p, SINGLE, v, "goodput_mbps")
+            tin = _by_seed(rows, p, SINGLE, v, "handover_goodput_mbps")
+            tout = _by_seed(rows, p, SINGLE, v, "non_handover_goodput_mbps")
+            dip = mean_ci([(tin[k] - tout[k]) / tout[k] * 100.0 for k in sorted(set(tin) & set(tout)) if tout[k]])
+            ratios = []
+            for s in scheds:
+                mp = _by_seed(rows, p, s, "plain", "goodput_mbps")
+                ratios.append(_ci(*mean_ci([mp[k] / tcp[k] for k in sorted(set(mp) & set(tcp)) if tcp[k]])))
+            ratio = "/".join(ratios) if ratios else "n/a"
+            a(f"| {p} | {v[-1]} | {_ci(m, c)} | {_ci(hi, hc)} | {_ci(ho, oc)} | {_pm(*dip)} | {ratio} "
+              f"({'/'.join(LABEL[s] for s in scheds)}) |")
     a("")
     if figs.get("fig6a"):
         a(f"![Fig. 6(a) analogue]({figs['fig6a']})\n")
@@ -938,10 +978,10 @@ def render_differences(a: Callable[[str], None], agg: Agg, prov: Dict[str, Any],
         plain = {s: agg[(prof, s, "plain")]["goodput_mbps"] for s in ss}
         order = sorted(ss, key=lambda s: -(plain[s][0] or 0))
         a(f"- **Ranking without PHA, {prof} profile** (paper: minRTT > ECF > BLEST > Peekaboo, spread ≈ 0.5 %): here "
-          + " > ".join(f"{LABEL[s]} {_ci(*plain[s][:2])}" for s in order) + " Mbit/s"
+          + _ranking(rows, prof, order, lambda s: f"{LABEL[s]} {_ci(*plain[s][:2])}") + " Mbit/s"
           + (f", spread {pct(plain[order[0]][0], plain[order[-1]][0]):.1f} %." if plain[order[-1]][0] else ".")
-          + " Where neighbouring CIs overlap the order between them is not established. Cause of the spread and "
-            "of the order: not established by this run.")
+          + " \">\" only where the difference of neighbours, paired by seed, excludes 0; \"≈\" where their order is "
+            "not established. Cause of the spread and of the order: not established by this run.")
     # 3. retransmissions on the ns3 profile (run with or without the paper profile)
     ns3_rr = _ns3_retx_text(agg)
     if ns3_rr:
@@ -1072,7 +1112,9 @@ def render_table_section(a: Callable[[str], None], prov: Dict[str, Any], table_c
           + " of the ride; evaluation handovers inside a range "
           + ("n/a" if share is None else f"{100 * share:.1f} %")
           + "; mean IP-level gap (interruption + X2 forwarding) "
-          + ("n/a" if t.get("interruption_ms") is None else f"{t['interruption_ms']:.1f} ms") + ".\n")
+          + ("n/a" if t.get("interruption_ms") is None else
+             f"{t['interruption_ms']:.1f}" + ("" if t.get("interruption_ci_ms") is None else f" ± {t['interruption_ci_ms']:.1f}")
+             + f" ms (mean ± 95 % CI over {t.get('seeds', 'n/a')} evaluation rides)") + ".\n")
 
 
 def _real_text(prov: Dict[str, Any]) -> str:
@@ -1174,11 +1216,14 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
     t3 = plain_vs_pha_rows("handover_goodput_mbps", PAPER_T3_CHANGE)
     paper_sched = [s for p, s in groups if p == "paper"]
     if paper_sched:
-        m0 = statistics.fmean(get("paper", s, "plain", "handover_goodput_mbps")[0] or 0.0 for s in paper_sched)
-        m1 = statistics.fmean(get("paper", s, "pha", "handover_goodput_mbps")[0] or 0.0 for s in paper_sched)
+        # Per seed, the mean over the schedulers (they ride the same train), then mean ± CI over seeds.
+        avg0 = _mean_over_schedulers(rows or [], "paper", paper_sched, "plain", "handover_goodput_mbps")
+        avg1 = _mean_over_schedulers(rows or [], "paper", paper_sched, "pha", "handover_goodput_mbps")
+        change = mean_ci([(avg1[k] - avg0[k]) / avg0[k] * 100.0 for k in sorted(set(avg0) & set(avg1)) if avg0[k]])
         pc = pct(PAPER_T3_AVG[1], PAPER_T3_AVG[0])
-        a(f"| average of the four means (paper profile) | paper | {f3(m0)} | {f3(m1)} | {f2p(pct(m1, m0))} | "
-          f"{f2p(pc)} (2.37 → 2.84) | {f3(None if pct(m1, m0) is None else pct(m1, m0) - pc, True)} |")
+        a(f"| average over the {len(paper_sched)} schedulers (paper profile) | paper | {_ci(*mean_ci(list(avg0.values())))} | "
+          f"{_ci(*mean_ci(list(avg1.values())))} | {_pm(*change)} | "
+          f"{f2p(pc)} (2.37 → 2.84) | {f3(None if change[0] is None else change[0] - pc, True)} |")
     pha_d_rows("handover_goodput_mbps", 7)
     a("")
     a(_verdict(t3, PAPER_T3_CHANGE, "instantaneous handover throughput") + "\n")
@@ -1212,26 +1257,30 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
 
     # HoL
     a("## Head-of-line blocking inside vs outside handover windows\n")
+    a(f"Each run's own p99 and mean, then mean ± 95 % CI over its {n_seeds} seeds.\n")
     a("| scheduler | profile | variant | HoL p99 in handover (ms) | HoL p99 outside (ms) | HoL mean in / outside (ms) | OFO mean in / outside (KB) |")
     a("|---|---|---|---|---|---|---|")
+    kb = lambda x: x if x[0] is None else (x[0] / 1000, None if x[1] is None else x[1] / 1000, x[2])  # noqa: E731
     for p, s in groups:
         for v in VARIANTS:
-            hi = get(p, s, v, "hol_delay_in_handover_p99_ms")[0]
-            ho = get(p, s, v, "hol_delay_outside_handover_p99_ms")[0]
-            mi = get(p, s, v, "hol_delay_in_handover_mean_ms")[0]
-            mo = get(p, s, v, "hol_delay_outside_handover_mean_ms")[0]
-            oi = get(p, s, v, "ofo_in_handover_mean_bytes")[0]
-            oo = get(p, s, v, "ofo_outside_handover_mean_bytes")[0]
-            kb = lambda x: None if x is None else x / 1000
-            a(f"| {LABEL.get(s, s)} | {p} | {v} | {f3(hi)} | {f3(ho)} | {f3(mi)} / {f3(mo)} | {f3(kb(oi))} / {f3(kb(oo))} |")
+            if (p, s, v) not in agg:
+                continue
+            hi = get(p, s, v, "hol_delay_in_handover_p99_ms")
+            ho = get(p, s, v, "hol_delay_outside_handover_p99_ms")
+            mi = get(p, s, v, "hol_delay_in_handover_mean_ms")
+            mo = get(p, s, v, "hol_delay_outside_handover_mean_ms")
+            oi = kb(get(p, s, v, "ofo_in_handover_mean_bytes"))
+            oo = kb(get(p, s, v, "ofo_outside_handover_mean_bytes"))
+            a(f"| {LABEL.get(s, s)} | {p} | {v} | {_ci(*hi[:2])} | {_ci(*ho[:2])} | {_ci(*mi[:2])} / {_ci(*mo[:2])} | "
+              f"{_ci(*oi[:2])} / {_ci(*oo[:2])} |")
     a("")
-    hol_changes = {s: pct(get(p, s, "pha", "hol_delay_in_handover_p99_ms")[0], get(p, s, "plain", "hol_delay_in_handover_p99_ms")[0])
-                   for p, s in groups}
-    known = {s: c for s, c in hol_changes.items() if c is not None}
+    hol_changes = {(p, s): paired_change(rows or [], p, s, "pha", "hol_delay_in_handover_p99_ms") for p, s in groups}
+    known = {k: c for k, c in hol_changes.items() if c[0] is not None}
     if known:
         a("PHA changed the p99 HoL delay inside handover windows by "
-          + ", ".join(f"{c:+.1f} % ({LABEL.get(s, s)})" for s, c in known.items())
-          + "; the paper reports no HoL numbers, only that PHA avoids the HoL blocking.\n")
+          + ", ".join(f"{_pm(*c[:2])} ({LABEL.get(s, s)}, {p}, n = {c[2]})" for (p, s), c in known.items())
+          + " (per-seed change, paired by seed; seeds whose plain p99 is 0 are left out); the paper reports no HoL "
+            "numbers, only that PHA avoids the HoL blocking.\n")
     else:
         a("HoL delay inside/outside handovers is not available from this simulator build.\n")
 
@@ -1243,7 +1292,7 @@ def render_report(agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], table_cs
         a(f"![Fig. 6 analogue]({figs['fig6']})\n")
 
     render_targets(a, rows or [], prov)
-    render_single_tcp(a, agg, prov, figs)
+    render_single_tcp(a, agg, prov, figs, rows or [])
     render_differences(a, agg, prov, rows or [])
 
     # provenance

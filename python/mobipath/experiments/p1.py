@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .common import RunCache, fmt_ci as _fci, mean_ci, provenance_record, run_all, write_csv, write_outputs
+from .common import RunCache, fmt_ci, mean_ci, provenance_record, run_all, write_csv, write_outputs
 from .paired import Paired, by_seed, field, paired
 
 MSS = 1448
@@ -322,11 +322,22 @@ def _verdicts(ds: Dict[float, Paired], higher: str, lower: str) -> str:
     return "; ".join(f"{k} at {_xs(v)}" for k, v in groups.items()) or "not measured"
 
 
+def _fci_seeds(val: Any, nd: int, sc: float, seeds: int) -> str:
+    """`fmt_ci` of an aggregate (mean, CI, n), with "(n = k)" when fewer than `seeds` runs gave a value
+    (a loss-recovery time exists only in runs with a path-2 loss): such a mean is not over every seed."""
+    text = fmt_ci(val, nd, sc)
+    if isinstance(val, tuple) and len(val) > 2 and val[0] is not None and val[2] < seeds:
+        text += f" (n = {val[2]})"
+    return text
+
+
 def _points(d: Paired) -> str:
     """A paired difference of shares in percentage points."""
     if d.mean is None:
         return "n/a"
-    return f"{100 * d.mean:+.1f}" + ("" if d.ci is None else f" ± {100 * d.ci:.1f}") + f" points (n = {d.n})"
+    # Two decimals where one would print a nonzero difference as "-0.0 ± 0.0".
+    nd = 1 if abs(100 * d.mean) >= 0.05 and (d.ci is None or 100 * d.ci >= 0.05) else 2
+    return f"{100 * d.mean:+.{nd}f}" + ("" if d.ci is None else f" ± {100 * d.ci:.{nd}f}") + f" points (n = {d.n})"
 
 
 def _flat_sentence(fl: Dict[str, Any]) -> str:
@@ -374,12 +385,14 @@ def render_report(agg: Dict[Point, Dict[str, Any]], rows: List[Dict[str, Any]], 
     out: List[str] = []
     w = out.append
     seeds = prov["seeds"]
+    _fci = lambda val, nd=2, sc=1.0: _fci_seeds(val, nd, sc, seeds)  # noqa: E731 - says n where seeds are missing
     w("# P1 reproduction: delay-predictive scheduling and receiver-based recovery on heterogeneous paths\n")
     w("Paper: *Packet Scheduling Scheme and Receiver-Based Recovery Scheme for MPTCP in Heterogeneous "
       "Networks* (J-KICS 2012), Table 2 setup: 1500-byte packets, 500-packet receive buffer, 1 % random loss "
       "on path 2 only. The paper publishes curves only (Figs. 8–11), so the comparison is of their shape. "
       f"Every number is the mean over {seeds} seeds ± the 95 % Student-t half-width over seeds, of the values in "
-      "`results.csv` (a run's loss-recovery time is its own mean over its path-2 losses). Every comparison is the "
+      "`results.csv` (a run's loss-recovery time is its own mean over its path-2 losses; a run without any has none, "
+      f"and a cell over fewer than {seeds} seeds says how many: \"(n = 3)\"). Every comparison is the "
       "difference paired by seed (the same seed draws the same losses): \"higher\"/\"lower\" only where its 95 % CI "
       "excludes 0, \"no difference\" otherwise. Single-path TCP on path 1 depends on neither path 2 nor the seed "
       "(path 1 has no random loss), so in the full run one TCP run per controller stands for all its rates and seeds "

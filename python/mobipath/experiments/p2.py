@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .common import RunCache, fmt as _f, fmt_ci as _fci, mean_ci, provenance_record, ramp_up_time, run_all, write_csv, write_outputs
+from .paired import paired
 
 SCHEDULERS = ["minrtt", "roundrobin", "redundant", "blest", "ecf", "linux-default"]
 CCS = ["lia", "olia", "balia", "wvegas", "reno", "cubic", "bbr"]
@@ -140,6 +141,17 @@ def plan(seeds: int, quick: bool) -> List[Key]:
     cs = [x for x in CONGESTED_SCHEDULERS if x in scheds]
     keys += [("congested", s, c, "both", seed) for s in cs for c in ccs for seed in range(1, seeds + 1)]
     return keys
+
+
+def _seed_means(rows: List[Dict[str, Any]], block: str, cc: str, metric: str) -> Dict[Any, Optional[float]]:
+    """seed → the mean of `metric` over the runs of controller `cc` in `block` with that seed (one per
+    scheduler): the runs of one seed share its capacity schedule, so a CI over controllers' runs must
+    count seeds, not runs (docs/metrics.md: over seeds, one value per seed)."""
+    per: Dict[Any, List[float]] = {}
+    for r in rows:
+        if r["block"] == block and r["cc"] == cc and r.get(metric) not in (None, ""):
+            per.setdefault(r["seed"], []).append(float(r[metric]))
+    return {sd: sum(v) / len(v) for sd, v in sorted(per.items(), key=lambda kv: repr(kv[0]))}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,10 +304,13 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         bs, bc, bv = max(filled, key=lambda x: x[2][0])
         ties = [f"{LABEL[s]} + {LABEL[c]}" for s, c, v in filled if (s, c) != (bs, bc) and _below(v, bv) is None]
         pb = cell(PAPER_BEST[0], PAPER_BEST[1])
+        # A best pair is named only when no other pair's CI overlaps it; otherwise only the highest mean.
+        here = f"{LABEL[bs]} + {LABEL[bc]}, {_fci(bv)} Mbit/s = {bv[0] / SUM_UP * 100:.1f} %"
         w(f"- **Best pair.** P2: BLEST + BBR, {PAPER_BEST[2]} Mbit/s = {PAPER_BEST[2] / SUM_UP * 100:.1f} % of the "
-          f"uplinks' sum. Here: {LABEL[bs]} + {LABEL[bc]}, {_fci(bv)} Mbit/s = {bv[0] / SUM_UP * 100:.1f} %"
-          + ((f"; within its CI: {', '.join(ties)}" if len(ties) <= 8 else f"; {len(ties)} other pairs' CIs overlap it")
-             if ties else "; no other pair's CI overlaps it")
+          f"uplinks' sum. "
+          + ((f"Here no pair is best: the highest mean, {here}, lies within the CIs of "
+              + (", ".join(ties) if len(ties) <= 8 else f"{len(ties)} other pairs"))
+             if ties else f"Here: {here}; no other pair's CI overlaps it")
           + (f". BLEST + BBR here: {_fci(pb)} Mbit/s ({pb[0] / SUM_UP * 100:.1f} %)." if pb[0] is not None else "."))
         unc_ccs = [c for c in ccs if c not in COUPLED]
         cou_ccs = [c for c in ccs if c in COUPLED]
@@ -348,26 +363,34 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
               "Reno, CUBIC, BBR, paired by seed): " + "; ".join(verdicts) + ".\n")
     w("## Ramp-up (P2's explanation for coupled below single)\n")
     w("Time until the end-to-end goodput's 1 s moving average first reaches 90 % of the run's final rate (mean over "
-      "its last third), mean ± 95 % CI over all schedulers' runs of each controller:\n")
-    w("| controller | ramp-up (s) | goodput (Mbit/s) |")
-    w("|---|---:|---:|")
-    per_cc: Dict[str, Tuple[Any, Any]] = {}
+      "its last third). The schedulers' runs of one seed share its capacity schedule, so they are not independent: "
+      "each seed gives one value, the mean over the schedulers' runs, and the table shows mean ± 95 % CI over seeds:\n")
+    w("| controller | ramp-up (s) | goodput (Mbit/s) | seeds |")
+    w("|---|---:|---:|---:|")
+    ramp: Dict[str, Dict[Any, Optional[float]]] = {}
     for c in ccs:
-        rs = [r for r in rows if r["block"] == "matrix" and r["cc"] == c]
-        ru = mean_ci([float(r["ramp_up_s"]) for r in rs if r.get("ramp_up_s") is not None])
-        gp = mean_ci([float(r["goodput_mbps"]) for r in rs])
-        per_cc[c] = (ru, gp)
-        w(f"| {LABEL[c]} | {_fci(ru)} | {_fci(gp)} |")
-    cou = [per_cc[c][0] for c in ("lia", "olia", "balia") if c in per_cc and per_cc[c][0][0] is not None]
-    unc = [per_cc[c][0] for c in ("reno", "cubic", "bbr") if c in per_cc and per_cc[c][0][0] is not None]
+        ramp[c] = _seed_means(rows, "matrix", c, "ramp_up_s")
+        ru = mean_ci(list(ramp[c].values()))
+        gp = mean_ci(list(_seed_means(rows, "matrix", c, "goodput_mbps").values()))
+        w(f"| {LABEL[c]} | {_fci(ru)} | {_fci(gp)} | {sum(1 for v in ramp[c].values() if v is not None)} |")
+    cou = [c for c in ("lia", "olia", "balia") if c in ramp]
+    unc = [c for c in ("reno", "cubic", "bbr") if c in ramp]
     if cou and unc:
-        slowest_unc = max(unc, key=lambda v: v[0])
-        fastest_cou = min(cou, key=lambda v: v[0])
-        v = _below(slowest_unc, fastest_cou)
-        w("\nP2's explanation (coupled controllers ramp up more slowly): "
-          + {True: "holds here — every one of LIA, OLIA and Balia takes longer (CIs apart) than the slowest of Reno, CUBIC, BBR.",
-             False: "does not hold here — the fastest coupled controller ramps up before the slowest uncoupled one (CIs apart).",
-             None: "not decided here — the fastest coupled and the slowest uncoupled controller's CIs overlap."}[v])
+        # Coupled minus uncoupled ramp-up, paired by seed, for every such pair of controllers.
+        signs = {(c, u): paired(ramp[c], ramp[u]) for c in cou for u in unc}
+        if any(d.sign is None for d in signs.values()):
+            verdict = "not decided here — too few seeds for a paired comparison."
+        elif all(d.sign == 1 for d in signs.values()):
+            verdict = (f"holds here — each of {', '.join(LABEL[c] for c in cou)} takes longer than each of "
+                       f"{', '.join(LABEL[u] for u in unc)} (all {len(signs)} differences paired by seed exclude 0).")
+        else:
+            faster = [f"{LABEL[c]} before {LABEL[u]} ({d.text(2, 's')})" for (c, u), d in signs.items() if d.sign == -1]
+            slower = sum(1 for d in signs.values() if d.sign == 1)
+            ties = sum(1 for d in signs.values() if d.sign == 0)
+            verdict = ("does not hold here — a coupled controller ramps up first: " + "; ".join(faster) + "." if faster else
+                       f"not decided here — of {len(signs)} coupled–uncoupled pairs (paired by seed), {slower} ramp up "
+                       f"more slowly and {ties} are not distinguishable.")
+        w("\nP2's explanation (coupled controllers ramp up more slowly): " + verdict)
     w("")
     w("## Where mobipath differs from P2, and why\n")
     w("- P2 ran the Linux MPTCP v0.9x kernel on a Raspberry Pi with phones tethered; mobipath simulates the schedulers and "

@@ -25,7 +25,6 @@ EHN (P3 §3). The last four run over Tahoe, as P3's EHN does.
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -420,11 +419,12 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
             w("|---|---:|---:|---:|---:|")
             for s in tab:
                 rs = [r for r in rows if r["block"] == "train" and r["scheme"] == s]
-                mean = lambda f: statistics.mean(float(r[f]) for r in rs) if rs and all(r.get(f) is not None for r in rs) else None
-                w(f"| {LABEL[s]} | {fmt(mean('predicted_episodes'), 1)} | {fmt(mean('false_alarms'), 1)} | "
-                  f"{fmt(mean('missed_handovers'), 1)} | {fmt(mean('ehn_frozen_s'), 2)} |")
-            w(f"\n(means over {seeds} seeds; a false alarm is a range the train crossed without a handover, a "
-              "freeze for nothing; the ranges' width is the subject of issue 17.)\n")
+                cell = lambda f, nd: fmt_ci(mean_ci([float(r[f]) for r in rs]) if rs and all(r.get(f) is not None for r in rs)
+                                            else (None, None), nd)
+                w(f"| {LABEL[s]} | {cell('predicted_episodes', 1)} | {cell('false_alarms', 1)} | "
+                  f"{cell('missed_handovers', 1)} | {cell('ehn_frozen_s', 2)} |")
+            w(f"\n(mean ± 95 % CI over {seeds} seeds, one run each; a false alarm is a range the train crossed without a "
+              "handover, a freeze for nothing; the ranges' width is the subject of issue 17.)\n")
     w("## Where mobipath differs from the paper, and why\n")
     w("- Link rates, delays, buffers, packet size and the throughput unit are not in P3: mobipath's are stated above "
       "and compared by ratio only.")
