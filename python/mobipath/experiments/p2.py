@@ -277,15 +277,36 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
     for s in scheds:
         w(f"| {LABEL[s]} | " + " | ".join(_fci(cell(s, c)) for c in ccs) + " |")
     w("")
-    same = [c for c in ccs if all(_below(cell(a, c), cell(b, c)) is None for a in scheds for b in scheds
-                                  if a < b and cell(a, c)[0] is not None and cell(b, c)[0] is not None)]
-    if same:
-        w(f"Within {'every controller' if len(same) == len(ccs) else ', '.join(LABEL[c] for c in same)}, the schedulers' "
-          "CIs all overlap: the scheduler changes nothing measurable here. With a bulk upload the relay always has data, "
-          "both operators' uplinks are the bottlenecks and the proxy's receive buffer never fills, so every scheduler keeps "
-          "both subflows' windows full; a scheduler only decides where each packet goes, not how much gets through. The "
-          "differences P2 measured between schedulers need what this model leaves out (below): competing traffic, radio "
-          "loss and the kernel's timing.\n")
+    # The schedulers of one seed share its capacity schedule, so they are compared paired by seed.
+    differ: Dict[str, List[Tuple[str, str, float, float]]] = {}
+    same = []
+    for c in ccs:
+        pairs = [(a, b, *_paired(rows, "matrix", (a, c), (b, c))) for i, a in enumerate(scheds) for b in scheds[i + 1:]]
+        pairs = [x for x in pairs if x[2] is not None and x[3] is not None]
+        if not pairs:
+            continue
+        apart = [x for x in pairs if _sign(x[2], x[3]) != 0]
+        if apart:
+            differ[c] = sorted(apart, key=lambda x: -abs(x[2]))
+        else:
+            same.append(c)
+    if same or differ:
+        text = "Paired by seed, "
+        if same:
+            text += (f"no scheduler's goodput differs from another's under {'every controller' if len(same) == len(ccs) else ', '.join(LABEL[c] for c in same)}"
+                     " (every pair's difference includes 0)")
+        for c, xs in differ.items():
+            top = max(abs(x[2]) for x in xs)
+            gp = max((cell(s, c)[0] or 0.0) for s in scheds)
+            text += ("; " if text != "Paired by seed, " else "") + (
+                f"under {LABEL[c]} {len(xs)} of {len(scheds) * (len(scheds) - 1) // 2} pairs differ, by at most {top:.3f} Mbit/s "
+                f"({100 * top / gp:.2f} % of its goodput): " + ", ".join(f"{LABEL[a]} − {LABEL[b]} {m:+.3f} ± {h:.3f}" for a, b, m, h in xs[:3])
+                + (f" and {len(xs) - 3} more" if len(xs) > 3 else ""))
+        w(text + ". The scheduler changes little here: with a bulk upload the relay always has data, both operators' "
+          "uplinks are the bottlenecks and the proxy's receive buffer never fills, so every scheduler keeps both subflows' "
+          "windows full; a scheduler only decides where each packet goes, not how much gets through. The differences P2 "
+          "measured between schedulers need what this model leaves out (below): competing traffic, radio loss and the "
+          "kernel's timing.\n")
     if fig:
         w(f"![Heatmap]({fig})\n")
     w("## Single operator (plain TCP over one operator, Mbit/s)\n")
