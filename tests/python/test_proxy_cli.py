@@ -135,6 +135,28 @@ def test_router_pha_d_config_errors_name_file_line_field(tmp_path: Path, row: st
     assert want in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("trace,want", [
+    ("time_s,position_m\n0,10\n0.5,20\n", None),
+    ("time_s,position_m\n", "replay.csv: no fixes"),
+    ("time_s,position_m\n1,2\n0,3\n", "replay.csv: line 3: time_s = 0"),
+    (None, "replay.csv: No such file"),
+])
+def test_router_pha_d_check_reads_the_replay_trace(tmp_path: Path, trace, want):
+    """--check validates a replay source's trace too (the daemon reads it only when the source
+    starts, and then fails safe and retries): a good trace is ok, a bad or missing one is named."""
+    _pha_d_files(tmp_path)
+    if trace is not None:
+        (tmp_path / "replay.csv").write_text(trace)
+    cfg = tmp_path / "router.toml"
+    cfg.write_text(PHA_D.replace('gps = "nmea-udp:127.0.0.1:10110"', 'gps = "replay:replay.csv"'))
+    r = mobipath("router", "pha-d", "--config", str(cfg), "--check")
+    if want is None:
+        assert r.returncode == 0 and "ok" in r.stdout, (r.stdout, r.stderr)
+    else:
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        assert "pha_d.gps" in r.stderr and want in r.stderr, r.stderr
+
+
 def test_router_pha_d_needs_config_or_the_python_options():
     r = mobipath("router", "pha-d")
     assert r.returncode == 2

@@ -129,6 +129,18 @@ pub fn main(args: Vec<String>) -> i32 {
                 }
             };
             if c == "check-config" {
+                // A replay trace is read when its source starts (a bad one then fails safe and is
+                // retried, without stopping the proxy); asked to check, say now what is wrong.
+                if let Some((crate::phad::config::PhaDSettings { source: crate::phad::gps::Source::Replay(p), .. }, _)) = &cfg.pha_d {
+                    let errs = match std::fs::read_to_string(p) {
+                        Err(e) => vec![format!("{}: {e}", p.display())],
+                        Ok(text) => crate::phad::gps::parse_replay(&text, &p.display().to_string()).err().unwrap_or_default(),
+                    };
+                    if !errs.is_empty() {
+                        eprintln!("mobipath-proxy: config error: pha_d.gps: {}", errs.join("; "));
+                        return 2;
+                    }
+                }
                 println!("{}: ok", path.display());
                 return 0;
             }
