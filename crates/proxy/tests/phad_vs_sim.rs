@@ -170,3 +170,44 @@ fn same_sentences_accepted() {
         }
     }
 }
+
+/// The router's `replay:` source reads the simulator's `[hst.gps_trace]` format: the same traces
+/// are accepted (with the same fixes) or refused by both, with the same field named first. Before
+/// `mobipath_hst::fixes` the router allowed equal times and refused times above 1e7 s.
+#[test]
+fn same_position_traces_accepted_alike() {
+    use mobipath_proxy::phad::gps::parse_replay;
+    use mobipath_sim::hst::gps::parse_position_trace;
+    let traces = [
+        "time_s,position_m\n0,10\n0.5,20\n",
+        "# comment\ntime_s,position_m\n\n0,10\n1,10\n",
+        "time_s,position_m\n0,10\n0,20\n",
+        "time_s,position_m\n1,10\n0.5,20\n",
+        "time_s,position_m\n20000000,5\n",
+        "time_s,position_m\n1e9,1e9\n",
+        "time_s,position_m\n1e10,5\n",
+        "time_s,position_m\n-1,5\n",
+        "time_s,position_m\n1,-5\n",
+        "time_s,position_m\nnan,5\n",
+        "time_s,position_m\n1,x\n",
+        "time_s,position_m\n",
+        "",
+        "position_m,time_s\n1,2\n",
+        "time_s,position_m\n1,2,3\n",
+    ];
+    for t in traces {
+        let (router, sim) = (parse_replay(t, "r.csv"), parse_position_trace(t, "r.csv"));
+        match (&router, &sim) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{t:?}"),
+            (Err(a), Err(b)) => {
+                // Where both name a line, they name the same line and field ("r.csv: line 3: time_s = ...").
+                let at = |s: &str| s.split_once(": line ").map(|(_, rest)| rest.split(" = ").next().unwrap_or("").to_string());
+                let (ra, sb) = (at(&a[0]), at(&b[0].to_string()));
+                if ra.is_some() || sb.is_some() {
+                    assert_eq!(ra, sb, "{t:?}: router {a:?}, simulator {b:?}");
+                }
+            }
+            _ => panic!("{t:?}: router {router:?}, simulator {sim:?}"),
+        }
+    }
+}

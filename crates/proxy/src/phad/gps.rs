@@ -222,22 +222,20 @@ fn open_serial(dev: &std::path::Path, baud: u32) -> std::io::Result<std::fs::Fil
     Ok(f)
 }
 
-/// Parses a replay trace `time_s,position_m` (header required, times non-decreasing, at least
-/// one row).
+/// Parses a replay trace `time_s,position_m` (header required, at least one row), by the
+/// simulator's `[hst.gps_trace]` rules (`mobipath_hst::fixes`: times strictly increasing, both
+/// fields in [0, 1e9]), so a trace either accepts the other accepts too.
 pub fn parse_replay(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<String>> {
+    use mobipath_hst::fixes;
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let mut errs = super::twocol::walk(text, file, "trace", "time_s,position_m", "", |r, errs| {
+    let mut errs = super::twocol::walk(text, file, "trace", fixes::HEADER, "", |r, errs| {
         let [t_s, p_s] = r.cols;
-        let t = t_s.parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e7).contains(v));
-        let p = p_s.parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e9).contains(v));
-        match (t, p) {
-            (None, _) => errs.push(r.err("time_s", t_s, "must be a number in [0, 1e7]")),
-            (_, None) => errs.push(r.err("position_m", p_s, "must be a number in [0, 1e9]")),
-            (Some(t), Some(p)) => {
-                if out.last().is_some_and(|&(t0, _)| t < t0) {
-                    errs.push(r.err("time_s", t_s, "must not be earlier than the previous row's"));
-                } else {
-                    out.push((t, p));
+        match fixes::fix(t_s, p_s, out.last().map(|&(t, _)| t)) {
+            Ok(f) => out.push(f),
+            Err(faults) => {
+                for f in faults {
+                    let value = if f == fixes::Fault::Position { p_s } else { t_s };
+                    errs.push(r.err(f.field(), value, f.rule()));
                 }
             }
         }

@@ -324,27 +324,20 @@ pub fn parse_handover_log(text: &str, file: &str) -> Result<Vec<LoggedHandover>,
 }
 
 /// Parses a `time_s,position_m` trace (time from the run's start, strictly increasing; positions
-/// on the track, >= 0).
+/// on the track, >= 0). The row rules are `mobipath_hst::fixes`, shared with the router's replay
+/// source, so both accept the same traces.
 pub fn parse_position_trace(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<ConfigError>> {
+    use mobipath_hst::fixes;
     let mut errs = Vec::new();
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let header = csv_rows(text, file, "time_s,position_m", "expected `time_s,position_m`", &mut errs, |n, _, c, errs| {
-        let t = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0 && *v <= 1e9);
-        let p = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=1e9).contains(v));
-        match (t, p) {
-            (Some(t), Some(p)) => {
-                if out.last().is_some_and(|&(pt, _)| t <= pt) {
-                    errs.push(err(file, n, "time_s", c[0], "must be greater than the previous line's (one fix per time)"));
-                } else {
-                    out.push((t, p));
-                }
-            }
-            _ => {
-                if t.is_none() {
-                    errs.push(err(file, n, "time_s", c[0], "must be a number in [0, 1e9] (seconds from the run's start)"));
-                }
-                if p.is_none() {
-                    errs.push(err(file, n, "position_m", c[1], "must be a number in [0, 1e9] (metres along the track, which starts at 0)"));
+    let hint = format!("expected `{}`", fixes::HEADER);
+    let header = csv_rows(text, file, fixes::HEADER, &hint, &mut errs, |n, _, c, errs| {
+        match fixes::fix(c[0], c[1], out.last().map(|&(t, _)| t)) {
+            Ok(f) => out.push(f),
+            Err(faults) => {
+                for f in faults {
+                    let value = if f == fixes::Fault::Position { c[1] } else { c[0] };
+                    errs.push(err(file, n, f.field(), value, f.rule()));
                 }
             }
         }
