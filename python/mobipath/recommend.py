@@ -252,6 +252,10 @@ def recommend(paths: Sequence[PathSpec], goal: Goal, *, seeds: int = 5, duration
     if len(paths) < 2:
         raise RecommendError(f"--path: give at least two paths (got {len(paths)}): MPTCP needs two to choose between")
     random_paths = any(p.loss > 0 for p in paths)
+    if random_paths and seeds < 2:
+        # One run of a random path has no CI: a ranking from it would order noise.
+        raise RecommendError(f"--seeds {seeds}: a path has random loss, so give at least 2 seeds (one run per pair "
+                             "has no confidence interval to rank by)")
     n_seeds = seeds if random_paths else 1
     t0 = time.monotonic()
     texts = {(s, c): scenario_text(paths, goal, s, c, duration_s) for s in schedulers for c in ccs}

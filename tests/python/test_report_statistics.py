@@ -2,9 +2,6 @@
 runs that share a seed's random draws; an order is stated only where the difference paired by seed
 excludes 0; a mean over fewer seeds than the run's says so; a band that is not a CI is not
 reported as one. (The reproductions' own tests run them end to end; these pin the arithmetic.)"""
-import math
-import statistics
-
 import pytest
 
 from mobipath.experiments import p0, p1, p2
@@ -94,6 +91,8 @@ def test_p1_points_show_a_small_nonzero_difference():
     small = p1.Paired(-0.00036, 0.00029, 10)
     assert p1._points(small) == "-0.04 ± 0.03 points (n = 10)"
     assert p1._points(p1.Paired(-0.01, 0.001, 10)) == "-1.0 ± 0.1 points (n = 10)"
+    # A mean and CI that round alike at one decimal get two, so the reader sees whether 0 is inside.
+    assert p1._points(p1.Paired(-0.0021, 0.0018, 10)) == "-0.21 ± 0.18 points (n = 10)"
 
 
 def test_recommend_reports_no_ci_for_one_run_per_pair_but_still_ties_within_1_percent():
@@ -107,7 +106,26 @@ def test_recommend_reports_no_ci_for_one_run_per_pair_but_still_ties_within_1_pe
     results = {("minrtt", "lia"): [100.0, 102.0, 98.0], ("ecf", "lia"): [90.0, 91.0, 89.0]}
     ranked = rank(results, higher_is_better=True, deterministic=False)
     assert ranked[0].ci == pytest.approx(mean_ci([100.0, 102.0, 98.0])[1]) and ranked[0].tie_band is None
-    assert not math.isnan(statistics.fmean([r.mean for r in ranked]))
+
+
+def test_recommend_refuses_one_seed_on_a_random_path():
+    from mobipath.recommend import RecommendError, parse_goal, parse_path, recommend
+
+    paths = [parse_path("rate=10,delay=20,loss=1", 0), parse_path("rate=10,delay=20", 1)]
+    with pytest.raises(RecommendError, match="--seeds 1: a path has random loss, so give at least 2 seeds"):
+        recommend(paths, parse_goal("bulk"), seeds=1, duration_s=1, jobs=1)
+
+
+def test_p2_says_nothing_is_best_or_lowest_from_one_seed():
+    # One seed: no CIs. The highest mean is not called best, wVegas is not called lowest.
+    rows = [{"block": "matrix", "scheduler": s, "cc": c, "operator": "both", "seed": 1, "ramp_up_s": 1.0,
+             "goodput_mbps": {"cubic": 51.0, "lia": 50.0, "wvegas": 26.0}[c] + (0.5 if s == "ecf" else 0.0)}
+            for s in ("minrtt", "ecf") for c in ("lia", "cubic", "wvegas")]
+    prov = {"seeds": 1, "duration_s": 30.0, "command": "", "mobipath_version": "", "git_revision": "",
+            "core_build_git_revision": "", "runs": len(rows), "reused_runs": 0, "jobs": 1, "wall_time_s": 0}
+    text = p2.render_report(rows, p2.aggregate(rows), prov, None)
+    assert "with one seed there are no CIs, so no pair is shown to be best" in text, text
+    assert "below every other controller (CIs apart) with 0 of 2 schedulers" in text, text
 
 
 def test_p2_schedulers_are_compared_paired_by_seed():
@@ -126,3 +144,27 @@ def test_p2_schedulers_are_compared_paired_by_seed():
         r["goodput_mbps"] = base[r["seed"]]
     text = p2.render_report(rows, p2.aggregate(rows), prov, None)
     assert "no scheduler's goodput differs from another's under every controller" in text, text
+
+
+def test_p0_ranking_never_prints_greater_for_a_negative_difference():
+    # The order given puts the lower scheduler first: its paired difference is clearly negative,
+    # which is not "greater".
+    rows = _p0_rows({"ecf": {k: 23.0 + 0.1 * k for k in range(1, 6)}, "minrtt": {k: 24.0 + 0.1 * k for k in range(1, 6)}})
+    assert p0._ranking(rows, "paper", ["ecf", "minrtt"], lambda s: s) == "ecf ≈ minrtt"
+
+
+def test_p3_duration_steps_are_paired_by_seed():
+    from mobipath.experiments import p3
+
+    # EHN − Tahoe per seed: the seeds differ by a lot, the step from 1 s to 2 s is +0.1 on every
+    # seed (grows), from 2 s to 4 s it is +0.1 or −0.1 by seed (not established).
+    gain = {1.0: {1: 0.0, 2: 1.0, 3: 2.0, 4: 0.5}, 2.0: {1: 0.1, 2: 1.1, 3: 2.1, 4: 0.6}, 4.0: {1: 0.2, 2: 1.0, 3: 2.2, 4: 0.5}}
+    rows = []
+    for x, per in gain.items():
+        for seed, g in per.items():
+            rows.append({"block": "duration", "scheme": "tahoe", "x": x, "seed": seed, "goodput_mbps": 1.0})
+            rows.append({"block": "duration", "scheme": "ehn", "x": x, "seed": seed, "goodput_mbps": 1.0 + g})
+    agg = {("duration", s, x): {} for x in gain for s in ("ehn", "tahoe")}
+    text = p3._duration_trend(rows, agg)
+    assert "does not grow at every step" in text, text
+    assert "1 → 2 s +0.100 ± 0.000 (grows)" in text and "2 → 4 s" in text and "(not established)" in text, text

@@ -335,8 +335,10 @@ def _points(d: Paired) -> str:
     """A paired difference of shares in percentage points."""
     if d.mean is None:
         return "n/a"
-    # Two decimals where one would print a nonzero difference as "-0.0 ± 0.0".
-    nd = 1 if abs(100 * d.mean) >= 0.05 and (d.ci is None or 100 * d.ci >= 0.05) else 2
+    # Two decimals where one would hide the verdict: a nonzero difference printed "-0.0 ± 0.0", or a
+    # mean and CI that round alike ("-0.2 ± 0.2": is 0 inside?).
+    m, ci = abs(100 * d.mean), None if d.ci is None else 100 * d.ci
+    nd = 2 if m < 0.05 or (ci is not None and (ci < 0.05 or round(m, 1) == round(ci, 1))) else 1
     return f"{100 * d.mean:+.{nd}f}" + ("" if d.ci is None else f" ± {100 * d.ci:.{nd}f}") + f" points (n = {d.n})"
 
 

@@ -147,11 +147,15 @@ def _seed_means(rows: List[Dict[str, Any]], block: str, cc: str, metric: str) ->
     """seed → the mean of `metric` over the runs of controller `cc` in `block` with that seed (one per
     scheduler): the runs of one seed share its capacity schedule, so a CI over controllers' runs must
     count seeds, not runs (docs/metrics.md: over seeds, one value per seed)."""
-    per: Dict[Any, List[float]] = {}
+    per: Dict[Any, List[Optional[float]]] = {}
     for r in rows:
-        if r["block"] == block and r["cc"] == cc and r.get(metric) not in (None, ""):
-            per.setdefault(r["seed"], []).append(float(r[metric]))
-    return {sd: sum(v) / len(v) for sd, v in sorted(per.items(), key=lambda kv: repr(kv[0]))}
+        if r["block"] == block and r["cc"] == cc:
+            v = r.get(metric)
+            per.setdefault(r["seed"], []).append(None if v in (None, "") else float(v))
+    # A seed counts only where every scheduler's run has a value (a run that never ramps up has
+    # none): else its mean would be over the faster schedulers only, unlike the other seeds'.
+    return {sd: sum(v) / len(v) for sd, v in sorted(per.items(), key=lambda kv: repr(kv[0]))  # type: ignore[arg-type]
+            if v and all(x is not None for x in v)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,7 +211,9 @@ def _coupled_verdict(rows: List[Dict[str, Any]], block: str, s: str, unc: Sequen
         parts.append("reversed for " + ", ".join(below))
     if ties:
         parts.append(f"{ties} not distinguishable")
-    return "does not hold: " + ", ".join(parts)
+    # Refuted only by a pair the other way round; pairs that are merely not distinguishable leave
+    # the finding not established.
+    return ("does not hold: " if below else "not established: ") + ", ".join(parts)
 
 
 def _lo_hi(v: Any) -> Tuple[float, float]:
@@ -216,8 +222,9 @@ def _lo_hi(v: Any) -> Tuple[float, float]:
 
 
 def _below(a: Any, b: Any) -> Optional[bool]:
-    """True if a's CI lies entirely below b's, False if entirely above, None if they overlap."""
-    if a[0] is None or b[0] is None:
+    """True if a's CI lies entirely below b's, False if entirely above, None if they overlap or
+    either has no CI (one seed: nothing can be said)."""
+    if a[0] is None or b[0] is None or a[1] is None or b[1] is None:
         return None
     (alo, ahi), (blo, bhi) = _lo_hi(a), _lo_hi(b)
     if ahi < blo:
@@ -280,33 +287,51 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
     # The schedulers of one seed share its capacity schedule, so they are compared paired by seed.
     differ: Dict[str, List[Tuple[str, str, float, float]]] = {}
     same = []
+    # Per controller, the largest |mean| + CI of any two schedulers' paired difference, as a share of
+    # its goodput: how far apart two schedulers could be, given the seeds.
+    bound: Dict[str, float] = {}
     for c in ccs:
         pairs = [(a, b, *_paired(rows, "matrix", (a, c), (b, c))) for i, a in enumerate(scheds) for b in scheds[i + 1:]]
         pairs = [x for x in pairs if x[2] is not None and x[3] is not None]
-        if not pairs:
+        gp = max((cell(s_, c)[0] or 0.0) for s_ in scheds)
+        if not pairs or gp <= 0:
             continue
+        bound[c] = max(abs(m) + h for _, _, m, h in pairs) / gp
         apart = [x for x in pairs if _sign(x[2], x[3]) != 0]
         if apart:
             differ[c] = sorted(apart, key=lambda x: -abs(x[2]))
         else:
             same.append(c)
-    if same or differ:
-        text = "Paired by seed, "
+    if bound:
+        parts = []
         if same:
-            text += (f"no scheduler's goodput differs from another's under {'every controller' if len(same) == len(ccs) else ', '.join(LABEL[c] for c in same)}"
-                     " (every pair's difference includes 0)")
+            parts.append(f"no scheduler's goodput differs from another's under "
+                         f"{'every controller' if len(same) == len(ccs) else ', '.join(LABEL[c] for c in same)}"
+                         " (every pair's difference includes 0)")
         for c, xs in differ.items():
             top = max(abs(x[2]) for x in xs)
-            gp = max((cell(s, c)[0] or 0.0) for s in scheds)
-            text += ("; " if text != "Paired by seed, " else "") + (
-                f"under {LABEL[c]} {len(xs)} of {len(scheds) * (len(scheds) - 1) // 2} pairs differ, by at most {top:.3f} Mbit/s "
-                f"({100 * top / gp:.2f} % of its goodput): " + ", ".join(f"{LABEL[a]} − {LABEL[b]} {m:+.3f} ± {h:.3f}" for a, b, m, h in xs[:3])
-                + (f" and {len(xs) - 3} more" if len(xs) > 3 else ""))
-        w(text + ". The scheduler changes little here: with a bulk upload the relay always has data, both operators' "
-          "uplinks are the bottlenecks and the proxy's receive buffer never fills, so every scheduler keeps both subflows' "
-          "windows full; a scheduler only decides where each packet goes, not how much gets through. The differences P2 "
-          "measured between schedulers need what this model leaves out (below): competing traffic, radio loss and the "
-          "kernel's timing.\n")
+            gp = max((cell(s_, c)[0] or 0.0) for s_ in scheds)
+            parts.append(f"under {LABEL[c]} {len(xs)} of {len(scheds) * (len(scheds) - 1) // 2} pairs differ, by at most "
+                         f"{top:.3f} Mbit/s ({100 * top / gp:.2f} % of its goodput): "
+                         + ", ".join(f"{LABEL[a]} − {LABEL[b]} {m:+.3f} ± {h:.3f}" for a, b, m, h in xs[:3])
+                         + (f" and {len(xs) - 3} more" if len(xs) > 3 else ""))
+        # Only a small bound supports "changes little"; a wide one (few seeds, a noisy controller)
+        # says nothing either way.
+        little = [c for c in bound if bound[c] < 0.01]
+        wide = [c for c in bound if bound[c] >= 0.01]
+        text = "Paired by seed, " + "; ".join(parts) + ". "
+        if little:
+            text += (f"Under {', '.join(LABEL[c] for c in little)} every such difference, with its CI, lies within "
+                     f"±{100 * max(bound[c] for c in little):.2f} % of the goodput: the scheduler changes little there. With a "
+                     "bulk upload the relay always has data, both operators' uplinks are the bottlenecks and the proxy's "
+                     "receive buffer never fills, so every scheduler keeps both subflows' windows full; a scheduler only "
+                     "decides where each packet goes, not how much gets through. The differences P2 measured between "
+                     "schedulers need what this model leaves out (below): competing traffic, radio loss and the kernel's "
+                     "timing. ")
+        if wide:
+            text += (f"Under {', '.join(f'{LABEL[c]} (±{100 * bound[c]:.1f} %)' for c in wide)} the differences' CIs are too "
+                     f"wide, with {seeds} seeds, to say how much the scheduler matters.")
+        w(text.rstrip() + "\n")
     if fig:
         w(f"![Heatmap]({fig})\n")
     w("## Single operator (plain TCP over one operator, Mbit/s)\n")
@@ -327,11 +352,15 @@ def render_report(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], 
         pb = cell(PAPER_BEST[0], PAPER_BEST[1])
         # A best pair is named only when no other pair's CI overlaps it; otherwise only the highest mean.
         here = f"{LABEL[bs]} + {LABEL[bc]}, {_fci(bv)} Mbit/s = {bv[0] / SUM_UP * 100:.1f} %"
+        if bv[1] is None:
+            verdict = f"Here the highest mean is {here}; with one seed there are no CIs, so no pair is shown to be best"
+        elif ties:
+            verdict = (f"Here which pair is best is not established: the highest mean, {here}, has a CI that overlaps those of "
+                       + (", ".join(ties) if len(ties) <= 8 else f"{len(ties)} other pairs"))
+        else:
+            verdict = f"Here: {here}; no other pair's CI overlaps it"
         w(f"- **Best pair.** P2: BLEST + BBR, {PAPER_BEST[2]} Mbit/s = {PAPER_BEST[2] / SUM_UP * 100:.1f} % of the "
-          f"uplinks' sum. "
-          + ((f"Here no pair is best: the highest mean, {here}, lies within the CIs of "
-              + (", ".join(ties) if len(ties) <= 8 else f"{len(ties)} other pairs"))
-             if ties else f"Here: {here}; no other pair's CI overlaps it")
+          f"uplinks' sum. " + verdict
           + (f". BLEST + BBR here: {_fci(pb)} Mbit/s ({pb[0] / SUM_UP * 100:.1f} %)." if pb[0] is not None else "."))
         unc_ccs = [c for c in ccs if c not in COUPLED]
         cou_ccs = [c for c in ccs if c in COUPLED]

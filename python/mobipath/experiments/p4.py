@@ -440,6 +440,8 @@ def render_report(entries: List[Entry], rows: List[Dict[str, Any]], agg: Agg, pa
         """A paired relative difference in words: value ± CI, and whether the CI excludes 0."""
         if d[0] is None:
             return "n/a"
+        if d[1] is None:
+            return f"{_fci(d, 1, 100)} % ({d[2]} seed: no CI, so no verdict)"
         sig = "significant" if _sig(d) else "not significant: the CI includes 0"
         return f"{_fci(d, 1, 100)} % ({sig}; {d[2]} seeds)"
 
@@ -459,7 +461,8 @@ def render_report(entries: List[Entry], rows: List[Dict[str, Any]], agg: Agg, pa
         vb = {r["seed"]: r["dl_goodput_mbps"] for r in rows if r["config"] == cid(d031)}
         wins = sum(1 for k in va if k in vb and vb[k] > va[k])
         verdict_dl = "significantly higher" if _sig(dl_rel) and (dl_rel[0] or 0) > 0 else (
-            "significantly lower" if _sig(dl_rel) else "not significantly different")
+            "significantly lower" if _sig(dl_rel) else
+            "not judged (one seed: no CI)" if dl_rel[1] is None else "not significantly different")
         w(f"**{setup}** — bsr-drop (p = 0.031) against none, paired by seed: downlink goodput {said(dl_rel)}, "
           f"higher on {wins} of {len(va)} seeds; uplink goodput {said(ul_rel)}. Downlink TCP goodput with the "
           f"scheme is {verdict_dl}" + (f" ({dl_rel[0] + 1:.2f}" + ("" if dl_rel[1] is None else f" ± {dl_rel[1]:.2f}")
