@@ -19,6 +19,7 @@ installs too; the build fails if it cannot be done. The extension records the ou
 
 Everything else is maturin's backend, unchanged.
 """
+
 from __future__ import annotations
 
 import os
@@ -88,7 +89,9 @@ def find_profdata() -> str:
     """An `llvm-profdata` that reads what this rustc writes (same LLVM major version)."""
     try:
         vv = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
-        sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True).stdout.strip()
+        sysroot = subprocess.run(
+            ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as e:
         raise PgoUnavailable(f"cannot ask rustc for its version ({e})")
     host = next((line.split(":", 1)[1].strip() for line in vv.splitlines() if line.startswith("host:")), "")
@@ -109,7 +112,9 @@ def find_profdata() -> str:
             return str(c)
         seen.append(f"{c} is LLVM {have}")
     extra = f" ({'; '.join(seen)})" if seen else ""
-    raise PgoUnavailable(f"no llvm-profdata for rustc's LLVM {want}{extra}: `rustup component add llvm-tools` provides one")
+    raise PgoUnavailable(
+        f"no llvm-profdata for rustc's LLVM {want}{extra}: `rustup component add llvm-tools` provides one"
+    )
 
 
 def training_scenarios() -> List[Path]:
@@ -146,8 +151,17 @@ def train(env: Mapping[str, str]) -> Tuple[Path, int]:
     build_env["LLVM_PROFILE_FILE"] = str(raw / "build-%m-%p.profraw")
     _say(f"profile-guided build 1/3: instrumented core ({work / 'instrumented'})")
     # The extension's own crate and features (crates/py/examples/pgo_train.rs says why).
-    cmd = ["cargo", "build", "--release", "--manifest-path", str(ROOT / "crates" / "py" / "Cargo.toml"),
-           "--features", "pyo3/extension-module", "--example", "pgo_train"]
+    cmd = [
+        "cargo",
+        "build",
+        "--release",
+        "--manifest-path",
+        str(ROOT / "crates" / "py" / "Cargo.toml"),
+        "--features",
+        "pyo3/extension-module",
+        "--example",
+        "pgo_train",
+    ]
     if subprocess.run(cmd, cwd=ROOT, env=build_env).returncode != 0:
         raise PgoUnavailable("the instrumented build failed")
     runner = work / "instrumented" / "release" / "examples" / "pgo_train"
@@ -157,8 +171,15 @@ def train(env: Mapping[str, str]) -> Tuple[Path, int]:
     _say(f"profile-guided build 2/3: training on {len(scenarios)} scenarios")
     run_env = dict(env)
     run_env["LLVM_PROFILE_FILE"] = str(raw / "run-%m-%p.profraw")
-    r = subprocess.run([str(runner)] + [str(s) for s in scenarios], cwd=ROOT, env=run_env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True, timeout=600)
+    r = subprocess.run(
+        [str(runner)] + [str(s) for s in scenarios],
+        cwd=ROOT,
+        env=run_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=600,
+    )
     if r.returncode != 0:
         raise PgoUnavailable(f"a training scenario failed: {r.stderr.strip()[-400:]}")
     merged = work / "merged.profdata"
@@ -198,11 +219,13 @@ def _with_pgo(build: Any, *args: Any, wheel: bool) -> str:
                 os.environ[k] = v
 
 
-def build_wheel(wheel_directory: str, config_settings: Optional[Mapping[str, Any]] = None,
-                metadata_directory: Optional[str] = None) -> str:
+def build_wheel(
+    wheel_directory: str, config_settings: Optional[Mapping[str, Any]] = None, metadata_directory: Optional[str] = None
+) -> str:
     return _with_pgo(maturin.build_wheel, wheel_directory, config_settings, metadata_directory, wheel=True)
 
 
-def build_editable(wheel_directory: str, config_settings: Optional[Mapping[str, Any]] = None,
-                   metadata_directory: Optional[str] = None) -> str:
+def build_editable(
+    wheel_directory: str, config_settings: Optional[Mapping[str, Any]] = None, metadata_directory: Optional[str] = None
+) -> str:
     return _with_pgo(maturin.build_editable, wheel_directory, config_settings, metadata_directory, wheel=False)

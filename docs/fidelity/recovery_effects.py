@@ -9,6 +9,7 @@ kernel mean, whether the CIs overlap, and the counts within ±5 % / ±10 %.
 
     python docs/fidelity/recovery_effects.py results/fid-seeds/fidelity.json > docs/fidelity/recovery-effects.md
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,14 @@ from mobipath.emulate import fidelity as fid
 from mobipath.results import Result
 from mobipath.source import ScenarioSource
 
-VARIANTS = {"all on (default)": "", "rack off": "rack = false", "tlp off": "tlp = false", "frto off": "frto = false",
-            "undo off": "undo = false", "all off": "rack = false, tlp = false, frto = false, undo = false"}
+VARIANTS = {
+    "all on (default)": "",
+    "rack off": "rack = false",
+    "tlp off": "tlp = false",
+    "frto off": "frto = false",
+    "undo off": "undo = false",
+    "all off": "rack = false, tlp = false, frto = false, undo = false",
+}
 
 
 def simulate(text: str) -> float:
@@ -40,10 +47,14 @@ def main(path: str) -> None:
     rows = [r for r in rep["rows"] if r.get("emu_goodputs")]
     n = len(rows[0]["emu_goodputs"])
     counts = {v: [0, 0, 0] for v in VARIANTS}
-    out = [f"Kernel: Linux {rep['kernel']}, {n} runs per row (seeds {fid.KERNEL_SEED_BASE + 1}–{fid.KERNEL_SEED_BASE + n}), "
-           f"from `{path}`; simulator: seeds 1–{n} per variant; {seconds:g} s runs, {warmup:g} s warm-up. Cells: simulator "
-           "goodput mean ± 95 % CI (Mbit/s) and its difference from the kernel mean.", "",
-           "| link | cc | kernel | " + " | ".join(VARIANTS) + " |", "|---|---|---:|" + "---:|" * len(VARIANTS)]
+    out = [
+        f"Kernel: Linux {rep['kernel']}, {n} runs per row (seeds {fid.KERNEL_SEED_BASE + 1}–{fid.KERNEL_SEED_BASE + n}), "
+        f"from `{path}`; simulator: seeds 1–{n} per variant; {seconds:g} s runs, {warmup:g} s warm-up. Cells: simulator "
+        "goodput mean ± 95 % CI (Mbit/s) and its difference from the kernel mean.",
+        "",
+        "| link | cc | kernel | " + " | ".join(VARIANTS) + " |",
+        "|---|---|---:|" + "---:|" * len(VARIANTS),
+    ]
     for r in rows:
         c = fid.Config(**{k: r["config"][k] for k in ("rate_mbps", "delay_ms", "loss", "cc", "paths")})
         em, eh = fid.mean_ci(r["emu_goodputs"])
@@ -61,7 +72,9 @@ def main(path: str) -> None:
         out.append(f"| {c.label} | {c.cc} | {em:.2f} ± {eh:.2f} | " + " | ".join(cells) + " |")
     out.append("")
     for v, (a, b, o) in counts.items():
-        out.append(f"- {v}: {a}/{len(rows)} rows within ±5 %, {b}/{len(rows)} within ±10 %, CIs overlap on {o}/{len(rows)}")
+        out.append(
+            f"- {v}: {a}/{len(rows)} rows within ±5 %, {b}/{len(rows)} within ±10 %, CIs overlap on {o}/{len(rows)}"
+        )
     print("\n".join(out))
 
 

@@ -13,6 +13,7 @@
 The names below are imported on first use (PEP 562), so ``import mobipath`` and every command
 start fast: a command pays only for the modules it uses (issue 19).
 """
+
 from __future__ import annotations
 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).

@@ -1,4 +1,5 @@
 """`python -m mobipath` is the same as the `mobipath` command."""
+
 from .runcmd import entry
 
 entry()

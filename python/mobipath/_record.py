@@ -5,6 +5,7 @@ it is then immutable, compared and hashed by its fields, picklable and printed a
 ``Name(field=value, ...)``: what a frozen dataclass gives, without importing `dataclasses`
 (which imports `inspect`, about 8 ms of every `mobipath run`: issue 19).
 """
+
 from __future__ import annotations
 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).

@@ -1,4 +1,5 @@
 """The Python API: run, validate and describe scenarios (wraps the `_core` extension)."""
+
 from __future__ import annotations
 
 import os

@@ -13,6 +13,7 @@ RSS and its RSS before the run, for reference.
 rewriting its top-level ``duration_s``) so the whole set runs in seconds, e.g. as a CI smoke
 test; the numbers are then only indicative.
 """
+
 from __future__ import annotations
 
 import json
@@ -149,7 +150,9 @@ def child_main(path: str, quick: bool) -> Dict[str, Any]:
             break
     events = int(raw["events"])
     # Every packet a link direction delivered (data and ACKs, every hop): the unit of work.
-    packets = sum(int(v.get("packets_delivered", 0)) for v in (summary.get("links") or {}).values() if isinstance(v, dict))
+    packets = sum(
+        int(v.get("packets_delivered", 0)) for v in (summary.get("links") or {}).values() if isinstance(v, dict)
+    )
     return {
         "scenario": str(p),
         "sim_seconds": sim_s,
@@ -182,7 +185,12 @@ def run_one(path: Path, quick: bool = False, timeout_s: Optional[float] = None) 
         cmd.append("--quick")
     try:
         proc = subprocess.run(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=timeout_s, check=False
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout_s,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return BenchResult(str(path), error=f"timed out after {timeout_s} s")
@@ -202,9 +210,7 @@ def run_one(path: Path, quick: bool = False, timeout_s: Optional[float] = None) 
     return BenchResult(str(path), measurements=data)
 
 
-def run_all(
-    files: Sequence[Path], quick: bool = False, repeat: int = 1, on_start: Any = None
-) -> List[BenchResult]:
+def run_all(files: Sequence[Path], quick: bool = False, repeat: int = 1, on_start: Any = None) -> List[BenchResult]:
     """Runs every benchmark `repeat` times; keeps the fastest wall time and the largest peak RSS."""
     results = []
     for path in files:
@@ -308,8 +314,15 @@ def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) ->
         for _ in range(max(1, repeat)):
             peak_file.unlink(missing_ok=True)
             t0 = time.perf_counter()
-            proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=tmp, env=env,
-                                  check=False)
+            proc = subprocess.run(
+                cmd,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                cwd=tmp,
+                env=env,
+                check=False,
+            )
             walls.append(time.perf_counter() - t0)
             if proc.returncode != 0:
                 lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
@@ -318,8 +331,14 @@ def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) ->
                 rss.append(int(peak_file.read_text().strip()) / 1024)
             except (OSError, ValueError):
                 pass  # not Linux: no VmHWM
-    return {"scenario": str(path), "runs": len(walls), "wall_median_s": statistics.median(walls), "wall_min_s": min(walls),
-            "peak_rss_mib": max(rss) if rss else None, "command": " ".join(cmd[:-2] + ["--out", "DIR"])}
+    return {
+        "scenario": str(path),
+        "runs": len(walls),
+        "wall_median_s": statistics.median(walls),
+        "wall_min_s": min(walls),
+        "peak_rss_mib": max(rss) if rss else None,
+        "command": " ".join(cmd[:-2] + ["--out", "DIR"]),
+    }
 
 
 def process_scenarios(files: Optional[Sequence[Path]], scratch: Path) -> List[Path]:
@@ -360,8 +379,12 @@ def emulator_ceiling(measure: Any, steps: Sequence[float] = CEILING_STEPS_MBPS) 
         r["generator_share"] = r["sent_packets"] / want if want else 0.0
         r["delivered_share"] = r["received_packets"] / r["sent_packets"] if r["sent_packets"] else 0.0
         p99 = r.get("p99_us")
-        r["sustained"] = (r["generator_share"] >= CEILING_MIN_DELIVERED and r["delivered_share"] >= CEILING_MIN_DELIVERED
-                          and p99 is not None and p99 <= CEILING_MAX_P99_US)
+        r["sustained"] = (
+            r["generator_share"] >= CEILING_MIN_DELIVERED
+            and r["delivered_share"] >= CEILING_MIN_DELIVERED
+            and p99 is not None
+            and p99 <= CEILING_MAX_P99_US
+        )
         rows.append(r)
         if r["generator_share"] < CEILING_MIN_DELIVERED:
             stopped = f"the traffic generator sent only {100 * r['generator_share']:.1f} % of {offered:g} Mbit/s"
@@ -375,5 +398,9 @@ def emulator_ceiling(measure: Any, steps: Sequence[float] = CEILING_STEPS_MBPS) 
             stopped = f"{offered:g} Mbit/s: " + ", ".join(why)
             break
         ceiling = offered
-    return {"rows": rows, "ceiling_mbps": ceiling, "stopped": stopped,
-            "criteria": {"min_delivered": CEILING_MIN_DELIVERED, "max_p99_us": CEILING_MAX_P99_US}}
+    return {
+        "rows": rows,
+        "ceiling_mbps": ceiling,
+        "stopped": stopped,
+        "criteria": {"min_delivered": CEILING_MIN_DELIVERED, "max_p99_us": CEILING_MAX_P99_US},
+    }

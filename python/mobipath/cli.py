@@ -4,6 +4,7 @@ Exit codes: 0 success; 1 an invalid scenario, an unreadable file or a failed run
 command-line flag (reported by typer); 130 interrupted. Errors are one clear line per problem,
 never a traceback (set ``MOBIPATH_DEBUG=1`` to see one).
 """
+
 from __future__ import annotations
 
 import functools
@@ -93,7 +94,11 @@ def _guarded(fn: F) -> F:
 @app.command()
 @_guarded
 def run(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML); a shipped one also by its name, e.g. examples/single-cubic.toml.", show_default=False),
+    scenario: Path = typer.Argument(
+        ...,
+        help="Scenario file (TOML); a shipped one also by its name, e.g. examples/single-cubic.toml.",
+        show_default=False,
+    ),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, max=api.MAX_SEED, help="Override the scenario's seed."),
     out_arg: Optional[str] = typer.Option(
         None, "--out", help="Result directory [default: results/<scenario>-seed<N>].", show_default=False
@@ -142,15 +147,47 @@ def bench(
     files: Optional[List[Path]] = typer.Argument(
         None, help="Benchmark scenarios [default: scenarios/bench/*.toml].", show_default=False
     ),
-    long: bool = typer.Option(False, "--long", help="Add the long runs of scenarios/bench/long/ (a 1-hour train ride, a 100-UE cell; about half a minute)."),
-    quick: bool = typer.Option(False, "--quick", help=f"Cap each scenario at {bench_mod.QUICK_DURATION_S:g} simulated seconds past its warm-up."),
-    repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Runs per scenario; the fastest is reported. With --sweep: times the fresh local steps (alternately), the fastest of each reported."),
+    long: bool = typer.Option(
+        False,
+        "--long",
+        help="Add the long runs of scenarios/bench/long/ (a 1-hour train ride, a 100-UE cell; about half a minute).",
+    ),
+    quick: bool = typer.Option(
+        False,
+        "--quick",
+        help=f"Cap each scenario at {bench_mod.QUICK_DURATION_S:g} simulated seconds past its warm-up.",
+    ),
+    repeat: int = typer.Option(
+        1,
+        "--repeat",
+        min=1,
+        max=100,
+        help="Runs per scenario; the fastest is reported. With --sweep: times the fresh local steps (alternately), the fastest of each reported.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
-    emulator: bool = typer.Option(False, "--emulator", help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root)."),
-    ceiling: bool = typer.Option(False, "--ceiling", help="With --emulator: step the offered load up (200 to 2000 Mbit/s) until delivery falls below 99 % or the p99 release error exceeds 200 µs, and report the highest load sustained (machinery; TUN when root)."),
-    process: bool = typer.Option(False, "--process", help="Time the whole `mobipath run` command as users run it (start-up and writing results included; a 10 ms scenario first), --repeat times each [default 10]; median and min wall, peak RSS."),
-    sweep: bool = typer.Option(False, "--sweep", help="Benchmark the sweep engine instead: its overhead per run beyond the simulation and its throughput on -j cores vs one (local, and Ray when installed)."),
-    sweep_runs: int = typer.Option(1000, "--runs", min=20, max=100000, help="With --sweep: one-second runs in the grid."),
+    emulator: bool = typer.Option(
+        False,
+        "--emulator",
+        help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root).",
+    ),
+    ceiling: bool = typer.Option(
+        False,
+        "--ceiling",
+        help="With --emulator: step the offered load up (200 to 2000 Mbit/s) until delivery falls below 99 % or the p99 release error exceeds 200 µs, and report the highest load sustained (machinery; TUN when root).",
+    ),
+    process: bool = typer.Option(
+        False,
+        "--process",
+        help="Time the whole `mobipath run` command as users run it (start-up and writing results included; a 10 ms scenario first), --repeat times each [default 10]; median and min wall, peak RSS.",
+    ),
+    sweep: bool = typer.Option(
+        False,
+        "--sweep",
+        help="Benchmark the sweep engine instead: its overhead per run beyond the simulation and its throughput on -j cores vs one (local, and Ray when installed).",
+    ),
+    sweep_runs: int = typer.Option(
+        1000, "--runs", min=20, max=100000, help="With --sweep: one-second runs in the grid."
+    ),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="With --sweep: workers of the parallel steps."),
 ) -> None:
     """Run the benchmark scenarios, each in a fresh process; report speed and peak memory."""
@@ -175,18 +212,36 @@ def bench(
     if getattr(_core, "BUILD_PROFILE", "release") != "release":
         err.print(f"warning: the simulator is a {_core.BUILD_PROFILE} build; numbers are not representative")
     # Profile-guided wheels run the core ~1.2x faster than an editable build: say which this is.
-    err.print("core: " + (f"profile-guided release build ({_core.BUILD_PGO})" if getattr(_core, "BUILD_PGO", "")
-                          else "release build without profile-guided optimisation (an editable install, MOBIPATH_PGO=off, "
-                               "or no llvm-tools when it was built)"))
+    err.print(
+        "core: "
+        + (
+            f"profile-guided release build ({_core.BUILD_PGO})"
+            if getattr(_core, "BUILD_PGO", "")
+            else "release build without profile-guided optimisation (an editable install, MOBIPATH_PGO=off, "
+            "or no llvm-tools when it was built)"
+        )
+    )
     show = not as_json and sys.stderr.isatty()
     results = bench_mod.run_all(
-        paths, quick=quick, repeat=repeat, on_start=(lambda p: err.print(f"running {escape(str(p))} …")) if show else None
+        paths,
+        quick=quick,
+        repeat=repeat,
+        on_start=(lambda p: err.print(f"running {escape(str(p))} …")) if show else None,
     )
     failed = [r for r in results if r.error is not None]
     if as_json:
         rows = [r.measurements if r.error is None else {"scenario": r.scenario, "error": r.error} for r in results]
-        sys.stdout.write(jsonfmt.dumps({"quick": quick, "repeat": repeat, "version": provenance.version(),
-                                        "git_revision": provenance.git_revision(), "results": rows}))
+        sys.stdout.write(
+            jsonfmt.dumps(
+                {
+                    "quick": quick,
+                    "repeat": repeat,
+                    "version": provenance.version(),
+                    "git_revision": provenance.git_revision(),
+                    "results": rows,
+                }
+            )
+        )
     else:
         table = Table(title="mobipath bench" + (" (quick)" if quick else ""), title_justify="left", show_edge=False)
         # "sim/wall": simulated seconds per wall-clock second.
@@ -233,7 +288,9 @@ def _bench_process(files: Optional[List[Path]], repeat: int, as_json: bool) -> N
         rows = [bench_mod.run_process(p, repeat) for p in paths]
     failed = [r for r in rows if "error" in r]
     if as_json:
-        sys.stdout.write(jsonfmt.dumps({"process": True, "repeat": repeat, "version": provenance.version(), "results": rows}))
+        sys.stdout.write(
+            jsonfmt.dumps({"process": True, "repeat": repeat, "version": provenance.version(), "results": rows})
+        )
     else:
         table = Table(title=f"mobipath run, whole process ({repeat} runs each)", title_justify="left", show_edge=False)
         for col in ("scenario", "median wall s", "min wall s", "peak RSS MiB"):
@@ -243,25 +300,39 @@ def _bench_process(files: Optional[List[Path]], repeat: int, as_json: bool) -> N
             if "error" in r:
                 table.add_row(name, "[red]failed[/red]", "", "")
             else:
-                table.add_row(name, f"{r['wall_median_s']:.3f}", f"{r['wall_min_s']:.3f}",
-                              "—" if r["peak_rss_mib"] is None else f"{r['peak_rss_mib']:.1f}")
+                table.add_row(
+                    name,
+                    f"{r['wall_median_s']:.3f}",
+                    f"{r['wall_min_s']:.3f}",
+                    "—" if r["peak_rss_mib"] is None else f"{r['peak_rss_mib']:.1f}",
+                )
         Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
     for r in failed:
         typer.echo(f"{r['scenario']}: {r['error']}", err=True)
     if failed:
         raise typer.Exit(1)
+
+
 def _bench_sweep(runs: int, jobs: int, as_json: bool, repeat: int = 1) -> None:
     """The sweep engine's cost beyond the simulations (issue 16's targets: < 20 ms per run on the
     local backend, >= 1.8x throughput on 2 cores vs 1); see mobipath/sweepbench.py."""
     from . import sweepbench
 
     err = _stderr()
-    result = sweepbench.run(runs, jobs, log=None if as_json else (lambda s: err.print(f"timing {escape(s)} …")), repeat=repeat)
+    result = sweepbench.run(
+        runs, jobs, log=None if as_json else (lambda s: err.print(f"timing {escape(s)} …")), repeat=repeat
+    )
     if as_json:
-        sys.stdout.write(jsonfmt.dumps({**result, "version": provenance.version(), "git_revision": provenance.git_revision()}))
+        sys.stdout.write(
+            jsonfmt.dumps({**result, "version": provenance.version(), "git_revision": provenance.git_revision()})
+        )
         return
-    table = Table(title=f"mobipath bench --sweep ({result['runs']} one-second runs; simulation "
-                        f"{result['simulation_ms_per_run']:.2f} ms per run)", title_justify="left", show_edge=False)
+    table = Table(
+        title=f"mobipath bench --sweep ({result['runs']} one-second runs; simulation "
+        f"{result['simulation_ms_per_run']:.2f} ms per run)",
+        title_justify="left",
+        show_edge=False,
+    )
     for col in sweepbench.COLUMNS:
         table.add_column(col, justify="left" if col == "step" else "right")
     for row in sweepbench.rows(result):
@@ -274,10 +345,14 @@ def _bench_sweep(runs: int, jobs: int, as_json: bool, repeat: int = 1) -> None:
         line += f", {result['speedup_ray']:.2f}x (ray)"
     if "ray" in result:
         line += f"; ray: {result['ray']}"
-    ray_start = ", ".join(f"{k.rsplit('_', 1)[1]} CPU(s) {v:.1f} s" for k, v in result.items() if k.startswith("ray_start_s_"))
+    ray_start = ", ".join(
+        f"{k.rsplit('_', 1)[1]} CPU(s) {v:.1f} s" for k, v in result.items() if k.startswith("ray_start_s_")
+    )
     _stdout().print(line + (f"; Ray start-up (not in the steps): {ray_start}" if ray_start else ""))
-    _stdout().print(f"load average before {result['load_average_before']}, after {result['load_average_after']} "
-                    f"on {result['cpus']} CPUs")
+    _stdout().print(
+        f"load average before {result['load_average_before']}, after {result['load_average_after']} "
+        f"on {result['cpus']} CPUs"
+    )
 
 
 def _bench_emulator(as_json: bool) -> None:
@@ -292,33 +367,68 @@ def _bench_emulator(as_json: bool) -> None:
         command = emu.emulator_command()
     except emu.EmulateError as e:
         raise _fail(str(e))
-    r = subprocess.run([*command, "--bench", "--paths", "2", "--offered-mbps", "200", "--rate-mbps", "150", "--seconds", "3"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    r = subprocess.run(
+        [*command, "--bench", "--paths", "2", "--offered-mbps", "200", "--rate-mbps", "150", "--seconds", "3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
     if r.returncode != 0:
         raise _fail(f"mobipath-emu --bench failed: {r.stderr.strip()}")
     m = json.loads(r.stdout)
     t = m["emulator"]["timing"]
-    rows.append({"what": "machinery (socketpairs)", "paths": 2, "offered_mbps": 200.0, "received_mbps": m["received_mbps"],
-                 "received_pps": m["received_pps"], "p50_us": t["p50_us"], "p99_us": t["p99_us"], "max_us": t["max_us"],
-                 "realtime": m["emulator"]["realtime"]})
+    rows.append(
+        {
+            "what": "machinery (socketpairs)",
+            "paths": 2,
+            "offered_mbps": 200.0,
+            "received_mbps": m["received_mbps"],
+            "received_pps": m["received_pps"],
+            "p50_us": t["p50_us"],
+            "p99_us": t["p99_us"],
+            "max_us": t["max_us"],
+            "realtime": m["emulator"]["realtime"],
+        }
+    )
     if os.geteuid() == 0:
         b = emu.bench(offered_mbps=200.0, rate_mbps=150.0, delay_ms=10.0, seconds=3.0, paths=2)
         t = b["timing_us"] or {}
-        rows.append({"what": "real TUN devices, UDP", "paths": 2, "offered_mbps": 200.0, "received_mbps": b["received_mbps"],
-                     "received_pps": b["received_pps"], "p50_us": t.get("p50_us"), "p99_us": t.get("p99_us"),
-                     "max_us": t.get("max_us"), "realtime": b["realtime"]})
+        rows.append(
+            {
+                "what": "real TUN devices, UDP",
+                "paths": 2,
+                "offered_mbps": 200.0,
+                "received_mbps": b["received_mbps"],
+                "received_pps": b["received_pps"],
+                "p50_us": t.get("p50_us"),
+                "p99_us": t.get("p99_us"),
+                "max_us": t.get("max_us"),
+                "realtime": b["realtime"],
+            }
+        )
     else:
         _stderr().print("not root: the end-to-end TUN benchmark is skipped")
     if as_json:
         sys.stdout.write(jsonfmt.dumps({"emulator": rows}))
         return
-    table = Table(title="mobipath bench --emulator (2 paths × 150 Mbit/s, 10 ms)", title_justify="left", show_edge=False)
+    table = Table(
+        title="mobipath bench --emulator (2 paths × 150 Mbit/s, 10 ms)", title_justify="left", show_edge=False
+    )
     for col in ("what", "offered Mbit/s", "delivered Mbit/s", "packets/s", "p50 µs", "p99 µs", "max µs", "SCHED_FIFO"):
         table.add_column(col, justify="left" if col == "what" else "right")
     f = lambda v, d=1: "—" if v is None else f"{v:.{d}f}"  # noqa: E731
     for x in rows:
-        table.add_row(x["what"], f(x["offered_mbps"], 0), f(x["received_mbps"]), f(x["received_pps"], 0),
-                      f(x["p50_us"]), f(x["p99_us"]), f(x["max_us"]), "yes" if x["realtime"] else "no")
+        table.add_row(
+            x["what"],
+            f(x["offered_mbps"], 0),
+            f(x["received_mbps"]),
+            f(x["received_pps"], 0),
+            f(x["p50_us"]),
+            f(x["p99_us"]),
+            f(x["max_us"]),
+            "yes" if x["realtime"] else "no",
+        )
     _stdout().print(table)
 
 
@@ -338,22 +448,52 @@ def _bench_emulator_ceiling(as_json: bool) -> None:
 
     def machinery(offered: float) -> Dict[str, Any]:
         rate = offered / 2 * 1.1  # each path 10 % above its share: the links never queue for long
-        r = subprocess.run([*command, "--bench", "--paths", "2", "--offered-mbps", f"{offered:g}", "--rate-mbps", f"{rate:g}",
-                            "--seconds", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        r = subprocess.run(
+            [
+                *command,
+                "--bench",
+                "--paths",
+                "2",
+                "--offered-mbps",
+                f"{offered:g}",
+                "--rate-mbps",
+                f"{rate:g}",
+                "--seconds",
+                "3",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
         if r.returncode != 0:
             raise _fail(f"mobipath-emu --bench failed: {r.stderr.strip()}")
         m = json.loads(r.stdout)
         t = m["emulator"]["timing"]
-        return {"sent_packets": m["sent_packets"], "offered_packets": round(offered * 1e6 / 8 / m["frame_bytes"] * m["seconds"]),
-                "received_packets": m["received_packets"], "received_mbps": m["received_mbps"],
-                "p50_us": t.get("p50_us"), "p99_us": t.get("p99_us"), "max_us": t.get("max_us"), "realtime": m["emulator"]["realtime"]}
+        return {
+            "sent_packets": m["sent_packets"],
+            "offered_packets": round(offered * 1e6 / 8 / m["frame_bytes"] * m["seconds"]),
+            "received_packets": m["received_packets"],
+            "received_mbps": m["received_mbps"],
+            "p50_us": t.get("p50_us"),
+            "p99_us": t.get("p99_us"),
+            "max_us": t.get("max_us"),
+            "realtime": m["emulator"]["realtime"],
+        }
 
     def tun(offered: float) -> Dict[str, Any]:
         b = emu.bench(offered_mbps=offered, rate_mbps=offered / 2 * 1.1, delay_ms=10.0, seconds=3.0, paths=2)
         t = b["timing_us"] or {}
-        return {"sent_packets": b["sent_packets"], "offered_packets": round(offered * 1e6 / 8 / 1500 * 3.0),
-                "received_packets": b["received_packets"], "received_mbps": b["received_mbps"],
-                "p50_us": t.get("p50_us"), "p99_us": t.get("p99_us"), "max_us": t.get("max_us"), "realtime": b["realtime"]}
+        return {
+            "sent_packets": b["sent_packets"],
+            "offered_packets": round(offered * 1e6 / 8 / 1500 * 3.0),
+            "received_packets": b["received_packets"],
+            "received_mbps": b["received_mbps"],
+            "p50_us": t.get("p50_us"),
+            "p99_us": t.get("p99_us"),
+            "max_us": t.get("max_us"),
+            "realtime": b["realtime"],
+        }
 
     results = {"machinery (socketpairs)": bench_mod.emulator_ceiling(machinery)}
     if os.geteuid() == 0:
@@ -367,22 +507,39 @@ def _bench_emulator_ceiling(as_json: bool) -> None:
     for what, res in results.items():
         c = res["ceiling_mbps"]
         ceiling_text = "none" if c is None else f"{c:g} Mbit/s"
-        table = Table(title=f"{what}: ceiling {ceiling_text} (stopped: {res['stopped']})", title_justify="left", show_edge=False)
+        table = Table(
+            title=f"{what}: ceiling {ceiling_text} (stopped: {res['stopped']})", title_justify="left", show_edge=False
+        )
         for col in ("offered Mbit/s", "sent", "delivered", "p50 µs", "p99 µs", "max µs", "sustained"):
             table.add_column(col, justify="right")
         f = lambda v, d=1: "—" if v is None else f"{v:.{d}f}"  # noqa: E731
         for x in res["rows"]:
-            table.add_row(f(x["offered_mbps"], 0), f"{100 * x['generator_share']:.1f} %", f"{100 * x['delivered_share']:.1f} %",
-                          f(x["p50_us"]), f(x["p99_us"]), f(x["max_us"]), "yes" if x["sustained"] else "no")
+            table.add_row(
+                f(x["offered_mbps"], 0),
+                f"{100 * x['generator_share']:.1f} %",
+                f"{100 * x['delivered_share']:.1f} %",
+                f(x["p50_us"]),
+                f(x["p99_us"]),
+                f(x["max_us"]),
+                "yes" if x["sustained"] else "no",
+            )
         _stdout().print(table)
     _stdout().print(f"load average {load:.2f}; criteria: delivered ≥ 99 %, p99 release error ≤ 200 µs")
 
 
 # Options shared by `emulate` and `compare` (typer allows one OptionInfo as several defaults).
 _SCENARIO_EMU = typer.Argument(..., help="Scenario file (TOML): one TCP or MPTCP bulk flow.", show_default=False)
-_SUBSTITUTE = typer.Option(False, "--substitute", help="Replace what the kernel lacks by its nearest equivalent (recorded; compare simulates the same).")
-_MAX_DURATION = typer.Option(300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s).")
-_ROUTER = typer.Option(False, "--router", help="Put the receiver behind a forwarding router namespace (one uplink per path).")
+_SUBSTITUTE = typer.Option(
+    False,
+    "--substitute",
+    help="Replace what the kernel lacks by its nearest equivalent (recorded; compare simulates the same).",
+)
+_MAX_DURATION = typer.Option(
+    300.0, "--max-duration", min=1.0, max=86400.0, help="Refuse scenarios longer than this (s)."
+)
+_ROUTER = typer.Option(
+    False, "--router", help="Put the receiver behind a forwarding router namespace (one uplink per path)."
+)
 
 
 @app.command()
@@ -395,17 +552,32 @@ def emulate(
     substitute: bool = _SUBSTITUTE,
     max_duration: float = _MAX_DURATION,
     router: bool = _ROUTER,
-    proxy: bool = typer.Option(False, "--proxy", help="The train end to end: plain-TCP client, router proxy with PHA-D "
-                               "replaying the train's GPS, the emulated paths, server proxy, plain-TCP server; "
-                               "each PHA-D policy beside the simulator's relay chain (same seed)."),
-    pha_d: Optional[List[str]] = typer.Option(None, "--pha-d", help="With --proxy: PHA-D policy (off, paper, queue-aware, "
-                                              "resend); repeatable [default: all four].", show_default=False),
-    direction: Optional[List[str]] = typer.Option(None, "--direction", help="With --proxy: download or upload; "
-                                                  "repeatable [default: both].", show_default=False),
-    repeat: int = typer.Option(1, "--repeat", min=1, max=30, help="With --proxy: kernel runs per direction and policy."),
-    no_idle_restart: bool = typer.Option(False, "--no-idle-restart", help="With --proxy: PHA-D turns "
-                                         "tcp_slow_start_after_idle off on the router (slow_start_after_idle = \"off\"), "
-                                         "and the server proxy too ([server] slow_start_after_idle = \"off\"; kernel side only)."),
+    proxy: bool = typer.Option(
+        False,
+        "--proxy",
+        help="The train end to end: plain-TCP client, router proxy with PHA-D "
+        "replaying the train's GPS, the emulated paths, server proxy, plain-TCP server; "
+        "each PHA-D policy beside the simulator's relay chain (same seed).",
+    ),
+    pha_d: Optional[List[str]] = typer.Option(
+        None,
+        "--pha-d",
+        help="With --proxy: PHA-D policy (off, paper, queue-aware, resend); repeatable [default: all four].",
+        show_default=False,
+    ),
+    direction: Optional[List[str]] = typer.Option(
+        None, "--direction", help="With --proxy: download or upload; repeatable [default: both].", show_default=False
+    ),
+    repeat: int = typer.Option(
+        1, "--repeat", min=1, max=30, help="With --proxy: kernel runs per direction and policy."
+    ),
+    no_idle_restart: bool = typer.Option(
+        False,
+        "--no-idle-restart",
+        help="With --proxy: PHA-D turns "
+        'tcp_slow_start_after_idle off on the router (slow_start_after_idle = "off"), '
+        'and the server proxy too ([server] slow_start_after_idle = "off"; kernel side only).',
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
@@ -420,7 +592,13 @@ def emulate(
         raise _fail("--pha-d, --direction, --repeat and --no-idle-restart go with --proxy")
 
     try:
-        result = emu.run(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
+        result = emu.run(
+            scenario,
+            substitute=substitute,
+            max_duration_s=max_duration,
+            command=provenance.command_line(),
+            router=router,
+        )
     except emu.EmulateError as e:
         raise _fail(str(e))
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-emulated"
@@ -429,13 +607,26 @@ def emulate(
         sys.stdout.write(result.summary_json())
     else:
         shown = {k: v for k, v in result.summary.items() if k != "emulation"}
-        print_summary(_stdout(), shown, header=f"[bold]{escape(str(scenario))}[/bold]  emulated on Linux {escape(os.uname().release)}")
+        print_summary(
+            _stdout(),
+            shown,
+            header=f"[bold]{escape(str(scenario))}[/bold]  emulated on Linux {escape(os.uname().release)}",
+        )
         _stderr().print(emu.describe_emulation(result.summary["emulation"]))
     _stderr().print(f"results written to {escape(str(out_dir))}")
 
 
-def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_duration: float, pha_d: Optional[List[str]],
-                   direction: Optional[List[str]], repeat: int, as_json: bool, no_idle_restart: bool = False) -> None:
+def _emulate_proxy(
+    scenario: Path,
+    out: Optional[Path],
+    substitute: bool,
+    max_duration: float,
+    pha_d: Optional[List[str]],
+    direction: Optional[List[str]],
+    repeat: int,
+    as_json: bool,
+    no_idle_restart: bool = False,
+) -> None:
     """`emulate --proxy` (emulate/proxychain.py): runs, prints the table, writes proxy-chain.json."""
     from . import emulate as emu
     from .emulate import proxychain as pc
@@ -445,8 +636,15 @@ def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_du
             if v not in allowed:
                 raise _fail(f"{name} {v}: one of {', '.join(allowed)}")
     try:
-        r = pc.side_by_side(scenario, directions=tuple(direction or pc.DIRECTIONS), policies=tuple(pha_d or pc.POLICIES),
-                            repeat=repeat, substitute=substitute, max_duration_s=max_duration, no_idle_restart=no_idle_restart)
+        r = pc.side_by_side(
+            scenario,
+            directions=tuple(direction or pc.DIRECTIONS),
+            policies=tuple(pha_d or pc.POLICIES),
+            repeat=repeat,
+            substitute=substitute,
+            max_duration_s=max_duration,
+            no_idle_restart=no_idle_restart,
+        )
     except emu.EmulateError as e:
         raise _fail(str(e))
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-proxy"
@@ -455,11 +653,23 @@ def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_du
     if as_json:
         sys.stdout.write(jsonfmt.dumps(r))
     else:
-        title = (f"{escape(str(scenario))} through the proxy pair: Linux {escape(r['kernel'])} vs simulator (seed {r['seed']}, "
-                 f"{len(r['handovers'])} handovers in {r['duration_s']:g} s, {repeat} kernel run(s) each"
-                 + (", kernel without the window restart after idle" if no_idle_restart else "") + ")")
+        title = (
+            f"{escape(str(scenario))} through the proxy pair: Linux {escape(r['kernel'])} vs simulator (seed {r['seed']}, "
+            f"{len(r['handovers'])} handovers in {r['duration_s']:g} s, {repeat} kernel run(s) each"
+            + (", kernel without the window restart after idle" if no_idle_restart else "")
+            + ")"
+        )
         table = Table(title=title, title_justify="left")
-        for col in ("direction", "PHA-D", "in handovers, kernel", "in handovers, sim", "all, kernel", "all, sim", "MP_PRIO sent", "load 1 min"):
+        for col in (
+            "direction",
+            "PHA-D",
+            "in handovers, kernel",
+            "in handovers, sim",
+            "all, kernel",
+            "all, sim",
+            "MP_PRIO sent",
+            "load 1 min",
+        ):
             table.add_column(col, justify="left" if col in ("direction", "PHA-D") else "right")
 
         def f(v: Optional[float], ci: Optional[float] = None) -> str:
@@ -468,13 +678,21 @@ def _emulate_proxy(scenario: Path, out: Optional[Path], substitute: bool, max_du
             return f"{v:.2f}" + (f" ± {ci:.2f}" if ci is not None else "")
 
         for x in r["rows"]:
-            table.add_row(x["direction"], x["policy"], f(x["kernel_handover_goodput_mbps"], x["kernel_handover_goodput_ci95"]),
-                          f(x["sim_handover_goodput_mbps"]), f(x["kernel_goodput_mbps"], x["kernel_goodput_ci95"]),
-                          f(x["sim_goodput_mbps"]), f(x["kernel_mp_prio_sent"], None),
-                          ", ".join(f"{l:.1f}" for l in x["load_average_1min"]))
+            table.add_row(
+                x["direction"],
+                x["policy"],
+                f(x["kernel_handover_goodput_mbps"], x["kernel_handover_goodput_ci95"]),
+                f(x["sim_handover_goodput_mbps"]),
+                f(x["kernel_goodput_mbps"], x["kernel_goodput_ci95"]),
+                f(x["sim_goodput_mbps"]),
+                f(x["kernel_mp_prio_sent"], None),
+                ", ".join(f"{l:.1f}" for l in x["load_average_1min"]),
+            )
         _stdout().print(table)
-        _stderr().print("in-order goodput at the plain-TCP receiver, Mbit/s (docs/metrics.md: 1 s windows holding a handover start); "
-                        "kernel ± 95 % CI over the repeats")
+        _stderr().print(
+            "in-order goodput at the plain-TCP receiver, Mbit/s (docs/metrics.md: 1 s windows holding a handover start); "
+            "kernel ± 95 % CI over the repeats"
+        )
     _stderr().print(f"results written to {escape(str(out_dir / 'proxy-chain.json'))}")
 
 
@@ -498,7 +716,13 @@ def compare(
     scenario = input_file(scenario)
 
     try:
-        c = cmp.compare(scenario, substitute=substitute, max_duration_s=max_duration, command=provenance.command_line(), router=router)
+        c = cmp.compare(
+            scenario,
+            substitute=substitute,
+            max_duration_s=max_duration,
+            command=provenance.command_line(),
+            router=router,
+        )
     except emu.EmulateError as e:
         raise _fail(str(e))
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-compare"
@@ -506,7 +730,9 @@ def compare(
     if as_json:
         sys.stdout.write(jsonfmt.dumps(c.to_json()))
     else:
-        table = Table(title=f"{escape(str(scenario))}: simulation vs Linux {escape(os.uname().release)} (seed {c.plan.seed})")
+        table = Table(
+            title=f"{escape(str(scenario))}: simulation vs Linux {escape(os.uname().release)} (seed {c.plan.seed})"
+        )
         for col, just in (("metric", "left"), ("simulation", "right"), ("emulation", "right"), ("difference", "right")):
             table.add_column(col, justify=just)  # type: ignore[arg-type]
         fmt = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))  # noqa: E731
@@ -522,13 +748,27 @@ def compare(
 @app.command()
 @_guarded
 def fidelity(
-    full: bool = typer.Option(False, "--full", help="The full grid (12 links × reno/cubic/bbr + two-path MPTCP) instead of the reduced one."),
+    full: bool = typer.Option(
+        False, "--full", help="The full grid (12 links × reno/cubic/bbr + two-path MPTCP) instead of the reduced one."
+    ),
     seconds: float = typer.Option(15.0, "--seconds", min=3.0, max=600.0, help="Length of each run (s)."),
-    warmup: float = typer.Option(3.0, "--warmup", min=0.0, max=60.0, help="Excluded from goodput at the start of each run (s)."),
+    warmup: float = typer.Option(
+        3.0, "--warmup", min=0.0, max=60.0, help="Excluded from goodput at the start of each run (s)."
+    ),
     out_arg: str = typer.Option("results/fidelity", "--out", help="Report directory."),
-    seeds: int = typer.Option(1, "--seeds", min=1, max=100, help="Runs per side of each row with random loss (simulator seeds 1..N, kernel 1001..1000+N), compared as means with 95 % CIs."),
+    seeds: int = typer.Option(
+        1,
+        "--seeds",
+        min=1,
+        max=100,
+        help="Runs per side of each row with random loss (simulator seeds 1..N, kernel 1001..1000+N), compared as means with 95 % CIs.",
+    ),
     lossy_only: bool = typer.Option(False, "--lossy-only", help="Only the rows with random loss."),
-    independent: bool = typer.Option(False, "--independent", help="Check the simulator against an independent kernel path (the kernel's tbf bottleneck + a delay/loss relay, no mobipath link model) instead of checking the emulator."),
+    independent: bool = typer.Option(
+        False,
+        "--independent",
+        help="Check the simulator against an independent kernel path (the kernel's tbf bottleneck + a delay/loss relay, no mobipath link model) instead of checking the emulator.",
+    ),
 ) -> None:
     """Simulator vs Linux kernel goodput over a grid of emulated links (root; real time).
 
@@ -551,17 +791,30 @@ def fidelity(
             raise _fail("--lossy-only: the reduced grid has no rows with random loss; add --full")
 
     def progress(i: int, n: int, r: "fid.Row") -> None:
-        _stderr().print(f"[{i}/{n}] {r.config.label} {r.config.cc}: simulator {r.sim_goodput_mbps:.2f}, "
-                        f"kernel {r.emu_goodput_mbps:.2f} Mbit/s ({r.difference * 100:+.1f} %)"
-                        + ("" if r.within else " [bold red]outside target[/bold red]"))
+        _stderr().print(
+            f"[{i}/{n}] {r.config.label} {r.config.cc}: simulator {r.sim_goodput_mbps:.2f}, "
+            f"kernel {r.emu_goodput_mbps:.2f} Mbit/s ({r.difference * 100:+.1f} %)"
+            + ("" if r.within else " [bold red]outside target[/bold red]")
+        )
 
     try:
-        rows = fid.run_grid(configs, seconds=seconds, warmup_s=warmup, reduced=not full, progress=progress, seeds=seeds,
-                            independent=independent)
+        rows = fid.run_grid(
+            configs,
+            seconds=seconds,
+            warmup_s=warmup,
+            reduced=not full,
+            progress=progress,
+            seeds=seeds,
+            independent=independent,
+        )
     except emu.EmulateError as e:
         raise _fail(str(e))
-    title = ("Fidelity grid (full)" if full else "Fidelity grid (reduced)") + (", independent reference" if independent else "")
-    fid.report(rows, out, title=title, seconds=seconds, warmup_s=warmup, kernel=os.uname().release, independent=independent)
+    title = ("Fidelity grid (full)" if full else "Fidelity grid (reduced)") + (
+        ", independent reference" if independent else ""
+    )
+    fid.report(
+        rows, out, title=title, seconds=seconds, warmup_s=warmup, kernel=os.uname().release, independent=independent
+    )
     _stdout().print((out / "fidelity.md").read_text())
     _stderr().print(f"report written to {escape(str(out))} (fidelity.md, fidelity.json, fidelity.png)")
 
@@ -585,16 +838,24 @@ def examples(
     except shipped.ShippedError as e:
         raise _fail(str(e))
     typer.echo(f"{len(copied)} files copied into {dest}" + (f" ({len(unchanged)} already there)" if unchanged else ""))
-    typer.echo(f"next: cd {dest} && mobipath run scenarios/examples/single-cubic.toml --out results/cubic && mobipath plot results/cubic")
+    typer.echo(
+        f"next: cd {dest} && mobipath run scenarios/examples/single-cubic.toml --out results/cubic && mobipath plot results/cubic"
+    )
 
 
 @app.command()
 @_guarded
 def plot(
-    result_dir: Path = typer.Argument(..., help="Result directory of `mobipath run` (summary.json, timeseries.parquet).", show_default=False),
+    result_dir: Path = typer.Argument(
+        ..., help="Result directory of `mobipath run` (summary.json, timeseries.parquet).", show_default=False
+    ),
     fmt: str = typer.Option("png", "--format", "-f", help="png or svg."),
-    out_arg: Optional[str] = typer.Option(None, "--out", help="Directory for the figures [default: RESULT_DIR].", show_default=False),
-    flow: Optional[List[str]] = typer.Option(None, "--flow", help="Only this flow (repeat for several) [default: every flow].", show_default=False),
+    out_arg: Optional[str] = typer.Option(
+        None, "--out", help="Directory for the figures [default: RESULT_DIR].", show_default=False
+    ),
+    flow: Optional[List[str]] = typer.Option(
+        None, "--flow", help="Only this flow (repeat for several) [default: every flow].", show_default=False
+    ),
 ) -> None:
     """Plot a run: goodput, cwnd and RTT over time per flow (and per subflow for MPTCP), handovers marked."""
     from .plot import PlotError, plot_result
@@ -625,28 +886,56 @@ from . import hotable as _hotable  # noqa: E402  (sub-commands register after th
 
 app.add_typer(_hotable.app, name="hotable")
 from . import reproduce as _reproduce  # noqa: E402
+
 app.add_typer(_reproduce.app, name="reproduce")
 from . import router as _router  # noqa: E402
+
 app.add_typer(_router.app, name="router")
 from .router import proxy as _proxy  # noqa: E402
+
 app.add_typer(_proxy.app, name="proxy")
 from . import recommend as _recommend  # noqa: E402
+
 app.command("recommend")(_recommend.recommend_cmd)
 
 
 @app.command("sweep")
 @_guarded
 def sweep_cmd(
-    target: str = typer.Argument(..., help="A sweep file (TOML), or `report` to summarise a finished sweep's directory.", show_default=False),
-    directory: Optional[str] = typer.Argument(None, help="With `report`: the sweep's output directory.", show_default=False),
-    out: Optional[str] = typer.Option(None, "--out", "-o", help="Output directory [default: sweeps/<sweep file name>]."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]; with --backend ray, runs at a time [default: the cluster's CPUs]."),
-    backend: str = typer.Option("local", "--backend", help="local (worker processes here) or ray (a Ray cluster; pip install 'mobipath[ray]')."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="With --backend ray: the cluster (e.g. ray://head:10001 or auto) [default: start a local Ray]."),
-    fresh: bool = typer.Option(False, "--fresh", help="Discard the finished runs kept in DIR/cache and run everything again."),
+    target: str = typer.Argument(
+        ..., help="A sweep file (TOML), or `report` to summarise a finished sweep's directory.", show_default=False
+    ),
+    directory: Optional[str] = typer.Argument(
+        None, help="With `report`: the sweep's output directory.", show_default=False
+    ),
+    out: Optional[str] = typer.Option(
+        None, "--out", "-o", help="Output directory [default: sweeps/<sweep file name>]."
+    ),
+    jobs: Optional[int] = typer.Option(
+        None,
+        "--jobs",
+        "-j",
+        min=1,
+        help="Worker processes [default: all cores]; with --backend ray, runs at a time [default: the cluster's CPUs].",
+    ),
+    backend: str = typer.Option(
+        "local", "--backend", help="local (worker processes here) or ray (a Ray cluster; pip install 'mobipath[ray]')."
+    ),
+    ray_address: Optional[str] = typer.Option(
+        None,
+        "--ray-address",
+        help="With --backend ray: the cluster (e.g. ray://head:10001 or auto) [default: start a local Ray].",
+    ),
+    fresh: bool = typer.Option(
+        False, "--fresh", help="Discard the finished runs kept in DIR/cache and run everything again."
+    ),
     no_timeseries: bool = typer.Option(False, "--no-timeseries", help="Do not write the time-series dataset."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="With `report`: the column to summarise, e.g. flows.f.goodput_mbps."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="With `report`: write a line plot (one axis) or heatmap (two) here."),
+    metric: Optional[str] = typer.Option(
+        None, "--metric", help="With `report`: the column to summarise, e.g. flows.f.goodput_mbps."
+    ),
+    plot: Optional[Path] = typer.Option(
+        None, "--plot", help="With `report`: write a line plot (one axis) or heatmap (two) here."
+    ),
 ) -> None:
     """Run a declared grid of scenarios (axes over any field, seeds) on all cores into one Parquet
     dataset, cached and resumable; or `mobipath sweep report DIR --metric M` for mean and 95 % CI
@@ -655,7 +944,9 @@ def sweep_cmd(
 
     if target == "report":
         if directory is None or not metric:
-            raise typer.BadParameter("give the sweep's directory and --metric: mobipath sweep report DIR --metric flows.f.goodput_mbps")
+            raise typer.BadParameter(
+                "give the sweep's directory and --metric: mobipath sweep report DIR --metric flows.f.goodput_mbps"
+            )
         try:
             cells, written = sw.report(Path(directory), metric, plot)
         except (FileNotFoundError, ValueError) as e:
@@ -665,7 +956,11 @@ def sweep_cmd(
         for c in axes + ["mean ± 95 % CI", "seeds"]:
             table.add_column(c)
         for c in cells:
-            v = "n/a" if c["mean"] is None else f"{c['mean']:.4g}" + ("" if c["ci95"] is None else f" ± {c['ci95']:.2g}")
+            v = (
+                "n/a"
+                if c["mean"] is None
+                else f"{c['mean']:.4g}" + ("" if c["ci95"] is None else f" ± {c['ci95']:.2g}")
+            )
             table.add_row(*[str(c[a]) for a in axes], v, str(c["n"]))
         _stdout().print(table)
         if written:
@@ -685,8 +980,16 @@ def sweep_cmd(
         raise typer.BadParameter(str(e))
     with _progress() as (_, bar):
         try:
-            info = sw.sweep(path, out_dir, jobs=jobs, backend=backend, ray_address=ray_address, progress=bar,
-                            resume=not fresh, timeseries=not no_timeseries)
+            info = sw.sweep(
+                path,
+                out_dir,
+                jobs=jobs,
+                backend=backend,
+                ray_address=ray_address,
+                progress=bar,
+                resume=not fresh,
+                timeseries=not no_timeseries,
+            )
         except BackendError as e:
             raise _fail(str(e))
         except (KeyboardInterrupt, WorkerDied) as e:
@@ -694,11 +997,14 @@ def sweep_cmd(
 
             n = RunCache(out_dir / "cache").count()
             why, code = ("interrupted", 130) if isinstance(e, KeyboardInterrupt) else (str(e), 1)
-            raise _fail(f"{why}; {n} finished runs are kept in {out_dir / 'cache'}: run the same command again "
-                        "to resume", code) from None
+            raise _fail(
+                f"{why}; {n} finished runs are kept in {out_dir / 'cache'}: run the same command again to resume", code
+            ) from None
     n_failed = len(info["failed"])
-    typer.echo(f"{info['runs']} runs ({info['reused_runs']} reused, {n_failed} failed) of {info['combinations']} "
-               f"combinations in {info['wall_time_s']:.1f} s; dataset in {out_dir / 'runs'}")
+    typer.echo(
+        f"{info['runs']} runs ({info['reused_runs']} reused, {n_failed} failed) of {info['combinations']} "
+        f"combinations in {info['wall_time_s']:.1f} s; dataset in {out_dir / 'runs'}"
+    )
     for f in info["failed"][:20]:
         typer.echo(f"failed: [{f['combination']}] seed {f['seed']}: {f['error']}", err=True)
     if n_failed:

@@ -11,6 +11,7 @@ importing `rich.console` costs about 33 ms, more than `mobipath run` spends on a
 it buys nothing without a terminal (issue 19: sweeps and shell loops call `mobipath run` thousands
 of times with its output redirected). Both render the same cells (tested).
 """
+
 from __future__ import annotations
 
 import math
@@ -148,8 +149,9 @@ def rich_table(grid: Grid) -> "Table":
 
     table = Table(title=grid.title, title_justify="left")
     for i, (label, right) in enumerate(zip(grid.labels, grid.right)):
-        table.add_column(escape(label), justify="right" if right else "left", style="bold" if i == 0 else None,
-                         overflow="fold")
+        table.add_column(
+            escape(label), justify="right" if right else "left", style="bold" if i == 0 else None, overflow="fold"
+        )
     for row in grid.rows:
         table.add_row(*(escape(v) for v in row))
     return table
@@ -176,17 +178,22 @@ def subflow_name(flow: str, index: int, sub: Mapping[str, Any]) -> str:
     name = sub.get("name") or sub.get("path")
     if not isinstance(name, str) or not name:
         return str(index)
-    return name[len(flow) + 1:] if name.startswith(flow + "/") and len(name) > len(flow) + 1 else name
+    return name[len(flow) + 1 :] if name.startswith(flow + "/") and len(name) > len(flow) + 1 else name
 
 
-def compact_grid(title: str, label: str, rows: List[Tuple[str, Mapping[str, Any]]],
-                 metrics: Iterable[Tuple[str, str]]) -> Optional[Grid]:
+def compact_grid(
+    title: str, label: str, rows: List[Tuple[str, Mapping[str, Any]]], metrics: Iterable[Tuple[str, str]]
+) -> Optional[Grid]:
     """One row per entity; as columns only `metrics` ((key, label) pairs) present in some row."""
     if not rows:
         return None
     cols = [(k, lab) for k, lab in metrics if any(k in r for _, r in rows)]
-    return Grid(title, [label] + [lab for _, lab in cols], [False] + [True] * len(cols),
-                [[name] + [fmt_value(r.get(k)) for k, _ in cols] for name, r in rows])
+    return Grid(
+        title,
+        [label] + [lab for _, lab in cols],
+        [False] + [True] * len(cols),
+        [[name] + [fmt_value(r.get(k)) for k, _ in cols] for name, r in rows],
+    )
 
 
 def mptcp_grids(flows: List[Tuple[str, Mapping[str, Any]]]) -> List[Grid]:
@@ -247,8 +254,9 @@ def plain_width() -> int:
         return 80
 
 
-def write_plain_summary(out: IO[str], summary: Mapping[str, Any], header: Optional[str] = None,
-                        width: Optional[int] = None) -> None:
+def write_plain_summary(
+    out: IO[str], summary: Mapping[str, Any], header: Optional[str] = None, width: Optional[int] = None
+) -> None:
     """Writes a run summary as plain text (`header` is plain text), tables a blank line apart."""
     lines = [header] if header else []
     line, grids = summary_grids(summary, plain_width() if width is None else width)
@@ -277,7 +285,14 @@ class RunProgress:
         if self._progress is None:
             if time.monotonic() - self._start < self.delay_s:
                 return
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self._progress = Progress(
                 TextColumn("{task.description}"),

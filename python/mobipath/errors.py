@@ -4,6 +4,7 @@
 `ScenarioError` carries every `ConfigError` of an invalid scenario; `InternalError` means the
 simulator itself failed (a bug to report, never the user's fault).
 """
+
 from __future__ import annotations
 
 from . import _core

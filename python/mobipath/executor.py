@@ -17,6 +17,7 @@ own results: `keep`):
 Results are keyed, never positional, so neither the backend nor the number of workers changes a
 number.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -77,10 +78,19 @@ class Kept:
     value: Any = None
 
 
-def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-            done: Callable[[Any, Any], None], jobs: Optional[int] = None, backend: Optional[Backend] = None, *,
-            keep: Any = None, describe: Optional[Callable[[Any], str]] = None, native: bool = False,
-            on_death: Optional[Callable[[Any, str], Any]] = None) -> int:
+def execute(
+    todo: Sequence[Hashable],
+    job: Callable[..., Any],
+    args: Callable[[Any], Tuple[Any, ...]],
+    done: Callable[[Any, Any], None],
+    jobs: Optional[int] = None,
+    backend: Optional[Backend] = None,
+    *,
+    keep: Any = None,
+    describe: Optional[Callable[[Any], str]] = None,
+    native: bool = False,
+    on_death: Optional[Callable[[Any, str], Any]] = None,
+) -> int:
     """Runs `job(*args(k))` for every key in `todo` on `backend` and calls `done(k, result)` here
     as each finishes. `job` must be a module-level function (it is pickled by reference) and its
     results picklable. Returns the number of workers used. On KeyboardInterrupt the workers are
@@ -100,7 +110,9 @@ def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
         return max(1, jobs or os.cpu_count() or 1)
     if backend.name == "ray":
         return _execute_ray(todo, job, args, done, jobs, backend.address, on_death)
-    return _execute_local(todo, job, args, done, jobs, keep if describe is not None else None, describe, native, on_death)
+    return _execute_local(
+        todo, job, args, done, jobs, keep if describe is not None else None, describe, native, on_death
+    )
 
 
 # --- local: worker processes ----------------------------------------------------------------
@@ -118,6 +130,7 @@ def execute(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
 HOLD_S = 0.02
 PACE_S = 0.005
 PACE_BELOW_S = 0.005
+
 
 def _ignore_sigint() -> None:
     # Ctrl-C reaches the whole process group: the workers leave it to the main process, which
@@ -137,8 +150,9 @@ def _die_with_parent() -> None:
         pass  # not Linux: a worker sees its pipe closed when it next reads it, and leaves
 
 
-def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, native: bool, parent: int,
-                 siblings: Sequence[int] = ()) -> None:
+def _worker_main(
+    conn: Any, job: Callable[..., Any], keep: Any, native: bool, parent: int, siblings: Sequence[int] = ()
+) -> None:
     _ignore_sigint()
     _die_with_parent()
     # A forked worker inherits the driver's ends of the other workers' pipes: closed, so that each
@@ -175,15 +189,21 @@ def _worker_main(conn: Any, job: Callable[..., Any], keep: Any, native: bool, pa
         except (EOFError, OSError):
             return
         except Exception as e:  # an unpicklable result or exception
-            conn.send((False, key, RuntimeError(f"run {key!r}: its result cannot be sent back: {type(e).__name__}: {e}"), 0.0))
+            conn.send(
+                (False, key, RuntimeError(f"run {key!r}: its result cannot be sent back: {type(e).__name__}: {e}"), 0.0)
+            )
 
 
 class _Worker:
-    def __init__(self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool, others: Sequence["_Worker"] = ()) -> None:
+    def __init__(
+        self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool, others: Sequence["_Worker"] = ()
+    ) -> None:
         here, there = ctx.Pipe(duplex=True)
         # With fork, the child has copies of these descriptors (other start methods inherit none).
         siblings = [w.conn.fileno() for w in others] + [here.fileno()] if ctx.get_start_method() == "fork" else []
-        self.proc = ctx.Process(target=_worker_main, args=(there, job, keep, native, os.getpid(), siblings), daemon=True)
+        self.proc = ctx.Process(
+            target=_worker_main, args=(there, job, keep, native, os.getpid(), siblings), daemon=True
+        )
         self.proc.start()
         there.close()
         self.conn = here
@@ -220,10 +240,17 @@ def death_reason(exitcode: Optional[int]) -> str:
     return f"exit code {exitcode}"
 
 
-def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-                   done: Callable[[Any, Any], None], jobs: Optional[int], keep: Any,
-                   describe: Optional[Callable[[Any], str]], native: bool,
-                   on_death: Optional[Callable[[Any, str], Any]]) -> int:
+def _execute_local(
+    todo: Sequence[Hashable],
+    job: Callable[..., Any],
+    args: Callable[[Any], Tuple[Any, ...]],
+    done: Callable[[Any, Any], None],
+    jobs: Optional[int],
+    keep: Any,
+    describe: Optional[Callable[[Any], str]],
+    native: bool,
+    on_death: Optional[Callable[[Any, str], Any]],
+) -> int:
     from collections import deque
     from multiprocessing.connection import wait
 
@@ -267,8 +294,10 @@ def _execute_local(todo: Sequence[Hashable], job: Callable[..., Any], args: Call
                     why = death_reason(w.proc.exitcode)
                     deaths.setdefault(k, []).append(why)
                     if len(deaths[k]) > WORKER_RETRIES:
-                        msg = (f"the worker process running this run died on each of its {len(deaths[k])} attempts "
-                               f"({'; '.join(dict.fromkeys(deaths[k]))})")
+                        msg = (
+                            f"the worker process running this run died on each of its {len(deaths[k])} attempts "
+                            f"({'; '.join(dict.fromkeys(deaths[k]))})"
+                        )
                         if on_death is None:
                             raise WorkerDied(f"run {k!r}: {msg}")
                         done(k, on_death(k, msg))
@@ -336,6 +365,7 @@ def _receive(w: _Worker, done: Callable[[Any, Any], None], pace: _Pace) -> int:
 
 # --- ray: tasks on a cluster ----------------------------------------------------------------
 
+
 def _import_ray() -> Any:
     try:
         import ray  # type: ignore[import-not-found]
@@ -354,9 +384,15 @@ def _ray_task(job: Callable[..., Any], shipped: Tuple[Any, ...]) -> Any:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-                 done: Callable[[Any, Any], None], jobs: Optional[int], address: Optional[str],
-                 on_death: Optional[Callable[[Any, str], Any]] = None) -> int:
+def _execute_ray(
+    todo: Sequence[Hashable],
+    job: Callable[..., Any],
+    args: Callable[[Any], Tuple[Any, ...]],
+    done: Callable[[Any, Any], None],
+    jobs: Optional[int],
+    address: Optional[str],
+    on_death: Optional[Callable[[Any, str], Any]] = None,
+) -> int:
     ray = _import_ray()
     import logging
 
@@ -371,8 +407,10 @@ def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callab
         try:
             ray.init(**kw)
         except Exception as e:  # unreachable cluster, bad address: say so, not a traceback
-            raise BackendError(f"--backend ray: cannot start or reach Ray{f' at {address}' if address else ''}: "
-                               f"{type(e).__name__}: {e}") from None
+            raise BackendError(
+                f"--backend ray: cannot start or reach Ray{f' at {address}' if address else ''}: "
+                f"{type(e).__name__}: {e}"
+            ) from None
         started = True
     pending: Dict[Any, Any] = {}
     try:
@@ -382,8 +420,11 @@ def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callab
         # runs are deterministic; an exception raised by the run itself is not retried.
         remote = ray.remote(num_cpus=1, max_retries=WORKER_RETRIES)(_ray_task)
         # What Ray raises once a task's worker (or node) has died on every attempt.
-        died = tuple(getattr(ray.exceptions, n) for n in ("WorkerCrashedError", "OutOfMemoryError", "NodeDiedError",
-                                                          "LocalRayletDiedError") if hasattr(ray.exceptions, n))
+        died = tuple(
+            getattr(ray.exceptions, n)
+            for n in ("WorkerCrashedError", "OutOfMemoryError", "NodeDiedError", "LocalRayletDiedError")
+            if hasattr(ray.exceptions, n)
+        )
         job_ref = ray.put(job)
         # A bounded window of tasks in flight: a million-run grid is not submitted at once, and
         # -j caps the runs a shared cluster executes at a time.
@@ -409,8 +450,10 @@ def _execute_ray(todo: Sequence[Hashable], job: Callable[..., Any], args: Callab
                     raise (cause if isinstance(cause, BaseException) else e) from None
                 except died as e:
                     first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
-                    msg = (f"the Ray worker running this run died on each of its {WORKER_RETRIES + 1} attempts "
-                           f"({type(e).__name__}: {first[:300]})")
+                    msg = (
+                        f"the Ray worker running this run died on each of its {WORKER_RETRIES + 1} attempts "
+                        f"({type(e).__name__}: {first[:300]})"
+                    )
                     if on_death is None:
                         raise WorkerDied(f"run {k!r}: {msg}") from None
                     result = on_death(k, msg)
@@ -432,6 +475,7 @@ _END = object()
 
 
 # --- shipping scenarios and their files with a task -----------------------------------------
+
 
 #: The scenario fields that name files (relative to the scenario's folder): link capacity traces,
 #: cell UEs' CQI traces and the train's handover table and GPS trace. tests/python/test_sweep.py
@@ -470,6 +514,7 @@ def _get(d: Dict[str, Any], *keys: str) -> Any:
 
 def _rewrite(table: Dict[str, Any], names: Dict[str, str]) -> None:
     """Replaces every referenced path by its task-local name (same fields as referenced_files)."""
+
     def sub(d: Any, *keys: str) -> None:
         *head, last = keys
         d = _get(d, *head) if head else d

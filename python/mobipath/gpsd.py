@@ -20,6 +20,7 @@ Example::
         for t, along_m in gps.positions(track):
             controller.on_fix(t, along_m)
 """
+
 from __future__ import annotations
 
 import json
@@ -86,8 +87,17 @@ def fix_from_tpv(report: Dict[str, Any]) -> Optional[Fix]:
         t = parse_time(report["time"])
     except (ValueError, TypeError):
         return None
-    return Fix(t, lat, lon, mode, _num(report, "speed"), _num(report, "track"), _num(report, "epx"), _num(report, "epy"),
-               report.get("device") if isinstance(report.get("device"), str) else None)
+    return Fix(
+        t,
+        lat,
+        lon,
+        mode,
+        _num(report, "speed"),
+        _num(report, "track"),
+        _num(report, "epx"),
+        _num(report, "epy"),
+        report.get("device") if isinstance(report.get("device"), str) else None,
+    )
 
 
 class Track:
@@ -127,7 +137,9 @@ class Track:
                 if len(cols) != 2 or not (abs(lat) <= 90 and abs(lon) <= 180):
                     raise ValueError
             except (ValueError, IndexError):
-                raise ValueError(f"{path}: line {n}: expected `lat,lon` in degrees (|lat| <= 90, |lon| <= 180), found `{line}`") from None
+                raise ValueError(
+                    f"{path}: line {n}: expected `lat,lon` in degrees (|lat| <= 90, |lon| <= 180), found `{line}`"
+                ) from None
             if pts and pts[-1] == (lat, lon):
                 raise ValueError(f"{path}: line {n}: repeats the previous point (zero-length segment)")
             pts.append((lat, lon))
@@ -254,11 +266,12 @@ class GpsdClient:
             if off <= max_offset_m:
                 yield f.time, along
 
-    def track_positions(self, track: Track, max_offset_m: float = 50.0) -> Iterator[Tuple[float, float, Optional[float]]]:
+    def track_positions(
+        self, track: Track, max_offset_m: float = 50.0
+    ) -> Iterator[Tuple[float, float, Optional[float]]]:
         """(UTC seconds, metres along `track`, None) per fix on the track, and (time, metres,
         offset in metres) for a fix farther than `max_offset_m` from it, so a consumer that must
         fail safe (PHA-D on a router) sees an untrustworthy position instead of silence."""
         for f in self.fixes():
             along, off = track.project(f.lat, f.lon)
             yield f.time, along, (None if off <= max_offset_m else off)
-

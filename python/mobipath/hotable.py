@@ -6,6 +6,7 @@ A table stores, per stretch of track, in how many runs a handover was seen there
 PHA uses the stretches seen in at least `--min-support` runs (k of n, P0's "range sized by the
 GPS error" around where handovers recur). The CSV formats are documented in
 crates/sim/src/hst/README.md."""
+
 from __future__ import annotations
 
 import json
@@ -23,20 +24,28 @@ if TYPE_CHECKING:  # pragma: no cover
     from .source import ScenarioLike
 
 # rich_markup_mode=None: help texts are plain text ("[hst]" must print as written), as in cli.py.
-app = typer.Typer(help="Handover tables for PHA (learn from GPS-tagged runs).", no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(
+    help="Handover tables for PHA (learn from GPS-tagged runs).", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 OUT_HELP = "Table CSV to write (replaced if it exists, unless --accumulate)."
-ACCUMULATE_HELP = ("Add to the table in -o instead of replacing it: supports and run counts add up, so run it "
-                   "only on new runs (learning the same seeds twice counts them twice).")
-MIN_SUPPORT_HELP = ("Minimum support k: a stretch of track becomes a range when at least k learning runs saw a "
-                    "handover there (default: the accumulated table's, else 1 = every handover seen).")
+ACCUMULATE_HELP = (
+    "Add to the table in -o instead of replacing it: supports and run counts add up, so run it "
+    "only on new runs (learning the same seeds twice counts them twice)."
+)
+MIN_SUPPORT_HELP = (
+    "Minimum support k: a stretch of track becomes a range when at least k learning runs saw a "
+    "handover there (default: the accumulated table's, else 1 = every handover seen)."
+)
 
 
 def _existing(out: Path, accumulate: bool, fresh: bool) -> Optional[str]:
     """The table to accumulate into: the one in `out` with --accumulate, else none (overwrite)."""
     if accumulate and fresh:
-        raise typer.BadParameter("--fresh (overwrite) and --accumulate contradict each other", param_hint="'--accumulate'")
+        raise typer.BadParameter(
+            "--fresh (overwrite) and --accumulate contradict each other", param_hint="'--accumulate'"
+        )
     if accumulate and out.exists():
         return out.read_text(encoding="utf-8")
     return None
@@ -54,7 +63,9 @@ def learn(
     CSV text; `existing` (CSV text) is accumulated into. `min_support`: see MIN_SUPPORT_HELP."""
     src = load_source(scenario)
     try:
-        return _core.learn_handover_table(src.text, src.file, str(src.base_dir), runs, first_seed, margin_m, existing, min_support)
+        return _core.learn_handover_table(
+            src.text, src.file, str(src.base_dir), runs, first_seed, margin_m, existing, min_support
+        )
     except ScenarioError:
         raise
     except _core.ScenarioError as e:
@@ -67,7 +78,9 @@ def learn_cmd(
     runs: int = typer.Option(50, "--runs", min=1, max=100000, help="Preliminary runs to learn from."),
     out: Path = typer.Option(..., "-o", "--out", help=OUT_HELP),
     first_seed: int = typer.Option(1, "--first-seed", min=0, help="Seed of the first preliminary run."),
-    margin_m: Optional[float] = typer.Option(None, "--margin-m", min=0.0, help="GPS error margin added on both sides (default 3 sigma of the GPS error)."),
+    margin_m: Optional[float] = typer.Option(
+        None, "--margin-m", min=0.0, help="GPS error margin added on both sides (default 3 sigma of the GPS error)."
+    ),
     accumulate: bool = typer.Option(False, "--accumulate", help=ACCUMULATE_HELP),
     min_support: Optional[int] = typer.Option(None, "--min-support", min=1, max=1_000_000_000, help=MIN_SUPPORT_HELP),
     fresh: bool = typer.Option(False, "--fresh", hidden=True, help="Overwrite (the default; kept for old scripts)."),
@@ -77,8 +90,14 @@ def learn_cmd(
 
     def go() -> None:
         existing = _existing(out, accumulate, fresh)
-        csv = learn(input_file(scenario), runs=runs, first_seed=first_seed, margin_m=margin_m, existing=existing,
-                    min_support=min_support)
+        csv = learn(
+            input_file(scenario),
+            runs=runs,
+            first_seed=first_seed,
+            margin_m=margin_m,
+            existing=existing,
+            min_support=min_support,
+        )
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(csv, encoding="utf-8")
         action = "accumulated into" if existing is not None else "written to"
@@ -101,11 +120,25 @@ def learn_recorded(
     accumulated into. Raises ScenarioError listing every malformed line (file and line number)."""
     texts = []
     for nmea, log in runs:
-        texts.append((Path(nmea).read_text(encoding="utf-8", errors="replace"), str(nmea),
-                      Path(log).read_text(encoding="utf-8"), str(log)))
+        texts.append(
+            (
+                Path(nmea).read_text(encoding="utf-8", errors="replace"),
+                str(nmea),
+                Path(log).read_text(encoding="utf-8"),
+                str(log),
+            )
+        )
     try:
-        return _core.learn_handover_table_recorded(Path(track).read_text(encoding="utf-8"), str(track), texts,
-                                                   margin_m, max_offset_m, max_gap_s, existing, min_support)
+        return _core.learn_handover_table_recorded(
+            Path(track).read_text(encoding="utf-8"),
+            str(track),
+            texts,
+            margin_m,
+            max_offset_m,
+            max_gap_s,
+            existing,
+            min_support,
+        )
     except _core.ScenarioError as e:
         errors = [ConfigError.from_dict(d) for d in getattr(e, "errors", None) or []]
         raise ScenarioError(errors or [ConfigError("recorded runs", "", str(e))]) from None
@@ -153,23 +186,48 @@ def check_log_operators(logs: Sequence[Path], allowed: Sequence[str]) -> None:
             if not op or op.startswith("#") or (n == 1 and op == "operator") or len(cells) < 3:
                 continue  # header, comments, blank lines; malformed rows are the parser's to name
             if op not in allowed:
-                errors.append(ConfigError(f"{log}: line {n}: operator", op[:40], f"not an operator of the table (--operators {','.join(allowed)})"))
+                errors.append(
+                    ConfigError(
+                        f"{log}: line {n}: operator",
+                        op[:40],
+                        f"not an operator of the table (--operators {','.join(allowed)})",
+                    )
+                )
     if errors:
         raise ScenarioError(errors)
 
 
 @app.command("learn-recorded")
 def learn_recorded_cmd(
-    track: Path = typer.Option(..., "--track", help="Track polyline CSV `lat,lon` (WGS84), in running order.", show_default=False),
-    gps: List[Path] = typer.Option(..., "--gps", help="NMEA 0183 log of a run (GGA/RMC); repeat, paired in order with --handovers.", show_default=False),
-    handovers: List[Path] = typer.Option(..., "--handovers", help="Handover log `operator,start,end` (UTC) of the same run; repeat.", show_default=False),
+    track: Path = typer.Option(
+        ..., "--track", help="Track polyline CSV `lat,lon` (WGS84), in running order.", show_default=False
+    ),
+    gps: List[Path] = typer.Option(
+        ...,
+        "--gps",
+        help="NMEA 0183 log of a run (GGA/RMC); repeat, paired in order with --handovers.",
+        show_default=False,
+    ),
+    handovers: List[Path] = typer.Option(
+        ..., "--handovers", help="Handover log `operator,start,end` (UTC) of the same run; repeat.", show_default=False
+    ),
     out: Path = typer.Option(..., "-o", "--out", help=OUT_HELP),
-    margin_m: Optional[float] = typer.Option(None, "--margin-m", min=0.0, help="GPS error margin added on both sides (default 15 m)."),
-    max_offset_m: Optional[float] = typer.Option(None, "--max-offset-m", min=0.0, help="Drop fixes farther than this from the track (default 50 m)."),
-    max_gap_s: Optional[float] = typer.Option(None, "--max-gap-s", min=0.0, help="Interpolate handover positions only between fixes this close (default 2 s)."),
+    margin_m: Optional[float] = typer.Option(
+        None, "--margin-m", min=0.0, help="GPS error margin added on both sides (default 15 m)."
+    ),
+    max_offset_m: Optional[float] = typer.Option(
+        None, "--max-offset-m", min=0.0, help="Drop fixes farther than this from the track (default 50 m)."
+    ),
+    max_gap_s: Optional[float] = typer.Option(
+        None, "--max-gap-s", min=0.0, help="Interpolate handover positions only between fixes this close (default 2 s)."
+    ),
     accumulate: bool = typer.Option(False, "--accumulate", help=ACCUMULATE_HELP),
     min_support: Optional[int] = typer.Option(None, "--min-support", min=1, max=1_000_000_000, help=MIN_SUPPORT_HELP),
-    operators: Optional[str] = typer.Option(None, "--operators", help="Comma list of the operator names the table is for (the scenario's `[hst] radio.operators`, default A,B): a handover log row naming another operator is refused."),
+    operators: Optional[str] = typer.Option(
+        None,
+        "--operators",
+        help="Comma list of the operator names the table is for (the scenario's `[hst] radio.operators`, default A,B): a handover log row naming another operator is refused.",
+    ),
     fresh: bool = typer.Option(False, "--fresh", hidden=True, help="Overwrite (the default; kept for old scripts)."),
 ) -> None:
     """Learn a handover table from recorded runs, GPS logs + handover logs (overwrites -o unless --accumulate)."""
@@ -177,7 +235,9 @@ def learn_recorded_cmd(
 
     def go() -> None:
         if len(gps) != len(handovers):
-            raise ScenarioError([ConfigError("--handovers", str(len(handovers)), f"give one handover log per --gps log ({len(gps)})")])
+            raise ScenarioError(
+                [ConfigError("--handovers", str(len(handovers)), f"give one handover log per --gps log ({len(gps)})")]
+            )
         existing = _existing(out, accumulate, fresh)
         runs = [(input_file(g), input_file(h)) for g, h in zip(gps, handovers)]
         allowed = [o.strip() for o in (operators or "A,B").split(",") if o.strip()]

@@ -9,6 +9,7 @@ The text is written by the extension (`_core.canonical_json`), byte for byte wha
 (tests/python/test_jsonfmt.py), because the `json` module imports `re`: about 5 ms of every
 `mobipath run` (issue 19).
 """
+
 from __future__ import annotations
 
 import math

@@ -9,6 +9,7 @@ start to their end (colour = operator).
 matplotlib is imported only here, through its object-oriented API (no pyplot state): PNG goes
 through the Agg renderer, SVG through matplotlib's SVG writer.
 """
+
 from __future__ import annotations
 
 import json
@@ -84,8 +85,8 @@ def subflows_of(flow: str, subflows: Mapping[Tuple[str, str], Series]) -> List[s
     prefix = flow + "/"
     out: List[str] = []
     for name, _ in subflows:
-        if name.startswith(prefix) and len(name) > len(prefix) and name[len(prefix):] not in out:
-            out.append(name[len(prefix):])
+        if name.startswith(prefix) and len(name) > len(prefix) and name[len(prefix) :] not in out:
+            out.append(name[len(prefix) :])
     return out
 
 
@@ -103,8 +104,13 @@ def _handovers(summary: Mapping[str, Any]) -> List[Tuple[float, float, str]]:
     return out
 
 
-def plot_result(result_dir: Path, fmt: str = "png", out_dir: Optional[Path] = None,
-                flows: Optional[Sequence[str]] = None, dpi: int = 110) -> Plotted:
+def plot_result(
+    result_dir: Path,
+    fmt: str = "png",
+    out_dir: Optional[Path] = None,
+    flows: Optional[Sequence[str]] = None,
+    dpi: int = 110,
+) -> Plotted:
     """Writes one figure per flow of the run in `result_dir` into `out_dir` (default:
     `result_dir`) and returns what was drawn."""
     if fmt not in FORMATS:
@@ -137,8 +143,15 @@ def plot_result(result_dir: Path, fmt: str = "png", out_dir: Optional[Path] = No
     return done
 
 
-def _draw(path: Path, fmt: str, flow: str, rows: List[Tuple[str, Dict[str, Optional[Series]]]],
-          handovers: List[Tuple[float, float, str]], duration: Optional[float], dpi: int) -> int:
+def _draw(
+    path: Path,
+    fmt: str,
+    flow: str,
+    rows: List[Tuple[str, Dict[str, Optional[Series]]]],
+    handovers: List[Tuple[float, float, str]],
+    duration: Optional[float],
+    dpi: int,
+) -> int:
     """Draws one flow's figure; returns the number of handovers marked (each once, on all panels)."""
     from matplotlib.figure import Figure
 
@@ -169,8 +182,11 @@ def _draw(path: Path, fmt: str, flow: str, rows: List[Tuple[str, Dict[str, Optio
     if handovers:
         from matplotlib.patches import Patch
 
-        axes[0][0].legend(handles=[Patch(color=colours[op], alpha=0.5, label=f"handover, operator {op}") for op in operators],
-                          fontsize=7, loc="lower right")
+        axes[0][0].legend(
+            handles=[Patch(color=colours[op], alpha=0.5, label=f"handover, operator {op}") for op in operators],
+            fontsize=7,
+            loc="lower right",
+        )
     fig.suptitle(flow, fontsize=10)
     fig.tight_layout()
     metadata: Dict[str, Any] = {"Date": None} if fmt == "svg" else {}

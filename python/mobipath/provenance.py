@@ -9,6 +9,7 @@ the source tree this package is imported from, when that is a git checkout of mo
 editable install — this sees uncommitted edits as "-dirty"); the revision recorded when the
 extension module was built; otherwise ``"unknown"``.
 """
+
 from __future__ import annotations
 
 import os
@@ -100,8 +101,11 @@ def workspace_build(root: Path, binary: str, crates: Sequence[str]) -> Optional[
     for p in candidates:
         if p.stat().st_mtime >= newest_source:
             return str(p)
-    print(f"warning: {candidates[0]} is older than the sources it is built from; not using it "
-          f"(rebuild it with `cargo build --release -p {binary}`)", file=sys.stderr)
+    print(
+        f"warning: {candidates[0]} is older than the sources it is built from; not using it "
+        f"(rebuild it with `cargo build --release -p {binary}`)",
+        file=sys.stderr,
+    )
     return None
 
 
@@ -142,8 +146,12 @@ def _platform() -> Dict[str, str]:
     if not hasattr(os, "uname"):  # pragma: no cover - Windows
         import platform
 
-        return {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
-                "platform": platform.platform()}
+        return {
+            "system": platform.system(),
+            "release": platform.release(),
+            "machine": platform.machine(),
+            "platform": platform.platform(),
+        }
     u = os.uname()
     text = f"{u.sysname}-{u.release}-{u.machine}"
     try:

@@ -11,6 +11,7 @@ Goals: `bulk` (goodput of a long transfer, higher is better), `file:SIZE` (compl
 SIZE-byte file, e.g. `file:20MB`, lower is better), `cbr:RATE` (p99 application delay of a
 constant-bit-rate stream of RATE Mbit/s, lower is better; docs/metrics.md).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,12 +37,29 @@ PROFILES: Dict[str, Dict[str, float]] = {
     "p2-skt-down": {"rate": 18.89, "delay": 12.9},
     "p2-kt-down": {"rate": 37.45, "delay": 20.1},
 }
-PATH_KEYS = {"rate": "Mbit/s, (0, 100000]", "delay": "one-way ms, [0, 10000]", "loss": "percent, [0, 50]",
-             "queue_ms": "ms of queue at the rate, [1, 10000] (default 100)", "trace": "a per-second Mbit/s trace file",
-             "profile": "one of " + ", ".join(PROFILES)}
-LABEL = {"minrtt": "minRTT", "roundrobin": "round robin", "redundant": "redundant", "blest": "BLEST", "ecf": "ECF",
-         "linux-default": "Linux default", "lia": "LIA", "olia": "OLIA", "balia": "Balia", "wvegas": "wVegas",
-         "reno": "Reno", "cubic": "CUBIC", "bbr": "BBR"}
+PATH_KEYS = {
+    "rate": "Mbit/s, (0, 100000]",
+    "delay": "one-way ms, [0, 10000]",
+    "loss": "percent, [0, 50]",
+    "queue_ms": "ms of queue at the rate, [1, 10000] (default 100)",
+    "trace": "a per-second Mbit/s trace file",
+    "profile": "one of " + ", ".join(PROFILES),
+}
+LABEL = {
+    "minrtt": "minRTT",
+    "roundrobin": "round robin",
+    "redundant": "redundant",
+    "blest": "BLEST",
+    "ecf": "ECF",
+    "linux-default": "Linux default",
+    "lia": "LIA",
+    "olia": "OLIA",
+    "balia": "Balia",
+    "wvegas": "wVegas",
+    "reno": "Reno",
+    "cubic": "CUBIC",
+    "bbr": "BBR",
+}
 
 
 class RecommendError(ValueError):
@@ -135,7 +153,7 @@ def _trace_mean(path: Path) -> float:
 
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|kib|mib|gib)?$", re.I)
-_MULT = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3}
+_MULT = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 
 
 def parse_goal(text: str) -> Goal:
@@ -165,15 +183,23 @@ def scenario_text(paths: Sequence[PathSpec], goal: Goal, sched: str, cc: str, du
     out = [f'name = "recommend-{sched}-{cc}"\nseed = 1\nduration_s = {duration_s:g}\n']
     for i, p in enumerate(paths):
         queue = max(10, round((p.rate or 10) * 1e6 * p.queue_ms / 1e3 / 8 / 1500))
-        cap = (f'trace = {{ format = "mbps-per-second", file = "{p.trace.resolve().as_posix()}", missing = "zero" }}'
-               if p.trace else f"rate_mbps = {p.rate:g}")
+        cap = (
+            f'trace = {{ format = "mbps-per-second", file = "{p.trace.resolve().as_posix()}", missing = "zero" }}'
+            if p.trace
+            else f"rate_mbps = {p.rate:g}"
+        )
         loss = f'\nloss = {{ model = "bernoulli", p = {p.loss / 100:g} }}' if p.loss > 0 else ""
         out.append(f'[[links]]\nname = "l{i}"\n{cap}\ndelay_ms = {p.delay:g}\nqueue_packets = {queue}{loss}\n')
         out.append(f'[[paths]]\nname = "p{i}"\nlinks = ["l{i}"]\n')
-    traffic = {"bulk": '{ kind = "bulk" }', "file": f'{{ kind = "file", bytes = {int(goal.value)} }}',
-               "cbr": f'{{ kind = "cbr", rate_mbps = {goal.value:g} }}'}[goal.kind]
+    traffic = {
+        "bulk": '{ kind = "bulk" }',
+        "file": f'{{ kind = "file", bytes = {int(goal.value)} }}',
+        "cbr": f'{{ kind = "cbr", rate_mbps = {goal.value:g} }}',
+    }[goal.kind]
     names = ", ".join(f'"p{i}"' for i in range(len(paths)))
-    out.append(f'[[flows]]\nname = "mptcp"\npaths = [{names}]\ncc = "{cc}"\nscheduler = "{sched}"\ntraffic = {traffic}\n')
+    out.append(
+        f'[[flows]]\nname = "mptcp"\npaths = [{names}]\ncc = "{cc}"\nscheduler = "{sched}"\ntraffic = {traffic}\n'
+    )
     return "\n".join(out)
 
 
@@ -201,7 +227,9 @@ class Ranked:
     tie_band: Optional[float] = None
 
 
-def rank(results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better: bool, deterministic: bool) -> List[Ranked]:
+def rank(
+    results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better: bool, deterministic: bool
+) -> List[Ranked]:
     """Ranks pairs: a pair's rank is 1 + the number of pairs that are better with CIs apart;
     pairs whose CI overlaps the best pair's are ties with it. Deterministic runs (one seed: no
     random element) count differences under 1 % as ties."""
@@ -213,8 +241,18 @@ def rank(results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better
         m, ci = mean_ci(ok)
         # One run per pair has no CI: a tie band stands in for it when comparing, and is not reported as one.
         band = abs(m) * 0.005 if deterministic and m is not None else None
-        rows.append(Ranked(s, c, m, None if deterministic else ci, len(ok), len(vals) - len(ok),
-                           upstream=s in UPSTREAM_SCHEDULERS and c in UPSTREAM_CCS, tie_band=band))
+        rows.append(
+            Ranked(
+                s,
+                c,
+                m,
+                None if deterministic else ci,
+                len(ok),
+                len(vals) - len(ok),
+                upstream=s in UPSTREAM_SCHEDULERS and c in UPSTREAM_CCS,
+                tie_band=band,
+            )
+        )
     sign = 1.0 if higher_is_better else -1.0
 
     def better(a: Ranked, b: Ranked) -> bool:  # a better than b, CIs apart
@@ -233,20 +271,33 @@ def rank(results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better
 
 def apply_commands(sched: str, cc: str, n_paths: int) -> List[str]:
     if sched in UPSTREAM_SCHEDULERS and cc in UPSTREAM_CCS:
-        return ["sysctl -w net.mptcp.enabled=1",
-                f"sysctl -w net.ipv4.tcp_congestion_control={cc}" + ("   # modprobe tcp_bbr first" if cc == "bbr" else ""),
-                f"ip mptcp limits set subflow {n_paths} add_addr_accepted {n_paths}",
-                "ip mptcp endpoint add <ADDRESS> dev <IFACE> subflow   # once per extra interface"]
+        return [
+            "sysctl -w net.mptcp.enabled=1",
+            f"sysctl -w net.ipv4.tcp_congestion_control={cc}" + ("   # modprobe tcp_bbr first" if cc == "bbr" else ""),
+            f"ip mptcp limits set subflow {n_paths} add_addr_accepted {n_paths}",
+            "ip mptcp endpoint add <ADDRESS> dev <IFACE> subflow   # once per extra interface",
+        ]
     oot = {"minrtt": "default", "linux-default": "default"}.get(sched, sched)
-    return ["# needs the out-of-tree multipath-tcp.org kernel (v0.95): the stock kernel has no such "
-            + ("scheduler" if sched not in UPSTREAM_SCHEDULERS else "congestion control"),
-            "sysctl -w net.mptcp.mptcp_enabled=1",
-            f"sysctl -w net.mptcp.mptcp_scheduler={oot}",
-            f"sysctl -w net.ipv4.tcp_congestion_control={cc}"]
+    return [
+        "# needs the out-of-tree multipath-tcp.org kernel (v0.95): the stock kernel has no such "
+        + ("scheduler" if sched not in UPSTREAM_SCHEDULERS else "congestion control"),
+        "sysctl -w net.mptcp.mptcp_enabled=1",
+        f"sysctl -w net.mptcp.mptcp_scheduler={oot}",
+        f"sysctl -w net.ipv4.tcp_congestion_control={cc}",
+    ]
 
 
-def recommend(paths: Sequence[PathSpec], goal: Goal, *, seeds: int = 5, duration_s: float = 20.0, jobs: Optional[int] = None,
-              schedulers: Sequence[str] = SCHEDULERS, ccs: Sequence[str] = CCS, progress: Any = None) -> Dict[str, Any]:
+def recommend(
+    paths: Sequence[PathSpec],
+    goal: Goal,
+    *,
+    seeds: int = 5,
+    duration_s: float = 20.0,
+    jobs: Optional[int] = None,
+    schedulers: Sequence[str] = SCHEDULERS,
+    ccs: Sequence[str] = CCS,
+    progress: Any = None,
+) -> Dict[str, Any]:
     from .experiments.common import run_all
 
     if len(paths) < 2:
@@ -254,8 +305,10 @@ def recommend(paths: Sequence[PathSpec], goal: Goal, *, seeds: int = 5, duration
     random_paths = any(p.loss > 0 for p in paths)
     if random_paths and seeds < 2:
         # One run of a random path has no CI: a ranking from it would order noise.
-        raise RecommendError(f"--seeds {seeds}: a path has random loss, so give at least 2 seeds (one run per pair "
-                             "has no confidence interval to rank by)")
+        raise RecommendError(
+            f"--seeds {seeds}: a path has random loss, so give at least 2 seeds (one run per pair "
+            "has no confidence interval to rank by)"
+        )
     n_seeds = seeds if random_paths else 1
     t0 = time.monotonic()
     texts = {(s, c): scenario_text(paths, goal, s, c, duration_s) for s in schedulers for c in ccs}
@@ -275,20 +328,50 @@ def recommend(paths: Sequence[PathSpec], goal: Goal, *, seeds: int = 5, duration
     sched_matters = any(len({r.rank for r in ranked if r.cc == c}) > 1 for c in ccs)
     best_upstream = next((r for r in ranked if r.upstream), None)
     return {
-        "goal": {"kind": goal.kind, "value": goal.value, "metric": goal.metric, "unit": goal.unit,
-                 "higher_is_better": goal.higher_is_better},
+        "goal": {
+            "kind": goal.kind,
+            "value": goal.value,
+            "metric": goal.metric,
+            "unit": goal.unit,
+            "higher_is_better": goal.higher_is_better,
+        },
         "paths": [p.text for p in paths],
-        "seeds": n_seeds, "deterministic": not random_paths, "duration_s": duration_s, "runs": len(keys), "jobs": n_jobs,
+        "seeds": n_seeds,
+        "deterministic": not random_paths,
+        "duration_s": duration_s,
+        "runs": len(keys),
+        "jobs": n_jobs,
         "wall_time_s": round(time.monotonic() - t0, 2),
-        "ranking": [{"scheduler": r.sched, "cc": r.cc, "mean": r.mean, "ci95": r.ci, "runs": r.n, "failed": r.failed,
-                     "rank": r.rank, "tie_with_best": r.tie_with_best, "stock_kernel": r.upstream} for r in ranked],
-        "recommended": {"scheduler": best.sched, "cc": best.cc, "stock_kernel": best.upstream,
-                        "commands": apply_commands(best.sched, best.cc, len(paths))},
+        "ranking": [
+            {
+                "scheduler": r.sched,
+                "cc": r.cc,
+                "mean": r.mean,
+                "ci95": r.ci,
+                "runs": r.n,
+                "failed": r.failed,
+                "rank": r.rank,
+                "tie_with_best": r.tie_with_best,
+                "stock_kernel": r.upstream,
+            }
+            for r in ranked
+        ],
+        "recommended": {
+            "scheduler": best.sched,
+            "cc": best.cc,
+            "stock_kernel": best.upstream,
+            "commands": apply_commands(best.sched, best.cc, len(paths)),
+        },
         "ties_with_best": [f"{r.sched}+{r.cc}" for r in ranked if r.tie_with_best],
         "scheduler_matters": sched_matters,
-        "best_on_stock_kernel": None if best_upstream is None else {
-            "scheduler": best_upstream.sched, "cc": best_upstream.cc, "tie_with_best": best_upstream.tie_with_best,
-            "commands": apply_commands(best_upstream.sched, best_upstream.cc, len(paths))},
+        "best_on_stock_kernel": None
+        if best_upstream is None
+        else {
+            "scheduler": best_upstream.sched,
+            "cc": best_upstream.cc,
+            "tie_with_best": best_upstream.tie_with_best,
+            "commands": apply_commands(best_upstream.sched, best_upstream.cc, len(paths)),
+        },
     }
 
 
@@ -298,33 +381,57 @@ def print_report(res: Dict[str, Any]) -> None:
 
     con = Console(highlight=False, width=max(100, Console().width))
     g = res["goal"]
-    stat = ("deterministic paths (no random loss): one run per pair; pairs within 1 % are ties"
-            if res["deterministic"] else f"mean ± 95 % CI over {res['seeds']} seeds")
-    con.print(f"Goal: {g['kind']}{'' if g['kind'] == 'bulk' else ':' + format(g['value'], 'g')} — "
-              f"{'higher' if g['higher_is_better'] else 'lower'} {g['metric']} is better; {stat}; "
-              f"{res['runs']} runs of {res['duration_s']:g} s in {res['wall_time_s']:.1f} s")
+    stat = (
+        "deterministic paths (no random loss): one run per pair; pairs within 1 % are ties"
+        if res["deterministic"]
+        else f"mean ± 95 % CI over {res['seeds']} seeds"
+    )
+    con.print(
+        f"Goal: {g['kind']}{'' if g['kind'] == 'bulk' else ':' + format(g['value'], 'g')} — "
+        f"{'higher' if g['higher_is_better'] else 'lower'} {g['metric']} is better; {stat}; "
+        f"{res['runs']} runs of {res['duration_s']:g} s in {res['wall_time_s']:.1f} s"
+    )
     t = Table(title="scheduler × congestion control, ranked")
     for col in ("rank", "scheduler", "cc", f"{g['metric']} ({g['unit']})", "tie with best", "stock kernel"):
         t.add_column(col, no_wrap=True)
     for r in res["ranking"]:
-        v = "did not finish" if r["mean"] is None else f"{r['mean']:.3f}" + ("" if r["ci95"] is None else f" ± {r['ci95']:.3f}")
-        t.add_row(str(r["rank"]), LABEL[r["scheduler"]], LABEL[r["cc"]], v, "yes" if r["tie_with_best"] else "",
-                  "yes" if r["stock_kernel"] else "no")
+        v = (
+            "did not finish"
+            if r["mean"] is None
+            else f"{r['mean']:.3f}" + ("" if r["ci95"] is None else f" ± {r['ci95']:.3f}")
+        )
+        t.add_row(
+            str(r["rank"]),
+            LABEL[r["scheduler"]],
+            LABEL[r["cc"]],
+            v,
+            "yes" if r["tie_with_best"] else "",
+            "yes" if r["stock_kernel"] else "no",
+        )
     con.print(t)
     rec = res["recommended"]
     n_ties = len(res["ties_with_best"])
-    con.print(f"Recommended: {LABEL[rec['scheduler']]} + {LABEL[rec['cc']]}"
-              + (" (runs on the stock kernel)" if rec["stock_kernel"] else "")
-              + (f"; {n_ties} pairs tie for the best ({'within 1 %' if res['deterministic'] else 'CIs overlap'})" if n_ties > 1
-                 else "; better than every other pair"))
+    con.print(
+        f"Recommended: {LABEL[rec['scheduler']]} + {LABEL[rec['cc']]}"
+        + (" (runs on the stock kernel)" if rec["stock_kernel"] else "")
+        + (
+            f"; {n_ties} pairs tie for the best ({'within 1 %' if res['deterministic'] else 'CIs overlap'})"
+            if n_ties > 1
+            else "; better than every other pair"
+        )
+    )
     if not res["scheduler_matters"]:
-        con.print("The scheduler makes no measurable difference for this goal on these paths (all schedulers tie for each "
-                  "controller): choose the controller; to separate schedulers, rank by a goal they affect "
-                  "(--goal file:SIZE or --goal cbr:RATE).")
+        con.print(
+            "The scheduler makes no measurable difference for this goal on these paths (all schedulers tie for each "
+            "controller): choose the controller; to separate schedulers, rank by a goal they affect "
+            "(--goal file:SIZE or --goal cbr:RATE)."
+        )
     up = res["best_on_stock_kernel"]
     if up and not rec["stock_kernel"]:
-        con.print(f"Best on a stock kernel: {LABEL[up['scheduler']]} + {LABEL[up['cc']]}"
-                  + (" (tied with the best)" if up["tie_with_best"] else " (worse than the best, CIs apart)"))
+        con.print(
+            f"Best on a stock kernel: {LABEL[up['scheduler']]} + {LABEL[up['cc']]}"
+            + (" (tied with the best)" if up["tie_with_best"] else " (worse than the best, CIs apart)")
+        )
     con.print("To apply on Linux:")
     for c in rec["commands"]:
         con.print(f"  {c}", markup=False)
@@ -333,9 +440,20 @@ def print_report(res: Dict[str, Any]) -> None:
 
 
 def recommend_cmd(
-    path: List[str] = typer.Option(..., "--path", help="A path: rate=MBIT,delay=MS[,loss=PCT][,queue_ms=MS], trace=FILE[,delay=MS] (per-second Mbit/s) or profile=NAME (p2-skt-up, p2-kt-up, p2-skt-down, p2-kt-down); repeat, at least twice.", show_default=False),
-    goal: str = typer.Option("bulk", "--goal", help="bulk (goodput), file:SIZE (completion time, e.g. file:20MB) or cbr:RATE (p99 application delay of a RATE Mbit/s stream)."),
-    seeds: int = typer.Option(5, "--seeds", min=1, max=1000, help="Seeds per pair when a path is random (loss); deterministic paths run once."),
+    path: List[str] = typer.Option(
+        ...,
+        "--path",
+        help="A path: rate=MBIT,delay=MS[,loss=PCT][,queue_ms=MS], trace=FILE[,delay=MS] (per-second Mbit/s) or profile=NAME (p2-skt-up, p2-kt-up, p2-skt-down, p2-kt-down); repeat, at least twice.",
+        show_default=False,
+    ),
+    goal: str = typer.Option(
+        "bulk",
+        "--goal",
+        help="bulk (goodput), file:SIZE (completion time, e.g. file:20MB) or cbr:RATE (p99 application delay of a RATE Mbit/s stream).",
+    ),
+    seeds: int = typer.Option(
+        5, "--seeds", min=1, max=1000, help="Seeds per pair when a path is random (loss); deterministic paths run once."
+    ),
     duration: float = typer.Option(20.0, "--duration", min=1.0, max=3600.0, help="Simulated seconds per run."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (for scripts)."),
@@ -348,7 +466,9 @@ def recommend_cmd(
             specs = [parse_path(p, i) for i, p in enumerate(path)]
             g = parse_goal(goal)
             if g.kind == "file" and g.value * 8 / 1e6 / max(0.001, sum(p.rate or 0 for p in specs)) > duration:
-                raise RecommendError(f"--duration {duration:g}: too short for the file even at the paths' summed rate; raise it")
+                raise RecommendError(
+                    f"--duration {duration:g}: too short for the file even at the paths' summed rate; raise it"
+                )
         except RecommendError as e:
             raise typer.BadParameter(str(e))
         try:

@@ -9,6 +9,7 @@ The time series of a simulated run stays in the Rust core (`mobipath._core.TimeS
 someone reads `Result.timeseries`: `write` has the core write the Parquet file itself, so
 `mobipath run` never imports polars (issue 19: importing it cost more than a short run).
 """
+
 from __future__ import annotations
 
 import os
@@ -74,9 +75,17 @@ class Result:
     scenario_file: Optional[str]
     extra: Dict[str, Any]
 
-    def __init__(self, summary: Dict[str, Any], timeseries: Any, resolved_scenario: Any, events: int,
-                 provenance: Dict[str, Any], seed: Optional[int] = None, scenario_file: Optional[str] = None,
-                 extra: Optional[Dict[str, Any]] = None):
+    def __init__(
+        self,
+        summary: Dict[str, Any],
+        timeseries: Any,
+        resolved_scenario: Any,
+        events: int,
+        provenance: Dict[str, Any],
+        seed: Optional[int] = None,
+        scenario_file: Optional[str] = None,
+        extra: Optional[Dict[str, Any]] = None,
+    ):
         self.summary = summary
         self.timeseries = timeseries
         self.resolved_scenario = resolved_scenario
@@ -87,8 +96,10 @@ class Result:
         self.extra = {} if extra is None else extra
 
     def __repr__(self) -> str:
-        return (f"Result(scenario_file={self.scenario_file!r}, seed={self.seed!r}, events={self.events!r}, "
-                f"flows={sorted((self.summary.get('flows') or {}) if isinstance(self.summary, Mapping) else [])!r})")
+        return (
+            f"Result(scenario_file={self.scenario_file!r}, seed={self.seed!r}, events={self.events!r}, "
+            f"flows={sorted((self.summary.get('flows') or {}) if isinstance(self.summary, Mapping) else [])!r})"
+        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "timeseries":
@@ -171,7 +182,11 @@ class Result:
         _write_text(os.path.join(out, SUMMARY_FILE), self.summary_json())
         source = object.__getattribute__(self, "_ts_source")
         target = os.path.join(out, TIMESERIES_FILE)
-        if object.__getattribute__(self, "_ts_frame") is None and hasattr(source, "write_parquet") and not _is_frame(source):
+        if (
+            object.__getattribute__(self, "_ts_frame") is None
+            and hasattr(source, "write_parquet")
+            and not _is_frame(source)
+        ):
             source.write_parquet(target)  # the core writes it: no polars needed
         else:
             self.timeseries.write_parquet(target)

@@ -14,6 +14,7 @@ than a short simulation. So:
 - `describe_failure` turns an exception into the lines and exit code every command prints, for
   both paths (`cli._guarded` uses it).
 """
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import List, Optional, Sequence, Tuple, Union
 
-__all__ = ["entry", "exit_now", "execute", "describe_failure", "parse_fast", "RunOptions", "CommandFailed", "resolve_input"]
+__all__ = [
+    "entry",
+    "exit_now",
+    "execute",
+    "describe_failure",
+    "parse_fast",
+    "RunOptions",
+    "CommandFailed",
+    "resolve_input",
+]
 
 MAX_SEED = 2**64 - 1
 
@@ -46,8 +56,14 @@ class RunOptions:
 
     __slots__ = ("scenario", "seed", "out", "as_json", "quiet")
 
-    def __init__(self, scenario: Union[str, os.PathLike], seed: Optional[int] = None,
-                 out: Optional[Union[str, os.PathLike]] = None, as_json: bool = False, quiet: bool = False):
+    def __init__(
+        self,
+        scenario: Union[str, os.PathLike],
+        seed: Optional[int] = None,
+        out: Optional[Union[str, os.PathLike]] = None,
+        as_json: bool = False,
+        quiet: bool = False,
+    ):
         self.scenario = os.fspath(scenario)
         self.seed = seed
         self.out = None if out is None else os.fspath(out)
@@ -141,24 +157,34 @@ def execute(opts: RunOptions) -> None:
         from .display import RunProgress
 
         with RunProgress(f"simulating {scenario.rpartition('/')[2]}", Console(stderr=True, highlight=False)) as bar:
-            result = api.run(FilePath(scenario), seed=opts.seed, progress=bar, allow_partial=True,
-                             command=provenance.command_line())
+            result = api.run(
+                FilePath(scenario), seed=opts.seed, progress=bar, allow_partial=True, command=provenance.command_line()
+            )
     else:
         result = api.run(FilePath(scenario), seed=opts.seed, allow_partial=True, command=provenance.command_line())
     wall = time.perf_counter() - t0
     seed_part = result.seed if result.seed is not None else "default"
-    out_dir = path_text(opts.out) if opts.out is not None else os.path.join("results", f"{path_stem(scenario)}-seed{seed_part}")
+    out_dir = (
+        path_text(opts.out)
+        if opts.out is not None
+        else os.path.join("results", f"{path_stem(scenario)}-seed{seed_part}")
+    )
     try:
         result.write_files(out_dir)
     except OSError as e:
         raise CommandFailed(f"cannot write results to {out_dir}: {e.strerror or e}")
     if opts.seed is not None and not result.seed_matters and not opts.quiet:
-        _err("warning: nothing in this scenario is random (no random loss, reordering, BBR, Peekaboo or train), "
-             "so every seed gives the same result")
+        _err(
+            "warning: nothing in this scenario is random (no random loss, reordering, BBR, Peekaboo or train), "
+            "so every seed gives the same result"
+        )
     if result.partial:
         stopped = result.summary["partial"]["stopped_at_s"]
-        raise CommandFailed(f"interrupted at {stopped:g} s of simulated time; partial results (marked \"partial\" in "
-                            f"summary.json) written to {out_dir}", 130)
+        raise CommandFailed(
+            f'interrupted at {stopped:g} s of simulated time; partial results (marked "partial" in '
+            f"summary.json) written to {out_dir}",
+            130,
+        )
     if opts.as_json:
         sys.stdout.write(result.summary_json())
         sys.stdout.flush()
@@ -170,7 +196,9 @@ def execute(opts: RunOptions) -> None:
 
             from .display import print_summary
 
-            print_summary(Console(highlight=False), result.summary, header=f"[bold]{escape(str(scenario))}[/bold]{details}")
+            print_summary(
+                Console(highlight=False), result.summary, header=f"[bold]{escape(str(scenario))}[/bold]{details}"
+            )
         else:
             # Redirected (a sweep, a shell loop, a pipe): the same tables as text, without
             # rich's import (about 33 ms, more than a short run; see display.py).

@@ -11,6 +11,7 @@ In the repository, ``python/mobipath/share/`` holds one symlink per file of ``sc
   directory; ``examples/single-cubic.toml`` (below ``scenarios/``) works too.
 - `copy_to(dest)`: copies the tree out (``mobipath examples DIR``).
 """
+
 from __future__ import annotations
 
 import os
@@ -98,10 +99,14 @@ def copy_to(dest: Union[str, Path], overwrite: bool = False) -> Tuple[List[Path]
     base, out = root(), Path(dest)
     todo = files()
     clashes = [r for r in todo if (out / r).exists() and not (out / r).is_file()]
-    clashes += [r for r in todo if (out / r).is_file() and not overwrite and not filecmp.cmp(base / r, out / r, shallow=False)]
+    clashes += [
+        r for r in todo if (out / r).is_file() and not overwrite and not filecmp.cmp(base / r, out / r, shallow=False)
+    ]
     if clashes:
         shown = ", ".join(str(out / r) for r in clashes[:3]) + (" ..." if len(clashes) > 3 else "")
-        raise ShippedError(f"{len(clashes)} file(s) already exist with other contents: {shown} (--force overwrites them)")
+        raise ShippedError(
+            f"{len(clashes)} file(s) already exist with other contents: {shown} (--force overwrites them)"
+        )
     copied, unchanged = [], []
     for r in todo:
         target = out / r

@@ -3,6 +3,7 @@
 `load_source` turns what the user handed us into the text, the name used in error messages and
 the directory that relative paths inside the scenario (traces, tables) are resolved against.
 """
+
 from __future__ import annotations
 
 import os
@@ -71,7 +72,9 @@ class ScenarioSource(Record):
     base_dir_text: str
     path_text: Optional[str]
 
-    def __init__(self, text: str, file: str, base_dir: Union[str, os.PathLike], path: Optional[Union[str, os.PathLike]] = None):
+    def __init__(
+        self, text: str, file: str, base_dir: Union[str, os.PathLike], path: Optional[Union[str, os.PathLike]] = None
+    ):
         self._init(text, file, path_text(base_dir), None if path is None else path_text(path))
 
     @property
@@ -169,10 +172,12 @@ def _segments(path: str) -> List[Union[str, int]]:
     out: List[Union[str, int]] = []
     pos = 0
     for m in re.finditer(r"([^.\[\]]+)|\[(\d+)\]", path):
-        gap = path[pos:m.start()].strip(".")
+        gap = path[pos : m.start()].strip(".")
         if gap:
             raise ValueError(gap)
-        out.append(int(m.group(2)) if m.group(2) is not None else (int(m.group(1)) if m.group(1).isdigit() else m.group(1)))
+        out.append(
+            int(m.group(2)) if m.group(2) is not None else (int(m.group(1)) if m.group(1).isdigit() else m.group(1))
+        )
         pos = m.end()
     if not out or path[pos:].strip("."):
         raise ValueError(path)
@@ -192,7 +197,9 @@ def apply_overrides(table: Dict[str, Any], overrides: Mapping[str, Any], file: s
         try:
             segs = _segments(str(path))
         except ValueError:
-            errors.append(ConfigError(str(path), "", "not a dotted field path (e.g. links.a.rate_mbps or flows[0].cc)", file))
+            errors.append(
+                ConfigError(str(path), "", "not a dotted field path (e.g. links.a.rate_mbps or flows[0].cc)", file)
+            )
             continue
         cur: Any = table
         done: List[str] = []
@@ -202,13 +209,24 @@ def apply_overrides(table: Dict[str, Any], overrides: Mapping[str, Any], file: s
             if isinstance(cur, list):
                 if isinstance(seg, int):
                     if not 0 <= seg < len(cur):
-                        errors.append(ConfigError(str(path), "", f"{where} has {len(cur)} entries; index {seg} is out of range", file))
+                        errors.append(
+                            ConfigError(
+                                str(path), "", f"{where} has {len(cur)} entries; index {seg} is out of range", file
+                            )
+                        )
                         break
                     idx = seg
                 else:
                     names = [e.get("name") for e in cur if isinstance(e, dict)]
                     if seg not in names:
-                        errors.append(ConfigError(str(path), "", f"{where} has no entry named {seg!r}; names: {', '.join(map(str, names)) or '(none)'}", file))
+                        errors.append(
+                            ConfigError(
+                                str(path),
+                                "",
+                                f"{where} has no entry named {seg!r}; names: {', '.join(map(str, names)) or '(none)'}",
+                                file,
+                            )
+                        )
                         break
                     idx = names.index(seg)
                 if last:

@@ -32,6 +32,7 @@ scenario text and referenced files with the task and return the results. A run w
 process dies (the OOM killer, a crash) is run again twice, then recorded as failed ("WorkerDied:
 ..."), and the sweep goes on.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -80,10 +81,12 @@ def load_sweep(path: Path) -> Sweep:
             errors.append(ConfigError(k, "", f"unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}", file))
     base = table.get("base")
     if not isinstance(base, str) or not base:
-        errors.append(ConfigError("base", str(base or ""), "give the base scenario's path (relative to the sweep file)", file))
+        errors.append(
+            ConfigError("base", str(base or ""), "give the base scenario's path (relative to the sweep file)", file)
+        )
         base_path = Path()
     else:
-        base_path = (Path(path).resolve().parent / base)
+        base_path = Path(path).resolve().parent / base
         if not base_path.is_file():
             from . import shipped
 
@@ -101,21 +104,30 @@ def load_sweep(path: Path) -> Sweep:
             errors.append(ConfigError("seeds", str(seeds_raw), "must be in [1, 100000]", file))
         seeds = list(range(1, max(1, min(seeds_raw, 100_000)) + 1))
     else:
-        seeds = [s for s in seeds_raw if isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2 ** 63]
+        seeds = [s for s in seeds_raw if isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**63]
         if len(seeds) != len(seeds_raw) or len(set(seeds)) != len(seeds):
             errors.append(ConfigError("seeds", str(seeds_raw), "seeds must be distinct integers in [0, 2^63)", file))
     combine = table.get("combine", "product")
     if combine not in ("product", "zip"):
-        errors.append(ConfigError("combine", str(combine), "must be \"product\" or \"zip\"", file))
+        errors.append(ConfigError("combine", str(combine), 'must be "product" or "zip"', file))
     axes = table.get("axes", {})
     if not isinstance(axes, dict) or not axes:
-        errors.append(ConfigError("axes", str(axes), "give at least one axis: [axes] \"links.a.rate_mbps\" = [5, 10]", file))
+        errors.append(
+            ConfigError("axes", str(axes), 'give at least one axis: [axes] "links.a.rate_mbps" = [5, 10]', file)
+        )
         axes = {}
     for k, v in axes.items():
         if not isinstance(v, list) or not v:
             errors.append(ConfigError(f"axes.{k}", str(v), "must be a non-empty list of values", file))
     if combine == "zip" and axes and len({len(v) for v in axes.values() if isinstance(v, list)}) > 1:
-        errors.append(ConfigError("axes", ", ".join(f"{k}: {len(v)}" for k, v in axes.items()), "combine = \"zip\" needs axes of equal length", file))
+        errors.append(
+            ConfigError(
+                "axes",
+                ", ".join(f"{k}: {len(v)}" for k, v in axes.items()),
+                'combine = "zip" needs axes of equal length',
+                file,
+            )
+        )
     exclude = table.get("exclude", [])
     if not isinstance(exclude, list) or not all(isinstance(e, dict) and e for e in exclude):
         errors.append(ConfigError("exclude", str(exclude), "a list of tables of axis values ([[exclude]])", file))
@@ -126,7 +138,15 @@ def load_sweep(path: Path) -> Sweep:
                 errors.append(ConfigError(f"exclude[{i}].{k}", "", f"not an axis; axes: {', '.join(axes)}", file))
     if errors:
         raise ScenarioError(errors, file)
-    sw = Sweep(file, base_path, {k: list(v) for k, v in axes.items()}, seeds, combine, exclude, str(table.get("name", Path(path).stem)))
+    sw = Sweep(
+        file,
+        base_path,
+        {k: list(v) for k, v in axes.items()},
+        seeds,
+        combine,
+        exclude,
+        str(table.get("name", Path(path).stem)),
+    )
     n = len(combinations(sw)) * len(seeds)
     if n > MAX_RUNS:
         raise _err(file, "axes", n, f"{n} runs: more than {MAX_RUNS}")
@@ -135,7 +155,7 @@ def load_sweep(path: Path) -> Sweep:
 
 def combinations(sw: Sweep) -> List[Dict[str, Any]]:
     keys = list(sw.axes)
-    rows = (zip(*sw.axes.values()) if sw.combine == "zip" else itertools.product(*sw.axes.values()))
+    rows = zip(*sw.axes.values()) if sw.combine == "zip" else itertools.product(*sw.axes.values())
     out = []
     for values in rows:
         combo = dict(zip(keys, values))
@@ -178,7 +198,9 @@ def resolve(sw: Sweep) -> List[Resolved]:
         if found:
             errors += [ConfigError(f"[{_label(combo)}] {e.field}", e.value, e.message, sw.file) for e in found]
             continue
-        out.append(Resolved(combo, src.text, src.file, str(src.base_dir), files_digest(src.text, src.base_dir, src.file)))
+        out.append(
+            Resolved(combo, src.text, src.file, str(src.base_dir), files_digest(src.text, src.base_dir, src.file))
+        )
     if errors:
         raise ScenarioError(errors, sw.file)
     return out
@@ -191,7 +213,11 @@ def _flatten(prefix: str, v: Any, out: Dict[str, Any]) -> None:
     elif isinstance(v, list):
         if all(isinstance(x, dict) and ("path" in x or "name" in x) for x in v) and v:
             for x in v:
-                _flatten(f"{prefix}.{x.get('path', x.get('name'))}", {k: y for k, y in x.items() if k not in ("path", "name")}, out)
+                _flatten(
+                    f"{prefix}.{x.get('path', x.get('name'))}",
+                    {k: y for k, y in x.items() if k not in ("path", "name")},
+                    out,
+                )
     elif isinstance(v, (int, float, str, bool)) or v is None:
         out[prefix] = float(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
@@ -229,9 +255,17 @@ class _SweepCache(RunCache):
         return super().put(description, result)
 
 
-def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = None, backend: str = "local",
-          ray_address: Optional[str] = None, progress: Any = None, resume: bool = True,
-          timeseries: bool = True) -> Dict[str, Any]:
+def sweep(
+    path: Any,
+    out_dir: Optional[Any] = None,
+    *,
+    jobs: Optional[int] = None,
+    backend: str = "local",
+    ray_address: Optional[str] = None,
+    progress: Any = None,
+    resume: bool = True,
+    timeseries: bool = True,
+) -> Dict[str, Any]:
     """Runs the sweep file `path` into `out_dir` (default ``sweeps/<file name>``) and returns what
     sweep.json holds. `backend` is ``local`` (`jobs` worker processes, default all cores) or
     ``ray`` (on the cluster at `ray_address`, or a local Ray instance of `jobs` CPUs when None);
@@ -263,14 +297,26 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
         if d is None:
             r = resolved[k[0]]
             # The referenced files' digest only when there are any: run ids of trace-free sweeps stay put.
-            d = descriptions[k] = json.dumps(["sweep run", r.text, r.file, k[1]] + ([r.files_digest] if r.files_digest else []))
+            d = descriptions[k] = json.dumps(
+                ["sweep run", r.text, r.file, k[1]] + ([r.files_digest] if r.files_digest else [])
+            )
         return d
 
     def died(k: Tuple[int, int], why: str) -> Dict[str, Any]:
         return {"error": f"WorkerDied: {why}", "wall_s": 0.0}  # recorded, not cached: the next invocation tries again
 
-    results, n_jobs = run_all(keys, run_one, lambda k: (resolved[k[0]].text, resolved[k[0]].file, resolved[k[0]].base_dir, k[1]),
-                              jobs, bar, cache, describe, backend=chosen, on_death=died, native=True)
+    results, n_jobs = run_all(
+        keys,
+        run_one,
+        lambda k: (resolved[k[0]].text, resolved[k[0]].file, resolved[k[0]].base_dir, k[1]),
+        jobs,
+        bar,
+        cache,
+        describe,
+        backend=chosen,
+        on_death=died,
+        native=True,
+    )
     axes = list(sw.axes)
     rows, failed = [], []
     series: Dict[str, List[Any]] = {}  # the long-form series of every run, column by column
@@ -279,8 +325,13 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
         combo = resolved[i].combo
         r = results[(i, seed)]
         run_id = hashlib.sha256(describe((i, seed)).encode()).hexdigest()[:16]
-        row = {**{a: combo[a] for a in axes}, "seed": seed, "run_id": run_id, "wall_s": round(float(r.get("wall_s", 0.0)), 6),
-               "error": r.get("error")}
+        row = {
+            **{a: combo[a] for a in axes},
+            "seed": seed,
+            "run_id": run_id,
+            "wall_s": round(float(r.get("wall_s", 0.0)), 6),
+            "error": r.get("error"),
+        }
         if r.get("error"):
             failed.append({"combination": _label(combo), "seed": seed, "error": r["error"]})
         row.update(r.get("summary", {}))
@@ -302,10 +353,22 @@ def sweep(path: Any, out_dir: Optional[Any] = None, *, jobs: Optional[int] = Non
     if n_series:
         pl.DataFrame(series, strict=False).write_parquet(out_dir / "timeseries", partition_by=axes)
     info = {
-        "sweep_file": str(path), "name": sw.name, "base": str(sw.base_path), "axes": sw.axes, "combine": sw.combine,
-        "exclude": sw.exclude, "seeds": sw.seeds, "combinations": len(resolved), "runs": len(keys),
-        "reused_runs": cache.reused, "failed": failed, "backend": chosen.name, "jobs": n_jobs, "wall_time_s": round(time.monotonic() - t0, 2),
-        "mobipath_version": provenance.version(), "git_revision": provenance.git_revision(),
+        "sweep_file": str(path),
+        "name": sw.name,
+        "base": str(sw.base_path),
+        "axes": sw.axes,
+        "combine": sw.combine,
+        "exclude": sw.exclude,
+        "seeds": sw.seeds,
+        "combinations": len(resolved),
+        "runs": len(keys),
+        "reused_runs": cache.reused,
+        "failed": failed,
+        "backend": chosen.name,
+        "jobs": n_jobs,
+        "wall_time_s": round(time.monotonic() - t0, 2),
+        "mobipath_version": provenance.version(),
+        "git_revision": provenance.git_revision(),
     }
     (out_dir / "sweep.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return info
@@ -323,13 +386,17 @@ def report(out_dir: Path, metric: str, plot: Optional[Path] = None) -> Tuple[Lis
     df = pl.read_parquet(out_dir / "runs", hive_partitioning=True)
     if metric not in df.columns:
         near = [c for c in df.columns if metric.split(".")[-1] in c][:8]
-        raise ValueError(f"--metric {metric!r}: not a column of the dataset" + (f"; e.g. {', '.join(near)}" if near else ""))
+        raise ValueError(
+            f"--metric {metric!r}: not a column of the dataset" + (f"; e.g. {', '.join(near)}" if near else "")
+        )
     cells = []
     for combo in info_combos(info):
         sel = df
         for a in axes:
             sel = sel.filter(pl.col(a).cast(pl.Utf8) == str(combo[a]))
-        vals = [float(v) for v in sel[metric].to_list() if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        vals = [
+            float(v) for v in sel[metric].to_list() if v is not None and not (isinstance(v, float) and math.isnan(v))
+        ]
         m, ci = mean_ci(vals)
         cells.append({**combo, "mean": m, "ci95": ci, "n": len(vals)})
     written = None

@@ -23,6 +23,7 @@ dataset; with -j 1 also the simulations) and of its worker processes apart: the 
 run, which other programs' load changes less. The cache's salt (a hash of the 45 MB simulator
 extension, once per process) is computed before the timed steps, so no step pays it.
 """
+
 from __future__ import annotations
 
 import os
@@ -56,12 +57,18 @@ def write_grid(directory: Path, runs: int) -> Path:
     seeds = max(1, runs // (len(CCS) * len(RATES)))
     (directory / "base.toml").write_text(BASE, encoding="utf-8")
     f = directory / "bench-grid.toml"
-    f.write_text(f'base = "base.toml"\nseeds = {seeds}\n[axes]\n"flows.f.cc" = {CCS!r}\n"links.l.rate_mbps" = {RATES!r}\n'
-                 .replace("'", '"'), encoding="utf-8")
+    f.write_text(
+        f'base = "base.toml"\nseeds = {seeds}\n[axes]\n"flows.f.cc" = {CCS!r}\n"links.l.rate_mbps" = {RATES!r}\n'.replace(
+            "'", '"'
+        ),
+        encoding="utf-8",
+    )
     return f
 
 
-def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = None, repeat: int = 1) -> Dict[str, Any]:
+def run(
+    runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = None, repeat: int = 1
+) -> Dict[str, Any]:
     """Runs the benchmark; returns the measurements (seconds, runs/s, ms per run). `ray`: None =
     when installed. `log(str)` is told what is being timed. `repeat`: the fresh local steps
     (-j 1 and -j N, alternately) are timed that many times and the fastest of each is reported
@@ -82,14 +89,23 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
         todo = [(r, s) for r in resolved for s in sw.seeds]
         n = out["runs"] = len(todo)
 
-        def step(name: str, seconds: float, workers: int, load: float, cpu: Optional[Tuple[float, float]] = None) -> None:
+        def step(
+            name: str, seconds: float, workers: int, load: float, cpu: Optional[Tuple[float, float]] = None
+        ) -> None:
             before = out["steps"].get(name)
-            tried = (before or {}).get("repeats", []) + [{"wall_s": round(seconds, 3), "load_average_1min": round(load, 2)}]
+            tried = (before or {}).get("repeats", []) + [
+                {"wall_s": round(seconds, 3), "load_average_1min": round(load, 2)}
+            ]
             if before is not None and before["wall_s"] <= seconds:  # an earlier repeat was faster: keep it
                 before["repeats"] = tried
                 return
-            v = out["steps"][name] = {"wall_s": round(seconds, 3), "runs_per_s": round(n / seconds, 1), "workers": workers,
-                                      "load_average_1min": round(load, 2), "repeats": tried}
+            v = out["steps"][name] = {
+                "wall_s": round(seconds, 3),
+                "runs_per_s": round(n / seconds, 1),
+                "workers": workers,
+                "load_average_1min": round(load, 2),
+                "repeats": tried,
+            }
             if cpu is not None:
                 v["driver_cpu_ms_per_run"] = round(1000 * cpu[0] / n, 3)
                 v["worker_cpu_ms_per_run"] = round(1000 * cpu[1] / n, 3)
@@ -128,12 +144,18 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
                 timed(f"simulation x{jobs} (the same calls on {jobs} processes at once{of})", jobs, bare_parallel)
         sim = out["steps"]["simulation"]["wall_s"]  # the fastest repeat
         for i in range(repeat):
-            timed(f"local -j 1 (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})", 1,
-                  lambda: run_sweep(grid, d / f"j1-{i}", jobs=1))
+            timed(
+                f"local -j 1 (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})",
+                1,
+                lambda: run_sweep(grid, d / f"j1-{i}", jobs=1),
+            )
             if i == 0:
                 timed("local -j 1, cached (everything read back)", 1, lambda: run_sweep(grid, d / "j1-0", jobs=1))
-            timed(f"local -j {jobs} (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})", jobs,
-                  lambda: run_sweep(grid, d / f"jN-{i}", jobs=jobs))
+            timed(
+                f"local -j {jobs} (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})",
+                jobs,
+                lambda: run_sweep(grid, d / f"jN-{i}", jobs=jobs),
+            )
         if ray is not False:
             try:
                 import ray as ray_mod  # type: ignore[import-not-found]
@@ -148,8 +170,13 @@ def run(runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = 
                 for w in sorted({1, jobs}):
                     say(f"ray -j {w}: starting a local Ray instance of {w} CPUs")
                     t = time.perf_counter()
-                    ray_mod.init(address="local", num_cpus=w, include_dashboard=False, log_to_driver=False,
-                                 logging_level=logging.ERROR)
+                    ray_mod.init(
+                        address="local",
+                        num_cpus=w,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        logging_level=logging.ERROR,
+                    )
                     out[f"ray_start_s_{w}"] = round(time.perf_counter() - t, 2)
                     try:
                         say(f"ray -j {w} (fresh)")
@@ -190,22 +217,45 @@ def _cpu() -> Tuple[float, float]:
     return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
-COLUMNS = ("step", "workers", "load avg", "wall s", "runs/s", "overhead ms/run", "driver CPU ms/run",
-           "worker CPU ms/run", "CPU ms/run", "CPU overhead ms/run")
+COLUMNS = (
+    "step",
+    "workers",
+    "load avg",
+    "wall s",
+    "runs/s",
+    "overhead ms/run",
+    "driver CPU ms/run",
+    "worker CPU ms/run",
+    "CPU ms/run",
+    "CPU overhead ms/run",
+)
 
 
 def rows(result: Dict[str, Any]) -> List[List[str]]:
     """Table rows (COLUMNS): step, workers, the 1-minute load average at its start, wall s,
     runs/s, overhead ms per run (wall), CPU ms per run of the driver, of the workers and in all,
     and the CPU overhead per run."""
+
     def ms(x: Optional[float]) -> str:
         return "—" if x is None else f"{x:.2f}"
 
     out = []
     for name, v in result["steps"].items():
         over = v.get("overhead_ms_per_run")
-        out.append([name, str(v["workers"]), f"{v['load_average_1min']:.1f}", f"{v['wall_s']:.2f}", f"{v['runs_per_s']:.0f}",
-                    "—" if name.startswith("simulation") else (f"{v['ms_per_run']:.2f} (read back)" if over is None else f"{over:.2f}"),
-                    ms(v.get("driver_cpu_ms_per_run")), ms(v.get("worker_cpu_ms_per_run")), ms(v.get("cpu_ms_per_run")),
-                    ms(v.get("cpu_overhead_ms_per_run"))])
+        out.append(
+            [
+                name,
+                str(v["workers"]),
+                f"{v['load_average_1min']:.1f}",
+                f"{v['wall_s']:.2f}",
+                f"{v['runs_per_s']:.0f}",
+                "—"
+                if name.startswith("simulation")
+                else (f"{v['ms_per_run']:.2f} (read back)" if over is None else f"{over:.2f}"),
+                ms(v.get("driver_cpu_ms_per_run")),
+                ms(v.get("worker_cpu_ms_per_run")),
+                ms(v.get("cpu_ms_per_run")),
+                ms(v.get("cpu_overhead_ms_per_run")),
+            ]
+        )
     return out

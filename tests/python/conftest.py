@@ -1,4 +1,5 @@
 """Shared fixtures for the Python tests: repository paths and a helper to run the real CLI."""
+
 from __future__ import annotations
 
 import os
@@ -49,8 +50,13 @@ def cli_env(extra: Optional[dict] = None) -> dict:
     return env
 
 
-def run_cli(args: List[str], cwd: Optional[Path] = None, timeout: float = 600,
-            command: Optional[List[str]] = None, env: Optional[dict] = None) -> subprocess.CompletedProcess:
+def run_cli(
+    args: List[str],
+    cwd: Optional[Path] = None,
+    timeout: float = 600,
+    command: Optional[List[str]] = None,
+    env: Optional[dict] = None,
+) -> subprocess.CompletedProcess:
     """Runs the CLI in a subprocess (no TTY, so no progress bar) and captures text output."""
     return subprocess.run(
         (command or mobipath_command()) + [str(a) for a in args],
@@ -83,8 +89,9 @@ def installed(tmp_path_factory):
     import mobipath
 
     site = tmp_path_factory.mktemp("site")
-    shutil.copytree(Path(mobipath.__file__).resolve().parent, site / "mobipath",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(mobipath.__file__).resolve().parent, site / "mobipath", ignore=shutil.ignore_patterns("__pycache__")
+    )
     return [sys.executable, "-m", "mobipath"], {"PYTHONPATH": str(site)}, work
 
 

@@ -2,6 +2,7 @@
 local workers inherit what the test process patched; Ray workers import this module (the tests'
 Ray instance puts this folder on their PYTHONPATH and runs `doom_marked_runs` as its worker
 setup hook)."""
+
 import os
 import signal
 

@@ -1,4 +1,5 @@
 """The Python API and the bindings, without running a simulation."""
+
 from __future__ import annotations
 
 import json
@@ -81,7 +82,9 @@ def test_schema_is_dict():
 
 
 def test_config_error_str_matches_rust_display():
-    assert str(mobipath.ConfigError("links[0].rate_mbps", "-5", "must be > 0")) == "links[0].rate_mbps = -5: must be > 0"
+    assert (
+        str(mobipath.ConfigError("links[0].rate_mbps", "-5", "must be > 0")) == "links[0].rate_mbps = -5: must be > 0"
+    )
     assert str(mobipath.ConfigError("duration_s", "", "missing")) == "duration_s: missing"
     assert mobipath.ConfigError("a", "1", "m", "f.toml").with_file() == "f.toml: a = 1: m"
 

@@ -1,6 +1,7 @@
 """The Python API takes a scenario as a path, text or dict, with dotted-path overrides and a
 base folder for relative files; bad input is a ScenarioError/ValueError, never a bare
 OverflowError; the CLI warns when the seed cannot matter."""
+
 import shutil
 
 import pytest

@@ -1,6 +1,7 @@
 """scripts/bench-vs-htsim (README, Performance): runs every workload through each mobipath given
 and the htsim stand-ins, and reports a median, a minimum and a ratio per command. htsim is not
 packaged, so `true` stands in for its drivers, and three 10 ms scenarios for its workloads."""
+
 from __future__ import annotations
 
 import subprocess
@@ -17,8 +18,14 @@ def test_bench_vs_htsim_reports_every_workload_and_command(tmp_path):
     mobipath = Path(sys.executable).parent / "mobipath"
     assert mobipath.exists(), mobipath
     env = cli_env({"HTSIM_SCENARIOS": str(tmp_path)})
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench-vs-htsim"), "true", "true", str(mobipath), "--pairs", "2"],
-                       capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench-vs-htsim"), "true", "true", str(mobipath), "--pairs", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     titles = [l for l in lines if l.endswith("(2 rounds)")]
@@ -28,7 +35,14 @@ def test_bench_vs_htsim_reports_every_workload_and_command(tmp_path):
     assert sum(1 for l in rows if l.strip().startswith(str(mobipath)[:50])) == 3, r.stdout
     assert all(" ms (min " in l for l in rows), r.stdout
     # A bad count is refused with the option's name.
-    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench-vs-htsim"), "true", "true", "--pairs", "0"],
-                         capture_output=True, text=True, env=env, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench-vs-htsim"), "true", "true", "--pairs", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode != 0 and "--pairs" in bad.stderr
-    assert not any(p.name.startswith("r") for p in tmp_path.iterdir() if p.is_dir()), "results left in the working directory"
+    assert not any(p.name.startswith("r") for p in tmp_path.iterdir() if p.is_dir()), (
+        "results left in the working directory"
+    )

@@ -1,6 +1,7 @@
 """The build backend (build-backend/mobipath_build.py): when it builds profile-guided, and that
 it refuses what it cannot do with a clear message. The profile-guided build itself is checked by
 scripts/check-install (a wheel; its summaries against the golden files, test_shipped.py)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -31,7 +32,9 @@ def test_llvm_versions_are_read_from_rustc_and_llvm_profdata(backend):
     assert backend._llvm_major("no version here") is None
 
 
-@pytest.mark.parametrize("value, mode", [("", "auto"), ("auto", "auto"), ("0", "off"), ("OFF", "off"), ("1", "on"), ("on", "on")])
+@pytest.mark.parametrize(
+    "value, mode", [("", "auto"), ("auto", "auto"), ("0", "off"), ("OFF", "off"), ("1", "on"), ("on", "on")]
+)
 def test_pgo_mode(backend, monkeypatch, value, mode):
     monkeypatch.setenv("MOBIPATH_PGO", value)
     assert backend._mode() == mode
@@ -72,7 +75,9 @@ def test_without_a_matching_llvm_profdata_auto_builds_plainly_and_on_fails(backe
     fake.write_text("#!/bin/sh\necho 'LLVM version 3.0.0'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     rustc = tmp_path / "rustc"
-    rustc.write_text(f"#!/bin/sh\ncase \"$1\" in --print) echo {tmp_path} ;; *) echo 'host: x86_64\nLLVM version: 22.1.2' ;; esac\n")
+    rustc.write_text(
+        f"#!/bin/sh\ncase \"$1\" in --print) echo {tmp_path} ;; *) echo 'host: x86_64\nLLVM version: 22.1.2' ;; esac\n"
+    )
     rustc.chmod(rustc.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(backend.PgoUnavailable, match="LLVM 22.*is LLVM 3.*rustup component add llvm-tools"):
@@ -88,6 +93,10 @@ def test_the_backend_imports_under_the_interpreter_pip_uses():
     # pip imports the backend with build-backend/ on sys.path; maturin must be importable there.
     import subprocess
 
-    r = subprocess.run([sys.executable, "-c", "import mobipath_build; print(mobipath_build.build_wheel.__name__)"],
-                       cwd=ROOT / "build-backend", capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-c", "import mobipath_build; print(mobipath_build.build_wheel.__name__)"],
+        cwd=ROOT / "build-backend",
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and r.stdout.strip() == "build_wheel", r.stderr

@@ -1,6 +1,7 @@
 """`mobipath router cell-log`: the live cell-id logger against a stand-in ModemManager on a
 private D-Bus daemon (tests/python/fakes/fake_modemmanager.py), then `handover-log` on its output.
 Needs `dbus-daemon` (Debian: dbus-daemon / dbus) and the dbus-fast package; skips without them."""
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,9 @@ def private_bus(tmp_path):
     conf = tmp_path / "bus.conf"
     conf.write_text(f"""<busconfig><type>session</type><listen>unix:path={sock}</listen>
 <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>""")
-    daemon = subprocess.Popen(["dbus-daemon", "--config-file", str(conf), "--nofork", "--print-address"],
-                              stdout=subprocess.PIPE, text=True)
+    daemon = subprocess.Popen(
+        ["dbus-daemon", "--config-file", str(conf), "--nofork", "--print-address"], stdout=subprocess.PIPE, text=True
+    )
     address = daemon.stdout.readline().strip()
     started = []
 
@@ -53,8 +55,24 @@ def test_cells_logged_live_become_the_right_handovers(private_bus, tmp_path):
     mm = modemmanager("0:0/1F;0.8/0;1.2/2E", "1:0/5")
     ready = time.time()
     cells = tmp_path / "cells.csv"
-    r = run_cli(["router", "cell-log", "--bus", address, "--modem", "A=0", "--modem", "B=/org/freedesktop/ModemManager1/Modem/1",
-                 "--interval", "0.1", "--seconds", "2", "-o", str(cells)])
+    r = run_cli(
+        [
+            "router",
+            "cell-log",
+            "--bus",
+            address,
+            "--modem",
+            "A=0",
+            "--modem",
+            "B=/org/freedesktop/ModemManager1/Modem/1",
+            "--interval",
+            "0.1",
+            "--seconds",
+            "2",
+            "-o",
+            str(cells),
+        ]
+    )
     assert r.returncode == 0, r.stderr
     assert "turned it on" in r.stderr  # the 3GPP source was off on both modems
     rows = [line.split(",") for line in cells.read_text().splitlines()[1:]]
@@ -88,11 +106,26 @@ def test_setup_errors_name_the_modem(private_bus, tmp_path):
     r = run_cli(["router", "cell-log", "--bus", address, "--modem", "A=0", "--seconds", "1", "-o", str(out)])
     assert r.returncode == 1 and "ModemManager is not running" in r.stderr, r.stderr
     modemmanager("0:0/1F")
-    r = run_cli(["router", "cell-log", "--bus", address, "--modem", "A=0", "--modem", "B=3", "--seconds", "1", "-o", str(out)])
+    r = run_cli(
+        ["router", "cell-log", "--bus", address, "--modem", "A=0", "--modem", "B=3", "--seconds", "1", "-o", str(out)]
+    )
     assert r.returncode == 1 and "modem B" in r.stderr and "Modem/3" in r.stderr, r.stderr
     r = run_cli(["router", "cell-log", "--bus", address, "--modem", "A", "--seconds", "1", "-o", str(out)])
     assert r.returncode == 2 and "OPERATOR=MODEM" in r.stderr, r.stderr
-    r = run_cli(["router", "cell-log", "--bus", "unix:path=/nonexistent/bus", "--modem", "A=0", "--seconds", "1", "-o", str(out)])
+    r = run_cli(
+        [
+            "router",
+            "cell-log",
+            "--bus",
+            "unix:path=/nonexistent/bus",
+            "--modem",
+            "A=0",
+            "--seconds",
+            "1",
+            "-o",
+            str(out),
+        ]
+    )
     assert r.returncode == 1 and "cannot connect" in r.stderr, r.stderr
 
 

@@ -1,4 +1,5 @@
 """The `mobipath` command line: validate, schema, version, and error handling (no simulator run)."""
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ The emulation tests need root, `ip netns`, /dev/net/tun and the `mobipath-emu` b
 time; run them one at a time, never beside other heavy tests (the emulator's timing is what they
 measure). The `plan` tests (what emulate refuses) need none of that.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,7 +92,11 @@ def test_plan_refuses_what_the_kernel_lacks(tmp_path: Path) -> None:
     p = emu.plan(mp, substitute=True)
     assert (p.protocol, p.cc, [x["name"] for x in p.paths]) == ("mptcp", "reno", ["a", "b"])
     assert p.substitutions == ["flows[0].cc: lia -> kernel reno", "flows[0].scheduler: the kernel's default scheduler"]
-    linux = _scenario(tmp_path, mp.read_text().replace('cc = "lia"', 'cc = "cubic"').replace('"minrtt"', '"linux-default"'), "linux.toml")
+    linux = _scenario(
+        tmp_path,
+        mp.read_text().replace('cc = "lia"', 'cc = "cubic"').replace('"minrtt"', '"linux-default"'),
+        "linux.toml",
+    )
     assert emu.plan(linux).substitutions == []
     vegas = _scenario(tmp_path, SINGLE.format(duration=5, cc="vegas"))
     with pytest.raises(emu.EmulateError, match="vegas.*not available in the Linux kernel"):
@@ -102,13 +107,23 @@ def test_plan_refuses_what_the_kernel_lacks(tmp_path: Path) -> None:
     with pytest.raises(emu.EmulateError, match="max-duration"):
         emu.plan(long)
     # Receiver-based recovery (P1) is not in the kernel: refused, or dropped and recorded.
-    rr = _scenario(tmp_path, linux.read_text().replace('traffic = { kind = "bulk" }',
-                                                       'traffic = { kind = "bulk" }\nmptcp = { receiver_recovery = true }'), "rr.toml")
+    rr = _scenario(
+        tmp_path,
+        linux.read_text().replace(
+            'traffic = { kind = "bulk" }', 'traffic = { kind = "bulk" }\nmptcp = { receiver_recovery = true }'
+        ),
+        "rr.toml",
+    )
     with pytest.raises(emu.EmulateError, match="receiver_recovery.*receiver-based recovery"):
         emu.plan(rr)
     assert "flows[0].mptcp.receiver_recovery: kernel defaults" in emu.plan(rr, substitute=True).substitutions
-    bk = _scenario(tmp_path, linux.read_text().replace('traffic = { kind = "bulk" }',
-                                                       'traffic = { kind = "bulk" }\nmptcp = { backup = [true] }'), "bk.toml")
+    bk = _scenario(
+        tmp_path,
+        linux.read_text().replace(
+            'traffic = { kind = "bulk" }', 'traffic = { kind = "bulk" }\nmptcp = { backup = [true] }'
+        ),
+        "bk.toml",
+    )
     with pytest.raises(emu.EmulateError, match="backup\\[0\\]"):
         emu.plan(bk)
 
@@ -122,14 +137,15 @@ def test_plan_applies_the_trains_handovers_to_its_links() -> None:
     p = emu.plan(p0, substitute=True)
     assert p.protocol == "mptcp" and len(p.handovers) >= 4
     sim = mobipath.run(p0).summary["handovers"]
-    assert [(h["operator"], round(h["start_s"], 6)) for h in p.handovers] == [(h["operator"], round(h["start_s"], 6)) for h in sim]
+    assert [(h["operator"], round(h["start_s"], 6)) for h in p.handovers] == [
+        (h["operator"], round(h["start_s"], 6)) for h in sim
+    ]
     for path in p.paths:
         outs = path["links"][0]["outages"]
         mine = [h for h in p.handovers if h["link"] == path["links"][0]["name"]]
         assert len(outs) == len(mine) > 0
         assert all(o["forwarding"] is not None and o["queued"] == "hold" for o in outs)
         assert [round(o["start_s"], 6) for o in outs] == [round(h["start_s"], 6) for h in mine]
-
 
 
 def test_plan_refuses_simulated_only_harq(tmp_path: Path) -> None:
@@ -140,8 +156,13 @@ def test_plan_refuses_simulated_only_harq(tmp_path: Path) -> None:
 
 
 def test_plan_takes_multi_link_paths_but_not_shared_links(tmp_path: Path) -> None:
-    two = _scenario(tmp_path, SINGLE.format(duration=5, cc="cubic").replace(
-        'links = ["l"]', 'links = ["l", "m"]').replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 5\ndelay_ms = 1\n[[paths]]'), "two.toml")
+    two = _scenario(
+        tmp_path,
+        SINGLE.format(duration=5, cc="cubic")
+        .replace('links = ["l"]', 'links = ["l", "m"]')
+        .replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 5\ndelay_ms = 1\n[[paths]]'),
+        "two.toml",
+    )
     p = emu.plan(two)
     assert [l["name"] for l in p.paths[0]["links"]] == ["l", "m"]
     shared = ROOT / "scenarios" / "examples" / "mptcp-two-paths.toml"
@@ -266,15 +287,24 @@ def test_added_delay_matches_the_configured_delay() -> None:
     # One-way: the same monotonic clock on both sides. Serialization of 128 B at 10 Mbit/s ≈ 0.1 ms.
     delays = sorted((g[0] - g[2]) / 1e6 for g in got)
     med = delays[len(delays) // 2]
-    print(f"one-way median {med:.3f} ms, p90 {delays[int(0.9 * len(delays))]:.3f} ms over {len(delays)}; {stats['forward']['timing']}")
+    print(
+        f"one-way median {med:.3f} ms, p90 {delays[int(0.9 * len(delays))]:.3f} ms over {len(delays)}; {stats['forward']['timing']}"
+    )
     assert len(delays) >= 350
     assert abs(med - 20.0) <= 1.0, med
 
 
 def _binom_interval(n: int, p: float, conf: float = 0.99):
     """Central interval [lo, hi] of Binomial(n, p) holding at least `conf` (exact CDF)."""
+
     def logpmf(k: int) -> float:
-        return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(p) + (n - k) * math.log1p(-p)
+        return (
+            math.lgamma(n + 1)
+            - math.lgamma(k + 1)
+            - math.lgamma(n - k + 1)
+            + k * math.log(p)
+            + (n - k) * math.log1p(-p)
+        )
 
     pmf = [math.exp(logpmf(k)) for k in range(n + 1)]
     tail = (1 - conf) / 2
@@ -295,7 +325,13 @@ def _binom_interval(n: int, p: float, conf: float = 0.99):
 
 @needs_emulation
 def test_bernoulli_loss_is_within_the_binomial_interval() -> None:
-    link = {"name": "l", "rate_mbps": 20, "delay_ms": 2, "queue_packets": 1000, "loss": {"model": "bernoulli", "p": 0.02}}
+    link = {
+        "name": "l",
+        "rate_mbps": 20,
+        "delay_ms": 2,
+        "queue_packets": 1000,
+        "loss": {"model": "bernoulli", "p": 0.02},
+    }
     n = 4000
     sent, got, stats = _udp_through(link, 5, 200, n / 2.0, 2.0, drain_s=0.2)
     fwd = stats["forward"]["paths"][0]["links"][0]["stats"]
@@ -315,8 +351,12 @@ def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
     import polars as pl
 
     # Two links in series (10 Mbit/s + 15 ms, then 20 Mbit/s + 5 ms): the emulator chains them.
-    two = SINGLE.format(duration=4, cc="reno").replace("delay_ms = 20", "delay_ms = 15").replace(
-        'links = ["l"]', 'links = ["l", "m"]').replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 20\ndelay_ms = 5\n[[paths]]')
+    two = (
+        SINGLE.format(duration=4, cc="reno")
+        .replace("delay_ms = 20", "delay_ms = 15")
+        .replace('links = ["l"]', 'links = ["l", "m"]')
+        .replace("[[paths]]", '[[links]]\nname = "m"\nrate_mbps = 20\ndelay_ms = 5\n[[paths]]')
+    )
     s = _scenario(tmp_path, two)
     out = tmp_path / "out"
     before = set(emu.list_namespaces())  # another emulation on this machine may hold its own
@@ -360,7 +400,9 @@ emulate.run(sys.argv[1])
 
 
 def _start_runner(s: Path):
-    p = subprocess.Popen([sys.executable, "-c", _RUNNER, str(s)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", _RUNNER, str(s)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     prefix = f"mp-{p.pid}-"
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
@@ -468,6 +510,7 @@ def test_mptcp_uses_both_paths_and_a_backup_mark_moves_sending_off_within_a_seco
     assert mean(mbps["pb"][60:70]) >= 0.5 * 20, "MP_PRIO B=0 did not bring the path back"
     # The kernel's own per-subflow counters agree with the wire: subflow 1 (path pb) idle in [4, 5) s.
     import polars as pl
+
     sub1 = r.timeseries.filter((pl.col("name") == "mp/pb") & (pl.col("metric") == "throughput_mbps"))
     vals = [v or 0.0 for v in sub1.sort("time_s")["value"].to_list()]
     assert max(vals[40:50]) < 1.0, vals
@@ -521,8 +564,25 @@ def test_train_handovers_interrupt_the_right_emulated_path(tmp_path: Path) -> No
 def test_the_extension_ships_the_emulator() -> None:
     """`pip install` gives no `mobipath-emu` binary; the extension's copy must run (machinery
     benchmark over socketpairs: no root needed)."""
-    r = subprocess.run([sys.executable, "-m", "mobipath.emulate.emu_process", "--bench", "--paths", "2", "--seconds", "1",
-                        "--offered-mbps", "20", "--rate-mbps", "100"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mobipath.emulate.emu_process",
+            "--bench",
+            "--paths",
+            "2",
+            "--seconds",
+            "1",
+            "--offered-mbps",
+            "20",
+            "--rate-mbps",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     import json
 
@@ -530,8 +590,12 @@ def test_the_extension_ships_the_emulator() -> None:
     assert out["paths"] == 2 and out["sent_packets"] > 0
     assert out["received_packets"] == out["sent_packets"]  # 20 of 100 Mbit/s: nothing queued out
     assert len(out["emulator"]["paths"]) == 2
-    bad = subprocess.run([sys.executable, "-m", "mobipath.emulate.emu_process", "--bench", "--paths", "0"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "mobipath.emulate.emu_process", "--bench", "--paths", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "--paths" in bad.stderr
 
 

@@ -1,18 +1,24 @@
 """`mobipath bench --emulator --ceiling`'s search (issue 19, item 5): the highest offered load the
 emulator delivers (>= 99 %) with a p99 release error <= 200 µs, stopping at the first load that
 fails, and never claiming a ceiling where the traffic generator, not the emulator, fell short."""
+
 from mobipath import bench
 
 
 def fake(limit_mbps, p99_at=None, generator_mbps=1e9):
     """A measure function: delivers everything up to `limit_mbps`, 90 % above it; p99 = 50 µs
     below `p99_at`, 900 µs from it; the generator sends at most `generator_mbps`."""
+
     def measure(offered):
         want = round(offered * 1000)
         sent = round(min(offered, generator_mbps) * 1000)
-        return {"offered_packets": want, "sent_packets": sent,
-                "received_packets": sent if offered <= limit_mbps else round(0.9 * sent),
-                "p99_us": 900.0 if p99_at is not None and offered >= p99_at else 50.0}
+        return {
+            "offered_packets": want,
+            "sent_packets": sent,
+            "received_packets": sent if offered <= limit_mbps else round(0.9 * sent),
+            "p99_us": 900.0 if p99_at is not None and offered >= p99_at else 50.0,
+        }
+
     return measure
 
 

@@ -2,6 +2,7 @@
 results.csv and the same summary.json aggregates (provenance aside) as the files in
 tests/golden/reproduce/. A change that moves them must say which and why in its commit.
 Regenerate after an intended change with MOBIPATH_BLESS=1 (then review `git diff tests/golden`)."""
+
 import json
 import os
 from pathlib import Path

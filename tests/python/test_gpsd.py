@@ -1,5 +1,6 @@
 """The gpsd client against a fake gpsd (a real TCP socket speaking the JSON protocol), and the
 track projection it shares with the simulator."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,12 @@ class FakeGpsd:
 
     def __init__(self, script: List[bytes], greet: Optional[bytes] = None, hang: bool = False):
         self.script, self.hang = script, hang
-        self.greet = greet if greet is not None else json.dumps({"class": "VERSION", "release": "3.25", "proto_major": 3, "proto_minor": 15}).encode() + b"\n"
+        self.greet = (
+            greet
+            if greet is not None
+            else json.dumps({"class": "VERSION", "release": "3.25", "proto_major": 3, "proto_minor": 15}).encode()
+            + b"\n"
+        )
         self.received: List[bytes] = []
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
@@ -60,10 +66,13 @@ def tpv(t: str, lat: float, lon: float, mode: int = 3, **kw) -> bytes:
 
 def test_client_sends_watch_and_yields_tpv_fixes():
     lines = (
-        json.dumps({"class": "DEVICES", "devices": [{"path": "/dev/ttyUSB0"}]}).encode() + b"\n"
-        + json.dumps({"class": "WATCH", "enable": True, "json": True}).encode() + b"\n"
+        json.dumps({"class": "DEVICES", "devices": [{"path": "/dev/ttyUSB0"}]}).encode()
+        + b"\n"
+        + json.dumps({"class": "WATCH", "enable": True, "json": True}).encode()
+        + b"\n"
         + tpv("2024-05-01T12:00:00.000Z", 0, 0, mode=1)  # no fix yet
-        + json.dumps({"class": "SKY", "satellites": []}).encode() + b"\n"
+        + json.dumps({"class": "SKY", "satellites": []}).encode()
+        + b"\n"
         + b"not json\n"
         + tpv("2024-05-01T12:00:00.100Z", 37.0, 127.0, speed=83.3, track=90.0, epx=3.1, epy=4.2)
         + tpv("2024-05-01T12:00:00.200Z", 37.0, 127.001)
@@ -84,8 +93,11 @@ def test_client_sends_watch_and_yields_tpv_fixes():
 def test_positions_along_the_track_and_off_track_fixes_are_dropped():
     k = EARTH_RADIUS_M * math.pi / 180
     dlon = 100 / (k * math.cos(math.radians(37.0)))  # 100 m east
-    script = [tpv("2024-05-01T12:00:01Z", 37.0, 127.0 + dlon), tpv("2024-05-01T12:00:02Z", 37.01, 127.0),
-              tpv("2024-05-01T12:00:03Z", 37.0, 127.0 + 2 * dlon)]
+    script = [
+        tpv("2024-05-01T12:00:01Z", 37.0, 127.0 + dlon),
+        tpv("2024-05-01T12:00:02Z", 37.01, 127.0),
+        tpv("2024-05-01T12:00:03Z", 37.0, 127.0 + 2 * dlon),
+    ]
     fake = FakeGpsd([b"".join(script)])
     track = Track([(37.0, 127.0), (37.0, 127.1)])
     with GpsdClient(port=fake.port) as gps:
@@ -122,11 +134,13 @@ def test_silence_closure_and_refusal_raise_gpsd_error():
 
 def test_tpv_parsing_rules():
     assert fix_from_tpv({"class": "TPV", "mode": 2, "time": T0, "lat": 1.0, "lon": 2.0}).mode == 2
-    for bad in [{"class": "TPV", "mode": 3, "lat": 1.0, "lon": 2.0},  # no time
-                {"class": "TPV", "mode": 3, "time": T0, "lat": 91.0, "lon": 2.0},
-                {"class": "TPV", "mode": 3, "time": "yesterday", "lat": 1.0, "lon": 2.0},
-                {"class": "TPV", "mode": 0, "time": T0, "lat": 1.0, "lon": 2.0},
-                {"class": "SKY", "mode": 3, "time": T0, "lat": 1.0, "lon": 2.0}]:
+    for bad in [
+        {"class": "TPV", "mode": 3, "lat": 1.0, "lon": 2.0},  # no time
+        {"class": "TPV", "mode": 3, "time": T0, "lat": 91.0, "lon": 2.0},
+        {"class": "TPV", "mode": 3, "time": "yesterday", "lat": 1.0, "lon": 2.0},
+        {"class": "TPV", "mode": 0, "time": T0, "lat": 1.0, "lon": 2.0},
+        {"class": "SKY", "mode": 3, "time": T0, "lat": 1.0, "lon": 2.0},
+    ]:
         assert fix_from_tpv(bad) is None, bad
     assert parse_time("2024-05-01T12:34:56.25Z") == 1714566896.25
 
@@ -137,4 +151,6 @@ def test_track_csv_errors_name_the_line(tmp_path):
     with pytest.raises(ValueError, match=r"track.csv: line 3"):
         Track.from_csv(p)
     p.write_text("lat,lon\n37.0,127.0\n37.0,127.1\n")
-    assert Track.from_csv(p).length_m == pytest.approx(0.1 * EARTH_RADIUS_M * math.pi / 180 * math.cos(math.radians(37.0)))
+    assert Track.from_csv(p).length_m == pytest.approx(
+        0.1 * EARTH_RADIUS_M * math.pi / 180 * math.cos(math.radians(37.0))
+    )

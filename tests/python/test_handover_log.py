@@ -2,6 +2,7 @@
 output recorded with a time line before each) -> the handover log `operator,start,end` that
 `mobipath hotable learn-recorded` reads. The mmcli samples below follow the output format of
 mmcli 1.20 (`--location-get`, human and `-K` forms); they are constructed, not recorded on a drive."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -69,7 +70,9 @@ def test_mmcli_human_and_key_value_forms_and_errors():
     assert [o.cell for o in obs] == ["01A2B301"] * 3 + ["01A2B302"] * 3 + [None, "01A2B302"]
     assert holog.handovers(obs) == [("A", T0 + 2, T0 + 3)]
     iso = lambda k: dt.datetime.fromtimestamp(T0 + k, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    keys = "".join(MMCLI_KEYS.format(t=iso(k), cell=("2B3C01" if k < 2 else "--" if k < 4 else "2B3C02")) for k in range(6))
+    keys = "".join(
+        MMCLI_KEYS.format(t=iso(k), cell=("2B3C01" if k < 2 else "--" if k < 4 else "2B3C02")) for k in range(6)
+    )
     assert holog.handovers(holog.parse_mmcli(keys, "b.log", "B")) == [("B", T0 + 1, T0 + 4)]
     # A re-attach to the same cell after no service is not a handover.
     same = "".join(MMCLI_KEYS.format(t=f"{T0 + k}", cell=("2B3C01" if k != 2 else "--")) for k in range(5))
@@ -82,19 +85,24 @@ def test_mmcli_human_and_key_value_forms_and_errors():
         holog.parse_mmcli("nothing here\n", "a.log", "A")
 
 
-@pytest.mark.parametrize("text,want", [
-    ("when,who,cell\n", "c.csv: line 1: header"),
-    ("time,operator,cell\nnoon,A,01\n", "c.csv: line 2: time"),
-    ("time,operator,cell\n1,,01\n", "c.csv: line 2: operator"),
-    ("time,operator,cell\n1,A\n", "c.csv: line 2: columns"),
-    ("time,operator,cell\n1,A,0x!\n", "c.csv: line 2: cell"),
-    ("time,operator,cell\n5,A,01\n4,A,02\n", "c.csv: line 3: time"),
-    ("", "c.csv: empty log"),
-])
+@pytest.mark.parametrize(
+    "text,want",
+    [
+        ("when,who,cell\n", "c.csv: line 1: header"),
+        ("time,operator,cell\nnoon,A,01\n", "c.csv: line 2: time"),
+        ("time,operator,cell\n1,,01\n", "c.csv: line 2: operator"),
+        ("time,operator,cell\n1,A\n", "c.csv: line 2: columns"),
+        ("time,operator,cell\n1,A,0x!\n", "c.csv: line 2: cell"),
+        ("time,operator,cell\n5,A,01\n4,A,02\n", "c.csv: line 3: time"),
+        ("", "c.csv: empty log"),
+    ],
+)
 def test_cell_log_errors_name_file_line_field(text, want):
     with pytest.raises(ScenarioError) as e:
         holog.handovers(holog.parse_cell_log(text, "c.csv"))
-    assert any(want in err.with_file() or want in str(err) for err in e.value.errors) or want in str(e.value), str(e.value)
+    assert any(want in err.with_file() or want in str(err) for err in e.value.errors) or want in str(e.value), str(
+        e.value
+    )
 
 
 def test_cli_writes_what_learn_recorded_learns_from(tmp_path: Path):
@@ -103,21 +111,49 @@ def test_cli_writes_what_learn_recorded_learns_from(tmp_path: Path):
     positions where the sample ride's real handovers happened."""
     rows = true_handovers()
     for op in ("A", "B"):
-        (tmp_path / f"mm-{op}.log").write_text("".join(
-            (MMCLI_HUMAN if op == "A" else MMCLI_KEYS).format(t=f"{T0 + k:.3f}", cell=cell_at(op, T0 + k, rows)) for k in range(75)))
+        (tmp_path / f"mm-{op}.log").write_text(
+            "".join(
+                (MMCLI_HUMAN if op == "A" else MMCLI_KEYS).format(t=f"{T0 + k:.3f}", cell=cell_at(op, T0 + k, rows))
+                for k in range(75)
+            )
+        )
     out = tmp_path / "handovers.csv"
-    run = lambda *a: subprocess.run([sys.executable, "-m", "mobipath", *map(str, a)], capture_output=True, text=True, timeout=120)
-    r = run("router", "handover-log", "--mmcli", f"A={tmp_path / 'mm-A.log'}", "--mmcli", f"B={tmp_path / 'mm-B.log'}", "-o", out)
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "mobipath", *map(str, a)], capture_output=True, text=True, timeout=120
+    )
+    r = run(
+        "router",
+        "handover-log",
+        "--mmcli",
+        f"A={tmp_path / 'mm-A.log'}",
+        "--mmcli",
+        f"B={tmp_path / 'mm-B.log'}",
+        "-o",
+        out,
+    )
     assert r.returncode == 0, r.stderr
     assert f"{len(rows)} handovers (A, B)" in r.stdout
     text = out.read_text()
     assert text.startswith("operator,start,end\n") and len(text.splitlines()) == len(rows) + 1
     r = run("router", "handover-log", "--mmcli", f"A={tmp_path / 'mm-A.log'}", "-o", out, "--append")
-    assert r.returncode == 0 and len(out.read_text().splitlines()) == len(rows) + 1 + sum(1 for o, *_ in rows if o == "A")
+    assert r.returncode == 0 and len(out.read_text().splitlines()) == len(rows) + 1 + sum(
+        1 for o, *_ in rows if o == "A"
+    )
     table = tmp_path / "table.csv"
     exact = tmp_path / "exact.csv"
     for log, dest in ((out, table), (RIDE / "handovers.csv", exact)):
-        r = run("hotable", "learn-recorded", "--track", RIDE / "track.csv", "--gps", RIDE / "ride.nmea", "--handovers", log, "-o", dest)
+        r = run(
+            "hotable",
+            "learn-recorded",
+            "--track",
+            RIDE / "track.csv",
+            "--gps",
+            RIDE / "ride.nmea",
+            "--handovers",
+            log,
+            "-o",
+            dest,
+        )
         assert r.returncode == 0, r.stderr
     from mobipath.hotable import table_info
 

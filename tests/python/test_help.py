@@ -1,5 +1,6 @@
 """Every command's `--help` prints its help texts as written: square brackets ("[hst]",
 "[default: all cores]") are text, not rich markup to be swallowed."""
+
 from __future__ import annotations
 
 import re
@@ -37,8 +38,16 @@ def normalized(text: str) -> str:
 
 def test_the_tree_has_every_command_group():
     names = {" ".join(p) for p, _ in COMMANDS}
-    for expected in ("run", "plot", "examples", "hotable learn", "hotable learn-recorded", "reproduce p0",
-                     "reproduce p1", "router pha-d"):
+    for expected in (
+        "run",
+        "plot",
+        "examples",
+        "hotable learn",
+        "hotable learn-recorded",
+        "reproduce p0",
+        "reproduce p1",
+        "router pha-d",
+    ):
         assert expected in names, sorted(names)
 
 

@@ -1,4 +1,5 @@
 """`mobipath hotable learn`: writes a table, accumulates into an existing one, rejects bad input."""
+
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -31,7 +32,9 @@ def test_learn_writes_then_accumulates_without_shrinking(tmp_path):
     assert r.exit_code == 0, r.output
     first = ranges(out)
     assert first and {op for op, *_ in first} == {"A", "B"}
-    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "100", "-o", str(out), "--accumulate"])
+    r = runner.invoke(
+        app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "100", "-o", str(out), "--accumulate"]
+    )
     assert r.exit_code == 0 and "accumulated" in r.output, r.output
     second = ranges(out)
     alone = tmp_path / "alone.csv"
@@ -81,7 +84,9 @@ def test_min_support_narrows_the_ranges_and_is_kept_when_accumulating(tmp_path):
     assert set(k4) == {"A", "B"}
     for op in ("A", "B"):
         assert 0 < k4[op] < 0.8 * union[op], (op, k4, union)
-    r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "50", "-o", str(out), "--accumulate"])
+    r = runner.invoke(
+        app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "50", "-o", str(out), "--accumulate"]
+    )
     assert r.exit_code == 0 and "seen in >= 4 of 25 runs" in r.output, r.output
     r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "-o", str(out), "--min-support", "0"])
     assert r.exit_code == 2 and "--min-support" in r.output
@@ -115,7 +120,9 @@ def test_malformed_existing_table_is_reported(tmp_path):
 
 
 def test_scenario_without_train_is_rejected(tmp_path):
-    r = runner.invoke(app, ["hotable", "learn", str(ROOT / "scenarios/examples/single-cubic.toml"), "-o", str(tmp_path / "t.csv")])
+    r = runner.invoke(
+        app, ["hotable", "learn", str(ROOT / "scenarios/examples/single-cubic.toml"), "-o", str(tmp_path / "t.csv")]
+    )
     assert r.exit_code == 1
     assert "no [hst] section" in r.output
 
@@ -134,8 +141,10 @@ def _nmea(t_s: float, lat: float, lon: float) -> str:
 
     ns, ew = ("N" if lat >= 0 else "S"), ("E" if lon >= 0 else "W")
     out = ""
-    for body in (f"GPGGA,{hms},{dm(lat, 2)},{ns},{dm(lon, 3)},{ew},1,10,0.9,30.0,M,20.0,M,,",
-                 f"GPRMC,{hms},A,{dm(lat, 2)},{ns},{dm(lon, 3)},{ew},162.0,90.0,{d.strftime('%d%m%y')},,,A"):
+    for body in (
+        f"GPGGA,{hms},{dm(lat, 2)},{ns},{dm(lon, 3)},{ew},1,10,0.9,30.0,M,20.0,M,,",
+        f"GPRMC,{hms},A,{dm(lat, 2)},{ns},{dm(lon, 3)},{ew},162.0,90.0,{d.strftime('%d%m%y')},,,A",
+    ):
         ck = 0
         for ch in body.encode():
             ck ^= ch
@@ -156,9 +165,25 @@ def test_learn_recorded_from_nmea_and_handover_logs(tmp_path):
     # 1 Hz fixes at 83.33 m/s from 0 m.
     nmea.write_text("".join(_nmea(t0 + i, 37.0, 127.0 + 83.33 * i / k) for i in range(60)))
     log = tmp_path / "run1.csv"
-    log.write_text("operator,start,end\nA,2024-05-01T12:00:10Z,2024-05-01T12:00:10.04Z\nB,%.2f,%.2f\n" % (t0 + 20.5, t0 + 20.54))
+    log.write_text(
+        "operator,start,end\nA,2024-05-01T12:00:10Z,2024-05-01T12:00:10.04Z\nB,%.2f,%.2f\n" % (t0 + 20.5, t0 + 20.54)
+    )
     out = tmp_path / "table.csv"
-    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--handovers", str(log), "-o", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "hotable",
+            "learn-recorded",
+            "--track",
+            str(track),
+            "--gps",
+            str(nmea),
+            "--handovers",
+            str(log),
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "2 handovers from 1 runs" in r.output
     t = ranges(out)
@@ -166,14 +191,76 @@ def test_learn_recorded_from_nmea_and_handover_logs(tmp_path):
     # Malformed input: errors name the file and the line, exit code 1, no traceback.
     bad = tmp_path / "bad.nmea"
     bad.write_text("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48\n")
-    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(bad), "--handovers", str(log), "-o", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "hotable",
+            "learn-recorded",
+            "--track",
+            str(track),
+            "--gps",
+            str(bad),
+            "--handovers",
+            str(log),
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 1 and "bad.nmea: line 1: checksum = 48: mismatch" in r.output, r.output
     assert "Traceback" not in r.output
-    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--gps", str(nmea), "--handovers", str(log), "-o", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "hotable",
+            "learn-recorded",
+            "--track",
+            str(track),
+            "--gps",
+            str(nmea),
+            "--gps",
+            str(nmea),
+            "--handovers",
+            str(log),
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 1 and "one handover log per --gps log" in r.output, r.output
     # A log row for an operator the table is not for is refused, naming file and line; the
     # operators can be given.
-    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--handovers", str(log), "-o", str(out), "--operators", "A,C"])
+    r = runner.invoke(
+        app,
+        [
+            "hotable",
+            "learn-recorded",
+            "--track",
+            str(track),
+            "--gps",
+            str(nmea),
+            "--handovers",
+            str(log),
+            "-o",
+            str(out),
+            "--operators",
+            "A,C",
+        ],
+    )
     assert r.exit_code == 1 and "run1.csv: line 3: operator" in r.output and "--operators A,C" in r.output, r.output
-    r = runner.invoke(app, ["hotable", "learn-recorded", "--track", str(track), "--gps", str(nmea), "--handovers", str(log), "-o", str(out), "--operators", "A, B"])
+    r = runner.invoke(
+        app,
+        [
+            "hotable",
+            "learn-recorded",
+            "--track",
+            str(track),
+            "--gps",
+            str(nmea),
+            "--handovers",
+            str(log),
+            "-o",
+            str(out),
+            "--operators",
+            "A, B",
+        ],
+    )
     assert r.exit_code == 0, r.output

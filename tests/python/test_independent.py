@@ -6,6 +6,7 @@ The kernel tests need root, `ip netns`, `tc`, /dev/net/tun and the `mobipath-emu
 skip otherwise. Each runs one bulk flow for 8 s of real time (about 10 s with setup); run them
 one at a time, never beside heavy tests. The scenario tests need none of that.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,10 @@ def test_the_row_scenario_models_the_reference_path() -> None:
     queue in 1514-byte frames, 14 bytes of overhead, the loss on the forward direction."""
     c = fid.Config(20, 50, 0.005, "reno")
     text = fid.scenario(c, 15.0, 3.0, seed=3, independent=True)
-    assert f"token_bucket = {{ rate_mbps = 20, burst_bytes = {ind.BURST_BYTES}, limit_bytes = {c.queue_packets * 1514}, " \
-           "frame_overhead_bytes = 14 }" in text
+    assert (
+        f"token_bucket = {{ rate_mbps = 20, burst_bytes = {ind.BURST_BYTES}, limit_bytes = {c.queue_packets * 1514}, "
+        "frame_overhead_bytes = 14 }" in text
+    )
     assert "queue_packets" not in text and 'loss = { model = "bernoulli", p = 0.005 }' in text
     assert api.validate(text) == []
 
@@ -95,8 +98,12 @@ def test_relay_arguments_are_checked() -> None:
         cmd = emu.emulator_command()
     except emu.EmulateError as e:
         pytest.skip(str(e))
-    r = subprocess.run([*cmd, "--relay", "--a", "x:y", "--b", "x:z", "--delay-ms", "5", "--loss", "1.5"],
-                       capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [*cmd, "--relay", "--a", "x:y", "--b", "x:z", "--delay-ms", "5", "--loss", "1.5"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     if "--relay" not in r.stderr:
         pytest.skip("stale mobipath-emu without --relay")
     assert r.returncode == 2 and re.search(r"--loss = 1\.5: must be in \[0, 1\]", r.stderr), r.stderr
@@ -107,8 +114,15 @@ def test_reduced_grid_in_independent_mode_is_within_5_percent(tmp_path: Path) ->
     """Issue 18's CI check: the reduced grid (3 links × reno/cubic/bbr, no random loss), 10 s each
     (2 s warm-up), simulator vs the independent kernel path: every row within ±5 %. About 2 min."""
     rows = fid.run_grid(fid.REDUCED, seconds=10.0, warmup_s=2.0, reduced=True, independent=True)
-    fid.report(rows, tmp_path, title="reduced, independent", seconds=10.0, warmup_s=2.0, kernel=os.uname().release,
-               independent=True)
+    fid.report(
+        rows,
+        tmp_path,
+        title="reduced, independent",
+        seconds=10.0,
+        warmup_s=2.0,
+        kernel=os.uname().release,
+        independent=True,
+    )
     print((tmp_path / "fidelity.md").read_text())
     assert len(rows) == 9
     bad = [(r.config.label, r.config.cc, round(r.difference, 4)) for r in rows if abs(r.difference) > 0.05]
@@ -128,8 +142,15 @@ def test_a_lossy_row_in_independent_mode_agrees_over_ten_seeds(tmp_path: Path) -
     The full grid's ±5 / ±10 % figures (15 s runs, 10 seeds a side) are in docs/fidelity/independent/."""
     c = fid.Config(10, 20, 0.02, "cubic")
     row = fid.run_row(c, 10.0, 2.0, reduced=True, seeds=10, independent=True)
-    fid.report([row], tmp_path, title="lossy row, independent", seconds=10.0, warmup_s=2.0,
-               kernel=os.uname().release, independent=True)
+    fid.report(
+        [row],
+        tmp_path,
+        title="lossy row, independent",
+        seconds=10.0,
+        warmup_s=2.0,
+        kernel=os.uname().release,
+        independent=True,
+    )
     print((tmp_path / "fidelity.md").read_text())
     assert row.seeds == 10 and len(row.sim_goodputs or []) == 10 and len(row.emu_goodputs or []) == 10
     # Random loss must make the runs differ on each side (else the seeds did not reach the loss).
@@ -138,5 +159,7 @@ def test_a_lossy_row_in_independent_mode_agrees_over_ten_seeds(tmp_path: Path) -
     sims = [fid._sim_flow(fid.scenario(c, 10.0, 2.0, seed=k, independent=True))["goodput_mbps"] for k in range(1, 101)]
     sim_mean = sum(sims) / len(sims)
     diff = (sim_mean - row.emu_goodput_mbps) / row.emu_goodput_mbps
-    print(f"simulator mean over 100 seeds {sim_mean:.3f} Mbit/s, kernel 10-seed mean {row.emu_goodput_mbps:.3f}: {diff:+.1%}")
+    print(
+        f"simulator mean over 100 seeds {sim_mean:.3f} Mbit/s, kernel 10-seed mean {row.emu_goodput_mbps:.3f}: {diff:+.1%}"
+    )
     assert abs(diff) <= 0.10, (sim_mean, row.emu_goodput_mbps, row.emu_goodputs)

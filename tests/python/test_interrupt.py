@@ -1,5 +1,6 @@
 """Ctrl-C during `mobipath run` stops the simulation within a second and writes the results so
 far, marked partial; the Python API raises KeyboardInterrupt unless asked for partial results."""
+
 import json
 import signal
 import subprocess
@@ -33,8 +34,13 @@ def test_sigint_stops_the_run_and_writes_partial_results(tmp_path):
     sc = tmp_path / "long.toml"
     sc.write_text(LONG)
     out = tmp_path / "out"
-    proc = subprocess.Popen(mobipath_command() + ["run", str(sc), "--out", str(out), "-q"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli_env())
+    proc = subprocess.Popen(
+        mobipath_command() + ["run", str(sc), "--out", str(out), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
     time.sleep(3.0)  # start-up and a few simulated seconds
     assert proc.poll() is None, proc.communicate()
     t0 = time.monotonic()

@@ -2,6 +2,7 @@
 summary comes back as Python objects (`_core.run(..., objects=True)`), so that `mobipath run`
 never imports `json` (which imports `re`; issue 19). Both must be exactly what Python's `json`
 gives: every file mobipath writes, and every golden file, depends on it."""
+
 import json
 import math
 import re
@@ -31,8 +32,11 @@ scalars = (
 )
 values = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=5) | st.tuples(children, children)
-    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.tuples(children, children)
+        | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
     max_leaves=30,
 )
 
@@ -44,8 +48,16 @@ def test_canonical_json_is_pythons_json(value):
 
 
 def test_canonical_json_edge_cases():
-    for value in ["\x00\x1f\x7f\"\\\b\f\n\r\t/é€😀", {"b": 1, "a": {}, "A": [], "é": [[]], "": None},
-                  [1.0, -0.0, 1e22, 1e-7, 2**64, -(2**63) - 1, True, False], {}, [], (), 3, "x"]:
+    for value in [
+        '\x00\x1f\x7f"\\\b\f\n\r\t/é€😀',
+        {"b": 1, "a": {}, "A": [], "é": [[]], "": None},
+        [1.0, -0.0, 1e22, 1e-7, 2**64, -(2**63) - 1, True, False],
+        {},
+        [],
+        (),
+        3,
+        "x",
+    ]:
         assert _core.canonical_json(value) == python_dumps(value), value
     with pytest.raises(ValueError):
         _core.canonical_json([math.nan])
@@ -62,8 +74,14 @@ def test_jsonfmt_writes_what_python_json_writes():
     assert jsonfmt.dumps(value) == python_dumps(jsonfmt.normalize(value)) + "\n"
 
 
-@pytest.mark.parametrize("scenario", ["scenarios/examples/single-cubic.toml", "scenarios/bench/mptcp-lia-minrtt-2x25mbps-70s.toml",
-                                      "scenarios/p0/hst-minrtt.toml"])
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "scenarios/examples/single-cubic.toml",
+        "scenarios/bench/mptcp-lia-minrtt-2x25mbps-70s.toml",
+        "scenarios/p0/hst-minrtt.toml",
+    ],
+)
 def test_run_objects_are_what_json_loads_makes_of_the_text(scenario):
     path = ROOT / scenario
     # Two seconds of each (a train's ride included): summaries with every kind of field.

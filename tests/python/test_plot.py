@@ -1,4 +1,5 @@
 """`mobipath plot RESULT_DIR` and the compact MPTCP summary on the terminal."""
+
 from __future__ import annotations
 
 import io
@@ -37,7 +38,9 @@ def test_plot_writes_png_and_svg_with_subflow_rows_and_handovers(train_run, tmp_
     summary = json.loads((train_run / "summary.json").read_text())
     done = plot_result(train_run, fmt="svg", out_dir=tmp_path / "again")
     # one row for the connection and one per subflow; every handover of the summary marked
-    assert done.rows["mptcp"] == ["flow mptcp"] + [f"subflow {s['path']}" for s in summary["flows"]["mptcp"]["subflows"]]
+    assert done.rows["mptcp"] == ["flow mptcp"] + [
+        f"subflow {s['path']}" for s in summary["flows"]["mptcp"]["subflows"]
+    ]
     assert done.rows["mptcp"][1:] == ["subflow via-a", "subflow via-b"]  # named after their paths
     assert summary["handovers"] and done.handover_spans["mptcp"] == len(summary["handovers"])
 
@@ -52,8 +55,14 @@ def test_subflow_names_come_from_the_data(tmp_path):
                 for k, v in zip(cols, (x, kind, name, metric, 1.0 + x)):
                     cols[k].append(v)
     timeseries_frame(cols).write_parquet(tmp_path / "timeseries.parquet")
-    summary = {"duration_s": 5, "flows": {"conn": {"protocol": "mptcp", "subflows": [{"name": "lte-a"}, {"name": "wifi"}]}},
-               "handovers": [{"start_s": 1.0, "end_s": 1.04, "operator": "A"}, {"start_s": 3.0, "end_s": 3.05, "operator": "B"}]}
+    summary = {
+        "duration_s": 5,
+        "flows": {"conn": {"protocol": "mptcp", "subflows": [{"name": "lte-a"}, {"name": "wifi"}]}},
+        "handovers": [
+            {"start_s": 1.0, "end_s": 1.04, "operator": "A"},
+            {"start_s": 3.0, "end_s": 3.05, "operator": "B"},
+        ],
+    }
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     done = plot_result(tmp_path, fmt="svg")
     assert done.rows["conn"] == ["flow conn", "subflow lte-a", "subflow wifi"]
@@ -70,12 +79,25 @@ def test_plot_errors_are_one_line(tmp_path):
 
 
 def test_mptcp_summary_is_compact_with_a_subflow_table():
-    summary = {"duration_s": 10, "flows": {
-        "tcp": {"protocol": "tcp", "goodput_mbps": 9.5, "timeouts": 0},
-        "mp": {"protocol": "mptcp", "scheduler": "minrtt", "cc": "lia", "goodput_mbps": 40.25, "reinjections": 3,
-               "penalisations": 77, "scheduler_waits": 12345,
-               "subflows": [{"name": "mp/via-a", "goodput_mbps": 30.5, "mean_rtt_ms": 41.5},
-                            {"name": "via-b", "goodput_mbps": 9.75, "mean_rtt_ms": 80.25}]}}}
+    summary = {
+        "duration_s": 10,
+        "flows": {
+            "tcp": {"protocol": "tcp", "goodput_mbps": 9.5, "timeouts": 0},
+            "mp": {
+                "protocol": "mptcp",
+                "scheduler": "minrtt",
+                "cc": "lia",
+                "goodput_mbps": 40.25,
+                "reinjections": 3,
+                "penalisations": 77,
+                "scheduler_waits": 12345,
+                "subflows": [
+                    {"name": "mp/via-a", "goodput_mbps": 30.5, "mean_rtt_ms": 41.5},
+                    {"name": "via-b", "goodput_mbps": 9.75, "mean_rtt_ms": 80.25},
+                ],
+            },
+        },
+    }
     console = Console(width=120, record=True, file=open("/dev/null", "w"))
     print_summary(console, summary)
     text = console.export_text()
@@ -91,13 +113,34 @@ def test_mptcp_summary_is_compact_with_a_subflow_table():
 def test_plain_summary_shows_what_rich_shows():
     # `mobipath run` into a file or pipe writes the tables as plain text (no rich import): the
     # same titles, labels and cells, in the same order, as rich draws on a terminal of that width.
-    summary = {"duration_s": 10, "seed": 3, "flows": {
-        "tcp": {"protocol": "tcp", "goodput_mbps": 9.5, "timeouts": 0, "mean_rtt_ms": 41.25},
-        "mp": {"protocol": "mptcp", "scheduler": "minrtt", "cc": "lia", "goodput_mbps": 40.25, "reinjections": 3,
-               "subflows": [{"name": "mp/via-a", "goodput_mbps": 30.5, "mean_rtt_ms": 41.5},
-                            {"name": "via-b", "goodput_mbps": 9.75, "mean_rtt_ms": 80.25}]}},
-        "links": {f"l{i}": {"drops": i, "utilization": 0.5 + i / 100, "bytes_sent": 10**9 + i, "drop_ratio": 0.001 * i,
-                            "mean_queue_packets": 12.5} for i in range(3)}}
+    summary = {
+        "duration_s": 10,
+        "seed": 3,
+        "flows": {
+            "tcp": {"protocol": "tcp", "goodput_mbps": 9.5, "timeouts": 0, "mean_rtt_ms": 41.25},
+            "mp": {
+                "protocol": "mptcp",
+                "scheduler": "minrtt",
+                "cc": "lia",
+                "goodput_mbps": 40.25,
+                "reinjections": 3,
+                "subflows": [
+                    {"name": "mp/via-a", "goodput_mbps": 30.5, "mean_rtt_ms": 41.5},
+                    {"name": "via-b", "goodput_mbps": 9.75, "mean_rtt_ms": 80.25},
+                ],
+            },
+        },
+        "links": {
+            f"l{i}": {
+                "drops": i,
+                "utilization": 0.5 + i / 100,
+                "bytes_sent": 10**9 + i,
+                "drop_ratio": 0.001 * i,
+                "mean_queue_packets": 12.5,
+            }
+            for i in range(3)
+        },
+    }
     for width in (200, 76):  # wide: a row per link; narrower: the links table turns to a row per metric
         console = Console(width=width, record=True, file=io.StringIO())
         print_summary(console, summary)

@@ -5,6 +5,7 @@ handovers, the server proxy, a plain-TCP server — on the real kernel, as root.
 `ip netns` or /dev/net/tun, or when `mobipath-emu` / `mobipath-proxy` is missing (a workspace build
 older than its sources is passed over: a stale binary would test old code). The simulator-only parts (the relay scenario,
 the handover-window metric) run without root."""
+
 from __future__ import annotations
 
 import json
@@ -66,7 +67,9 @@ def test_relay_scenario_is_the_same_chain_in_the_simulator(tmp_path: Path) -> No
         assert [f["name"] for f in sc["flows"]] == [first, "tunnel", last]
         tunnel = sc["flows"][1]
         assert tunnel["traffic"] == {"kind": "relay", "from": first} and tunnel["mptcp"]["pha_d"]["policy"] == "resend"
-        assert {pa["name"]: (pa["from"], pa["to"]) for pa in sc["paths"]}["via-a"] == (("router", "proxy") if d == "upload" else ("proxy", "router"))
+        assert {pa["name"]: (pa["from"], pa["to"]) for pa in sc["paths"]}["via-a"] == (
+            ("router", "proxy") if d == "upload" else ("proxy", "router")
+        )
         assert "pha_d" not in load_toml(pc.relay_scenario(p, d, "off"))["flows"][1].get("mptcp", {})
     sim = pc.simulate_chain(p, "download", "paper")
     assert sim["handovers"] == 2 and sim["goodput_mbps"] > 30  # both 25 Mbit/s paths carry the relay
@@ -105,7 +108,11 @@ def test_train_end_to_end_through_the_proxy_pair(tmp_path: Path) -> None:
     assert len(sim) >= 4
     seen = [f for f in down.flags if f["t_s"] > 0.5]
     for e in sim:
-        hit = [f for f in seen if f["endpoint_id"] == e["subflow"] + 1 and f["backup"] == e["backup"] and abs(f["t_s"] - e["t_s"]) <= 0.35]
+        hit = [
+            f
+            for f in seen
+            if f["endpoint_id"] == e["subflow"] + 1 and f["backup"] == e["backup"] and abs(f["t_s"] - e["t_s"]) <= 0.35
+        ]
         assert hit, f"simulated {e} not seen in the kernel: {down.flags}"
     assert down.netstat["router"].get("MPPrioTx", 0) == down.netstat["server"].get("MPPrioRx", 0) >= len(sim)
     assert len([f for f in seen if f["t_s"] < p.duration_s - 0.4]) == len(sim), (sim, down.flags)
@@ -122,11 +129,15 @@ def test_train_end_to_end_through_the_proxy_pair(tmp_path: Path) -> None:
     covered = 0
     for h in p.handovers:
         eid = 1 if h["operator"] == "A" else 2
-        if any(e["subflow"] + 1 == eid and e["backup"] and e["t_s"] <= h["start_s"] for e in sim) and \
-                next((e["backup"] for e in reversed(sim) if e["subflow"] + 1 == eid and e["t_s"] <= h["start_s"]), False):
+        if any(e["subflow"] + 1 == eid and e["backup"] and e["t_s"] <= h["start_s"] for e in sim) and next(
+            (e["backup"] for e in reversed(sim) if e["subflow"] + 1 == eid and e["t_s"] <= h["start_s"]), False
+        ):
             covered += 1
             assert backup_at(eid, h["start_s"]), (h, down.flags)
-            assert any(f["endpoint_id"] == eid and not f["backup"] and f["t_s"] > h["end_s"] for f in down.flags), (h, down.flags)
+            assert any(f["endpoint_id"] == eid and not f["backup"] and f["t_s"] > h["end_s"] for f in down.flags), (
+                h,
+                down.flags,
+            )
     assert covered >= 1
     times = sorted({f["t_s"] for f in down.flags})
     assert not any(backup_at(1, t) and backup_at(2, t) for t in times)

@@ -3,6 +3,7 @@ mobipath-proxy binary (crates/proxy; its behaviour is tested by `cargo test -p m
 on the real kernel in crates/proxy/tests/netns.rs). Here: the copy shipped inside the extension
 runs, config errors come back naming the field with exit 2, and SIGTERM sent to the `mobipath`
 process reaches the proxy (exec, not a child) and stops it with exit 0."""
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,9 @@ def free_port() -> int:
 
 
 def test_extension_ships_the_proxy():
-    r = subprocess.run([sys.executable, "-m", "mobipath.router.proxy_process", "--version"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "mobipath.router.proxy_process", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("mobipath-proxy ")
 
@@ -51,12 +54,22 @@ def test_check_accepts_a_valid_config(tmp_path: Path):
     assert "ok" in r.stdout
 
 
-@pytest.mark.parametrize("text,field,allowed", [
-    (f'[server]\nlisten = "0.0.0.0:7000"\nkey = "{KEY}"\n[limits]\nbuffer_bytes = 10\n', "limits.buffer_bytes", "1024..=16777216"),
-    (f'[server]\nlisten = "0.0.0.0:7000"\nkey = "{KEY}"\n[[server.allow]]\ncidr = "10.0.0.0/8"\nports = ["0"]\n',
-     "server.allow[0].ports[0]", "1..=65535"),
-    ('[server]\nlisten = "0.0.0.0:7000"\nkey = "abcd"\n', "server.key", "32..=128 hex digits"),
-])
+@pytest.mark.parametrize(
+    "text,field,allowed",
+    [
+        (
+            f'[server]\nlisten = "0.0.0.0:7000"\nkey = "{KEY}"\n[limits]\nbuffer_bytes = 10\n',
+            "limits.buffer_bytes",
+            "1024..=16777216",
+        ),
+        (
+            f'[server]\nlisten = "0.0.0.0:7000"\nkey = "{KEY}"\n[[server.allow]]\ncidr = "10.0.0.0/8"\nports = ["0"]\n',
+            "server.allow[0].ports[0]",
+            "1..=65535",
+        ),
+        ('[server]\nlisten = "0.0.0.0:7000"\nkey = "abcd"\n', "server.key", "32..=128 hex digits"),
+    ],
+)
 def test_check_names_the_bad_field(tmp_path: Path, text: str, field: str, allowed: str):
     cfg = tmp_path / "server.toml"
     cfg.write_text(text)
@@ -76,10 +89,16 @@ def test_router_side_needs_its_section(tmp_path: Path):
 def test_serve_runs_and_stops_on_sigterm(tmp_path: Path):
     port, mport = free_port(), free_port()
     cfg = tmp_path / "server.toml"
-    cfg.write_text(f'[server]\nlisten = "127.0.0.1:{port}"\nkey = "{KEY}"\n[metrics]\nlisten = "127.0.0.1:{mport}"\n'
-                   '[limits]\nshutdown_grace_s = 1\n')
-    p = subprocess.Popen([sys.executable, "-m", "mobipath", "proxy", "serve", "--config", str(cfg)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cfg.write_text(
+        f'[server]\nlisten = "127.0.0.1:{port}"\nkey = "{KEY}"\n[metrics]\nlisten = "127.0.0.1:{mport}"\n'
+        "[limits]\nshutdown_grace_s = 1\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "mobipath", "proxy", "serve", "--config", str(cfg)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -107,8 +126,10 @@ def _pha_d_files(tmp_path: Path, table_row: str = "A,1000,1100,1") -> None:
     (tmp_path / "track.csv").write_text("lat,lon\n37.0,127.0\n37.0,127.1\n")
 
 
-PHA_D = ('[pha_d]\ngps = "nmea-udp:127.0.0.1:10110"\ntable = "table.csv"\ntrack = "track.csv"\n'
-         'subflows = [{ operator = "A", endpoint = 1 }, { operator = "B", endpoint = 2 }]\n')
+PHA_D = (
+    '[pha_d]\ngps = "nmea-udp:127.0.0.1:10110"\ntable = "table.csv"\ntrack = "track.csv"\n'
+    'subflows = [{ operator = "A", endpoint = 1 }, { operator = "B", endpoint = 2 }]\n'
+)
 
 
 def test_router_pha_d_config_runs_the_rust_daemon_check(tmp_path: Path):
@@ -121,11 +142,14 @@ def test_router_pha_d_config_runs_the_rust_daemon_check(tmp_path: Path):
     assert "ok" in r.stdout
 
 
-@pytest.mark.parametrize("row,extra,want", [
-    ("A,1000,x,1", "", "table.csv: line 3: end_m = x: must be a finite number"),
-    ("A,1000,1100,1", "policy = \"fastest\"\n", "pha_d.policy"),
-    ("A,1000,1100,1", "stale_s = 0.0\n", "pha_d.stale_s: 0 is out of range [0.1, 60]"),
-])
+@pytest.mark.parametrize(
+    "row,extra,want",
+    [
+        ("A,1000,x,1", "", "table.csv: line 3: end_m = x: must be a finite number"),
+        ("A,1000,1100,1", 'policy = "fastest"\n', "pha_d.policy"),
+        ("A,1000,1100,1", "stale_s = 0.0\n", "pha_d.stale_s: 0 is out of range [0.1, 60]"),
+    ],
+)
 def test_router_pha_d_config_errors_name_file_line_field(tmp_path: Path, row: str, extra: str, want: str):
     _pha_d_files(tmp_path, row)
     cfg = tmp_path / "router.toml"
@@ -135,12 +159,15 @@ def test_router_pha_d_config_errors_name_file_line_field(tmp_path: Path, row: st
     assert want in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("trace,want", [
-    ("time_s,position_m\n0,10\n0.5,20\n", None),
-    ("time_s,position_m\n", "replay.csv: no fixes"),
-    ("time_s,position_m\n1,2\n0,3\n", "replay.csv: line 3: time_s = 0"),
-    (None, "replay.csv: No such file"),
-])
+@pytest.mark.parametrize(
+    "trace,want",
+    [
+        ("time_s,position_m\n0,10\n0.5,20\n", None),
+        ("time_s,position_m\n", "replay.csv: no fixes"),
+        ("time_s,position_m\n1,2\n0,3\n", "replay.csv: line 3: time_s = 0"),
+        (None, "replay.csv: No such file"),
+    ],
+)
 def test_router_pha_d_check_reads_the_replay_trace(tmp_path: Path, trace, want):
     """--check validates a replay source's trace too (the daemon reads it only when the source
     starts, and then fails safe and retries): a good trace is ok, a bad or missing one is named."""

@@ -12,6 +12,7 @@ Each command found is one of:
   reason it is not run here.
 A command in no class fails the test: add it to one.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -29,8 +30,10 @@ import pytest
 from conftest import ROOT, cli_env
 
 DOCS = ["README.md", "data/sample-ride/README.md", "python/mobipath/README.md", "python/mobipath/router/README.md"]
-LEARN_RECORDED = ("mobipath hotable learn-recorded --track data/sample-ride/track.csv --gps data/sample-ride/ride.nmea "
-                  "--handovers data/sample-ride/handovers.csv -o table.csv")
+LEARN_RECORDED = (
+    "mobipath hotable learn-recorded --track data/sample-ride/track.csv --gps data/sample-ride/ride.nmea "
+    "--handovers data/sample-ride/handovers.csv -o table.csv"
+)
 RUN = {
     "mobipath run scenarios/examples/mptcp-two-paths.toml --out results/mptcp",
     "mobipath plot results/mptcp",
@@ -48,8 +51,10 @@ RUN = {
     "mobipath bench scenarios/bench/lte-p4-20ue-60s.toml",
 }
 SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p3"}
-GPSD = {"mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
-        "--subflow B=2:wwan1 --dry-run"}
+GPSD = {
+    "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
+    "--subflow B=2:wwan1 --dry-run"
+}
 HELP_ONLY = {
     "mobipath compare scenarios/p0/hst-linux-default.toml": "root and network namespaces (test_emulate.py)",
     "mobipath emulate scenarios/p0/hst-proxy.toml --proxy --repeat 3": "root, 24 real-time kernel runs of 26 s; "
@@ -74,8 +79,7 @@ HELP_ONLY = {
     "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",
     "mobipath router pha-d --config /etc/mobipath-proxy/router.toml --check": "a router's config file; scripts/check-install "
     "runs `router pha-d --config pha-d.toml --check` and test_proxy_cli.py the daemon's --config forms",
-    "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1":
-        "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
+    "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1": "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
     "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray": "needs the ray extra; the Ray backend runs in test_sweep.py",
     "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray --ray-address ray://head:10001": "needs a Ray cluster; "
     "test_sweep.py runs a sweep through --ray-address on a two-node cluster it starts",
@@ -166,7 +170,7 @@ def check_help(cmd: str) -> None:
     assert path, f"`{cmd}`: no such command"
     r = CliRunner().invoke(app, path + ["--help"], terminal_width=200)
     assert r.exit_code == 0, r.output
-    for flag in re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", " ".join(args[len(path):])):
+    for flag in re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", " ".join(args[len(path) :])):
         assert re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", r.output), f"`{cmd}`: {' '.join(path)} has no {flag}"
 
 
@@ -175,7 +179,7 @@ class FakeGpsd:
     per fix of an NMEA log, then closes."""
 
     def __init__(self, nmea: Path):
-        self.lines = [json.dumps(tpv) .encode() + b"\n" for tpv in tpv_reports(nmea)]
+        self.lines = [json.dumps(tpv).encode() + b"\n" for tpv in tpv_reports(nmea)]
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -213,7 +217,9 @@ def tpv_reports(nmea: Path) -> List[dict]:
         t = day + dt.timedelta(hours=int(f[1][:2]), minutes=int(f[1][2:4]), seconds=float(f[1][4:]))
         lat = (int(f[2][:2]) + float(f[2][2:]) / 60) * (1 if f[3] == "N" else -1)
         lon = (int(f[4][:3]) + float(f[4][3:]) / 60) * (1 if f[5] == "E" else -1)
-        out.append({"class": "TPV", "mode": 3, "time": t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z", "lat": lat, "lon": lon})
+        out.append(
+            {"class": "TPV", "mode": 3, "time": t.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z", "lat": lat, "lon": lon}
+        )
     return out
 
 
@@ -240,11 +246,17 @@ def test_documented_commands_run_as_written(installed):
             # The daemon reconnects to gpsd forever; the test bounds it: once the ride is over and
             # gpsd gone, it gives up (exit 1) with every endpoint regular.
             extra += ["--max-retries", "0", "--retry-s", "0.1"]
-            r = subprocess.run(cli + words(cmd) + extra, cwd=cwd, capture_output=True, text=True, env=cli_env(env), timeout=120)
+            r = subprocess.run(
+                cli + words(cmd) + extra, cwd=cwd, capture_output=True, text=True, env=cli_env(env), timeout=120
+            )
             assert r.returncode == 1 and "every endpoint is regular" in r.stderr, r.stderr
             lines = [json.loads(line) for line in r.stdout.splitlines()]
             safe = [e["reason"] for e in lines if e.get("failsafe") == "restored"]
-            assert safe[0] == "start" and any("gpsd closed the connection" in x for x in safe) and safe[-1] == "gave up on gpsd", safe
+            assert (
+                safe[0] == "start"
+                and any("gpsd closed the connection" in x for x in safe)
+                and safe[-1] == "gave up on gpsd"
+            ), safe
             events = [e for e in lines if "failsafe" not in e]
             for endpoint in (1, 2):
                 flags = [e["backup"] for e in events if e["endpoint_id"] == endpoint]
@@ -252,8 +264,12 @@ def test_documented_commands_run_as_written(installed):
         else:
             pytest.fail(f"`{cmd}` is unclassified")
     # what the commands promised to write
-    for f in ("results/mptcp/flow-mptcp.png", "results/hsr/flow-mptcp.png", "table.csv",
-              "my-examples/scenarios/examples/hsr-two-operators.toml"):
+    for f in (
+        "results/mptcp/flow-mptcp.png",
+        "results/hsr/flow-mptcp.png",
+        "table.csv",
+        "my-examples/scenarios/examples/hsr-two-operators.toml",
+    ):
         assert (cwd / f).is_file(), f
     if FULL:
         assert (cwd / "reports/p0/report.md").is_file() and (cwd / "reports/p1/report.md").is_file()
@@ -267,7 +283,9 @@ def test_documented_python_and_toml_examples_run(installed):
     assert PYTHON and TOML
     python = [str(Path(cli[0]).with_name("python"))] if len(cli) == 1 else cli[:1]
     for code in PYTHON:
-        r = subprocess.run(python + ["-c", code], cwd=examples, capture_output=True, text=True, env=cli_env(env), timeout=300)
+        r = subprocess.run(
+            python + ["-c", code], cwd=examples, capture_output=True, text=True, env=cli_env(env), timeout=300
+        )
         assert r.returncode == 0, f"{code}\n{r.stderr[-2000:]}"
     for i, text in enumerate(TOML):
         if re.search(r"^\[axes\]", text, flags=re.M):

@@ -1,6 +1,7 @@
 """`mobipath recommend`: ranks scheduler x congestion control on the user's paths by a goal, ties
 pairs whose CIs overlap, says when the scheduler does not matter, prints how to apply the choice,
 and refuses bad input precisely."""
+
 import json
 
 import pytest
@@ -45,8 +46,15 @@ def test_a_goal_that_separates_schedulers_ranks_them():
 def test_ties_are_exactly_the_pairs_whose_ci_overlaps_the_best():
     # Two identical lossy paths, a few seeds: random results, CIs.
     paths = [parse_path("rate=10,delay=20,loss=1", 0), parse_path("rate=10,delay=20,loss=1", 1)]
-    res = recommend(paths, parse_goal("bulk"), seeds=4, duration_s=10, jobs=2,
-                    schedulers=["minrtt", "roundrobin", "linux-default"], ccs=["lia", "cubic", "reno"])
+    res = recommend(
+        paths,
+        parse_goal("bulk"),
+        seeds=4,
+        duration_s=10,
+        jobs=2,
+        schedulers=["minrtt", "roundrobin", "linux-default"],
+        ccs=["lia", "cubic", "reno"],
+    )
     assert res["seeds"] == 4 and not res["deterministic"]
     rows = res["ranking"]
     best = next(r for r in rows if r["rank"] == 1)
@@ -62,24 +70,39 @@ def test_json_and_table_agree(tmp_path):
     r = run_cli(["recommend", *args], timeout=120)
     assert r.returncode == 0, r.stderr
     rec = res["recommended"]
-    labels = {"minrtt": "minRTT", "roundrobin": "round robin", "redundant": "redundant", "blest": "BLEST", "ecf": "ECF",
-              "linux-default": "Linux default", "lia": "LIA", "olia": "OLIA", "balia": "Balia", "wvegas": "wVegas",
-              "reno": "Reno", "cubic": "CUBIC", "bbr": "BBR"}
+    labels = {
+        "minrtt": "minRTT",
+        "roundrobin": "round robin",
+        "redundant": "redundant",
+        "blest": "BLEST",
+        "ecf": "ECF",
+        "linux-default": "Linux default",
+        "lia": "LIA",
+        "olia": "OLIA",
+        "balia": "Balia",
+        "wvegas": "wVegas",
+        "reno": "Reno",
+        "cubic": "CUBIC",
+        "bbr": "BBR",
+    }
     assert f"Recommended: {labels[rec['scheduler']]} + {labels[rec['cc']]}" in r.stdout
     assert "To apply on Linux:" in r.stdout and "fct_s" in r.stdout
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--path", "rate=20"], "give at least two paths"),
-    (["--path", "rate=20", "--path", "trace=missing.csv"], "trace = 'missing.csv': no such file"),
-    (["--path", "rate=20", "--path", "rate=20", "--goal", "fast"], "unknown goal (bulk, file:SIZE, cbr:RATE)"),
-    (["--path", "rate=20", "--path", "rat=20"], "unknown key 'rat'"),
-    (["--path", "rate=20", "--path", "rate=-3"], "rate = -3 is out of range"),
-    (["--path", "rate=20", "--path", "rate=20,loss=80"], "loss = 80 is out of range (percent, [0, 50])"),
-    (["--path", "rate=20", "--path", "profile=nope"], "profile = 'nope' is unknown"),
-    (["--path", "rate=20", "--path", "rate=20", "--goal", "file:lots"], "file:SIZE needs a size"),
-    (["--path", "rate=1", "--path", "rate=1", "--goal", "file:1GB", "--duration", "5"], "too short for the file"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--path", "rate=20"], "give at least two paths"),
+        (["--path", "rate=20", "--path", "trace=missing.csv"], "trace = 'missing.csv': no such file"),
+        (["--path", "rate=20", "--path", "rate=20", "--goal", "fast"], "unknown goal (bulk, file:SIZE, cbr:RATE)"),
+        (["--path", "rate=20", "--path", "rat=20"], "unknown key 'rat'"),
+        (["--path", "rate=20", "--path", "rate=-3"], "rate = -3 is out of range"),
+        (["--path", "rate=20", "--path", "rate=20,loss=80"], "loss = 80 is out of range (percent, [0, 50])"),
+        (["--path", "rate=20", "--path", "profile=nope"], "profile = 'nope' is unknown"),
+        (["--path", "rate=20", "--path", "rate=20", "--goal", "file:lots"], "file:SIZE needs a size"),
+        (["--path", "rate=1", "--path", "rate=1", "--goal", "file:1GB", "--duration", "5"], "too short for the file"),
+    ],
+)
 def test_bad_inputs_are_refused_precisely(args, needle):
     r = run_cli(["recommend", *args], timeout=60)
     assert r.returncode == 2, (r.returncode, r.stderr)

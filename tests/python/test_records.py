@@ -1,5 +1,6 @@
 """`ConfigError` and `ScenarioSource` are plain immutable records (not dataclasses, for start-up:
 issue 19): compared and hashed by their fields, picklable, immutable, with a readable repr."""
+
 import pickle
 from pathlib import Path
 
@@ -38,9 +39,33 @@ def test_scenario_source_is_an_immutable_value():
         del a.path
 
 
-@pytest.mark.parametrize("text", ["", ".", "./", "/", "//", "///", "a", "a/", "a//b", "./a/./b/", "//a/b", "///a", "a/../b",
-                                  "results/x-seed1", "s.toml", "/tmp/s.toml", "a.tar.gz", ".bashrc", "a.", "dir.d/", "x/.hidden",
-                                  "sp ace/ü.toml"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        ".",
+        "./",
+        "/",
+        "//",
+        "///",
+        "a",
+        "a/",
+        "a//b",
+        "./a/./b/",
+        "//a/b",
+        "///a",
+        "a/../b",
+        "results/x-seed1",
+        "s.toml",
+        "/tmp/s.toml",
+        "a.tar.gz",
+        ".bashrc",
+        "a.",
+        "dir.d/",
+        "x/.hidden",
+        "sp ace/ü.toml",
+    ],
+)
 def test_path_text_and_stem_are_pathlibs(text):
     """`mobipath run` keeps paths as strings (pathlib costs ~4 ms of every run): the strings it
     prints and records must be the ones pathlib gave."""

@@ -2,6 +2,7 @@
 runs that share a seed's random draws; an order is stated only where the difference paired by seed
 excludes 0; a mean over fewer seeds than the run's says so; a band that is not a CI is not
 reported as one. (The reproductions' own tests run them end to end; these pin the arithmetic.)"""
+
 import pytest
 
 from mobipath.experiments import p0, p1, p2
@@ -16,8 +17,17 @@ def _p2_rows(values):
     for cc, per_seed in values.items():
         for seed, v in per_seed.items():
             for k, sched in enumerate(("minrtt", "blest", "ecf")):
-                out.append({"block": "matrix", "scheduler": sched, "cc": cc, "operator": "both", "seed": seed,
-                            "ramp_up_s": v + 0.01 * (k - 1), "goodput_mbps": 50.0 + v})
+                out.append(
+                    {
+                        "block": "matrix",
+                        "scheduler": sched,
+                        "cc": cc,
+                        "operator": "both",
+                        "seed": seed,
+                        "ramp_up_s": v + 0.01 * (k - 1),
+                        "goodput_mbps": 50.0 + v,
+                    }
+                )
     return out
 
 
@@ -49,23 +59,36 @@ def test_p2_ramp_up_verdict_is_paired_by_seed():
 def p2_ramp_section(rows):
     """The ramp-up section of P2's report for these rows (the rest of the report needs aggregates)."""
     agg = p2.aggregate(rows)
-    prov = {"seeds": 5, "duration_s": 30.0, "command": "", "mobipath_version": "", "git_revision": "",
-            "core_build_git_revision": "", "runs": len(rows), "reused_runs": 0, "jobs": 1, "wall_time_s": 0}
+    prov = {
+        "seeds": 5,
+        "duration_s": 30.0,
+        "command": "",
+        "mobipath_version": "",
+        "git_revision": "",
+        "core_build_git_revision": "",
+        "runs": len(rows),
+        "reused_runs": 0,
+        "jobs": 1,
+        "wall_time_s": 0,
+    }
     text = p2.render_report(rows, agg, prov, None)
-    return text[text.index("## Ramp-up"):text.index("## Where mobipath differs")]
+    return text[text.index("## Ramp-up") : text.index("## Where mobipath differs")]
 
 
 def _p0_rows(goodput):
     """P0 plain runs: goodput[sched][seed]."""
-    return [{"profile": "paper", "scheduler": s, "variant": "plain", "seed": k, "goodput_mbps": v}
-            for s, per in goodput.items() for k, v in per.items()]
+    return [
+        {"profile": "paper", "scheduler": s, "variant": "plain", "seed": k, "goodput_mbps": v}
+        for s, per in goodput.items()
+        for k, v in per.items()
+    ]
 
 
 def test_p0_ranking_says_approximately_where_the_paired_difference_includes_0():
     seeds = range(1, 9)
     noise = {k: (k % 3) * 0.4 for k in seeds}  # shared by every scheduler on a seed (the same train)
     goodput = {
-        "blest": {k: 24.0 + noise[k] + 0.05 * (k % 2) for k in seeds},   # +0.5 over minRTT on every seed
+        "blest": {k: 24.0 + noise[k] + 0.05 * (k % 2) for k in seeds},  # +0.5 over minRTT on every seed
         "minrtt": {k: 23.5 + noise[k] + 0.05 * (k % 2) for k in seeds},
         # minRTT's twin up or down by 0.03 on alternate seeds: the paired difference's mean is 0.
         "ecf": {k: 23.5 + noise[k] + 0.05 * (k % 2) + (0.03 if k % 2 else -0.03) for k in seeds},
@@ -118,11 +141,31 @@ def test_recommend_refuses_one_seed_on_a_random_path():
 
 def test_p2_says_nothing_is_best_or_lowest_from_one_seed():
     # One seed: no CIs. The highest mean is not called best, wVegas is not called lowest.
-    rows = [{"block": "matrix", "scheduler": s, "cc": c, "operator": "both", "seed": 1, "ramp_up_s": 1.0,
-             "goodput_mbps": {"cubic": 51.0, "lia": 50.0, "wvegas": 26.0}[c] + (0.5 if s == "ecf" else 0.0)}
-            for s in ("minrtt", "ecf") for c in ("lia", "cubic", "wvegas")]
-    prov = {"seeds": 1, "duration_s": 30.0, "command": "", "mobipath_version": "", "git_revision": "",
-            "core_build_git_revision": "", "runs": len(rows), "reused_runs": 0, "jobs": 1, "wall_time_s": 0}
+    rows = [
+        {
+            "block": "matrix",
+            "scheduler": s,
+            "cc": c,
+            "operator": "both",
+            "seed": 1,
+            "ramp_up_s": 1.0,
+            "goodput_mbps": {"cubic": 51.0, "lia": 50.0, "wvegas": 26.0}[c] + (0.5 if s == "ecf" else 0.0),
+        }
+        for s in ("minrtt", "ecf")
+        for c in ("lia", "cubic", "wvegas")
+    ]
+    prov = {
+        "seeds": 1,
+        "duration_s": 30.0,
+        "command": "",
+        "mobipath_version": "",
+        "git_revision": "",
+        "core_build_git_revision": "",
+        "runs": len(rows),
+        "reused_runs": 0,
+        "jobs": 1,
+        "wall_time_s": 0,
+    }
     text = p2.render_report(rows, p2.aggregate(rows), prov, None)
     assert "with one seed there are no CIs, so no pair is shown to be best" in text, text
     assert "below every other controller (CIs apart) with 0 of 2 schedulers" in text, text
@@ -132,11 +175,32 @@ def test_p2_schedulers_are_compared_paired_by_seed():
     # Goodput varies by seconds' worth between seeds (the capacity schedule); ECF is 0.05 Mbit/s
     # below the others on every seed: unpaired CIs overlap, the paired differences do not.
     base = {1: 50.0, 2: 53.0, 3: 51.0, 4: 54.0, 5: 52.0}
-    rows = [{"block": "matrix", "scheduler": s, "cc": "cubic", "operator": "both", "seed": k, "ramp_up_s": 1.0,
-             "goodput_mbps": v - (0.05 if s == "ecf" else 0.0)} for s in ("minrtt", "blest", "ecf") for k, v in base.items()]
+    rows = [
+        {
+            "block": "matrix",
+            "scheduler": s,
+            "cc": "cubic",
+            "operator": "both",
+            "seed": k,
+            "ramp_up_s": 1.0,
+            "goodput_mbps": v - (0.05 if s == "ecf" else 0.0),
+        }
+        for s in ("minrtt", "blest", "ecf")
+        for k, v in base.items()
+    ]
     agg = p2.aggregate(rows)
-    prov = {"seeds": 5, "duration_s": 30.0, "command": "", "mobipath_version": "", "git_revision": "",
-            "core_build_git_revision": "", "runs": len(rows), "reused_runs": 0, "jobs": 1, "wall_time_s": 0}
+    prov = {
+        "seeds": 5,
+        "duration_s": 30.0,
+        "command": "",
+        "mobipath_version": "",
+        "git_revision": "",
+        "core_build_git_revision": "",
+        "runs": len(rows),
+        "reused_runs": 0,
+        "jobs": 1,
+        "wall_time_s": 0,
+    }
     text = p2.render_report(rows, agg, prov, None)
     assert "under CUBIC 2 of 3 pairs differ, by at most 0.050 Mbit/s" in text, text
     # Without the offset nothing differs.
@@ -149,7 +213,9 @@ def test_p2_schedulers_are_compared_paired_by_seed():
 def test_p0_ranking_never_prints_greater_for_a_negative_difference():
     # The order given puts the lower scheduler first: its paired difference is clearly negative,
     # which is not "greater".
-    rows = _p0_rows({"ecf": {k: 23.0 + 0.1 * k for k in range(1, 6)}, "minrtt": {k: 24.0 + 0.1 * k for k in range(1, 6)}})
+    rows = _p0_rows(
+        {"ecf": {k: 23.0 + 0.1 * k for k in range(1, 6)}, "minrtt": {k: 24.0 + 0.1 * k for k in range(1, 6)}}
+    )
     assert p0._ranking(rows, "paper", ["ecf", "minrtt"], lambda s: s) == "ecf ≈ minrtt"
 
 
@@ -158,7 +224,11 @@ def test_p3_duration_steps_are_paired_by_seed():
 
     # EHN − Tahoe per seed: the seeds differ by a lot, the step from 1 s to 2 s is +0.1 on every
     # seed (grows), from 2 s to 4 s it is +0.1 or −0.1 by seed (not established).
-    gain = {1.0: {1: 0.0, 2: 1.0, 3: 2.0, 4: 0.5}, 2.0: {1: 0.1, 2: 1.1, 3: 2.1, 4: 0.6}, 4.0: {1: 0.2, 2: 1.0, 3: 2.2, 4: 0.5}}
+    gain = {
+        1.0: {1: 0.0, 2: 1.0, 3: 2.0, 4: 0.5},
+        2.0: {1: 0.1, 2: 1.1, 3: 2.1, 4: 0.6},
+        4.0: {1: 0.2, 2: 1.0, 3: 2.2, 4: 0.5},
+    }
     rows = []
     for x, per in gain.items():
         for seed, g in per.items():

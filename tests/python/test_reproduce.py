@@ -1,5 +1,6 @@
 """`mobipath reproduce p0` (alias `hst`): a quick end-to-end run writes the report, the figures, the
 table and one results row per run; the report's numbers come from results.csv; reruns are identical."""
+
 import csv
 import json
 import re
@@ -31,18 +32,36 @@ def rows(out: Path):
 
 def test_outputs_exist(two_runs):
     out, _ = two_runs
-    for name in ["report.md", "table.csv", "results.csv", "summary.json", "fig6-subflow-throughput.png",
-                 "fig6a-single-tcp.png", "fig6d-total-throughput.png",
-                 "fig7-average-throughput.png", "fig8-handover-throughput.png"]:
+    for name in [
+        "report.md",
+        "table.csv",
+        "results.csv",
+        "summary.json",
+        "fig6-subflow-throughput.png",
+        "fig6a-single-tcp.png",
+        "fig6d-total-throughput.png",
+        "fig7-average-throughput.png",
+        "fig8-handover-throughput.png",
+    ]:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     assert (out / "table.csv").read_text().startswith("# mobipath handover table")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["table_runs"] == 3 and summary["provenance"]["evaluation_seeds"] == [1, 2]
     report = (out / "report.md").read_text()
-    for needle in ["Table 2", "Table 3", "Table 4", "PHA-D (1-RTT rule)", "oracle (true handover times)",
-                   "subflow blocking (Park et al.)", "git revision", "handovers measured", "## Handover table",
-                   "## Fig. 6(a) — single TCP per operator", "## Differences from the paper and their causes",
-                   "P0 does not state it"]:
+    for needle in [
+        "Table 2",
+        "Table 3",
+        "Table 4",
+        "PHA-D (1-RTT rule)",
+        "oracle (true handover times)",
+        "subflow blocking (Park et al.)",
+        "git revision",
+        "handovers measured",
+        "## Handover table",
+        "## Fig. 6(a) — single TCP per operator",
+        "## Differences from the paper and their causes",
+        "P0 does not state it",
+    ]:
         assert needle in report, needle
     # No stale sections, no unsupported claim about the buffer.
     assert "Not implemented yet" not in report and "ns-3's default socket buffer" not in report
@@ -108,7 +127,9 @@ def test_identical_invocations_give_identical_results(two_runs):
 
 
 def test_bad_options_are_reported(tmp_path):
-    r = run_cli(["reproduce", "p0", "--quick", "--profile", "modern", "--schedulers", "minrtt", "--out", tmp_path / "x"])
+    r = run_cli(
+        ["reproduce", "p0", "--quick", "--profile", "modern", "--schedulers", "minrtt", "--out", tmp_path / "x"]
+    )
     assert r.returncode != 0 and "minrtt" in (r.stderr + r.stdout)
     r = run_cli(["reproduce", "p0", "--profile", "weird", "--out", tmp_path / "y"])
     assert r.returncode != 0 and "profile" in (r.stderr + r.stdout)
@@ -132,10 +153,18 @@ def test_profiles_are_applied_to_the_scenarios_and_conflicts_refused():
     assert "rcvbuf_optimisation" not in paper and "model =" not in paper and "tcp = {" not in paper
     # A base that already sets what the profile sets is refused, naming the field.
     with pytest.raises(ValueError, match=r"\[hst.handover\] model"):
-        p0.profile_scenario(base.replace("[hst.handover]\n", '[hst.handover]\nmodel = "fixed"\n'), "ns3", "minrtt", "plain", None, None)
+        p0.profile_scenario(
+            base.replace("[hst.handover]\n", '[hst.handover]\nmodel = "fixed"\n'), "ns3", "minrtt", "plain", None, None
+        )
     with pytest.raises(ValueError, match="`tcp`"):
-        p0.profile_scenario(base.replace('traffic = { kind = "bulk" }\n', 'traffic = { kind = "bulk" }\ntcp = { rack = false }\n'),
-                            "ns3", "minrtt", "plain", None, None)
+        p0.profile_scenario(
+            base.replace('traffic = { kind = "bulk" }\n', 'traffic = { kind = "bulk" }\ntcp = { rack = false }\n'),
+            "ns3",
+            "minrtt",
+            "plain",
+            None,
+            None,
+        )
     # Profiles that share a handover model share a learned table; ns3's model gets its own.
     learn = {p: p0.learning_scenario(base, p, None) for p in p0.PROFILES}
     assert learn["paper"] == learn["modern"] != learn["ns3"]
@@ -148,8 +177,26 @@ def test_profile_and_variant_options(tmp_path):
     assert r.returncode != 0 and "turbo" in (r.stderr + r.stdout) and "Traceback" not in r.stderr
     # Single TCPs alone (no MPTCP variant to draw Fig. 6 from), two profiles with two tables.
     out = tmp_path / "z"
-    r = run_cli(["reproduce", "p0", "--quick", "--seeds", "1", "--table-runs", "3", "--profile", "paper,ns3",
-                 "--variants", "tcp-A", "--jobs", "2", "--out", out], timeout=120)
+    r = run_cli(
+        [
+            "reproduce",
+            "p0",
+            "--quick",
+            "--seeds",
+            "1",
+            "--table-runs",
+            "3",
+            "--profile",
+            "paper,ns3",
+            "--variants",
+            "tcp-A",
+            "--jobs",
+            "2",
+            "--out",
+            out,
+        ],
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["provenance"]["tables"]) == {"table.csv", "table-ns3.csv"}
@@ -162,8 +209,18 @@ def test_most_helped_claims_a_scheduler_only_outside_overlap():
     from mobipath.experiments import p0
 
     def rows(gains):  # scheduler -> per-seed PHA goodput on a plain goodput of 100
-        return [{"profile": "ns3", "scheduler": s, "variant": v, "seed": k, "goodput_mbps": (100.0 + g if v == "pha" else 100.0)}
-                for s, gs in gains.items() for k, g in enumerate(gs, 1) for v in ("plain", "pha")]
+        return [
+            {
+                "profile": "ns3",
+                "scheduler": s,
+                "variant": v,
+                "seed": k,
+                "goodput_mbps": (100.0 + g if v == "pha" else 100.0),
+            }
+            for s, gs in gains.items()
+            for k, g in enumerate(gs, 1)
+            for v in ("plain", "pha")
+        ]
 
     clear = p0.most_helped(rows({"ecf": [5, 6, 5, 6], "minrtt": [1, 2, 1, 2]}), "ns3", "goodput_mbps")
     assert clear.startswith("ECF") and "paired by seed" in clear and "not distinguishable" not in clear

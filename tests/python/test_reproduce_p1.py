@@ -1,6 +1,7 @@
 """`mobipath reproduce p1` (alias `heterogeneous`): a quick end-to-end run writes the report, the
 figures, the scenarios and one results row per run; the report's numbers come from results.csv;
 reruns with other parallelism are identical."""
+
 import csv
 import json
 import re
@@ -47,10 +48,19 @@ def table(report: str, heading: str, first_col: str):
 
 def test_outputs_exist(two_runs):
     out, _ = two_runs
-    for name in ["report.md", "results.csv", "summary.json", "fig8-throughput.png", "fig9-rcvbuf.png",
-                 "fig10-recovery-time.png", "fig11-rcvbuf.png", "scenarios/s1-delay-predictive-1.toml",
-                 "scenarios/s2-proposed-150.toml", "scenarios/s1-delay-predictive-fifo-50.toml",
-                 "scenarios/s1-minrtt-5-lia.toml"]:
+    for name in [
+        "report.md",
+        "results.csv",
+        "summary.json",
+        "fig8-throughput.png",
+        "fig9-rcvbuf.png",
+        "fig10-recovery-time.png",
+        "fig11-rcvbuf.png",
+        "scenarios/s1-delay-predictive-1.toml",
+        "scenarios/s2-proposed-150.toml",
+        "scenarios/s1-delay-predictive-fifo-50.toml",
+        "scenarios/s1-minrtt-5-lia.toml",
+    ]:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     summary = json.loads((out / "summary.json").read_text())
     # 24 scenario-1 + 12 scenario-2 runs, 2 literal-FIFO runs, 16 sensitivity runs (CUBIC and BBR:
@@ -58,9 +68,18 @@ def test_outputs_exist(two_runs):
     assert summary["provenance"]["seeds"] == 2 and summary["provenance"]["runs"] == 54
     assert summary["provenance"]["headline_cc"] == "reno"
     report = (out / "report.md").read_text()
-    for needle in ["Scenario 1", "Scenario 2", "Against the paper's shape", "git revision", "from detection",
-                   "Worked examples", "Where the receive buffer's packets come from", "Sensitivity to the congestion control",
-                   "P1 names no congestion control", "Flatness of"]:
+    for needle in [
+        "Scenario 1",
+        "Scenario 2",
+        "Against the paper's shape",
+        "git revision",
+        "from detection",
+        "Worked examples",
+        "Where the receive buffer's packets come from",
+        "Sensitivity to the congestion control",
+        "P1 names no congestion control",
+        "Flatness of",
+    ]:
         assert needle in report, needle
 
 
@@ -68,11 +87,23 @@ def test_one_row_per_point_and_seed(two_runs):
     rs = rows(two_runs[0])
     keys = {(r["scenario"], r["variant"], float(r["x"]), int(r["seed"])) for r in rs}
     keys = {(r["scenario"], r["variant"], float(r["x"]), r["cc"], int(r["seed"])) for r in rs}
-    s1 = {("s1", v, x, "reno", s) for v in ("tcp", "minrtt", "roundrobin", "delay-predictive") for x in (1, 5, 50) for s in (1, 2)}
-    s2 = {("s2", v, x, "reno", s) for v in ("standard", "standard+recovery", "proposed") for x in (5, 150) for s in (1, 2)}
+    s1 = {
+        ("s1", v, x, "reno", s)
+        for v in ("tcp", "minrtt", "roundrobin", "delay-predictive")
+        for x in (1, 5, 50)
+        for s in (1, 2)
+    }
+    s2 = {
+        ("s2", v, x, "reno", s) for v in ("standard", "standard+recovery", "proposed") for x in (5, 150) for s in (1, 2)
+    }
     fifo = {("s1", "delay-predictive-fifo", 50.0, "reno", s) for s in (1, 2)}
-    sens = {("s1", v, 5.0, cc, s) for v in ("tcp", "minrtt", "delay-predictive") for cc in ("cubic", "lia", "bbr")
-            for s in (1, 2) if not (v == "tcp" and cc == "lia")}
+    sens = {
+        ("s1", v, 5.0, cc, s)
+        for v in ("tcp", "minrtt", "delay-predictive")
+        for cc in ("cubic", "lia", "bbr")
+        for s in (1, 2)
+        if not (v == "tcp" and cc == "lia")
+    }
     assert keys == s1 | s2 | fifo | sens and len(rs) == len(keys)
     # Single-path TCP on path 1 does not depend on path 2's rate or the seed (the full run reuses
     # one TCP run per controller for every rate and seed: tcp_stand_ins).
@@ -93,19 +124,34 @@ def test_report_numbers_are_computed_from_results(two_runs):
     # Scenario 1 goodput: mean over seeds of the CSV values.
     t = table(report, "## Scenario 1", "path-2 rate (Mbit/s)")
     for x, col, variant in [("1", "MPTCP minRTT", "minrtt"), ("5", "MPTCP delay-predictive", "delay-predictive")]:
-        vals = [float(r["goodput_mbps"]) for r in rs if r["scenario"] == "s1" and r["variant"] == variant and float(r["x"]) == float(x) and r["cc"] == "reno"]
+        vals = [
+            float(r["goodput_mbps"])
+            for r in rs
+            if r["scenario"] == "s1" and r["variant"] == variant and float(r["x"]) == float(x) and r["cc"] == "reno"
+        ]
         shown = float(re.match(r"[\d.]+", t[x][col]).group())
         assert shown == pytest.approx(statistics.fmean(vals), abs=6e-3), (x, col)
     # Scenario 2: recovery time from detection is the mean over seeds of each run's mean; the
     # path-2 share is subflow 1's goodput over the connection's.
     t = table(report, "## Scenario 2", "path-2 delay (ms)")
-    for variant, col in [("standard", "standard (round robin)"), ("standard+recovery", "round robin + receiver-based recovery")]:
-        sel = [r for r in rs if r["scenario"] == "s2" and r["variant"] == variant and float(r["x"]) == 150.0 and r["cc"] == "reno"]
-        det = [float(r["path2_recovery_from_detection_mean_ms"]) for r in sel if r["path2_recovery_from_detection_mean_ms"]]
+    for variant, col in [
+        ("standard", "standard (round robin)"),
+        ("standard+recovery", "round robin + receiver-based recovery"),
+    ]:
+        sel = [
+            r
+            for r in rs
+            if r["scenario"] == "s2" and r["variant"] == variant and float(r["x"]) == 150.0 and r["cc"] == "reno"
+        ]
+        det = [
+            float(r["path2_recovery_from_detection_mean_ms"]) for r in sel if r["path2_recovery_from_detection_mean_ms"]
+        ]
         share = [float(r["subflow1_goodput_mbps"]) / float(r["goodput_mbps"]) for r in sel]
         cells = [c.strip() for c in t["150"][col].split(" / ")]
         assert float(re.match(r"[\d.]+", cells[0]).group()) == pytest.approx(statistics.fmean(det), abs=0.06), cells
-        assert float(re.match(r"[\d.]+", cells[3]).group()) == pytest.approx(100 * statistics.fmean(share), abs=0.06), cells
+        assert float(re.match(r"[\d.]+", cells[3]).group()) == pytest.approx(100 * statistics.fmean(share), abs=0.06), (
+            cells
+        )
 
 
 def test_identical_invocations_give_identical_results(two_runs):
@@ -133,8 +179,9 @@ def test_ctrl_c_stops_at_once_and_the_next_invocation_resumes(two_runs, tmp_path
 
     out = tmp_path / "r"
     cmd = mobipath_command() + ["reproduce", "p1", *ARGS, "--out", str(out), "--jobs", "2"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
-                         start_new_session=True)
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(), start_new_session=True
+    )
     deadline = time.monotonic() + 120
     while len(list((out / "runs").glob("*.json"))) < 3 and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.05)
@@ -194,13 +241,20 @@ def test_comparisons_are_paired_differences(two_runs):
     out, _ = two_runs
     rs = rows(out)
     report = (out / "report.md").read_text()
-    by = {(r["variant"], float(r["x"]), int(r["seed"])): float(r["rcvbuf_mean_packets"] or "nan")
-          for r in rs if r["scenario"] == "s1" and r["cc"] == "reno"}
+    by = {
+        (r["variant"], float(r["x"]), int(r["seed"])): float(r["rcvbuf_mean_packets"] or "nan")
+        for r in rs
+        if r["scenario"] == "s1" and r["cc"] == "reno"
+    }
     m, ci = mean_ci([by[("delay-predictive", 5.0, s)] - by[("minrtt", 5.0, s)] for s in (1, 2)])
     t = table(report, "**Against the paper's shape** (paired", "path-2 rate (Mbit/s)")
     cell = t["5"]["buffer delay-predictive − minRTT (packets)"]
     shown = re.match(r"([+-][\d.]+) ± ([\d.]+)", cell)
-    assert shown and float(shown.group(1)) == pytest.approx(m, abs=0.06) and float(shown.group(2)) == pytest.approx(ci, abs=0.06)
+    assert (
+        shown
+        and float(shown.group(1)) == pytest.approx(m, abs=0.06)
+        and float(shown.group(2)) == pytest.approx(ci, abs=0.06)
+    )
     line = next(l for l in report.splitlines() if l.startswith("- Receive buffer, delay-predictive − minRTT"))
     word = "no difference" if m - ci <= 0 <= m + ci else ("more" if m > 0 else "fewer")
     assert re.search(rf"{word} at [^;]*\b5\b", line), line
@@ -225,9 +279,17 @@ def _s2_rows(det_by_variant, share_by_variant, seeds=4):
     for v, per_x in det_by_variant.items():
         for x, (mean, step) in per_x.items():
             for s in range(1, seeds + 1):
-                out.append({"scenario": "s2", "variant": v, "x": x, "cc": "reno", "seed": s,
-                            "path2_share": share_by_variant[v][x],
-                            "path2_recovery_from_detection_mean_ms": mean + step * (s - (seeds + 1) / 2)})
+                out.append(
+                    {
+                        "scenario": "s2",
+                        "variant": v,
+                        "x": x,
+                        "cc": "reno",
+                        "seed": s,
+                        "path2_share": share_by_variant[v][x],
+                        "path2_recovery_from_detection_mean_ms": mean + step * (s - (seeds + 1) / 2),
+                    }
+                )
     return out
 
 
@@ -237,18 +299,30 @@ def test_flatness_is_judged_only_where_path_2_carries_its_share():
     share = {"standard": {5.0: 0.5, 50.0: 0.4, 150.0: 0.1}, "standard+recovery": {5.0: 0.5, 50.0: 0.3, 150.0: 0.05}}
     # Recovery grows by 10 ms from 5 to 50 ms, the default by 100: 10 < 0.25 × 100 -> holds. The
     # 150 ms point (path 2 nearly idle) would make it look flatter still, and is left out.
-    rows = _s2_rows({"standard": {5.0: (10, 1), 50.0: (110, 1), 150.0: (400, 1)},
-                     "standard+recovery": {5.0: (10, 1), 50.0: (20, 1), 150.0: (10, 1)}}, share)
+    rows = _s2_rows(
+        {
+            "standard": {5.0: (10, 1), 50.0: (110, 1), 150.0: (400, 1)},
+            "standard+recovery": {5.0: (10, 1), 50.0: (20, 1), 150.0: (10, 1)},
+        },
+        share,
+    )
     f = flatness(rows, "standard+recovery")
     assert f["delays"] == [5.0, 50.0] and f["holds"] is True
     assert f["growth"].mean == pytest.approx(10) and f["default_growth"].mean == pytest.approx(100)
     # Growing by 40 ms against the default's 100 fails (40 > 25).
-    rows = _s2_rows({"standard": {5.0: (10, 1), 50.0: (110, 1), 150.0: (400, 1)},
-                     "standard+recovery": {5.0: (10, 1), 50.0: (50, 1), 150.0: (10, 1)}}, share)
+    rows = _s2_rows(
+        {
+            "standard": {5.0: (10, 1), 50.0: (110, 1), 150.0: (400, 1)},
+            "standard+recovery": {5.0: (10, 1), 50.0: (50, 1), 150.0: (10, 1)},
+        },
+        share,
+    )
     assert flatness(rows, "standard+recovery")["holds"] is False
     # Path 2 below 20 % everywhere but one delay: not testable.
-    rows = _s2_rows({"standard": {5.0: (10, 1), 50.0: (110, 1)}, "standard+recovery": {5.0: (10, 1), 50.0: (20, 1)}},
-                    {v: {5.0: 0.5, 50.0: 0.1} for v in share})
+    rows = _s2_rows(
+        {"standard": {5.0: (10, 1), 50.0: (110, 1)}, "standard+recovery": {5.0: (10, 1), 50.0: (20, 1)}},
+        {v: {5.0: 0.5, 50.0: 0.1} for v in share},
+    )
     assert flatness(rows, "standard+recovery")["holds"] is None
 
 

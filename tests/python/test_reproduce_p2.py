@@ -1,6 +1,7 @@
 """`mobipath reproduce p2` (alias `aggregation`): a quick end-to-end run writes the report, the
 heatmap, one scenario and one results row per run; the report's numbers come from results.csv;
 the capacity process is the seed's; reruns with other parallelism are identical."""
+
 import csv
 import json
 import re
@@ -32,21 +33,35 @@ def rows(out: Path):
 
 def test_outputs_exist(two_runs):
     out, _ = two_runs
-    for name in ["report.md", "results.csv", "summary.json", "heatmap.png", "scenarios/matrix-blest-bbr-1.toml",
-                 "scenarios/single-kt-cubic-2.toml"]:
+    for name in [
+        "report.md",
+        "results.csv",
+        "summary.json",
+        "heatmap.png",
+        "scenarios/matrix-blest-bbr-1.toml",
+        "scenarios/single-kt-cubic-2.toml",
+    ]:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["seeds"] == 2 and summary["provenance"]["runs"] == len(rows(out)) == 36
     report = (out / "report.md").read_text()
-    for needle in ["Scheduler × congestion control", "Single operator", "P2's findings", "Ramp-up", "Where mobipath differs",
-                   "git revision"]:
+    for needle in [
+        "Scheduler × congestion control",
+        "Single operator",
+        "P2's findings",
+        "Ramp-up",
+        "Where mobipath differs",
+        "git revision",
+    ]:
         assert needle in report, needle
 
 
 def test_rows_and_physics(two_runs):
     rs = rows(two_runs[0])
     m = [r for r in rs if r["block"] == "matrix"]
-    assert {(r["scheduler"], r["cc"], int(r["seed"])) for r in m} == {(s, c, k) for s in ("minrtt", "blest") for c in ("lia", "cubic", "bbr") for k in (1, 2)}
+    assert {(r["scheduler"], r["cc"], int(r["seed"])) for r in m} == {
+        (s, c, k) for s in ("minrtt", "blest") for c in ("lia", "cubic", "bbr") for k in (1, 2)
+    }
     for r in m:
         g, skt, kt = float(r["goodput_mbps"]), float(r["skt_goodput_mbps"]), float(r["kt_goodput_mbps"])
         # Both operators carry traffic, and the sum stays below the uplinks' sum plus the
@@ -78,7 +93,11 @@ def test_report_numbers_are_computed_from_results(two_runs):
     header = next(l for l in section.splitlines() if l.startswith("| scheduler |"))
     cols = [c.strip() for c in header.strip("|").split("|")]
     shown = float(re.match(r"[\d.]+", cells[cols.index("BBR")]).group())
-    vals = [float(r["goodput_mbps"]) for r in rs if r["block"] == "matrix" and r["scheduler"] == "blest" and r["cc"] == "bbr"]
+    vals = [
+        float(r["goodput_mbps"])
+        for r in rs
+        if r["block"] == "matrix" and r["scheduler"] == "blest" and r["cc"] == "bbr"
+    ]
     assert shown == pytest.approx(statistics.mean(vals), abs=0.006)
 
 

@@ -2,6 +2,7 @@
 figures, the scenarios and one results row per run; the report's numbers come from results.csv;
 the paper's shape holds (Tahoe times out in every handoff, EHN never); reruns with other
 parallelism are identical."""
+
 import csv
 import json
 import re
@@ -38,7 +39,7 @@ def table(report: str, heading: str, first_col: str):
     start = next(i for i, l in enumerate(lines) if l.strip("| ").startswith(first_col))
     header = [c.strip() for c in lines[start].strip("|").split("|")]
     out = {}
-    for l in lines[start + 1:]:
+    for l in lines[start + 1 :]:
         cells = [c.strip() for c in l.strip("|").split("|")]
         if cells[0].startswith("---"):
             continue
@@ -50,15 +51,29 @@ def table(report: str, heading: str, first_col: str):
 
 def test_outputs_exist(two_runs):
     out, _ = two_runs
-    for name in ["report.md", "results.csv", "summary.json", "fig2-cwnd.png", "fig3-acks.png", "sweeps.png",
-                 "scenarios/paper-ehn-0.toml", "scenarios/paper-tahoe-0.toml"]:
+    for name in [
+        "report.md",
+        "results.csv",
+        "summary.json",
+        "fig2-cwnd.png",
+        "fig3-acks.png",
+        "sweeps.png",
+        "scenarios/paper-ehn-0.toml",
+        "scenarios/paper-tahoe-0.toml",
+    ]:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["seeds"] == 2
     assert summary["provenance"]["runs"] == len(rows(out))
     report = (out / "report.md").read_text()
-    for needle in ["P3's experiment", "Why the ratio differs", "On the P0 train", "Where mobipath differs",
-                   "git revision", "EHN − Tahoe (paired over seeds)"]:
+    for needle in [
+        "P3's experiment",
+        "Why the ratio differs",
+        "On the P0 train",
+        "Where mobipath differs",
+        "git revision",
+        "EHN − Tahoe (paired over seeds)",
+    ]:
         assert needle in report, needle
 
 
@@ -103,8 +118,11 @@ def test_report_numbers_are_computed_from_results(two_runs):
     t = table(report, "## Sweep: handoff duration", "scheme")
     for label, scheme in [("Tahoe", "tahoe"), ("EHN", "ehn")]:
         for x in ("0.5", "4"):
-            vals = [float(r["goodput_mbps"]) for r in rs if r["block"] == "duration" and r["scheme"] == scheme
-                    and float(r["x"]) == float(x)]
+            vals = [
+                float(r["goodput_mbps"])
+                for r in rs
+                if r["block"] == "duration" and r["scheme"] == scheme and float(r["x"]) == float(x)
+            ]
             shown = float(re.match(r"[\d.]+", t[label][x]).group())
             assert shown == pytest.approx(statistics.mean(vals), abs=1e-3), (label, x)
 

@@ -2,6 +2,7 @@
 writes the report, the figures, the scenarios and one results row per run; the report's numbers
 come from results.csv; reruns (other parallelism, the alias) are identical; the resume cache is
 used and --fresh discards it."""
+
 import csv
 import json
 import re
@@ -49,16 +50,38 @@ def table(report: str, heading: str, first_col: str):
 
 def test_outputs_exist(two_runs):
     out, _ = two_runs
-    for name in ["report.md", "results.csv", "series.csv", "summary.json", "fig2-throughput.png", "sweep-p.png",
-                 "sweep-ues.png", "sweep-duplex.png", "sweep-gbr.png", "sweep-cw.png", "scenarios/none.toml",
-                 "scenarios/bsr-drop_p=0.031.toml"]:
+    for name in [
+        "report.md",
+        "results.csv",
+        "series.csv",
+        "summary.json",
+        "fig2-throughput.png",
+        "sweep-p.png",
+        "sweep-ues.png",
+        "sweep-duplex.png",
+        "sweep-gbr.png",
+        "sweep-cw.png",
+        "scenarios/none.toml",
+        "scenarios/bsr-drop_p=0.031.toml",
+    ]:
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     summary = json.loads((out / "summary.json").read_text())
     prov = summary["provenance"]
     assert prov["seeds"] == 2 and prov["runs"] == 2 * prov["configurations"]
     report = (out / "report.md").read_text()
-    for needle in ["## Fig. 2 analogue", "## Baselines and schedulers", "## Sweeps", "## Provenance", "git revision",
-                   "0.029666", "0.237329", "red-large", "ack-prio", "tdd2", "fdd"]:
+    for needle in [
+        "## Fig. 2 analogue",
+        "## Baselines and schedulers",
+        "## Sweeps",
+        "## Provenance",
+        "git revision",
+        "0.029666",
+        "0.237329",
+        "red-large",
+        "ack-prio",
+        "tdd2",
+        "fdd",
+    ]:
         assert needle in report, needle
 
 
@@ -86,16 +109,22 @@ def test_report_numbers_are_computed_from_results(two_runs):
     rs = rows(out)
     report = (out / "report.md").read_text()
     t = table(report, "## Fig. 2 analogue", "setup")
-    for (setup, variant), cfg in [(("p4", "none"), "none"), (("p4", "bsr-drop p=0.031"), "bsr-drop_p=0.031"),
-                                  (("mixed-pf", "bsr-drop p=0.031"), "bsr-drop_p=0.031_mixed=True_ul_sched=pf")]:
+    for (setup, variant), cfg in [
+        (("p4", "none"), "none"),
+        (("p4", "bsr-drop p=0.031"), "bsr-drop_p=0.031"),
+        (("mixed-pf", "bsr-drop p=0.031"), "bsr-drop_p=0.031_mixed=True_ul_sched=pf"),
+    ]:
         for col, metric in [("DL goodput (Mbit/s)", "dl_goodput_mbps"), ("UL goodput (Mbit/s)", "ul_goodput_mbps")]:
             vals = [float(r[metric]) for r in rs if r["config"] == cfg]
             assert len(vals) == 2
             shown = float(re.match(r"[\d.]+", t[(setup, variant)][col]).group())
             assert shown == pytest.approx(statistics.fmean(vals), abs=6e-3), (setup, variant, col)
     # The paired sentence: its seed count and the share of seeds where the downlink gained.
-    m = re.search(r"\*\*p4\*\* — bsr-drop \(p = 0\.031\) against none, paired by seed: downlink goodput ([-\d.]+) ± [\d.]+ % "
-                  r"\((?:significant|not significant: the CI includes 0); 2 seeds\)", report)
+    m = re.search(
+        r"\*\*p4\*\* — bsr-drop \(p = 0\.031\) against none, paired by seed: downlink goodput ([-\d.]+) ± [\d.]+ % "
+        r"\((?:significant|not significant: the CI includes 0); 2 seeds\)",
+        report,
+    )
     assert m, report
     a = {int(r["seed"]): float(r["dl_goodput_mbps"]) for r in rs if r["config"] == "none"}
     b = {int(r["seed"]): float(r["dl_goodput_mbps"]) for r in rs if r["config"] == "bsr-drop_p=0.031"}

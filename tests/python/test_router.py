@@ -1,6 +1,7 @@
 """`mobipath router pha-d`: the live PHA-D controller of a train router — flag parsing, the
 simulator's controller driven by positions, the CLI against a fake gpsd, and the backup flag of a
 real kernel MPTCP endpoint (root only)."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,14 @@ import pytest
 
 from mobipath import _core
 from mobipath.gpsd import EARTH_RADIUS_M
-from mobipath.router.phad import (EndpointActuator, PhaDRouter, RecordingActuator, RouterError, SubflowSpec,
-                                  parse_subflow)
+from mobipath.router.phad import (
+    EndpointActuator,
+    PhaDRouter,
+    RecordingActuator,
+    RouterError,
+    SubflowSpec,
+    parse_subflow,
+)
 
 from conftest import run_cli
 from test_gpsd import FakeGpsd, tpv
@@ -50,8 +57,12 @@ def test_controller_rejects_bad_input_with_the_field_named():
     with pytest.raises(ValueError, match="pos_m"):
         c.on_fix(2.0, math.nan, [0.1, 0.1], [0, 0])
     with pytest.raises(RouterError, match="table.csv: line 3"):
-        PhaDRouter("operator,start_m,end_m,count\nA,1,2,3\nA,1,x,1\n", [SubflowSpec("A", 1)], RecordingActuator(),
-                   table_file="table.csv")
+        PhaDRouter(
+            "operator,start_m,end_m,count\nA,1,2,3\nA,1,x,1\n",
+            [SubflowSpec("A", 1)],
+            RecordingActuator(),
+            table_file="table.csv",
+        )
     with pytest.raises(RouterError, match="resend needs"):
         PhaDRouter(TABLE, [SubflowSpec("A", 1)], RecordingActuator(), policy="resend")
     with pytest.raises(RouterError, match="endpoint ids must differ"):
@@ -93,8 +104,15 @@ def test_queue_aware_policy_leads_by_the_extra_time():
 def test_resend_policy_repeats_b0_until_data_arrives_on_the_subflow():
     act = RecordingActuator()
     rx = {"n": 0}
-    r = PhaDRouter(TABLE, [SubflowSpec("A", 1, "wwan0")], act, policy="resend", gps_period_s=0.1, rtt_s=0.2,
-                   rx_packets=lambda s: rx["n"])
+    r = PhaDRouter(
+        TABLE,
+        [SubflowSpec("A", 1, "wwan0")],
+        act,
+        policy="resend",
+        gps_period_s=0.1,
+        rtt_s=0.2,
+        rx_packets=lambda s: rx["n"],
+    )
     ride(r, 5600.0)  # past the range: B=0 went out and nothing has arrived since
     offs = [c for c in act.calls if c == (1, False)]
     assert act.calls[0] == (1, True) and len(offs) >= 3
@@ -131,6 +149,7 @@ class FakeClock:
 def test_ticks_between_1hz_fixes_send_b0_before_the_range_ends():
     """At fixes only, a 1 Hz receiver makes B=0 late (the first fix within one RTT of the end can
     be after it); ticks every 50 ms from the extrapolated position send it on time."""
+
     def ride_1hz(ticks: bool):
         clock, act = FakeClock(), RecordingActuator()
         r = PhaDRouter(TABLE, [SubflowSpec("A", 1)], act, gps_period_s=1.0, rtt_s=0.15, clock=clock)
@@ -163,6 +182,7 @@ def test_run_reads_fixes_in_a_thread_ticks_meanwhile_and_reraises_source_errors(
 
     def slow_fixes():
         import time
+
         for i in range(4):
             yield 100.0 + i, 10.0 + i * SPEED
             time.sleep(0.05)
@@ -195,9 +215,30 @@ def test_cli_dry_run_against_a_fake_gpsd(tmp_path):
     lines = [tpv(f"2024-05-01T12:00:{i:02d}.000Z", _lat_at(i * SPEED), 127.0) for i in range(40)]
     lines.insert(5, tpv("2024-05-01T12:00:05.500Z", 37.05, 127.5))
     fake = FakeGpsd(lines)
-    r = run_cli(["router", "pha-d", "--table", table, "--track", track, "--subflow", "A=3", "--subflow", "B=4",
-                 "--gpsd", f"127.0.0.1:{fake.port}", "--dry-run", "--max-fixes", "40", "--rtt-ms", "150",
-                 "--tick-ms", "0"], timeout=60)  # decisions at fixes only: the fake sends them all at once
+    r = run_cli(
+        [
+            "router",
+            "pha-d",
+            "--table",
+            table,
+            "--track",
+            track,
+            "--subflow",
+            "A=3",
+            "--subflow",
+            "B=4",
+            "--gpsd",
+            f"127.0.0.1:{fake.port}",
+            "--dry-run",
+            "--max-fixes",
+            "40",
+            "--rtt-ms",
+            "150",
+            "--tick-ms",
+            "0",
+        ],
+        timeout=60,
+    )  # decisions at fixes only: the fake sends them all at once
     assert r.returncode == 0, r.stderr
     lines_out = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     events = [e for e in lines_out if "failsafe" not in e]
@@ -220,10 +261,13 @@ def test_cli_names_bad_flags(tmp_path):
     table = tmp_path / "t.csv"
     table.write_text(TABLE)
     base = ["router", "pha-d", "--table", table, "--track", track, "--dry-run"]
-    for extra, needle in [(["--subflow", "A"], "--subflow"), (["--subflow", "A=1", "--policy", "x"], "--policy"),
-                          (["--subflow", "A=1", "--gpsd", "nohost"], "--gpsd"),
-                          (["--subflow", "A=1", "--rtt-ms", "0"], "--rtt-ms"),
-                          (["--subflow", "A=1", "--rtt-from", "ftp://x"], "--rtt-from")]:
+    for extra, needle in [
+        (["--subflow", "A"], "--subflow"),
+        (["--subflow", "A=1", "--policy", "x"], "--policy"),
+        (["--subflow", "A=1", "--gpsd", "nohost"], "--gpsd"),
+        (["--subflow", "A=1", "--rtt-ms", "0"], "--rtt-ms"),
+        (["--subflow", "A=1", "--rtt-from", "ftp://x"], "--rtt-from"),
+    ]:
         r = run_cli(base + extra, timeout=30)
         assert r.returncode != 0 and needle in (r.stderr + r.stdout), (extra, r.stderr)
         assert "Traceback" not in r.stderr
@@ -266,17 +310,39 @@ def test_endpoint_backup_flag_on_the_real_kernel():
 # ---------------------------------------------------------------------------------------------
 # Fail-safe: every endpoint regular on any error, stale input or exit (router/README.md).
 
+
 def _ride(start_m: float, n: int, t0: int = 0):
     """1 Hz fixes along the test track from `start_m`."""
-    return [tpv(f"2024-05-01T12:{(t0 + i) // 60:02d}:{(t0 + i) % 60:02d}.000Z", _lat_at(start_m + i * SPEED), 127.0) for i in range(n)]
+    return [
+        tpv(f"2024-05-01T12:{(t0 + i) // 60:02d}:{(t0 + i) % 60:02d}.000Z", _lat_at(start_m + i * SPEED), 127.0)
+        for i in range(n)
+    ]
 
 
 def _pha_d(tmp_path, port, *extra):
     track = _track(tmp_path)
     table = tmp_path / "table.csv"
     table.write_text("# mobipath handover table v1\noperator,start_m,end_m,count\nA,2000,2400,1\n")
-    return ["router", "pha-d", "--table", table, "--track", track, "--subflow", "A=3", "--subflow", "B=4",
-            "--gpsd", f"127.0.0.1:{port}", "--dry-run", "--rtt-ms", "150", "--tick-ms", "50", *extra]
+    return [
+        "router",
+        "pha-d",
+        "--table",
+        table,
+        "--track",
+        track,
+        "--subflow",
+        "A=3",
+        "--subflow",
+        "B=4",
+        "--gpsd",
+        f"127.0.0.1:{port}",
+        "--dry-run",
+        "--rtt-ms",
+        "150",
+        "--tick-ms",
+        "50",
+        *extra,
+    ]
 
 
 def _lines(out: str):
@@ -285,8 +351,10 @@ def _lines(out: str):
 
 def _backup_then_restored(lines, reason_part):
     """B=1 on endpoint 3 was set, and a later restore (for `reason_part`) put every endpoint regular."""
-    i = next(k for k, e in enumerate(lines) if e.get("endpoint_id") == 3 and e.get("backup") is True and "failsafe" not in e)
-    later = [e for e in lines[i + 1:] if e.get("failsafe") == "restored"]
+    i = next(
+        k for k, e in enumerate(lines) if e.get("endpoint_id") == 3 and e.get("backup") is True and "failsafe" not in e
+    )
+    later = [e for e in lines[i + 1 :] if e.get("failsafe") == "restored"]
     assert later and reason_part in later[0]["reason"], lines
     assert later[0]["endpoint_ids"] == [3, 4] and later[0]["backup"] is False and "errors" not in later[0]
     return later
@@ -309,7 +377,7 @@ def test_failsafe_when_fixes_stop(tmp_path):
 
 
 def test_failsafe_on_garbage_from_gpsd(tmp_path):
-    fake = FakeGpsd(_ride(1600, 6) + [b"\x00\xffnot json at all\n", b"{\"class\": \"TPV\", \"lat\": \"x\"}\n"] * 50, hang=True)
+    fake = FakeGpsd(_ride(1600, 6) + [b"\x00\xffnot json at all\n", b'{"class": "TPV", "lat": "x"}\n'] * 50, hang=True)
     r = run_cli(_pha_d(tmp_path, fake.port, "--stale-s", "0.5", "--max-retries", "0"), timeout=60)
     fake.done.set()
     _backup_then_restored(_lines(r.stdout), "no usable GPS fix")
@@ -332,8 +400,13 @@ def test_failsafe_on_sigterm(tmp_path):
     fake = FakeGpsd(_ride(1600, 6), hang=True)
     from conftest import cli_env, mobipath_command
 
-    proc = subprocess.Popen([*mobipath_command(), *map(str, _pha_d(tmp_path, fake.port, "--stale-s", "30"))],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(None))
+    proc = subprocess.Popen(
+        [*mobipath_command(), *map(str, _pha_d(tmp_path, fake.port, "--stale-s", "30"))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(None),
+    )
     try:
         out = ""
         deadline = time.monotonic() + 30
@@ -392,7 +465,9 @@ def test_netlink_actuator_on_the_real_kernel():
         subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
         subprocess.run(["ip", "-n", ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1"], check=True)
         subprocess.run(["ip", "-n", ns, "addr", "add", "10.250.0.1/24", "dev", "d0"], check=True)
-        subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "add", "10.250.0.1", "id", "7", "subflow", "fullmesh"], check=True)
+        subprocess.run(
+            ["ip", "-n", ns, "mptcp", "endpoint", "add", "10.250.0.1", "id", "7", "subflow", "fullmesh"], check=True
+        )
         act = default_actuator(ns)
         assert isinstance(act, NetlinkActuator)
         assert act.flags()[7] == ["subflow", "fullmesh"]

@@ -1,4 +1,5 @@
 """Running scenarios end to end (needs a working simulator and scenarios/examples/single-cubic.toml)."""
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """`mobipath run`'s fast start-up (issue 19): the console script runs well-formed `run` command
 lines without typer, rich or polars, accepts exactly the command lines typer's `run` accepts
 (anything else goes to typer), and writes the same files; `mobipath bench` measures the simulator."""
+
 from __future__ import annotations
 
 import json
@@ -26,14 +27,35 @@ HEAVY = ("typer", "click", "rich", "polars", "pydantic", "matplotlib", "numpy")
 # beside json and pathlib: the run path's annotations are never evaluated, see TYPE_CHECKING).
 # pathlib with urllib.parse (which it imports in Python < 3.13) was about 4 ms of every run; re
 # (imported by json, shlex and pathlib) with enum, functools and collections about 5 ms.
-SLOW_STDLIB = ("dataclasses", "inspect", "hashlib", "platform", "shutil", "subprocess", "typing", "pathlib", "urllib.parse",
-               "re", "json", "shlex", "enum", "functools", "collections")
+SLOW_STDLIB = (
+    "dataclasses",
+    "inspect",
+    "hashlib",
+    "platform",
+    "shutil",
+    "subprocess",
+    "typing",
+    "pathlib",
+    "urllib.parse",
+    "re",
+    "json",
+    "shlex",
+    "enum",
+    "functools",
+    "collections",
+)
 
 
 def _imported(args, env=None):
     """Every module a process imports (`-X importtime`), by name."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", *args], env=cli_env(env), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *args],
+        env=cli_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
 
@@ -47,8 +69,10 @@ def test_the_installed_command_imports_none_of_the_slow_modules(tmp_path):
     assert "import re" not in script.read_text()
     (tmp_path / "s.toml").write_text(short_example())
     baseline = _imported(["-c", "pass"])  # site and .pth files: not the command's doing
-    imported = _imported([str(script), "run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r"), "-q"],
-                         {"MOBIPATH_GIT_REVISION": "test"})
+    imported = _imported(
+        [str(script), "run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "r"), "-q"],
+        {"MOBIPATH_GIT_REVISION": "test"},
+    )
     assert "mobipath.results" in imported
     assert sorted((imported - baseline) & set(SLOW_STDLIB + HEAVY)) == []
 
@@ -97,7 +121,13 @@ def test_fast_path_knows_exactly_typers_run_options():
     nothing and silently hand the new option to typer, which is correct but slow: this test says
     which to update)."""
     command = typer.main.get_command(app).commands["run"]
-    opts = {o for p in command.params if not getattr(p, "is_eager", False) for o in (*p.opts, *p.secondary_opts) if o.startswith("-")}
+    opts = {
+        o
+        for p in command.params
+        if not getattr(p, "is_eager", False)
+        for o in (*p.opts, *p.secondary_opts)
+        if o.startswith("-")
+    }
     assert opts == {"--seed", "--out", "--json", "--quiet", "-q"}
     for o in opts:
         line = ["run", "x.toml", o] + ([] if o in ("--json", "--quiet", "-q") else ["5"])
@@ -116,18 +146,29 @@ def _fast_run(args, cwd, heavy=HEAVY, env=None):
         "from mobipath.runcmd import entry\n"
         f"entry({args!r})\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=cli_env(env), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=cli_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
     marker = [line for line in proc.stderr.splitlines() if line.startswith("IMPORTED=")]
     assert marker, proc.stderr
-    return proc, [m for m in marker[-1][len("IMPORTED="):].split(",") if m]
+    return proc, [m for m in marker[-1][len("IMPORTED=") :].split(",") if m]
 
 
 def test_run_json_imports_nothing_heavy_and_matches_the_typer_path(tmp_path):
     fast_dir, slow_dir = tmp_path / "fast", tmp_path / "slow"
     # A set revision stands for an installed mobipath, which never runs git.
-    proc, heavy = _fast_run(["run", str(EXAMPLE), "--seed", "4", "--out", str(fast_dir), "--json", "-q"], tmp_path,
-                            HEAVY + SLOW_STDLIB, {"MOBIPATH_GIT_REVISION": "test"})
+    proc, heavy = _fast_run(
+        ["run", str(EXAMPLE), "--seed", "4", "--out", str(fast_dir), "--json", "-q"],
+        tmp_path,
+        HEAVY + SLOW_STDLIB,
+        {"MOBIPATH_GIT_REVISION": "test"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert heavy == [], f"`mobipath run --json` imported {heavy}"
     prov = json.loads((fast_dir / "provenance.json").read_text())
@@ -146,15 +187,25 @@ def test_run_json_imports_nothing_heavy_and_matches_the_typer_path(tmp_path):
     assert fast_ts.equals(pl.read_parquet(slow_dir / "timeseries.parquet"))
     # ... and equal to the API's DataFrame, column types included.
     assert fast_ts.equals(mobipath.run(EXAMPLE, seed=4).timeseries)
-    assert fast_ts.schema == {"time_s": pl.Float64, "kind": pl.String, "name": pl.String, "metric": pl.String, "value": pl.Float64}
+    assert fast_ts.schema == {
+        "time_s": pl.Float64,
+        "kind": pl.String,
+        "name": pl.String,
+        "metric": pl.String,
+        "value": pl.Float64,
+    }
 
 
 def test_run_into_a_pipe_prints_the_tables_without_rich(tmp_path):
     # The default output, redirected as sweeps and shell loops redirect it: the summary tables
     # as plain text, and none of the heavy modules (rich.console alone costs ~33 ms).
     # COLUMNS as a terminal would set it: wide enough for a row per flow
-    proc, heavy = _fast_run(["run", str(EXAMPLE), "--out", str(tmp_path / "r")], tmp_path, HEAVY + SLOW_STDLIB,
-                            {"MOBIPATH_GIT_REVISION": "test", "COLUMNS": "1000"})
+    proc, heavy = _fast_run(
+        ["run", str(EXAMPLE), "--out", str(tmp_path / "r")],
+        tmp_path,
+        HEAVY + SLOW_STDLIB,
+        {"MOBIPATH_GIT_REVISION": "test", "COLUMNS": "1000"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert heavy == [], f"`mobipath run > file` imported {heavy}"
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
@@ -163,7 +214,7 @@ def test_run_into_a_pipe_prints_the_tables_without_rich(tmp_path):
     flows = lines.index("Flows")
     assert lines[flows + 1].split()[:2] == ["flow", "goodput_mbps"]
     for name, flow in summary["flows"].items():
-        row = next(line.split() for line in lines[flows + 2:] if line.split()[:1] == [name])
+        row = next(line.split() for line in lines[flows + 2 :] if line.split()[:1] == [name])
         assert row[1] == fmt_value(flow["goodput_mbps"])
 
 
@@ -252,8 +303,15 @@ def test_the_command_script_ends_without_teardown_but_runs_atexit_handlers(tmp_p
         "from mobipath.runcmd import entry\n"
         f"entry({['run', str(tmp_path / 's.toml'), '--out', str(tmp_path / 'r')]!r}, fast_exit=True)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=cli_env({"MOBIPATH_GIT_REVISION": "test"}),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=cli_env({"MOBIPATH_GIT_REVISION": "test"}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "HANDLER RAN" in proc.stderr and "ZeroDivisionError" in proc.stderr
     assert "Flows" in proc.stdout and (tmp_path / "r" / "summary.json").exists()

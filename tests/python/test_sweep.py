@@ -1,6 +1,7 @@
 """`mobipath sweep`: a declared grid into one Parquet dataset (readable without mobipath), cached
 and resumable (also after SIGKILL), identical whatever the parallelism, broken combinations named
 before anything runs, and `sweep report`."""
+
 import json
 import os
 import signal
@@ -84,7 +85,11 @@ def test_dataset_cache_and_parallelism(tmp_path):
     # The report: mean over seeds of the dataset's values, and a plot.
     r = run_cli(["sweep", "report", a, "--metric", "flows.f.goodput_mbps", "--plot", tmp_path / "g.png"], timeout=120)
     assert r.returncode == 0, r.stderr
-    vals = _rows(a).filter((pl.col("flows.f.cc") == "bbr") & (pl.col("links.l.rate_mbps") == 10))["flows.f.goodput_mbps"].to_list()
+    vals = (
+        _rows(a)
+        .filter((pl.col("flows.f.cc") == "bbr") & (pl.col("links.l.rate_mbps") == 10))["flows.f.goodput_mbps"]
+        .to_list()
+    )
     line = next(l for l in r.stdout.splitlines() if "bbr" in l and "│ 10 " in l)
     assert f"{statistics.mean(vals):.4g}" in line, (line, vals)
     assert (tmp_path / "g.png").stat().st_size > 0
@@ -105,14 +110,18 @@ def _children(pid: int) -> set:
 def _gone(pids: set, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        alive = [p for p in pids if Path(f"/proc/{p}").exists() and " Z " not in Path(f"/proc/{p}/stat").read_text()[:80]]
+        alive = [
+            p for p in pids if Path(f"/proc/{p}").exists() and " Z " not in Path(f"/proc/{p}/stat").read_text()[:80]
+        ]
         if not alive:
             return True
         time.sleep(0.05)
     return False
 
 
-@pytest.mark.parametrize("sig, jobs", [(signal.SIGKILL, "1"), (signal.SIGKILL, "2"), (signal.SIGINT, "2"), (signal.SIGINT, "1")])
+@pytest.mark.parametrize(
+    "sig, jobs", [(signal.SIGKILL, "1"), (signal.SIGKILL, "2"), (signal.SIGINT, "2"), (signal.SIGINT, "1")]
+)
 def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path, sig, jobs):
     # 240 runs: the sweep must outlast the moment it takes this process to see three cached runs
     # and signal. Each run takes milliseconds, and on a 2-core machine whose cores the workers
@@ -121,8 +130,13 @@ def test_a_killed_sweep_resumes_with_only_the_missing_runs(tmp_path, sig, jobs):
     n = 240
     f = _sweep(tmp_path, '"links.l.rate_mbps" = [5, 10, 20, 40]\n', seeds=n // 4, duration=20.0)
     out = tmp_path / "o"
-    proc = subprocess.Popen([*mobipath_command(), "sweep", str(f), "--out", str(out), "-j", jobs],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(None))
+    proc = subprocess.Popen(
+        [*mobipath_command(), "sweep", str(f), "--out", str(out), "-j", jobs],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(None),
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(list((out / "cache").glob("*.json"))) < 3:
@@ -165,15 +179,18 @@ def test_a_broken_combination_is_named_before_anything_runs(tmp_path):
     assert not (tmp_path / "o" / "cache").exists()
 
 
-@pytest.mark.parametrize("text, needle", [
-    ('base = "base.toml"\n[axes]\n"flows.f.cc" = ["cubic"]\nseedz = 3\n', "seedz"),
-    ('base = "base.toml"\ncombine = "zip"\n[axes]\na = [1, 2]\nb = [1]\n', "equal length"),
-    ('base = "base.toml"\n[axes]\n"flows.f.cc" = []\n', "non-empty list"),
-    ('base = "nothere.toml"\n[axes]\n"flows.f.cc" = ["bbr"]\n', "no such file"),
-    ('base = "base.toml"\n[axes]\n"flows.f.cc" = ["bbr"]\n[[exclude]]\nrate = 5\n', "not an axis"),
-    ('base = "base.toml"\nseeds = 0\n[axes]\n"flows.f.cc" = ["bbr"]\n', "seeds"),
-    ('base = "base.toml"\n[axes]\n"flows.nobody.cc" = ["bbr"]\n', "no entry named 'nobody'"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ('base = "base.toml"\n[axes]\n"flows.f.cc" = ["cubic"]\nseedz = 3\n', "seedz"),
+        ('base = "base.toml"\ncombine = "zip"\n[axes]\na = [1, 2]\nb = [1]\n', "equal length"),
+        ('base = "base.toml"\n[axes]\n"flows.f.cc" = []\n', "non-empty list"),
+        ('base = "nothere.toml"\n[axes]\n"flows.f.cc" = ["bbr"]\n', "no such file"),
+        ('base = "base.toml"\n[axes]\n"flows.f.cc" = ["bbr"]\n[[exclude]]\nrate = 5\n', "not an axis"),
+        ('base = "base.toml"\nseeds = 0\n[axes]\n"flows.f.cc" = ["bbr"]\n', "seeds"),
+        ('base = "base.toml"\n[axes]\n"flows.nobody.cc" = ["bbr"]\n', "no entry named 'nobody'"),
+    ],
+)
 def test_bad_sweep_files_are_refused_precisely(tmp_path, text, needle):
     (tmp_path / "base.toml").write_text(BASE.format(duration=1))
     f = tmp_path / "s.toml"
@@ -218,8 +235,10 @@ def test_a_failing_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, monkeyp
     assert bad["error"][0].startswith("RuntimeError") and bad["flows.f.goodput_mbps"].null_count() == 2
     assert df.filter(pl.col("error").is_null())["flows.f.goodput_mbps"].min() > 0
     info = json.loads((out / "sweep.json").read_text())
-    assert info["failed"] == [{"combination": 'flows.f.cc = "cubic"', "seed": 3, "error": "PanicException: index out of bounds"},
-                              {"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": "RuntimeError: the machine ran out of something"}]
+    assert info["failed"] == [
+        {"combination": 'flows.f.cc = "cubic"', "seed": 3, "error": "PanicException: index out of bounds"},
+        {"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": "RuntimeError: the machine ran out of something"},
+    ]
     monkeypatch.setattr(core, "run", real)
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "1"])
     assert r.exit_code == 0 and "6 runs (4 reused, 0 failed)" in r.output, r.output
@@ -331,9 +350,13 @@ def test_without_ray_the_ray_backend_says_how_to_get_it(tmp_path):
     # A `ray` that cannot be imported, first on the path: as on a machine without the extra.
     fake = tmp_path / "noray" / "ray"
     fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text('raise ImportError("No module named \'ray\'")\n')
+    (fake / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")
     f = _sweep(tmp_path, '"flows.f.cc" = ["cubic"]\n', seeds=1, duration=1.0)
-    env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "noray")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    env = {
+        "PYTHONPATH": os.pathsep.join(
+            [str(tmp_path / "noray")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        )
+    }
     for args in (["sweep", f, "--out", tmp_path / "o"], ["reproduce", "p2", "--quick", "--out", tmp_path / "p"]):
         r = run_cli([*args, "--backend", "ray"], timeout=60, env=env)
         assert r.returncode == 1, r.stderr
@@ -346,6 +369,7 @@ def test_without_ray_the_ray_backend_says_how_to_get_it(tmp_path):
 
 
 # --- the Ray backend ----------------------------------------------------------------------------
+
 
 def test_reproduce_on_ray_matches_the_golden_quick_results(tmp_path):
     """`mobipath reproduce p0 --quick --backend ray` (its own local Ray; the handover table travels
@@ -367,14 +391,25 @@ def test_reproduce_on_ray_matches_the_golden_quick_results(tmp_path):
 
 # A local Ray instance of 2 CPUs, shared by the tests below.
 
+
 @pytest.fixture(scope="module")
 def local_ray():
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here")
+    ray = pytest.importorskip(
+        "ray", reason="Ray is not installed (pip install '.[ray]'); the Ray backend is untested here"
+    )
     if not ray.is_initialized():
         # The workers import tests/python/sweep_hooks.py: a marked run kills its worker (the tests of a worker's death).
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-                 runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parent)},
-                              "worker_process_setup_hook": "sweep_hooks.doom_marked_runs"})
+        ray.init(
+            address="local",
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level="ERROR",
+            runtime_env={
+                "env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parent)},
+                "worker_process_setup_hook": "sweep_hooks.doom_marked_runs",
+            },
+        )
     yield ray
     ray.shutdown()
 
@@ -401,8 +436,14 @@ def test_referenced_files_covers_every_file_field():
     from mobipath import executor
 
     table = {
-        "links": [{"name": "a", "trace": {"format": "mahimahi", "file": "up.trace"},
-                   "reverse": {"trace": {"format": "mahimahi", "file": "down.trace"}}}, {"name": "b", "rate_mbps": 5}],
+        "links": [
+            {
+                "name": "a",
+                "trace": {"format": "mahimahi", "file": "up.trace"},
+                "reverse": {"trace": {"format": "mahimahi", "file": "down.trace"}},
+            },
+            {"name": "b", "rate_mbps": 5},
+        ],
         "cells": [{"ues": [{"name": "u", "cqi_trace": "cqi.csv"}, {"name": "v", "dl_cqi": 9}]}],
         "hst": {"links": ["a"], "table": "../table.csv", "gps_trace": {"file": "ride.nmea", "track": "track.csv"}},
     }
@@ -418,13 +459,24 @@ def test_the_sweep_benchmark_runs_and_reports_its_steps():
     from mobipath import sweepbench
 
     r = sweepbench.run(40, 2, ray=False, repeat=2)
-    assert r["runs"] == 40 and set(r["steps"]) == {"simulation", "simulation x2", "local -j 1", "local -j 1, cached", "local -j 2"}
-    assert r["speedup_ceiling"] == pytest.approx(r["steps"]["simulation x2"]["runs_per_s"] / r["steps"]["simulation"]["runs_per_s"], abs=0.02)
+    assert r["runs"] == 40 and set(r["steps"]) == {
+        "simulation",
+        "simulation x2",
+        "local -j 1",
+        "local -j 1, cached",
+        "local -j 2",
+    }
+    assert r["speedup_ceiling"] == pytest.approx(
+        r["steps"]["simulation x2"]["runs_per_s"] / r["steps"]["simulation"]["runs_per_s"], abs=0.02
+    )
     s = r["steps"]
     for name in ("local -j 1", "local -j 2"):  # the fastest of the two repeats is reported
         assert len(s[name]["repeats"]) == 2 and s[name]["wall_s"] == min(x["wall_s"] for x in s[name]["repeats"])
         assert s[name]["driver_cpu_ms_per_run"] > 0
-    assert s["local -j 2"]["worker_cpu_ms_per_run"] > 0 and s["local -j 1"]["worker_cpu_ms_per_run"] < 0.5 * s["local -j 1"]["driver_cpu_ms_per_run"]
+    assert (
+        s["local -j 2"]["worker_cpu_ms_per_run"] > 0
+        and s["local -j 1"]["worker_cpu_ms_per_run"] < 0.5 * s["local -j 1"]["driver_cpu_ms_per_run"]
+    )
     expected = 1000 * (s["local -j 1"]["wall_s"] - s["simulation"]["wall_s"]) / 40
     assert s["local -j 1"]["overhead_ms_per_run"] == pytest.approx(expected, abs=0.05)
     assert s["local -j 1"]["cpu_ms_per_run"] > 0 and "cpu_overhead_ms_per_run" in s["local -j 2"]
@@ -437,7 +489,7 @@ def _readme_sweeps_section() -> str:
 
     text = (ROOT / "README.md").read_text()
     start = text.index("\n## Sweeps\n")
-    return text[start:text.index("\n## ", start + 1)]
+    return text[start : text.index("\n## ", start + 1)]
 
 
 def test_the_readme_shows_the_shipped_sweep_file_and_its_queries_run(tmp_path):
@@ -452,10 +504,16 @@ def test_the_readme_shows_the_shipped_sweep_file_and_its_queries_run(tmp_path):
     blocks = dict((lang, body) for lang, body in re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S))
     shipped = ROOT / "scenarios" / "sweeps" / "cc-by-loss.toml"
     assert blocks["toml"] == shipped.read_text()
-    base = (ROOT / "scenarios" / "examples" / "lossy-newreno.toml").read_text().replace("duration_s = 60", "duration_s = 2")
+    base = (
+        (ROOT / "scenarios" / "examples" / "lossy-newreno.toml")
+        .read_text()
+        .replace("duration_s = 60", "duration_s = 2")
+    )
     (tmp_path / "base.toml").write_text(base)
     grid = tmp_path / "grid.toml"
-    grid.write_text(shipped.read_text().replace('"../examples/lossy-newreno.toml"', '"base.toml"').replace("seeds = 5", "seeds = 2"))
+    grid.write_text(
+        shipped.read_text().replace('"../examples/lossy-newreno.toml"', '"base.toml"').replace("seeds = 5", "seeds = 2")
+    )
     r = run_cli(["sweep", grid, "--out", tmp_path / "sweeps" / "cc-by-loss"], timeout=300)
     assert r.returncode == 0, r.stderr
     duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed (pip install '.[test]')")
@@ -478,6 +536,7 @@ def _rows_of(out: Path) -> pl.DataFrame:
 
 # --- a worker killed by the system (the OOM killer, a signal) -------------------------------------
 
+
 def _deaths(tmp_path, deaths_by_key):
     """Keys and the shell command each runs through os.system (see sweep_hooks.attempt)."""
     from sweep_hooks import attempt
@@ -497,8 +556,15 @@ def _execute_with_deaths(tmp_path, backend, on_death):
 
     cmds = _deaths(tmp_path, {k: {3: 99, 5: 1}.get(k, 0) for k in range(8)})
     got = {}
-    n = execute(list(range(8)), os.system, lambda k: (cmds[k],), lambda k, r: got.__setitem__(k, r), jobs=2,
-                backend=backend, on_death=on_death)
+    n = execute(
+        list(range(8)),
+        os.system,
+        lambda k: (cmds[k],),
+        lambda k, r: got.__setitem__(k, r),
+        jobs=2,
+        backend=backend,
+        on_death=on_death,
+    )
     return got, n
 
 
@@ -515,13 +581,19 @@ def test_a_killed_local_worker_costs_only_its_run():
         t0 = time.monotonic()
         got, n = _execute_with_deaths(tmp, None, lambda k, why: f"died: {why}")
         assert time.monotonic() - t0 < 30 and n == 2
-        assert got[3] == "died: the worker process running this run died on each of its 3 attempts (killed by SIGKILL; e.g. the out-of-memory killer)"
+        assert (
+            got[3]
+            == "died: the worker process running this run died on each of its 3 attempts (killed by SIGKILL; e.g. the out-of-memory killer)"
+        )
         assert _attempts(tmp, 3) == 3 and _attempts(tmp, 5) == 2 and _attempts(tmp, 0) == 1
         assert {k: v for k, v in got.items() if k != 3} == {k: 0 for k in range(8) if k != 3}  # os.system's exit status
     with tempfile.TemporaryDirectory() as d:
         cmds = _deaths(Path(d), {k: 99 if k == 3 else 0 for k in range(8)})
         got = {}
-        with pytest.raises(WorkerDied, match=r"^run 3: the worker process running this run died on each of its 3 attempts \(killed by SIGKILL"):
+        with pytest.raises(
+            WorkerDied,
+            match=r"^run 3: the worker process running this run died on each of its 3 attempts \(killed by SIGKILL",
+        ):
             execute(list(range(8)), os.system, lambda k: (cmds[k],), lambda k, r: got.__setitem__(k, r), jobs=2)
         assert 3 not in got and all(v == 0 for v in got.values())
 
@@ -531,7 +603,9 @@ def test_a_killed_ray_worker_costs_only_its_run(tmp_path, local_ray):
     from mobipath.executor import Backend
 
     got, n = _execute_with_deaths(tmp_path, Backend("ray"), lambda k, why: f"died: {why}")
-    assert got[3].startswith("died: the Ray worker running this run died on each of its 3 attempts (WorkerCrashedError: "), got[3]
+    assert got[3].startswith(
+        "died: the Ray worker running this run died on each of its 3 attempts (WorkerCrashedError: "
+    ), got[3]
     assert _attempts(tmp_path, 3) == 3 and _attempts(tmp_path, 5) == 2 and _attempts(tmp_path, 0) == 1
     assert {k: v for k, v in got.items() if k != 3} == {k: 0 for k in range(8) if k != 3}
 
@@ -556,12 +630,22 @@ def test_local_workers_keep_their_results_and_ray_workers_do_not(backend, reques
     if backend == "ray":
         request.getfixturevalue("local_ray")
     keeper, got = _Keeper(), {}
-    execute(list(range(6)), os.getpid, lambda k: (), lambda k, r: got.__setitem__(k, r), jobs=2,
-            backend=Backend(backend), keep=keeper, describe=str)
+    execute(
+        list(range(6)),
+        os.getpid,
+        lambda k: (),
+        lambda k, r: got.__setitem__(k, r),
+        jobs=2,
+        backend=Backend(backend),
+        keep=keeper,
+        describe=str,
+    )
     assert sorted(got) == list(range(6)) and not keeper.calls  # never called in this process
     if backend == "local":
         assert all(isinstance(r, Kept) and r.text is not None for r in got.values())
-        assert {int(r.text) for r in got.values()} - {os.getpid()} and os.getpid() not in {int(r.text) for r in got.values()}
+        assert {int(r.text) for r in got.values()} - {os.getpid()} and os.getpid() not in {
+            int(r.text) for r in got.values()
+        }
     else:
         assert all(isinstance(r, int) and r != os.getpid() for r in got.values()), got
 
@@ -598,7 +682,9 @@ def test_a_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_path, m
     df = pl.read_parquet(out / "runs", hive_partitioning=True)
     assert df.filter(pl.col("error").is_not_null()).select("flows.f.cc", "seed", "error").rows() == [("bbr", 2, why)]
     assert df.filter(pl.col("error").is_null())["flows.f.goodput_mbps"].min() > 0 and df.height == 6
-    assert json.loads((out / "sweep.json").read_text())["failed"] == [{"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": why}]
+    assert json.loads((out / "sweep.json").read_text())["failed"] == [
+        {"combination": 'flows.f.cc = "bbr"', "seed": 2, "error": why}
+    ]
     assert len(list((out / "cache").glob("*.json"))) == 5  # the failure is not kept
     monkeypatch.setattr(core, "run", real)
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
@@ -613,7 +699,9 @@ def test_a_ray_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_pat
     f = _doomed_sweep(tmp_path)
     info = mobipath.sweep(f, tmp_path / "o", backend="ray")
     assert info["runs"] == 6 and [(x["combination"], x["seed"]) for x in info["failed"]] == [('flows.f.cc = "bbr"', 2)]
-    assert info["failed"][0]["error"].startswith("WorkerDied: the Ray worker running this run died on each of its 3 attempts (WorkerCrashedError"), info
+    assert info["failed"][0]["error"].startswith(
+        "WorkerDied: the Ray worker running this run died on each of its 3 attempts (WorkerCrashedError"
+    ), info
     df = pl.read_parquet(tmp_path / "o" / "runs", hive_partitioning=True)
     assert df.height == 6 and df["error"].null_count() == 5
     assert len(list((tmp_path / "o" / "cache").glob("*.json"))) == 5
@@ -623,6 +711,7 @@ def test_a_ray_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_pat
 
 # --- --ray-address: a cluster of two Ray nodes on this machine -------------------------------------
 
+
 def _free_port() -> int:
     import socket
 
@@ -631,7 +720,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ray_start(ray_cli: Path, args: list, cpus: int, env: dict, timeout: float, ready: str = r"Ray runtime started") -> tuple:
+def _ray_start(
+    ray_cli: Path, args: list, cpus: int, env: dict, timeout: float, ready: str = r"Ray runtime started"
+) -> tuple:
     """`ray start ARGS --block` in a session of its own (so that every process it starts can be
     found and killed), once it prints a line matching `ready`; every port chosen free.
     Returns the process and the match."""
@@ -640,11 +731,26 @@ def _ray_start(ray_cli: Path, args: list, cpus: int, env: dict, timeout: float, 
     import queue
     import threading
 
-    ports = [a for flag in ("--metrics-export-port", "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port",
-                            "--runtime-env-agent-port", "--node-manager-port", "--object-manager-port")
-             for a in (flag, str(_free_port()))]
-    proc = subprocess.Popen([str(ray_cli), "start", *args, *ports, "--num-cpus", str(cpus), "--block", "--disable-usage-stats"],
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    ports = [
+        a
+        for flag in (
+            "--metrics-export-port",
+            "--dashboard-agent-listen-port",
+            "--dashboard-agent-grpc-port",
+            "--runtime-env-agent-port",
+            "--node-manager-port",
+            "--object-manager-port",
+        )
+        for a in (flag, str(_free_port()))
+    ]
+    proc = subprocess.Popen(
+        [str(ray_cli), "start", *args, *ports, "--num-cpus", str(cpus), "--block", "--disable-usage-stats"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     lines: "queue.Queue[str]" = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     seen, deadline = [], time.monotonic() + timeout
@@ -686,14 +792,23 @@ def test_a_sweep_on_a_two_node_ray_cluster_through_ray_address(tmp_path):
     try:
         head_port = _free_port()
         # Up once it says how other nodes join it: "ray start --address='IP:PORT'".
-        head, found = _ray_start(ray_cli, ["--head", "--port", str(head_port), "--include-dashboard", "false",
-                                           "--temp-dir", str(ray_tmp)], 1, env, 90, ready=r"--address='([^']+)'")
+        head, found = _ray_start(
+            ray_cli,
+            ["--head", "--port", str(head_port), "--include-dashboard", "false", "--temp-dir", str(ray_tmp)],
+            1,
+            env,
+            90,
+            ready=r"--address='([^']+)'",
+        )
         nodes.append(head)
         address = found.group(1)
         assert address.endswith(f":{head_port}"), address
         nodes.append(_ray_start(ray_cli, ["--address", address], 2, env, 90)[0])
-        r = run_cli(["sweep", f, "--out", tmp_path / "cluster", "--backend", "ray", "--ray-address", address],
-                    timeout=300, env=env)
+        r = run_cli(
+            ["sweep", f, "--out", tmp_path / "cluster", "--backend", "ray", "--ray-address", address],
+            timeout=300,
+            env=env,
+        )
         assert r.returncode == 0, r.stderr
         assert "4 runs (0 reused, 0 failed)" in r.stdout, r.stdout
         info = json.loads((tmp_path / "cluster" / "sweep.json").read_text())

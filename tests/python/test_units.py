@@ -1,4 +1,5 @@
 """Library pieces that need no simulator run: JSON format, result files, provenance, bench helpers."""
+
 from __future__ import annotations
 
 import json
@@ -113,8 +114,12 @@ def test_git_revision_env_override(monkeypatch):
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 def test_revision_of_git_tree(tmp_path):
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
-    run = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, env=env, stdout=subprocess.PIPE, text=True)
+    env = dict(
+        os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e"
+    )
+    run = lambda *a: subprocess.run(
+        ["git", "-C", str(tmp_path), *a], check=True, env=env, stdout=subprocess.PIPE, text=True
+    )
     run("init", "-q")
     (tmp_path / "f").write_text("1")
     run("add", "f")
@@ -193,4 +198,8 @@ def test_write_returns_a_path_and_write_files_a_string(tmp_path, monkeypatch):
     assert r.write_files(str(tmp_path / "b")) == str(tmp_path / "b")
     monkeypatch.chdir(tmp_path)
     assert r.write("") == Path(".") and (tmp_path / "summary.json").read_text() == r.summary_json()
-    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["provenance.json", "summary.json", "timeseries.parquet"]
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [
+        "provenance.json",
+        "summary.json",
+        "timeseries.parquet",
+    ]

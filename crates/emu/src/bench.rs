@@ -2,8 +2,8 @@
 //! namespaces, no root), fed by a paced generator and drained by a sink. It measures what the
 //! emulator itself sustains (packets/s, Mbit/s) and its release-time error distribution; the
 //! kernel's TUN path adds its own cost on top (measured end to end by the Python tests).
-use crate::forward::{self, DirReport};
 use crate::chain::Chain;
+use crate::forward::{self, DirReport};
 use mobipath_sim::link::LinkDir;
 use serde::Serialize;
 use std::os::fd::RawFd;
@@ -92,7 +92,13 @@ pub fn run(
         fds.extend([gen_w, emu_r, emu_w, sink_r]);
         sinks.push(std::thread::spawn(move || sink(sink_r, t0, end_ns)));
     }
-    let timing = forward::Timing { t0, end_ns, spin_ns: spin_us * 1000, bin_ns: 1_000_000_000, realtime };
+    let timing = forward::Timing {
+        t0,
+        end_ns,
+        spin_ns: spin_us * 1000,
+        bin_ns: 1_000_000_000,
+        realtime,
+    };
     let emu = std::thread::spawn(move || forward::run(ports, timing));
     // Paced generator: every 100 µs, send what the offered rate allows so far, round robin.
     let frame = vec![0x45u8; FRAME];
@@ -151,7 +157,10 @@ pub fn run(
 fn sink(fd: RawFd, t0: Instant, end_ns: u64) -> u64 {
     let mut buf = vec![0u8; 65536];
     let mut n = 0u64;
-    let tv = libc::timeval { tv_sec: 0, tv_usec: 200_000 };
+    let tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 200_000,
+    };
     unsafe {
         libc::setsockopt(
             fd,

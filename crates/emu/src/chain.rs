@@ -130,10 +130,7 @@ mod tests {
         for i in 0..3 {
             assert!(c.offer(0, vec![i; 1500]));
         }
-        assert_eq!(
-            drain(&mut c),
-            vec![(11_000_000, 0), (12_000_000, 1), (13_000_000, 2)]
-        );
+        assert_eq!(drain(&mut c), vec![(11_000_000, 0), (12_000_000, 1), (13_000_000, 2)]);
         assert_eq!(c.held(), 0);
     }
 
@@ -149,10 +146,7 @@ mod tests {
         }
         // Frame 0: 1 + 5 = 6 ms into link 2, + 2 + 10 = 18 ms. Frame 1 enters at 7 ms but link 2
         // is busy until 8 ms: 8 + 2 + 10 = 20 ms. Frame 2: 22 ms.
-        assert_eq!(
-            drain(&mut c),
-            vec![(18_000_000, 0), (20_000_000, 1), (22_000_000, 2)]
-        );
+        assert_eq!(drain(&mut c), vec![(18_000_000, 0), (20_000_000, 1), (22_000_000, 2)]);
     }
 
     #[test]
@@ -170,10 +164,7 @@ mod tests {
         while let Some((at, f)) = c.pop_due(100_000_000) {
             got.push((at, f[0]));
         }
-        assert_eq!(
-            got,
-            vec![(18_000_000, 0), (20_000_000, 1), (22_000_000, 2)]
-        );
+        assert_eq!(got, vec![(18_000_000, 0), (20_000_000, 1), (22_000_000, 2)]);
     }
 
     /// Driving a chain by waking only at `next_release_bound` releases exactly what waking at
@@ -237,15 +228,15 @@ mod tests {
         assert!(eager.len() > 250, "most frames arrive: {}", eager.len());
         assert_eq!(lazy, eager);
         assert_eq!((held_e, held_l), (0, 0));
-        assert!(lazy_wakes * 10 < eager_wakes * 7, "wake-ups: {lazy_wakes} lazy vs {eager_wakes}");
+        assert!(
+            lazy_wakes * 10 < eager_wakes * 7,
+            "wake-ups: {lazy_wakes} lazy vs {eager_wakes}"
+        );
     }
 
     #[test]
     fn a_full_second_link_drops_there() {
-        let mut c = Chain::new(vec![
-            LinkDir::constant(100.0, 0.0, 100),
-            LinkDir::constant(1.0, 0.0, 2),
-        ]);
+        let mut c = Chain::new(vec![LinkDir::constant(100.0, 0.0, 100), LinkDir::constant(1.0, 0.0, 2)]);
         for i in 0..10 {
             assert!(c.offer(0, vec![i; 1500]), "the fast first link takes all");
         }

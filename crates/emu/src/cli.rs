@@ -180,15 +180,26 @@ fn relay_main(args: &[String]) -> i32 {
             rt = false;
             continue;
         }
-        let Some(v) = it.next() else { return bad(format!("{flag} needs a value")) };
+        let Some(v) = it.next() else {
+            return bad(format!("{flag} needs a value"));
+        };
         let num = |lo: f64, hi: f64| v.parse::<f64>().ok().filter(|x| x.is_finite() && (lo..=hi).contains(x));
         match flag.as_str() {
             "--a" | "--b" => {
-                let Some((ns, ifname)) = v.split_once(':').filter(|(n, i)| !n.is_empty() && !i.is_empty() && i.len() < 16) else {
-                    return bad(format!("{flag} = {v}: expected NETNS:IFNAME (IFNAME at most 15 characters)"));
+                let Some((ns, ifname)) = v
+                    .split_once(':')
+                    .filter(|(n, i)| !n.is_empty() && !i.is_empty() && i.len() < 16)
+                else {
+                    return bad(format!(
+                        "{flag} = {v}: expected NETNS:IFNAME (IFNAME at most 15 characters)"
+                    ));
                 };
                 let side = Some((ns.to_string(), ifname.to_string()));
-                if flag == "--a" { a = side } else { b = side }
+                if flag == "--a" {
+                    a = side
+                } else {
+                    b = side
+                }
             }
             "--delay-ms" => match num(0.0, 10_000.0) {
                 Some(x) => delay_ms = Some(x),
@@ -219,9 +230,12 @@ fn relay_main(args: &[String]) -> i32 {
     };
     crate::install_process_guards();
     let make = |(ns, ifname): &(String, String)| {
-        tun::create_in_netns(ns, ifname).map_err(|e| eprintln!("mobipath-emu: cannot create TUN {ifname} in namespace {ns}: {e}"))
+        tun::create_in_netns(ns, ifname)
+            .map_err(|e| eprintln!("mobipath-emu: cannot create TUN {ifname} in namespace {ns}: {e}"))
     };
-    let (Ok(fa), Ok(fb)) = (make(&a), make(&b)) else { return 1 };
+    let (Ok(fa), Ok(fb)) = (make(&a), make(&b)) else {
+        return 1;
+    };
     println!("ready");
     std::io::stdout().flush().ok();
     let t0 = Instant::now();

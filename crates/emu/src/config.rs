@@ -107,10 +107,7 @@ impl EmuConfig {
             ));
         }
         if c.spin_us > 2000 {
-            errs.push(format!(
-                "{file}: spin_us = {}: must be in [0, 2000]",
-                c.spin_us
-            ));
+            errs.push(format!("{file}: spin_us = {}: must be in [0, 2000]", c.spin_us));
         }
         if !(c.bin_ms >= 1.0 && c.bin_ms <= 60_000.0) {
             errs.push(format!("{file}: bin_ms = {}: must be in [1, 60000]", c.bin_ms));
@@ -138,10 +135,7 @@ impl EmuConfig {
                 }
             }
             for (n, s) in [("a", &p.a), ("b", &p.b)] {
-                if s.ifname.is_empty()
-                    || s.ifname.len() >= libc::IFNAMSIZ
-                    || s.ifname.contains(['/', ' '])
-                {
+                if s.ifname.is_empty() || s.ifname.len() >= libc::IFNAMSIZ || s.ifname.contains(['/', ' ']) {
                     errs.push(format!(
                         "{file}: paths[{i}].{n}.ifname = {:?}: must be 1..15 characters, no '/' or space",
                         s.ifname
@@ -182,7 +176,10 @@ impl EmuConfig {
         let mut errs = Vec::new();
         let mut out = Vec::new();
         for (i, p) in self.paths.iter().enumerate() {
-            let mut built = BuiltPath { forward: Vec::new(), reverse: Vec::new() };
+            let mut built = BuiltPath {
+                forward: Vec::new(),
+                reverse: Vec::new(),
+            };
             for l in &p.links {
                 match l.build(self.base_dir(), &rngs) {
                     Ok((f, r)) => {
@@ -216,11 +213,7 @@ mod tests {
 
     #[test]
     fn parses_a_plain_link_with_defaults() {
-        let c = EmuConfig::from_json(
-            &json(r#"{"name": "l", "delay_ms": 20, "rate_mbps": 10}"#, ""),
-            "t.json",
-        )
-        .unwrap();
+        let c = EmuConfig::from_json(&json(r#"{"name": "l", "delay_ms": 20, "rate_mbps": 10}"#, ""), "t.json").unwrap();
         assert_eq!(c.seed, 1);
         assert_eq!(c.spin_us, DEFAULT_SPIN_US);
         assert_eq!(c.bin_ms, 100.0);
@@ -236,8 +229,7 @@ mod tests {
         let link = r#"{"name": "l", "delay_ms": 5, "rate_schedule": [{"at_s": 0, "rate_mbps": 10}, {"at_s": 2, "rate_mbps": 0}],
                       "queue_packets": 50, "loss": {"model": "bernoulli", "p": 0.02},
                       "outages": [{"start_s": 1, "duration_s": 0.5, "queued": "drop"}]}"#;
-        let c =
-            EmuConfig::from_json(&json(link, r#", "seed": 7, "spin_us": 0"#), "t.json").unwrap();
+        let c = EmuConfig::from_json(&json(link, r#", "seed": 7, "spin_us": 0"#), "t.json").unwrap();
         assert_eq!(c.seed, 7);
         assert_eq!(c.paths[0].links[0].outages.len(), 1);
     }
@@ -258,14 +250,10 @@ mod tests {
 
     #[test]
     fn reports_link_errors_with_field_names() {
-        let e = EmuConfig::from_json(
-            &json(r#"{"name": "l", "delay_ms": -1, "rate_mbps": 10}"#, ""),
-            "t.json",
-        )
-        .unwrap_err();
+        let e =
+            EmuConfig::from_json(&json(r#"{"name": "l", "delay_ms": -1, "rate_mbps": 10}"#, ""), "t.json").unwrap_err();
         assert!(e.iter().any(|m| m.contains("paths[0].links[\"l\"].delay_ms")), "{e:?}");
-        let e = EmuConfig::from_json(&json(r#"{"name": "l", "delay_ms": 1}"#, ""), "t.json")
-            .unwrap_err();
+        let e = EmuConfig::from_json(&json(r#"{"name": "l", "delay_ms": 1}"#, ""), "t.json").unwrap_err();
         assert!(e.iter().any(|m| m.contains("rate")), "{e:?}");
     }
 
@@ -281,8 +269,8 @@ mod tests {
             .replace("\"duration_s\": 5", "\"duration_s\": 0");
         let e = EmuConfig::from_json(&t, "t.json").unwrap_err();
         assert!(e[0].contains("duration_s"), "{e:?}");
-        let t = json(r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}"#, "")
-            .replace("mpa0", "a-very-long-interface-name");
+        let t =
+            json(r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}"#, "").replace("mpa0", "a-very-long-interface-name");
         let e = EmuConfig::from_json(&t, "t.json").unwrap_err();
         assert!(e[0].contains("paths[0].a.ifname"), "{e:?}");
         let twice = r#"{"name": "l", "delay_ms": 1, "rate_mbps": 1}, {"name": "l", "delay_ms": 1, "rate_mbps": 1}"#;

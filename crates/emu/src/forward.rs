@@ -217,7 +217,13 @@ pub fn thread_cpu_ns() -> Option<u64> {
 impl SpinBudget {
     /// A budget whose first window starts at `now`, with the thread's CPU time then (`cpu`).
     pub fn new(now: Time, cpu: Option<u64>, window_ns: u64, max_share: f64) -> Self {
-        Self { window_ns, max_share, start: now, cpu_start: cpu, level: 0 }
+        Self {
+            window_ns,
+            max_share,
+            start: now,
+            cpu_start: cpu,
+            level: 0,
+        }
     }
     /// The spin (`spin_ns` or 0) and the shortest sleep (0 or a quantum) to use now. When
     /// `window_ns` has passed it closes the window, reading the thread's CPU time with `cpu`
@@ -301,7 +307,11 @@ pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
     let max_bins = (t.end_ns / t.bin_ns.max(1) + 1) as usize;
     let mut pfds: Vec<libc::pollfd> = ports
         .iter()
-        .map(|p| libc::pollfd { fd: p.input, events: libc::POLLIN, revents: 0 })
+        .map(|p| libc::pollfd {
+            fd: p.input,
+            events: libc::POLLIN,
+            revents: 0,
+        })
         .collect();
     let mut budget = SpinBudget::new(now_ns(t.t0), thread_cpu_ns(), SPIN_WINDOW_NS, SPIN_MAX_SHARE);
     loop {
@@ -357,9 +367,7 @@ pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
             tv_sec: (sleep / 1_000_000_000) as _,
             tv_nsec: (sleep % 1_000_000_000) as _,
         };
-        let r = unsafe {
-            libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, std::ptr::null())
-        };
+        let r = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, std::ptr::null()) };
         // EINTR (a signal: STOP is checked at the top) or any other ppoll failure: try every
         // input rather than trust `revents`, so no input is ever left unread.
         let all = r < 0;
@@ -393,7 +401,10 @@ pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
                     .link_names
                     .iter()
                     .zip(p.chain.stages())
-                    .map(|(n, l)| LinkReport { name: n.clone(), stats: l.link.stats().clone() })
+                    .map(|(n, l)| LinkReport {
+                        name: n.clone(),
+                        stats: l.link.stats().clone(),
+                    })
                     .collect(),
                 write_errors: c.write_errors,
                 frames_in: c.frames_in,
@@ -428,15 +439,31 @@ mod tests {
         let mut b = SpinBudget::new(0, Some(0), 100 * ms, 0.8);
         let never = || -> Option<u64> { panic!("the CPU clock is read only when a window closes") };
         assert_eq!(b.pacing(0, 20_000, never), (20_000, 0));
-        assert_eq!(b.pacing(50 * ms, 20_000, never), (20_000, 0), "a window is judged only when it ends");
-        assert_eq!(b.pacing(100 * ms, 20_000, cpu(90 * ms)), (0, 0), "90 % busy > 80 %: no spin next window");
+        assert_eq!(
+            b.pacing(50 * ms, 20_000, never),
+            (20_000, 0),
+            "a window is judged only when it ends"
+        );
+        assert_eq!(
+            b.pacing(100 * ms, 20_000, cpu(90 * ms)),
+            (0, 0),
+            "90 % busy > 80 %: no spin next window"
+        );
         assert_eq!(b.pacing(150 * ms, 20_000, never), (0, 0));
-        assert_eq!(b.pacing(200 * ms, 20_000, cpu(140 * ms)), (20_000, 0), "50 % busy: spin again");
+        assert_eq!(
+            b.pacing(200 * ms, 20_000, cpu(140 * ms)),
+            (20_000, 0),
+            "50 % busy: spin again"
+        );
         // Exactly 80 % busy is within the budget.
         assert_eq!(b.pacing(300 * ms, 20_000, cpu(220 * ms)), (20_000, 0));
         // No CPU clock: the last decision stands, and the next reading starts a fresh window.
         assert_eq!(b.pacing(400 * ms, 20_000, || None), (20_000, 0));
-        assert_eq!(b.pacing(500 * ms, 20_000, cpu(500 * ms)), (20_000, 0), "no baseline: no verdict");
+        assert_eq!(
+            b.pacing(500 * ms, 20_000, cpu(500 * ms)),
+            (20_000, 0),
+            "no baseline: no verdict"
+        );
         assert_eq!(b.pacing(600 * ms, 20_000, cpu(599 * ms)), (0, 0), "99 % busy");
     }
 

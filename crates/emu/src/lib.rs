@@ -36,13 +36,7 @@ pub fn install_process_guards() {
         libc::signal(libc::SIGTERM, h);
         libc::signal(libc::SIGINT, h);
         libc::signal(libc::SIGHUP, h);
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGTERM as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
 }

@@ -114,11 +114,7 @@ impl Line {
             }
             if g < self.gone.len() && self.gone[g].0 == p.id {
                 let frame = std::mem::take(&mut self.gone[g].1);
-                self.wire.push(Reverse(InFlight {
-                    at,
-                    seq: p.id,
-                    frame,
-                }));
+                self.wire.push(Reverse(InFlight { at, seq: p.id, frame }));
                 g += 1;
             } else {
                 debug_assert!(false, "delivered packet {} has no frame", p.id);
@@ -144,10 +140,7 @@ impl Line {
     /// time, however late it is called.
     pub fn next_arrival_bound(&self) -> Option<Time> {
         let w = self.wire.peek().map(|Reverse(f)| f.at);
-        let d = self
-            .link
-            .next_wakeup()
-            .map(|t| t.saturating_add(self.link.delay()));
+        let d = self.link.next_wakeup().map(|t| t.saturating_add(self.link.delay()));
         match (w, d) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -198,11 +191,7 @@ mod tests {
         }
         assert_eq!(
             got,
-            vec![
-                (11_000_000, 0, 1500),
-                (12_000_000, 1, 1500),
-                (13_000_000, 2, 1500)
-            ]
+            vec![(11_000_000, 0, 1500), (12_000_000, 1, 1500), (13_000_000, 2, 1500)]
         );
         assert_eq!(now, 13_000_000);
         assert_eq!(l.held(), 0);
@@ -225,9 +214,7 @@ mod tests {
         )
         .unwrap();
         let r = RngStreams::new(3);
-        let (f, _) = cfg
-            .build(std::path::Path::new("."), &r)
-            .unwrap();
+        let (f, _) = cfg.build(std::path::Path::new("."), &r).unwrap();
         let mut l = Line::new(f);
         let n = 2000u32;
         let mut delivered = Vec::new();
@@ -250,10 +237,7 @@ mod tests {
         let st = l.link.stats();
         assert_eq!(delivered.len() as u64, st.delivered_packets);
         assert_eq!(st.delivered_packets + st.drops_loss, n as u64);
-        assert!(
-            delivered.windows(2).all(|w| w[0] < w[1]),
-            "in order, no duplicates"
-        );
+        assert!(delivered.windows(2).all(|w| w[0] < w[1]), "in order, no duplicates");
         assert_eq!(l.held(), 0, "lost frames were freed");
         let loss = st.drops_loss as f64 / n as f64;
         assert!((0.25..0.35).contains(&loss), "{loss}");
@@ -266,9 +250,7 @@ mod tests {
         )
         .unwrap();
         let r = RngStreams::new(1);
-        let (f, _) = cfg
-            .build(std::path::Path::new("."), &r)
-            .unwrap();
+        let (f, _) = cfg.build(std::path::Path::new("."), &r).unwrap();
         let mut l = Line::new(f);
         for _ in 0..50 {
             l.offer(0, frame(100, 0));

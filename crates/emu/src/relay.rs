@@ -50,7 +50,13 @@ impl DelayLine {
     /// `delay_ns` one way; `loss` in [0, 1]; `seed` and `dir` (0 forward, 1 reverse) pick the stream.
     pub fn new(delay_ns: u64, loss: f64, seed: u64, dir: u64) -> DelayLine {
         let rng = ChaCha8Rng::seed_from_u64(seed ^ RELAY_STREAM ^ dir.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        DelayLine { delay_ns, loss, rng, q: VecDeque::new(), stats: LineStats::default() }
+        DelayLine {
+            delay_ns,
+            loss,
+            rng,
+            q: VecDeque::new(),
+            stats: LineStats::default(),
+        }
     }
 
     /// A frame read at `now`: dropped with probability `loss`, else released at `now + delay`.
@@ -81,7 +87,15 @@ impl DelayLine {
 }
 
 /// Forwards `input` → `output` through `line` until `end_ns` or [`STOP`]; returns its stats.
-pub fn run(mut line: DelayLine, input: RawFd, output: RawFd, t0: Instant, end_ns: u64, spin_ns: u64, realtime: bool) -> (LineStats, bool) {
+pub fn run(
+    mut line: DelayLine,
+    input: RawFd,
+    output: RawFd,
+    t0: Instant,
+    end_ns: u64,
+    spin_ns: u64,
+    realtime: bool,
+) -> (LineStats, bool) {
     let rt = realtime && try_realtime();
     let mut late: Vec<u32> = Vec::new();
     let mut buf = vec![0u8; 65536];
@@ -116,15 +130,28 @@ pub fn run(mut line: DelayLine, input: RawFd, output: RawFd, t0: Instant, end_ns
         if due - now > spin_ns {
             // Sleep until a frame arrives or shortly before the next release.
             let wait = due - now - spin_ns;
-            let ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as libc::time_t, tv_nsec: (wait % 1_000_000_000) as libc::c_long };
-            let mut pfd = libc::pollfd { fd: input, events: libc::POLLIN, revents: 0 };
+            let ts = libc::timespec {
+                tv_sec: (wait / 1_000_000_000) as libc::time_t,
+                tv_nsec: (wait % 1_000_000_000) as libc::c_long,
+            };
+            let mut pfd = libc::pollfd {
+                fd: input,
+                events: libc::POLLIN,
+                revents: 0,
+            };
             unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
         } else {
             std::hint::spin_loop();
         }
     }
     late.sort_unstable();
-    let q = |p: f64| if late.is_empty() { 0.0 } else { late[((late.len() - 1) as f64 * p).round() as usize] as f64 };
+    let q = |p: f64| {
+        if late.is_empty() {
+            0.0
+        } else {
+            late[((late.len() - 1) as f64 * p).round() as usize] as f64
+        }
+    };
     line.stats.late_p50_us = q(0.5);
     line.stats.late_p99_us = q(0.99);
     line.stats.late_max_us = q(1.0);
@@ -151,7 +178,16 @@ mod tests {
                 out.push((due, f[0]));
             }
         }
-        assert_eq!(out, vec![(20_000_000, 0), (20_000_005, 1), (20_000_005, 2), (21_000_000, 3), (39_999_999, 4)]);
+        assert_eq!(
+            out,
+            vec![
+                (20_000_000, 0),
+                (20_000_005, 1),
+                (20_000_005, 2),
+                (21_000_000, 3),
+                (39_999_999, 4)
+            ]
+        );
     }
 
     /// Bernoulli loss: over 200 000 frames at p = 1 % the count lost is inside the binomial

@@ -52,12 +52,7 @@ pub fn create_in_netns(netns: &str, ifname: &str) -> io::Result<OwnedFd> {
 /// Creates TUN device `ifname` in the current namespace; the fd is non-blocking.
 pub fn create(ifname: &str) -> io::Result<OwnedFd> {
     let path = CString::new("/dev/net/tun").unwrap();
-    let fd = unsafe {
-        libc::open(
-            path.as_ptr(),
-            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
     if fd < 0 {
         return Err(last_err("/dev/net/tun"));
     }
@@ -67,11 +62,7 @@ pub fn create(ifname: &str) -> io::Result<OwnedFd> {
         flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
         _pad: [0; 22],
     };
-    for (d, s) in req
-        .name
-        .iter_mut()
-        .zip(ifname.bytes().take(libc::IFNAMSIZ - 1))
-    {
+    for (d, s) in req.name.iter_mut().zip(ifname.bytes().take(libc::IFNAMSIZ - 1)) {
         *d = s as libc::c_char;
     }
     // TUNSETIFF = _IOW('T', 202, int)

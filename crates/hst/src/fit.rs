@@ -11,7 +11,10 @@ pub const MIN_SPAN: Time = 100_000_000;
 /// Position (m) at `now` and speed (m/s) from the line through `fixes`, (time, metres along the
 /// track) in time order; `None` with fewer than three fixes or while they span less than
 /// [`MIN_SPAN`].
-pub fn position_and_speed<'a>(fixes: impl DoubleEndedIterator<Item = &'a (Time, f64)> + ExactSizeIterator + Clone, now: Time) -> Option<(f64, f64)> {
+pub fn position_and_speed<'a>(
+    fixes: impl DoubleEndedIterator<Item = &'a (Time, f64)> + ExactSizeIterator + Clone,
+    now: Time,
+) -> Option<(f64, f64)> {
     let n = fixes.len();
     let t0 = fixes.clone().next()?.0;
     let t1 = fixes.clone().next_back()?.0;
@@ -40,8 +43,14 @@ mod tests {
     #[test]
     fn recovers_a_straight_ride_through_noise() {
         // 80 m/s from 1000 m, fixes every 10 ms with ±2 m of alternating error.
-        let fixes: VecDeque<(Time, f64)> =
-            (0..100).map(|i| (i * 10_000_000, 1000.0 + 80.0 * i as f64 * 0.01 + if i % 2 == 0 { 2.0 } else { -2.0 })).collect();
+        let fixes: VecDeque<(Time, f64)> = (0..100)
+            .map(|i| {
+                (
+                    i * 10_000_000,
+                    1000.0 + 80.0 * i as f64 * 0.01 + if i % 2 == 0 { 2.0 } else { -2.0 },
+                )
+            })
+            .collect();
         let (pos, speed) = position_and_speed(fixes.iter(), 1_000_000_000).unwrap();
         assert!((speed - 80.0).abs() < 0.5, "{speed}");
         assert!((pos - 1080.0).abs() < 1.0, "{pos}");

@@ -42,7 +42,12 @@ impl Fault {
 /// One row `(time, position)` as text, after the row before it (its time, if any): the fix, or
 /// every fault it has (both fields can be wrong; order is only checked on a valid time).
 pub fn fix(time: &str, position: &str, previous_time: Option<f64>) -> Result<(f64, f64), Vec<Fault>> {
-    let in_range = |s: &str, max: f64| s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && (0.0..=max).contains(v));
+    let in_range = |s: &str, max: f64| {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (0.0..=max).contains(v))
+    };
     let t = in_range(time, MAX_TIME_S);
     let p = in_range(position, MAX_POSITION_M);
     let mut faults = Vec::new();
@@ -69,7 +74,11 @@ mod tests {
         assert_eq!(fix("0", "10", None), Ok((0.0, 10.0)));
         assert_eq!(fix(" 1.5", "20 ", Some(1.0)), Ok((1.5, 20.0)));
         assert_eq!(fix("1e9", "1e9", None), Ok((1e9, 1e9)));
-        assert_eq!(fix("1", "2", Some(1.0)), Err(vec![Fault::NotAfterPrevious]), "one fix per time");
+        assert_eq!(
+            fix("1", "2", Some(1.0)),
+            Err(vec![Fault::NotAfterPrevious]),
+            "one fix per time"
+        );
         assert_eq!(fix("0.5", "2", Some(1.0)), Err(vec![Fault::NotAfterPrevious]));
         assert_eq!(fix("-1", "x", None), Err(vec![Fault::Time, Fault::Position]));
         for bad in ["nan", "inf", "1e9.5", "1000000001", ""] {

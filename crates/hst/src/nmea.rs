@@ -28,9 +28,16 @@ pub enum Fault<'a> {
     /// Not two hex digits after `*`.
     ChecksumFormat(&'a str),
     /// The checksum given and the one the bytes give.
-    ChecksumMismatch { given: &'a str, computed: u8 },
+    ChecksumMismatch {
+        given: &'a str,
+        computed: u8,
+    },
     /// A `GGA` or `RMC` (`kind`) with fewer fields than its layout.
-    TooFewFields { kind: &'a str, fields: usize, needs: usize },
+    TooFewFields {
+        kind: &'a str,
+        fields: usize,
+        needs: usize,
+    },
     /// `GGA` fix quality not an integer 0-8.
     FixQuality(&'a str),
     Latitude(&'a str, CoordError),
@@ -53,7 +60,9 @@ pub fn checksum(data: &str) -> u8 {
 /// allowed). The caller has checked the `$`, that the line is ASCII, and its length. `Ok(None)`:
 /// a valid sentence without a fix.
 pub fn parse_body(body: &str) -> Result<Option<Fix>, Fault<'_>> {
-    let Some(star) = body.rfind('*') else { return Err(Fault::ChecksumMissing) };
+    let Some(star) = body.rfind('*') else {
+        return Err(Fault::ChecksumMissing);
+    };
     let (data, cks) = (&body[..star], body[star + 1..].trim_end());
     let computed = checksum(data);
     match u8::from_str_radix(cks, 16).ok().filter(|_| cks.len() == 2) {
@@ -67,7 +76,17 @@ pub fn parse_body(body: &str) -> Result<Option<Fix>, Fault<'_>> {
         return Ok(None); // proprietary or unknown address field: not ours
     }
     let kind = &tag[2..];
-    let need = |k: usize| if f.len() < k { Err(Fault::TooFewFields { kind, fields: f.len() - 1, needs: k - 1 }) } else { Ok(()) };
+    let need = |k: usize| {
+        if f.len() < k {
+            Err(Fault::TooFewFields {
+                kind,
+                fields: f.len() - 1,
+                needs: k - 1,
+            })
+        } else {
+            Ok(())
+        }
+    };
     let coords = |i: usize| -> Result<(f64, f64), Fault<'_>> {
         let lat = parse_coord(f[i], f[i + 1], 2, 'N', 'S', 90.0).map_err(|e| Fault::Latitude(f[i], e))?;
         let lon = parse_coord(f[i + 2], f[i + 3], 3, 'E', 'W', 180.0).map_err(|e| Fault::Longitude(f[i + 2], e))?;
@@ -80,9 +99,17 @@ pub fn parse_body(body: &str) -> Result<Option<Fix>, Fault<'_>> {
             if f[6].is_empty() || f[6] == "0" || f[2].is_empty() {
                 return Ok(None); // no fix
             }
-            f[6].parse::<u8>().ok().filter(|&q| q <= 8).ok_or(Fault::FixQuality(f[6]))?;
+            f[6].parse::<u8>()
+                .ok()
+                .filter(|&q| q <= 8)
+                .ok_or(Fault::FixQuality(f[6]))?;
             let (lat, lon) = coords(2)?;
-            Ok(Some(Fix { tod_s: time(f[1])?, days: None, lat, lon }))
+            Ok(Some(Fix {
+                tod_s: time(f[1])?,
+                days: None,
+                lat,
+                lon,
+            }))
         }
         "RMC" => {
             need(10)?;
@@ -94,11 +121,22 @@ pub fn parse_body(body: &str) -> Result<Option<Fix>, Fault<'_>> {
             let (lat, lon) = coords(3)?;
             let d = f[9];
             let date = (d.len() == 6 && d.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| (d[0..2].parse::<u32>().unwrap_or(0), d[2..4].parse::<u32>().unwrap_or(0), d[4..6].parse::<i64>().unwrap_or(0)))
+                .then(|| {
+                    (
+                        d[0..2].parse::<u32>().unwrap_or(0),
+                        d[2..4].parse::<u32>().unwrap_or(0),
+                        d[4..6].parse::<i64>().unwrap_or(0),
+                    )
+                })
                 .map(|(dd, mm, yy)| (dd, mm, if yy < 80 { 2000 + yy } else { 1900 + yy }))
                 .filter(|&(dd, mm, y)| (1..=12).contains(&mm) && dd >= 1 && dd <= days_in_month(y, mm))
                 .ok_or(Fault::Date(d))?;
-            Ok(Some(Fix { tod_s: time(f[1])?, days: Some(days_from_civil(date.2, date.1, date.0)), lat, lon }))
+            Ok(Some(Fix {
+                tod_s: time(f[1])?,
+                days: Some(days_from_civil(date.2, date.1, date.0)),
+                lat,
+                lon,
+            }))
         }
         _ => Ok(None),
     }
@@ -137,8 +175,16 @@ impl CoordError {
 pub fn parse_coord(v: &str, hemi: &str, deg_digits: usize, pos: char, neg: char, max: f64) -> Result<f64, CoordError> {
     let value = |m: String| CoordError::Value(m);
     let dot = v.find('.').unwrap_or(v.len());
-    if dot != deg_digits + 2 || !v.bytes().enumerate().all(|(i, b)| b.is_ascii_digit() || (i == dot && b == b'.')) {
-        return Err(value(format!("expected {}mm.mmmm (degrees and minutes)", "d".repeat(deg_digits))));
+    if dot != deg_digits + 2
+        || !v
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| b.is_ascii_digit() || (i == dot && b == b'.'))
+    {
+        return Err(value(format!(
+            "expected {}mm.mmmm (degrees and minutes)",
+            "d".repeat(deg_digits)
+        )));
     }
     let deg: f64 = v[..deg_digits].parse().map_err(|_| value("bad degrees".into()))?;
     let min: f64 = v[deg_digits..].parse().map_err(|_| value("bad minutes".into()))?;
@@ -152,7 +198,9 @@ pub fn parse_coord(v: &str, hemi: &str, deg_digits: usize, pos: char, neg: char,
     match hemi.chars().next() {
         Some(c) if c == pos && hemi.len() == 1 => Ok(x),
         Some(c) if c == neg && hemi.len() == 1 => Ok(-x),
-        _ => Err(CoordError::Hemisphere(format!("hemisphere must be {pos} or {neg}, found `{hemi}`"))),
+        _ => Err(CoordError::Hemisphere(format!(
+            "hemisphere must be {pos} or {neg}, found `{hemi}`"
+        ))),
     }
 }
 
@@ -203,28 +251,70 @@ mod tests {
     #[test]
     fn sentences() {
         // gpsd's documentation examples.
-        let gga = parse_body(&body("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")).unwrap().unwrap();
-        assert_eq!(gga, Fix { tod_s: 45_319.0, days: None, lat: 48.0 + 7.038 / 60.0, lon: 11.0 + 31.0 / 60.0 });
-        let rmc = parse_body(&body("GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W")).unwrap().unwrap();
+        let gga = parse_body(&body("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            gga,
+            Fix {
+                tod_s: 45_319.0,
+                days: None,
+                lat: 48.0 + 7.038 / 60.0,
+                lon: 11.0 + 31.0 / 60.0
+            }
+        );
+        let rmc = parse_body(&body(
+            "GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W",
+        ))
+        .unwrap()
+        .unwrap();
         assert_eq!(rmc.days, Some(days_from_civil(1994, 3, 23)));
-        for none in ["GPGGA,123519,,,,,0,00,,,M,,M,,", "GPRMC,123519,V,,,,,,,230394,,", "GPGSV,1,1,00", "PGRME,15.0,M,45.0,M,25.0,M"] {
+        for none in [
+            "GPGGA,123519,,,,,0,00,,,M,,M,,",
+            "GPRMC,123519,V,,,,,,,230394,,",
+            "GPGSV,1,1,00",
+            "PGRME,15.0,M,45.0,M,25.0,M",
+        ] {
             assert_eq!(parse_body(&body(none)), Ok(None), "{none}");
         }
         let good = body("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,");
         let flipped = good.replace("4807.038", "4807.039");
-        assert!(matches!(parse_body(&flipped), Err(Fault::ChecksumMismatch { given, computed }) if given == &good[good.len() - 2..] && computed != u8::from_str_radix(given, 16).unwrap()));
+        assert!(
+            matches!(parse_body(&flipped), Err(Fault::ChecksumMismatch { given, computed }) if given == &good[good.len() - 2..] && computed != u8::from_str_radix(given, 16).unwrap())
+        );
         let data = good.split_once('*').unwrap().0;
         assert_eq!(parse_body(data), Err(Fault::ChecksumMissing));
         assert_eq!(parse_body(&format!("{data}*4")), Err(Fault::ChecksumFormat("4")));
         type Is = fn(&Fault) -> bool;
         let faults: [(&str, Is); 7] = [
-            ("GPGGA,123519,4807.038,N,01131.000,E,9,08", |f| matches!(f, Fault::FixQuality("9"))),
-            ("GPGGA,123519,4807.038", |f| matches!(f, Fault::TooFewFields { kind: "GGA", fields: 2, needs: 6 })),
-            ("GPGGA,123519,4867.038,N,01131.000,E,1,08", |f| matches!(f, Fault::Latitude("4867.038", CoordError::Value(_)))),
-            ("GPGGA,123519,4807.038,N,01131.000,X,1,08", |f| matches!(f, Fault::Longitude("01131.000", CoordError::Hemisphere(_)))),
-            ("GPGGA,25xx19,4807.038,N,01131.000,E,1,08", |f| matches!(f, Fault::Time("25xx19"))),
-            ("GPRMC,123519,Q,4807.038,N,01131.000,E,0,0,230394,,", |f| matches!(f, Fault::Status("Q"))),
-            ("GPRMC,123519,A,4807.038,N,01131.000,E,0,0,300294,,", |f| matches!(f, Fault::Date("300294"))),
+            ("GPGGA,123519,4807.038,N,01131.000,E,9,08", |f| {
+                matches!(f, Fault::FixQuality("9"))
+            }),
+            ("GPGGA,123519,4807.038", |f| {
+                matches!(
+                    f,
+                    Fault::TooFewFields {
+                        kind: "GGA",
+                        fields: 2,
+                        needs: 6
+                    }
+                )
+            }),
+            ("GPGGA,123519,4867.038,N,01131.000,E,1,08", |f| {
+                matches!(f, Fault::Latitude("4867.038", CoordError::Value(_)))
+            }),
+            ("GPGGA,123519,4807.038,N,01131.000,X,1,08", |f| {
+                matches!(f, Fault::Longitude("01131.000", CoordError::Hemisphere(_)))
+            }),
+            ("GPGGA,25xx19,4807.038,N,01131.000,E,1,08", |f| {
+                matches!(f, Fault::Time("25xx19"))
+            }),
+            ("GPRMC,123519,Q,4807.038,N,01131.000,E,0,0,230394,,", |f| {
+                matches!(f, Fault::Status("Q"))
+            }),
+            ("GPRMC,123519,A,4807.038,N,01131.000,E,0,0,300294,,", |f| {
+                matches!(f, Fault::Date("300294"))
+            }),
         ];
         for (data, is) in faults {
             let sentence = body(data);
@@ -238,7 +328,9 @@ mod tests {
         assert_eq!(parse_hms("123519"), Some(12.0 * 3600.0 + 35.0 * 60.0 + 19.0));
         assert_eq!(parse_hms("000000.25"), Some(0.25));
         assert_eq!(parse_hms("235960.5"), Some(23.0 * 3600.0 + 59.0 * 60.0 + 60.5));
-        for bad in ["", "12351", "240000", "126000", "123561", "12a519", "1235é9", "123519.x"] {
+        for bad in [
+            "", "12351", "240000", "126000", "123561", "12a519", "1235é9", "123519.x",
+        ] {
             assert_eq!(parse_hms(bad), None, "{bad}");
         }
     }
@@ -248,7 +340,10 @@ mod tests {
         let lat = |v, h| parse_coord(v, h, 2, 'N', 'S', 90.0);
         assert_eq!(lat("4807.038", "N"), Ok(48.0 + 7.038 / 60.0));
         assert_eq!(lat("4807.038", "S"), Ok(-(48.0 + 7.038 / 60.0)));
-        assert_eq!(parse_coord("01131.000", "W", 3, 'E', 'W', 180.0), Ok(-(11.0 + 31.0 / 60.0)));
+        assert_eq!(
+            parse_coord("01131.000", "W", 3, 'E', 'W', 180.0),
+            Ok(-(11.0 + 31.0 / 60.0))
+        );
         assert!(matches!(lat("807.038", "N"), Err(CoordError::Value(m)) if m.contains("ddmm.mmmm")));
         assert!(matches!(lat("4860.000", "N"), Err(CoordError::Value(m)) if m.contains("< 60")));
         assert!(matches!(lat("9100.000", "N"), Err(CoordError::Value(m)) if m.contains("<= 90")));

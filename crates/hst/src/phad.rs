@@ -120,9 +120,16 @@ pub struct Config {
 enum State {
     Regular,
     /// B=1 sent at `since` for the range ending at `end_m`.
-    Backup { end_m: f64, since: Time },
+    Backup {
+        end_m: f64,
+        since: Time,
+    },
     /// B=0 sent (last) at `at`; `rx` = the data counter then.
-    Restoring { at: Time, rx: u64, since: Time },
+    Restoring {
+        at: Time,
+        rx: u64,
+        since: Time,
+    },
 }
 
 /// One MP_PRIO the controller asks for.
@@ -160,7 +167,10 @@ pub struct Controller<T: Ranges> {
 impl<T: Ranges> Controller<T> {
     pub fn new(cfg: Config, table: T, operators: Vec<Option<String>>, gps_period: Time) -> Self {
         let n = operators.len();
-        let cfg = Config { resend_b0: cfg.resend_b0 || cfg.policy == Policy::Resend, ..cfg };
+        let cfg = Config {
+            resend_b0: cfg.resend_b0 || cfg.policy == Policy::Resend,
+            ..cfg
+        };
         Controller {
             cfg,
             table,
@@ -208,7 +218,9 @@ impl<T: Ranges> Controller<T> {
     /// it decay faster.
     fn decide(&mut self, now: Time, obs: &[Obs], at_fix: bool) -> Vec<Decision> {
         let mut out = Vec::new();
-        let Some((pos_m, speed)) = self.estimate(now) else { return out };
+        let Some((pos_m, speed)) = self.estimate(now) else {
+            return out;
+        };
         if speed <= 0.1 {
             return out; // standing: no prediction
         }
@@ -217,7 +229,11 @@ impl<T: Ranges> Controller<T> {
             let Some(op) = self.operators[k].clone() else { continue };
             let o = obs.get(k).copied().unwrap_or_default();
             let now_rtt = if o.rtt > 0 { o.rtt } else { 100 * NS_PER_MS };
-            let decayed = if at_fix { self.rtt_hi[k] - self.rtt_hi[k] / 100 } else { self.rtt_hi[k] };
+            let decayed = if at_fix {
+                self.rtt_hi[k] - self.rtt_hi[k] / 100
+            } else {
+                self.rtt_hi[k]
+            };
             self.rtt_hi[k] = now_rtt.max(decayed);
             let rtt_k = self.rtt_hi[k];
             let mk = |backup: bool, resend: bool, lead: i64, idle: bool| Decision {
@@ -233,17 +249,26 @@ impl<T: Ranges> Controller<T> {
             };
             match self.states[k] {
                 State::Regular => {
-                    let Some(r) = self.table.next_range(&op, pos_m) else { continue };
+                    let Some(r) = self.table.next_range(&op, pos_m) else {
+                        continue;
+                    };
                     if r.end_m <= self.handled_end_m[k] {
                         continue;
                     }
                     let to_start = secs(r.start_m - pos_m);
-                    let extra = if self.cfg.policy == Policy::QueueAware { (self.cfg.lead_ms * 1e6) as i64 + o.drain as i64 } else { 0 };
+                    let extra = if self.cfg.policy == Policy::QueueAware {
+                        (self.cfg.lead_ms * 1e6) as i64 + o.drain as i64
+                    } else {
+                        0
+                    };
                     // One RTT plus three GPS periods: the decision happens at a fix, and the
                     // estimates move a little between fixes.
                     let lead = (rtt_k + 3 * self.gps_period) as i64 + extra;
                     if to_start <= lead && r.end_m > pos_m {
-                        self.states[k] = State::Backup { end_m: r.end_m, since: now };
+                        self.states[k] = State::Backup {
+                            end_m: r.end_m,
+                            since: now,
+                        };
                         self.handled_end_m[k] = r.end_m;
                         out.push(mk(true, false, to_start, false));
                     }
@@ -257,12 +282,19 @@ impl<T: Ranges> Controller<T> {
                         if let Some(next) = self.table.next_range(&op, end_m + 1e-6) {
                             let gap = secs(next.start_m - end_m);
                             if next.end_m > self.handled_end_m[k] && gap <= (2 * rtt_k + 2 * self.gps_period) as i64 {
-                                self.states[k] = State::Backup { end_m: next.end_m, since };
+                                self.states[k] = State::Backup {
+                                    end_m: next.end_m,
+                                    since,
+                                };
                                 self.handled_end_m[k] = next.end_m;
                                 continue;
                             }
                         }
-                        self.states[k] = State::Restoring { at: now, rx: o.rx, since };
+                        self.states[k] = State::Restoring {
+                            at: now,
+                            rx: o.rx,
+                            since,
+                        };
                         let idle = o.rto > 0 && now - since > o.rto;
                         out.push(mk(false, false, to_end, idle));
                     }
@@ -272,7 +304,11 @@ impl<T: Ranges> Controller<T> {
                     if !self.cfg.resend_b0 || data_flows || !o.has_subflows {
                         self.states[k] = State::Regular;
                     } else if now >= at + rtt_k {
-                        self.states[k] = State::Restoring { at: now, rx: rx_then, since };
+                        self.states[k] = State::Restoring {
+                            at: now,
+                            rx: rx_then,
+                            since,
+                        };
                         out.push(mk(false, true, 0, false));
                     }
                 }
@@ -290,7 +326,10 @@ mod tests {
     struct One;
     impl Ranges for One {
         fn next_range(&self, op: &str, pos: f64) -> Option<Range> {
-            (op == "A" && pos <= 1013.0).then_some(Range { start_m: 990.0, end_m: 1013.0 })
+            (op == "A" && pos <= 1013.0).then_some(Range {
+                start_m: 990.0,
+                end_m: 1013.0,
+            })
         }
     }
 
@@ -303,17 +342,39 @@ mod tests {
         for i in 0..2000u64 {
             let t = i * 10 * NS_PER_MS;
             let o = obs_of(t);
-            log.extend(c.on_fix(t, 500.0 + SPEED * t as f64 / 1e9, &[o, Obs { rtt: RTT, has_subflows: true, ..Default::default() }]));
+            log.extend(c.on_fix(
+                t,
+                500.0 + SPEED * t as f64 / 1e9,
+                &[
+                    o,
+                    Obs {
+                        rtt: RTT,
+                        has_subflows: true,
+                        ..Default::default()
+                    },
+                ],
+            ));
         }
         log
     }
 
     fn cfg(policy: Policy, resend_b0: bool) -> Config {
-        Config { policy, lead_ms: 0.0, resend_b0 }
+        Config {
+            policy,
+            lead_ms: 0.0,
+            resend_b0,
+        }
     }
 
     fn obs(drain_ms: u64, rx: u64) -> Obs {
-        Obs { rtt: RTT, drain: drain_ms * NS_PER_MS, rx, has_subflows: true, rto: 250 * NS_PER_MS, peer_drain: None }
+        Obs {
+            rtt: RTT,
+            drain: drain_ms * NS_PER_MS,
+            rx,
+            has_subflows: true,
+            rto: 250 * NS_PER_MS,
+            peer_drain: None,
+        }
     }
 
     /// Queue-aware: B=1 goes out when the time to the range is at most RTT + drain (+ three GPS
@@ -325,7 +386,10 @@ mod tests {
             let b1 = &log[0];
             assert!(b1.backup && b1.subflow == 0);
             let want = (RTT + drain_ms * NS_PER_MS + 30 * NS_PER_MS) as i64;
-            assert!(b1.predicted_lead_ns <= want && b1.predicted_lead_ns > want - 10 * NS_PER_MS as i64, "drain {drain_ms}: {b1:?}");
+            assert!(
+                b1.predicted_lead_ns <= want && b1.predicted_lead_ns > want - 10 * NS_PER_MS as i64,
+                "drain {drain_ms}: {b1:?}"
+            );
             assert_eq!(b1.drain, drain_ms * NS_PER_MS);
         }
         // The paper policy ignores the queue.
@@ -338,7 +402,9 @@ mod tests {
     fn b0_resent_until_data_flows() {
         let first_b0 = ride(cfg(Policy::QueueAware, false), |_| obs(0, 0))[1].at;
         let flows_at = first_b0 + 230 * NS_PER_MS;
-        let log = ride(cfg(Policy::QueueAware, true), |t| obs(0, if t >= flows_at { 7 } else { 0 }));
+        let log = ride(cfg(Policy::QueueAware, true), |t| {
+            obs(0, if t >= flows_at { 7 } else { 0 })
+        });
         let b0: Vec<&Decision> = log.iter().filter(|d| !d.backup).collect();
         assert_eq!(b0[0].at, first_b0);
         assert!(!b0[0].resend && b0[1..].iter().all(|d| d.resend));
@@ -347,9 +413,18 @@ mod tests {
         assert!(b0.windows(2).all(|w| w[1].at - w[0].at >= RTT));
         assert!(b0.last().unwrap().at < flows_at);
         // Without re-sending: once.
-        assert_eq!(ride(cfg(Policy::QueueAware, false), |_| obs(0, 0)).iter().filter(|d| !d.backup).count(), 1);
+        assert_eq!(
+            ride(cfg(Policy::QueueAware, false), |_| obs(0, 0))
+                .iter()
+                .filter(|d| !d.backup)
+                .count(),
+            1
+        );
         // An endpoint without subflows has nothing to re-send to.
-        let none = ride(cfg(Policy::Resend, true), |_| Obs { has_subflows: false, ..obs(0, 0) });
+        let none = ride(cfg(Policy::Resend, true), |_| Obs {
+            has_subflows: false,
+            ..obs(0, 0)
+        });
         assert_eq!(none.iter().filter(|d| !d.backup).count(), 1);
     }
 
@@ -358,7 +433,10 @@ mod tests {
         // The backup lasts (23 m + leads) / 83 m/s ≈ 350 ms.
         let long = ride(cfg(Policy::Paper, false), |_| obs(0, 0));
         assert!(long[1].idle_past_rto, "{:?}", long[1]);
-        let short = ride(cfg(Policy::Paper, false), |_| Obs { rto: 2 * NS_PER_S, ..obs(0, 0) });
+        let short = ride(cfg(Policy::Paper, false), |_| Obs {
+            rto: 2 * NS_PER_S,
+            ..obs(0, 0)
+        });
         assert!(!short[1].idle_past_rto);
     }
 
@@ -374,19 +452,30 @@ mod tests {
             // sees the train creeping back.
             let pos = 985.0 - 0.002 * i as f64 + if i % 2 == 0 { 0.5 } else { -0.5 };
             fixes.push_back((i * 100 * NS_PER_MS, pos));
-            assert!(c.on_fix(i * 100 * NS_PER_MS, pos, &[obs(0, 0)]).is_empty(), "standing inside the lead, fix {i}");
+            assert!(
+                c.on_fix(i * 100 * NS_PER_MS, pos, &[obs(0, 0)]).is_empty(),
+                "standing inside the lead, fix {i}"
+            );
         }
         while fixes.len() > 11 {
             fixes.pop_front();
         }
         let (_, speed) = crate::fit::position_and_speed(fixes.iter(), 4900 * NS_PER_MS).unwrap();
-        assert!(speed < 0.0 && speed > -0.1, "the jitter must fit a small negative speed: {speed}");
+        assert!(
+            speed < 0.0 && speed > -0.1,
+            "the jitter must fit a small negative speed: {speed}"
+        );
         let mut few = Controller::new(cfg(Policy::Paper, true), One, vec![Some("A".into())], 100 * NS_PER_MS);
         // Inside the range at 83 m/s, but two fixes (or three within 100 ms) are no fit.
         assert!(few.on_fix(0, 995.0, &[obs(0, 0)]).is_empty());
         assert!(few.on_fix(40 * NS_PER_MS, 998.3, &[obs(0, 0)]).is_empty());
         assert!(few.on_fix(80 * NS_PER_MS, 1001.7, &[obs(0, 0)]).is_empty());
-        assert!(few.on_fix(120 * NS_PER_MS, 1005.0, &[obs(0, 0)]).first().is_some_and(|d| d.backup), "the fourth fix spans 120 ms");
+        assert!(
+            few.on_fix(120 * NS_PER_MS, 1005.0, &[obs(0, 0)])
+                .first()
+                .is_some_and(|d| d.backup),
+            "the fourth fix spans 120 ms"
+        );
     }
 
     /// 10 Hz fixes at 83.33 m/s that end at `last_m`, the last at 0.9 s; the range [990, 1013]
@@ -394,7 +483,11 @@ mod tests {
     fn silent_after(last_m: f64) -> Controller<One> {
         let mut c = Controller::new(cfg(Policy::Paper, false), One, vec![Some("A".into())], 100 * NS_PER_MS);
         for i in 0..10u64 {
-            c.on_fix(i * 100 * NS_PER_MS, last_m - SPEED * (9 - i) as f64 / 10.0, &[obs(0, 0)]);
+            c.on_fix(
+                i * 100 * NS_PER_MS,
+                last_m - SPEED * (9 - i) as f64 / 10.0,
+                &[obs(0, 0)],
+            );
         }
         c
     }
@@ -408,14 +501,26 @@ mod tests {
         let last = 900 * NS_PER_MS;
         let mut far = silent_after(575.0);
         for ms in (950..12_000u64).step_by(50) {
-            assert!(far.on_tick(ms * NS_PER_MS, &[obs(0, 0)]).is_empty(), "a decision {ms} ms after the start, {} ms after the last fix", ms - 900);
+            assert!(
+                far.on_tick(ms * NS_PER_MS, &[obs(0, 0)]).is_empty(),
+                "a decision {ms} ms after the start, {} ms after the last fix",
+                ms - 900
+            );
         }
-        assert!(far.on_tick(last - NS_PER_MS, &[obs(0, 0)]).is_empty(), "before the last fix");
+        assert!(
+            far.on_tick(last - NS_PER_MS, &[obs(0, 0)]).is_empty(),
+            "before the last fix"
+        );
         // At last + 2 s the extrapolated position is 1000 m, inside the range: B=1 is due.
         let at_limit = 1000.0 - SPEED * (MAX_EXTRAPOLATION as f64 / 1e9);
         let d = silent_after(at_limit).on_tick(last + MAX_EXTRAPOLATION, &[obs(0, 0)]);
         assert!(d.len() == 1 && d[0].backup, "at the limit: {d:?}");
-        assert!(silent_after(at_limit).on_tick(last + MAX_EXTRAPOLATION + 1, &[obs(0, 0)]).is_empty(), "1 ns past the limit");
+        assert!(
+            silent_after(at_limit)
+                .on_tick(last + MAX_EXTRAPOLATION + 1, &[obs(0, 0)])
+                .is_empty(),
+            "1 ns past the limit"
+        );
     }
 
     /// Two ranges 7 m (84 ms) apart: the path stays backup from the first B=1 to the B=0 before
@@ -429,7 +534,18 @@ mod tests {
                 if op != "A" {
                     return None;
                 }
-                [Range { start_m: 990.0, end_m: 1013.0 }, Range { start_m: 1020.0, end_m: 1040.0 }].into_iter().find(|r| pos <= r.end_m)
+                [
+                    Range {
+                        start_m: 990.0,
+                        end_m: 1013.0,
+                    },
+                    Range {
+                        start_m: 1020.0,
+                        end_m: 1040.0,
+                    },
+                ]
+                .into_iter()
+                .find(|r| pos <= r.end_m)
             }
         }
         let ride = |rto: Time| {
@@ -442,13 +558,27 @@ mod tests {
             log
         };
         let log = ride(450 * NS_PER_MS);
-        assert_eq!(log.iter().map(|d| d.backup).collect::<Vec<_>>(), [true, false], "merged: one B=1, one B=0: {log:?}");
+        assert_eq!(
+            log.iter().map(|d| d.backup).collect::<Vec<_>>(),
+            [true, false],
+            "merged: one B=1, one B=0: {log:?}"
+        );
         let backup_ns = log[1].at - log[0].at;
-        assert!((550..700).contains(&(backup_ns / NS_PER_MS)), "one episode over both ranges: {backup_ns} ns");
+        assert!(
+            (550..700).contains(&(backup_ns / NS_PER_MS)),
+            "one episode over both ranges: {backup_ns} ns"
+        );
         let b0_pos = 500.0 + SPEED * log[1].at as f64 / 1e9;
-        assert!((1020.0..1040.0).contains(&b0_pos) && log[1].predicted_lead_ns <= RTT as i64, "B=0 within one RTT of the second range's end: {b0_pos} m, {:?}", log[1]);
+        assert!(
+            (1020.0..1040.0).contains(&b0_pos) && log[1].predicted_lead_ns <= RTT as i64,
+            "B=0 within one RTT of the second range's end: {b0_pos} m, {:?}",
+            log[1]
+        );
         assert!(log[1].idle_past_rto, "backup {backup_ns} ns > RTO 450 ms: {:?}", log[1]);
-        assert!(!ride(700 * NS_PER_MS)[1].idle_past_rto, "backup {backup_ns} ns < RTO 700 ms");
+        assert!(
+            !ride(700 * NS_PER_MS)[1].idle_past_rto,
+            "backup {backup_ns} ns < RTO 700 ms"
+        );
     }
 
     /// The RTT maximum decays 1 % per fix, not per tick: a 400 ms RTT seen once stays the lead's
@@ -462,7 +592,10 @@ mod tests {
         for ms in (0..15_000u64).step_by(50) {
             let t = ms * NS_PER_MS;
             // 400 ms at the first fix the fit can use (the third), 50 ms ever after.
-            let o = Obs { rtt: if ms == 2000 { 400 * NS_PER_MS } else { RTT }, ..obs(0, 0) };
+            let o = Obs {
+                rtt: if ms == 2000 { 400 * NS_PER_MS } else { RTT },
+                ..obs(0, 0)
+            };
             let ds = if ms % 1000 == 0 {
                 fixes_seen += 1;
                 c.on_fix(t, 100.0 + SPEED * ms as f64 / 1e3, &[o])
@@ -481,6 +614,12 @@ mod tests {
             log.extend(ds);
         }
         // B=1 ~3.4 s ahead (RTT + three 1 s periods) after 5 decays, B=0 after 8: still > 300 ms.
-        assert_eq!(log.iter().map(|d| (d.backup, d.rtt > 300 * NS_PER_MS)).collect::<Vec<_>>(), [(true, true), (false, true)], "{log:?}");
+        assert_eq!(
+            log.iter()
+                .map(|d| (d.backup, d.rtt > 300 * NS_PER_MS))
+                .collect::<Vec<_>>(),
+            [(true, true), (false, true)],
+            "{log:?}"
+        );
     }
 }

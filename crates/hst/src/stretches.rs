@@ -42,7 +42,11 @@ pub fn sum(items: impl IntoIterator<Item = (f64, f64, u64)>) -> Vec<Stretch> {
         let c = level as u64;
         match out.last_mut() {
             Some(last) if last.end_m == x && last.count == c => last.end_m = next,
-            _ => out.push(Stretch { start_m: x, end_m: next, count: c }),
+            _ => out.push(Stretch {
+                start_m: x,
+                end_m: next,
+                count: c,
+            }),
         }
     }
     out
@@ -75,10 +79,21 @@ mod tests {
     #[test]
     fn overlaps_add_up() {
         let got = sum([(100.0, 200.0, 1), (150.0, 250.0, 2), (400.0, 400.0, 1)]);
-        assert_eq!(got, vec![s(100.0, 150.0, 1), s(150.0, 200.0, 3), s(200.0, 250.0, 2), s(400.0, 400.0 + RESOLUTION_M, 1)]);
+        assert_eq!(
+            got,
+            vec![
+                s(100.0, 150.0, 1),
+                s(150.0, 200.0, 3),
+                s(200.0, 250.0, 2),
+                s(400.0, 400.0 + RESOLUTION_M, 1)
+            ]
+        );
         // Equal counts side by side join; order of input does not matter.
         assert_eq!(sum([(10.0, 20.0, 1), (20.0, 30.0, 1)]), vec![s(10.0, 30.0, 1)]);
-        assert_eq!(sum([(150.0, 250.0, 2), (100.0, 200.0, 1)]), sum([(100.0, 200.0, 1), (150.0, 250.0, 2)]));
+        assert_eq!(
+            sum([(150.0, 250.0, 2), (100.0, 200.0, 1)]),
+            sum([(100.0, 200.0, 1), (150.0, 250.0, 2)])
+        );
     }
 
     #[test]

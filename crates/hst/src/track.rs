@@ -45,7 +45,11 @@ impl Track {
             let (bx, by) = local_xy(a, b, c);
             let (px, py) = local_xy(a, (lat, lon), c);
             let l2 = bx * bx + by * by;
-            let t = if l2 > 0.0 { ((px * bx + py * by) / l2).clamp(0.0, 1.0) } else { 0.0 };
+            let t = if l2 > 0.0 {
+                ((px * bx + py * by) / l2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
             let d = (px - t * bx).hypot(py - t * by);
             if d < best.1 {
                 best = (self.cum[i] + t * (self.cum[i + 1] - self.cum[i]), d);
@@ -58,7 +62,11 @@ impl Track {
     pub fn point_at(&self, s: f64) -> (f64, f64) {
         let i = self.cum.partition_point(|&c| c <= s).clamp(1, self.pts.len() - 1) - 1;
         let seg = self.cum[i + 1] - self.cum[i];
-        let t = if seg > 0.0 { ((s - self.cum[i]) / seg).clamp(0.0, 1.0) } else { 0.0 };
+        let t = if seg > 0.0 {
+            ((s - self.cum[i]) / seg).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         let (a, b) = (self.pts[i], self.pts[i + 1]);
         (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1))
     }

@@ -17,7 +17,10 @@ impl Cidr {
             Some((a, p)) => (a, Some(p)),
             None => (s, None),
         };
-        let addr: IpAddr = a.trim().parse().map_err(|_| format!("`{s}` is not an IP address or CIDR prefix"))?;
+        let addr: IpAddr = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not an IP address or CIDR prefix"))?;
         let max = if addr.is_ipv4() { 32 } else { 128 };
         let prefix = match p {
             None => max,
@@ -113,7 +116,10 @@ mod tests {
         AllowList {
             rules: rules
                 .iter()
-                .map(|(c, ps)| Rule { cidr: Cidr::parse(c).unwrap(), ports: ps.iter().map(|p| Ports::parse(p).unwrap()).collect() })
+                .map(|(c, ps)| Rule {
+                    cidr: Cidr::parse(c).unwrap(),
+                    ports: ps.iter().map(|p| Ports::parse(p).unwrap()).collect(),
+                })
                 .collect(),
         }
     }
@@ -161,6 +167,9 @@ mod tests {
         assert!(!l.allows("10.1.1.1".parse().unwrap(), 80));
         assert!(!l.allows("11.1.1.1".parse().unwrap(), 443));
         assert!(l.allows("192.0.2.1".parse().unwrap(), 22));
-        assert!(!AllowList::default().allows("10.1.1.1".parse().unwrap(), 443), "empty list allows nothing");
+        assert!(
+            !AllowList::default().allows("10.1.1.1".parse().unwrap(), 443),
+            "empty list allows nothing"
+        );
     }
 }

@@ -137,7 +137,9 @@ where
     let mut body = Vec::with_capacity(MAX_BODY);
     let cc_len = read_into(s, &mut body, 1).await?[0] as usize;
     if cc_len > MAX_CC_LEN {
-        return Err(HandshakeError::Malformed(format!("congestion name of {cc_len} bytes (max {MAX_CC_LEN})")));
+        return Err(HandshakeError::Malformed(format!(
+            "congestion name of {cc_len} bytes (max {MAX_CC_LEN})"
+        )));
     }
     read_into(s, &mut body, cc_len).await?;
     let dest_start = body.len();
@@ -187,7 +189,10 @@ pub fn parse_hex_key(s: &str) -> Result<Vec<u8>, String> {
     if !(32..=128).contains(&s.len()) {
         return Err(format!("must be 32..=128 hex digits (16 to 64 bytes), got {}", s.len()));
     }
-    Ok((0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect())
+    Ok((0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect())
 }
 
 #[cfg(test)]
@@ -197,7 +202,10 @@ mod tests {
     const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 
     fn req() -> Request {
-        Request { dest: Dest::Addr("10.9.0.2:5201".parse().unwrap()), congestion: Some("cubic".into()) }
+        Request {
+            dest: Dest::Addr("10.9.0.2:5201".parse().unwrap()),
+            congestion: Some("cubic".into()),
+        }
     }
 
     #[tokio::test]
@@ -217,7 +225,12 @@ mod tests {
     async fn wrong_key_is_refused_with_status() {
         let (mut c, mut s) = tokio::io::duplex(4096);
         let srv = tokio::spawn(async move { server(&mut s, KEY, &[1u8; NONCE_LEN]).await });
-        assert_eq!(client(&mut c, b"another key of enough bytes....!", &req()).await.unwrap(), Status::AuthFailed);
+        assert_eq!(
+            client(&mut c, b"another key of enough bytes....!", &req())
+                .await
+                .unwrap(),
+            Status::AuthFailed
+        );
         assert!(matches!(srv.await.unwrap(), Err(HandshakeError::AuthFailed)));
     }
 
@@ -273,7 +286,9 @@ mod tests {
     #[tokio::test]
     async fn client_rejects_non_proxy_peer() {
         let (mut c, mut s) = tokio::io::duplex(4096);
-        s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n").await.unwrap();
+        s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            .await
+            .unwrap();
         assert!(matches!(client(&mut c, KEY, &req()).await, Err(HandshakeError::Magic)));
     }
 

@@ -67,7 +67,9 @@ fn load_for(path: &std::path::Path, side: Option<Side>) -> Result<Config, String
         Some(Side::Router) if cfg.router.is_none() => Err(format!("{file}: router: missing [router] section")),
         Some(Side::Server) if cfg.server.is_none() => Err(format!("{file}: server: missing [server] section")),
         Some(Side::PhaD) if cfg.pha_d.is_none() => Err(format!("{file}: pha_d: missing [pha_d] section")),
-        None if cfg.router.is_none() && cfg.server.is_none() && cfg.pha_d.is_none() => Err(format!("{file}: neither [router], [server] nor [pha_d] section")),
+        None if cfg.router.is_none() && cfg.server.is_none() && cfg.pha_d.is_none() => {
+            Err(format!("{file}: neither [router], [server] nor [pha_d] section"))
+        }
         _ => Ok(cfg),
     }
 }
@@ -77,7 +79,11 @@ pub fn main(args: Vec<String>) -> i32 {
     match cmd {
         None | Some("-h") | Some("--help") | Some("help") => {
             println!("{USAGE}");
-            if args.is_empty() { 2 } else { 0 }
+            if args.is_empty() {
+                2
+            } else {
+                0
+            }
         }
         Some("--version") | Some("-V") => {
             println!("mobipath-proxy {}", env!("CARGO_PKG_VERSION"));
@@ -98,7 +104,12 @@ pub fn main(args: Vec<String>) -> i32 {
             Ok(eps) => {
                 for e in eps {
                     let addr = e.addr.map(|a| a.to_string()).unwrap_or_default();
-                    println!("id {} addr {addr} flags {:#x}{}", e.id, e.flags, if e.backup() { " backup" } else { "" });
+                    println!(
+                        "id {} addr {addr} flags {:#x}{}",
+                        e.id,
+                        e.flags,
+                        if e.backup() { " backup" } else { "" }
+                    );
                 }
                 0
             }
@@ -131,10 +142,19 @@ pub fn main(args: Vec<String>) -> i32 {
             if c == "check-config" {
                 // A replay trace is read when its source starts (a bad one then fails safe and is
                 // retried, without stopping the proxy); asked to check, say now what is wrong.
-                if let Some((crate::phad::config::PhaDSettings { source: crate::phad::gps::Source::Replay(p), .. }, _)) = &cfg.pha_d {
+                if let Some((
+                    crate::phad::config::PhaDSettings {
+                        source: crate::phad::gps::Source::Replay(p),
+                        ..
+                    },
+                    _,
+                )) = &cfg.pha_d
+                {
                     let errs = match std::fs::read_to_string(p) {
                         Err(e) => vec![format!("{}: {e}", p.display())],
-                        Ok(text) => crate::phad::gps::parse_replay(&text, &p.display().to_string()).err().unwrap_or_default(),
+                        Ok(text) => crate::phad::gps::parse_replay(&text, &p.display().to_string())
+                            .err()
+                            .unwrap_or_default(),
                     };
                     if !errs.is_empty() {
                         eprintln!("mobipath-proxy: config error: pha_d.gps: {}", errs.join("; "));
@@ -154,7 +174,11 @@ pub fn main(args: Vec<String>) -> i32 {
 }
 
 fn run(cfg: Config, side: Side) -> i32 {
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(cfg.limits.worker_threads).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cfg.limits.worker_threads)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mobipath-proxy: cannot start the runtime: {e}");
@@ -182,7 +206,11 @@ fn start_pha_d(
     for (i, (_, id)) in settings.subflows.iter().enumerate() {
         match eps.iter().find(|e| e.id == *id) {
             Some(e) => addrs.push(e.addr),
-            None => return Err(format!("pha_d.subflows[{i}].endpoint: no MPTCP endpoint with id {id} (`ip mptcp endpoint show`)")),
+            None => {
+                return Err(format!(
+                    "pha_d.subflows[{i}].endpoint: no MPTCP endpoint with id {id} (`ip mptcp endpoint show`)"
+                ))
+            }
         }
     }
     let mut obs = crate::phad::daemon::Observer::new(reg, addrs.clone());
@@ -191,11 +219,31 @@ fn start_pha_d(
         let seen_as = p.seen_as.iter().zip(&addrs).map(|(over, own)| over.or(*own)).collect();
         let view = crate::phad::peer::SharedView::default();
         tokio::spawn(crate::phad::peer::poll(p.settings.clone(), view.clone(), stop.clone()));
-        obs = obs.with_peer(crate::phad::daemon::PeerSide { view, seen_as, stale: p.settings.stale });
-        log!("pha-d: server queues from http://{}{} every {} ms", p.settings.authority, p.settings.path, p.settings.poll.as_millis());
+        obs = obs.with_peer(crate::phad::daemon::PeerSide {
+            view,
+            seen_as,
+            stale: p.settings.stale,
+        });
+        log!(
+            "pha-d: server queues from http://{}{} every {} ms",
+            p.settings.authority,
+            p.settings.path,
+            p.settings.poll.as_millis()
+        );
     }
-    log!("pha-d: {} endpoint(s), GPS {:?}, table {}", settings.subflows.len(), settings.source, settings.table_file.display());
-    Ok(tokio::spawn(crate::phad::daemon::run(settings, table, pm, move || obs.observe(), stop)))
+    log!(
+        "pha-d: {} endpoint(s), GPS {:?}, table {}",
+        settings.subflows.len(),
+        settings.source,
+        settings.table_file.display()
+    );
+    Ok(tokio::spawn(crate::phad::daemon::run(
+        settings,
+        table,
+        pm,
+        move || obs.observe(),
+        stop,
+    )))
 }
 
 /// Every listed endpoint regular, from a fresh netlink socket (after PHA-D's task failed).
@@ -211,14 +259,18 @@ fn restore_endpoints(ids: &[u8]) {
 
 async fn serve(mut cfg: Config, side: Side) -> i32 {
     use tokio::signal::unix::{signal, SignalKind};
-    let (mut term, mut int, mut hup, mut quit) =
-        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup()), signal(SignalKind::quit())) {
-            (Ok(t), Ok(i), Ok(h), Ok(q)) => (t, i, h, q),
-            _ => {
-                eprintln!("mobipath-proxy: cannot install signal handlers");
-                return 1;
-            }
-        };
+    let (mut term, mut int, mut hup, mut quit) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+        signal(SignalKind::quit()),
+    ) {
+        (Ok(t), Ok(i), Ok(h), Ok(q)) => (t, i, h, q),
+        _ => {
+            eprintln!("mobipath-proxy: cannot install signal handlers");
+            return 1;
+        }
+    };
     let reg = Arc::new(Registry::default());
     let max = cfg.limits.max_connections;
     let slots = Arc::new(Semaphore::new(max));
@@ -334,7 +386,10 @@ async fn serve(mut cfg: Config, side: Side) -> i32 {
     }
     let left = max - slots.available_permits();
     if left > 0 {
-        log!("shutdown: dropping {left} connection(s) still open after {}s", grace.as_secs());
+        log!(
+            "shutdown: dropping {left} connection(s) still open after {}s",
+            grace.as_secs()
+        );
     }
     code
 }

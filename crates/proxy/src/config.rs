@@ -176,14 +176,21 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn err(&self, field: &str, msg: impl Into<String>) -> ConfigError {
-        ConfigError { file: self.file.to_string(), field: field.to_string(), msg: msg.into() }
+        ConfigError {
+            file: self.file.to_string(),
+            field: field.to_string(),
+            msg: msg.into(),
+        }
     }
 
     fn addr(&self, field: &str, v: &Option<String>) -> Result<Option<SocketAddr>, ConfigError> {
         match v {
             None => Ok(None),
             Some(s) => s.parse().map(Some).map_err(|_| {
-                self.err(field, format!("`{s}` is not IP:PORT (e.g. \"0.0.0.0:7000\" or \"[::]:7000\")"))
+                self.err(
+                    field,
+                    format!("`{s}` is not IP:PORT (e.g. \"0.0.0.0:7000\" or \"[::]:7000\")"),
+                )
             }),
         }
     }
@@ -203,12 +210,16 @@ impl Ctx<'_> {
     fn key(&self, section: &str, key: &Option<String>, file: &Option<PathBuf>) -> Result<Vec<u8>, ConfigError> {
         match (key, file) {
             (Some(_), Some(_)) => Err(self.err(&format!("{section}.key"), "give either key or key_file, not both")),
-            (None, None) => Err(self.err(&format!("{section}.key_file"), "missing: the pre-shared key (key_file = PATH or key = \"<hex>\"; `mobipath-proxy keygen` makes one)")),
+            (None, None) => Err(self.err(
+                &format!("{section}.key_file"),
+                "missing: the pre-shared key (key_file = PATH or key = \"<hex>\"; `mobipath-proxy keygen` makes one)",
+            )),
             (Some(k), None) => parse_hex_key(k).map_err(|m| self.err(&format!("{section}.key"), m)),
             (None, Some(p)) => {
                 let field = format!("{section}.key_file");
                 let p = if p.is_absolute() { p.clone() } else { self.base.join(p) };
-                let text = std::fs::read_to_string(&p).map_err(|e| self.err(&field, format!("cannot read {}: {e}", p.display())))?;
+                let text = std::fs::read_to_string(&p)
+                    .map_err(|e| self.err(&field, format!("cannot read {}: {e}", p.display())))?;
                 parse_hex_key(&text).map_err(|m| self.err(&field, format!("{}: {m}", p.display())))
             }
         }
@@ -236,12 +247,44 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
         Some(l) => {
             let d = Limits::default();
             Limits {
-                max_connections: cx.range("limits.max_connections", l.max_connections, 1, 1_000_000, d.max_connections as i64)? as usize,
-                buffer_bytes: cx.range("limits.buffer_bytes", l.buffer_bytes, 1024, 16 << 20, d.buffer_bytes as i64)? as usize,
-                idle_timeout: Duration::from_secs(cx.range("limits.idle_timeout_s", l.idle_timeout_s, 1, 86400, 300)? as u64),
-                connect_timeout: Duration::from_secs(cx.range("limits.connect_timeout_s", l.connect_timeout_s, 1, 300, 10)? as u64),
-                handshake_timeout: Duration::from_secs(cx.range("limits.handshake_timeout_s", l.handshake_timeout_s, 1, 300, 10)? as u64),
-                shutdown_grace: Duration::from_secs(cx.range("limits.shutdown_grace_s", l.shutdown_grace_s, 0, 300, 5)? as u64),
+                max_connections: cx.range(
+                    "limits.max_connections",
+                    l.max_connections,
+                    1,
+                    1_000_000,
+                    d.max_connections as i64,
+                )? as usize,
+                buffer_bytes: cx.range(
+                    "limits.buffer_bytes",
+                    l.buffer_bytes,
+                    1024,
+                    16 << 20,
+                    d.buffer_bytes as i64,
+                )? as usize,
+                idle_timeout: Duration::from_secs(
+                    cx.range("limits.idle_timeout_s", l.idle_timeout_s, 1, 86400, 300)? as u64
+                ),
+                connect_timeout: Duration::from_secs(cx.range(
+                    "limits.connect_timeout_s",
+                    l.connect_timeout_s,
+                    1,
+                    300,
+                    10,
+                )? as u64),
+                handshake_timeout: Duration::from_secs(cx.range(
+                    "limits.handshake_timeout_s",
+                    l.handshake_timeout_s,
+                    1,
+                    300,
+                    10,
+                )? as u64),
+                shutdown_grace: Duration::from_secs(cx.range(
+                    "limits.shutdown_grace_s",
+                    l.shutdown_grace_s,
+                    0,
+                    300,
+                    5,
+                )? as u64),
                 worker_threads: cx.range("limits.worker_threads", l.worker_threads, 1, 64, 2)? as usize,
             }
         }
@@ -252,7 +295,10 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
             let socks_listen = cx.addr("router.socks_listen", &r.socks_listen)?;
             let transparent_listen = cx.addr("router.transparent_listen", &r.transparent_listen)?;
             if socks_listen.is_none() && transparent_listen.is_none() {
-                return Err(cx.err("router.socks_listen", "the router needs a listener: socks_listen and/or transparent_listen"));
+                return Err(cx.err(
+                    "router.socks_listen",
+                    "the router needs a listener: socks_listen and/or transparent_listen",
+                ));
             }
             Some(RouterConfig {
                 server: cx.required_addr("router.server", &r.server)?,
@@ -270,9 +316,15 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
             let mut rules = Vec::new();
             for (i, r) in s.allow.iter().enumerate() {
                 let f = |name: &str| format!("server.allow[{i}].{name}");
-                let cidr = r.cidr.as_deref().ok_or_else(|| cx.err(&f("cidr"), "missing (e.g. \"203.0.113.0/24\")"))?;
+                let cidr = r
+                    .cidr
+                    .as_deref()
+                    .ok_or_else(|| cx.err(&f("cidr"), "missing (e.g. \"203.0.113.0/24\")"))?;
                 let cidr = Cidr::parse(cidr).map_err(|m| cx.err(&f("cidr"), m))?;
-                let ports = r.ports.as_ref().ok_or_else(|| cx.err(&f("ports"), "missing (e.g. [\"443\", \"8000-8100\"] or [\"*\"])"))?;
+                let ports = r
+                    .ports
+                    .as_ref()
+                    .ok_or_else(|| cx.err(&f("ports"), "missing (e.g. [\"443\", \"8000-8100\"] or [\"*\"])"))?;
                 if ports.is_empty() {
                     return Err(cx.err(&f("ports"), "empty: list at least one port, range or \"*\""));
                 }
@@ -304,19 +356,30 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
     };
     let pha_d = match raw.pha_d {
         None => None,
-        Some(v) => Some(crate::phad::config::parse(v, base).map_err(|m| match m.split_once(": ") {
-            Some((field, msg)) if field.starts_with("pha_d") => cx.err(field, msg),
-            _ => cx.err("pha_d", m),
-        })?),
+        Some(v) => Some(
+            crate::phad::config::parse(v, base).map_err(|m| match m.split_once(": ") {
+                Some((field, msg)) if field.starts_with("pha_d") => cx.err(field, msg),
+                _ => cx.err("pha_d", m),
+            })?,
+        ),
     };
-    Ok(Config { router, server, limits, metrics_listen, pha_d })
+    Ok(Config {
+        router,
+        server,
+        limits,
+        metrics_listen,
+        pha_d,
+    })
 }
 
 /// Reads and validates `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError { file: file.clone(), field: "(file)".into(), msg: format!("cannot read: {e}") })?;
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: file.clone(),
+        field: "(file)".into(),
+        msg: format!("cannot read: {e}"),
+    })?;
     parse(&text, &file, path.parent().unwrap_or(Path::new(".")))
 }
 
@@ -372,23 +435,49 @@ listen = "127.0.0.1:9464"
         let e = p("[limits]\nbuffer_bytes = 10\n").unwrap_err();
         assert_eq!(e.field, "limits.buffer_bytes");
         assert!(e.msg.contains("1024..=16777216"), "{e}");
-        assert!(e.to_string().starts_with("test.toml: limits.buffer_bytes: 10 is out of range"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("test.toml: limits.buffer_bytes: 10 is out of range"),
+            "{e}"
+        );
         assert_eq!(field_of("[limits]\nmax_connections = 0\n"), "limits.max_connections");
         assert_eq!(field_of("[limits]\nidle_timeout_s = -1\n"), "limits.idle_timeout_s");
-        assert_eq!(field_of("[limits]\nshutdown_grace_s = 301\n"), "limits.shutdown_grace_s");
+        assert_eq!(
+            field_of("[limits]\nshutdown_grace_s = 301\n"),
+            "limits.shutdown_grace_s"
+        );
         assert_eq!(field_of("[metrics]\nlisten = \"localhost\"\n"), "metrics.listen");
         assert_eq!(field_of(&format!("[server]\nlisten = \"0.0.0.0:1\"\nkey = \"{KEY}\"\n[[server.allow]]\ncidr = \"10.0.0.1/8\"\nports = [\"1\"]\n")), "server.allow[0].cidr");
         assert_eq!(field_of(&format!("[server]\nlisten = \"0.0.0.0:1\"\nkey = \"{KEY}\"\n[[server.allow]]\ncidr = \"10.0.0.0/8\"\nports = [\"1\", 0]\n")), "server.allow[0].ports[1]");
         assert_eq!(field_of(&format!("[server]\nlisten = \"0.0.0.0:1\"\nkey = \"{KEY}\"\n[[server.allow]]\ncidr = \"10.0.0.0/8\"\nports = []\n")), "server.allow[0].ports");
-        assert_eq!(field_of("[server]\nlisten = \"0.0.0.0:1\"\nkey = \"abc\"\n"), "server.key");
+        assert_eq!(
+            field_of("[server]\nlisten = \"0.0.0.0:1\"\nkey = \"abc\"\n"),
+            "server.key"
+        );
         assert_eq!(field_of("[server]\nlisten = \"0.0.0.0:1\"\n"), "server.key_file");
-        assert_eq!(field_of("[server]\nlisten = \"0.0.0.0:1\"\nkey_file = \"missing.key\"\n"), "server.key_file");
+        assert_eq!(
+            field_of("[server]\nlisten = \"0.0.0.0:1\"\nkey_file = \"missing.key\"\n"),
+            "server.key_file"
+        );
         assert_eq!(field_of(&format!("[server]\nkey = \"{KEY}\"\n")), "server.listen");
-        let srv = |v: &str| p(&format!("[server]\nlisten = \"0.0.0.0:1\"\nkey = \"{KEY}\"\nslow_start_after_idle = \"{v}\"\n"));
-        assert!(srv("off").unwrap().server.unwrap().idle_restart_off && !srv("leave").unwrap().server.unwrap().idle_restart_off);
+        let srv = |v: &str| {
+            p(&format!(
+                "[server]\nlisten = \"0.0.0.0:1\"\nkey = \"{KEY}\"\nslow_start_after_idle = \"{v}\"\n"
+            ))
+        };
+        assert!(
+            srv("off").unwrap().server.unwrap().idle_restart_off
+                && !srv("leave").unwrap().server.unwrap().idle_restart_off
+        );
         let e = srv("no").unwrap_err();
-        assert_eq!((e.field.as_str(), e.msg.as_str()), ("server.slow_start_after_idle", "`no`: one of leave, off"));
-        assert_eq!(field_of(&format!("[router]\nserver = \"1.2.3.4:5\"\nkey = \"{KEY}\"\n")), "router.socks_listen");
+        assert_eq!(
+            (e.field.as_str(), e.msg.as_str()),
+            ("server.slow_start_after_idle", "`no`: one of leave, off")
+        );
+        assert_eq!(
+            field_of(&format!("[router]\nserver = \"1.2.3.4:5\"\nkey = \"{KEY}\"\n")),
+            "router.socks_listen"
+        );
         assert_eq!(field_of(&format!("[router]\nserver = \"1.2.3.4:5\"\nkey = \"{KEY}\"\nsocks_listen = \"127.0.0.1:1\"\ncongestion = \"no such!\"\n")), "router.congestion");
     }
 
@@ -405,7 +494,11 @@ listen = "127.0.0.1:9464"
         let dir = std::env::temp_dir().join(format!("mobipath-proxy-cfg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("k"), format!("{KEY}\n")).unwrap();
-        std::fs::write(dir.join("c.toml"), "[server]\nlisten = \"0.0.0.0:7000\"\nkey_file = \"k\"\n").unwrap();
+        std::fs::write(
+            dir.join("c.toml"),
+            "[server]\nlisten = \"0.0.0.0:7000\"\nkey_file = \"k\"\n",
+        )
+        .unwrap();
         let c = load(&dir.join("c.toml")).unwrap();
         assert_eq!(c.server.unwrap().key.len(), 16);
         std::fs::remove_dir_all(&dir).unwrap();

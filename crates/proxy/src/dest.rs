@@ -48,7 +48,9 @@ impl Dest {
 
     /// Parses `ATYP DST.ADDR DST.PORT` from the start of `b`.
     pub fn parse_socks(b: &[u8]) -> Result<Parse<Dest>, SocksError> {
-        let Some(&atyp) = b.first() else { return Ok(Parse::Incomplete) };
+        let Some(&atyp) = b.first() else {
+            return Ok(Parse::Incomplete);
+        };
         let (addr_len, start) = match atyp {
             ATYP_IPV4 => (4, 1),
             ATYP_IPV6 => (16, 1),
@@ -72,7 +74,10 @@ impl Dest {
                 o.copy_from_slice(a);
                 Dest::Addr(SocketAddr::new(IpAddr::V6(Ipv6Addr::from(o)), port))
             }
-            _ => Dest::Name(std::str::from_utf8(a).map_err(|_| SocksError::NameNotUtf8)?.to_string(), port),
+            _ => Dest::Name(
+                std::str::from_utf8(a).map_err(|_| SocksError::NameNotUtf8)?.to_string(),
+                port,
+            ),
         };
         Ok(Parse::Done(d, end))
     }

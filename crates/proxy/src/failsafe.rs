@@ -113,13 +113,19 @@ impl<F: Flags> FailSafe<F> {
             if let Some(&last) = self.last_change.get(&id) {
                 if now - last < self.min_interval_s {
                     let why = format!("rate limit: one B=1 per {} s", self.min_interval_s);
-                    self.refuse(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":true,\"why\":{}}}", json_str(&why)));
+                    self.refuse(format!(
+                        "{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"backup\":true,\"why\":{}}}",
+                        json_str(&why)
+                    ));
                     return false;
                 }
             }
         }
         if let Err(e) = self.inner.set_backup(id, backup) {
-            self.restore_all(&format!("setting endpoint {id} {} failed: {e}", if backup { "backup" } else { "regular" }));
+            self.restore_all(&format!(
+                "setting endpoint {id} {} failed: {e}",
+                if backup { "backup" } else { "regular" }
+            ));
             return false;
         }
         self.backup.insert(id, backup);
@@ -146,7 +152,10 @@ impl<F: Flags> FailSafe<F> {
             self.refuse(format!("{{\"failsafe\":\"refused\",\"endpoint_id\":{id},\"resend\":true,\"why\":\"it would leave no regular path\"}}"));
             return false;
         }
-        let r = self.inner.set_backup(id, true).and_then(|()| self.inner.set_backup(id, false));
+        let r = self
+            .inner
+            .set_backup(id, true)
+            .and_then(|()| self.inner.set_backup(id, false));
         if let Err(e) = r {
             self.restore_all(&format!("re-sending B=0 on endpoint {id} failed: {e}"));
             return false;
@@ -171,9 +180,15 @@ impl<F: Flags> FailSafe<F> {
         let errs = if errors.is_empty() {
             String::new()
         } else {
-            format!(",\"errors\":[{}]", errors.iter().map(|e| json_str(e)).collect::<Vec<_>>().join(","))
+            format!(
+                ",\"errors\":[{}]",
+                errors.iter().map(|e| json_str(e)).collect::<Vec<_>>().join(",")
+            )
         };
-        self.note(format!("{{\"failsafe\":\"restored\",\"reason\":{},\"endpoint_ids\":[{ids}],\"backup\":false{errs}}}", json_str(reason)));
+        self.note(format!(
+            "{{\"failsafe\":\"restored\",\"reason\":{},\"endpoint_ids\":[{ids}],\"backup\":false{errs}}}",
+            json_str(reason)
+        ));
         errors
     }
 }
@@ -202,9 +217,17 @@ pub fn parse_command(line: &str) -> Result<(u8, bool), String> {
     let backup = match w.next() {
         Some("backup") => true,
         Some("regular") => false,
-        other => return Err(format!("expected `backup ID`, `regular ID` or `resend ID`, got {other:?}")),
+        other => {
+            return Err(format!(
+                "expected `backup ID`, `regular ID` or `resend ID`, got {other:?}"
+            ))
+        }
     };
-    let id = w.next().and_then(|s| s.parse::<u8>().ok()).filter(|&i| i > 0).ok_or("endpoint id must be 1..=255")?;
+    let id = w
+        .next()
+        .and_then(|s| s.parse::<u8>().ok())
+        .filter(|&i| i > 0)
+        .ok_or("endpoint id must be 1..=255")?;
     if w.next().is_some() {
         return Err("trailing words".into());
     }
@@ -221,7 +244,11 @@ pub fn flags_main(args: &[String]) -> i32 {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--endpoints" => {
-                let v = it.next().map(|s| s.split(',').map(|x| x.trim().parse::<u8>()).collect::<Result<Vec<_>, _>>());
+                let v = it.next().map(|s| {
+                    s.split(',')
+                        .map(|x| x.trim().parse::<u8>())
+                        .collect::<Result<Vec<_>, _>>()
+                });
                 match v {
                     Some(Ok(v)) if !v.is_empty() && v.iter().all(|&i| i > 0) => ids = Some(v),
                     _ => {
@@ -264,9 +291,11 @@ pub fn flags_main(args: &[String]) -> i32 {
     let mut fs = FailSafe::new(pm, ids, min_ms as f64 / 1e3);
     let reason = rt.block_on(async {
         use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut hup), Ok(mut int)) =
-            (signal(SignalKind::terminate()), signal(SignalKind::hangup()), signal(SignalKind::interrupt()))
-        else {
+        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
+        ) else {
             return "cannot install signal handlers".to_string();
         };
         fs.restore_all("start");
@@ -349,7 +378,14 @@ mod tests {
 
     #[test]
     fn failure_restores_every_endpoint() {
-        let mut f = FailSafe::new(Rec { fail_on: Some((1, true)), ..Default::default() }, vec![1, 2], 0.0);
+        let mut f = FailSafe::new(
+            Rec {
+                fail_on: Some((1, true)),
+                ..Default::default()
+            },
+            vec![1, 2],
+            0.0,
+        );
         assert!(!f.set_backup(1, true, 0.0));
         assert_eq!(f.inner.calls, vec![(1, true), (1, false), (2, false)]);
         assert!(f.recent.back().unwrap().contains("\"failsafe\":\"restored\""));
@@ -358,7 +394,14 @@ mod tests {
 
     #[test]
     fn restore_continues_past_a_failing_endpoint() {
-        let mut f = FailSafe::new(Rec { fail_on: Some((1, false)), ..Default::default() }, vec![1, 2], 0.0);
+        let mut f = FailSafe::new(
+            Rec {
+                fail_on: Some((1, false)),
+                ..Default::default()
+            },
+            vec![1, 2],
+            0.0,
+        );
         let errs = f.restore_all("test");
         assert_eq!(errs.len(), 1);
         assert_eq!(f.inner.calls, vec![(1, false), (2, false)]);
@@ -370,9 +413,19 @@ mod tests {
         assert!(f.resend_regular(1));
         assert_eq!(f.inner.calls, vec![(1, true), (1, false)]);
         assert!(f.set_backup(2, true, 0.0));
-        assert!(!f.resend_regular(1), "endpoint 2 is backup: a transient B=1 on 1 would leave none regular");
+        assert!(
+            !f.resend_regular(1),
+            "endpoint 2 is backup: a transient B=1 on 1 would leave none regular"
+        );
         assert!(!f.resend_regular(2), "a backup endpoint is not re-sent B=0");
-        let mut g = FailSafe::new(Rec { fail_on: Some((1, false)), ..Default::default() }, vec![1, 2], 0.0);
+        let mut g = FailSafe::new(
+            Rec {
+                fail_on: Some((1, false)),
+                ..Default::default()
+            },
+            vec![1, 2],
+            0.0,
+        );
         assert!(!g.resend_regular(1));
         assert!(g.recent.back().unwrap().contains("restored"));
     }
@@ -390,13 +443,29 @@ mod tests {
             f.inner.calls.clear();
         }
         f.restore_all("stop");
-        assert_eq!(f.inner.calls, vec![(1, false), (2, false)], "the last restore still reaches every endpoint");
+        assert_eq!(
+            f.inner.calls,
+            vec![(1, false), (2, false)],
+            "the last restore still reaches every endpoint"
+        );
         assert_eq!((f.restores, f.refusals), (10_001, 10_000));
         assert_eq!(f.recent.len(), RECENT_LINES);
-        assert!(f.recent.capacity() < 4 * RECENT_LINES, "capacity {}", f.recent.capacity());
+        assert!(
+            f.recent.capacity() < 4 * RECENT_LINES,
+            "capacity {}",
+            f.recent.capacity()
+        );
         // Oldest first, newest last: the final restore, after the last round's refusal.
-        assert!(f.recent.back().unwrap().contains("\"reason\":\"stop\""), "{:?}", f.recent.back());
-        assert!(f.recent[RECENT_LINES - 2].contains("it would leave no regular path"), "{:?}", f.recent);
+        assert!(
+            f.recent.back().unwrap().contains("\"reason\":\"stop\""),
+            "{:?}",
+            f.recent.back()
+        );
+        assert!(
+            f.recent[RECENT_LINES - 2].contains("it would leave no regular path"),
+            "{:?}",
+            f.recent
+        );
         assert!(f.recent.iter().any(|l| l.contains("unusable GPS input #9999")));
         assert!(!f.recent.iter().any(|l| l.contains("unusable GPS input #0\"")));
     }

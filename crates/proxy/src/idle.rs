@@ -31,11 +31,17 @@ impl IdleRestartGuard {
         }
         match std::fs::write(path, "0") {
             Ok(()) => {
-                println!("{{\"pha_d\":\"slow_start_after_idle\",\"was\":{},\"now\":0}}", json_str(&was));
+                println!(
+                    "{{\"pha_d\":\"slow_start_after_idle\",\"was\":{},\"now\":0}}",
+                    json_str(&was)
+                );
                 Some(IdleRestartGuard { path, was })
             }
             Err(e) => {
-                println!("{{\"pha_d\":\"note\",\"why\":{}}}", json_str(&format!("cannot turn net.ipv4.tcp_slow_start_after_idle off: {e}")));
+                println!(
+                    "{{\"pha_d\":\"note\",\"why\":{}}}",
+                    json_str(&format!("cannot turn net.ipv4.tcp_slow_start_after_idle off: {e}"))
+                );
                 None
             }
         }
@@ -56,7 +62,13 @@ mod tests {
     /// 0 is left alone (nothing to put back).
     #[test]
     fn idle_restart_guard_turns_off_and_restores() {
-        let path: &'static str = Box::leak(std::env::temp_dir().join(format!("mobipath-ssai-{}", std::process::id())).display().to_string().into_boxed_str());
+        let path: &'static str = Box::leak(
+            std::env::temp_dir()
+                .join(format!("mobipath-ssai-{}", std::process::id()))
+                .display()
+                .to_string()
+                .into_boxed_str(),
+        );
         std::fs::write(path, "1\n").unwrap();
         {
             let g = IdleRestartGuard::turn_off(path);
@@ -69,5 +81,4 @@ mod tests {
         std::fs::remove_file(path).unwrap();
         assert!(IdleRestartGuard::turn_off(path).is_none(), "no file: nothing to do");
     }
-
 }

@@ -88,27 +88,76 @@ impl Registry {
         let conns: Vec<Arc<Conn>> = self.conns.lock().unwrap().values().cloned().collect();
         let mut fam: BTreeMap<&'static str, (&'static str, &'static str, Vec<String>)> = BTreeMap::new();
         let mut add = |name: &'static str, kind: &'static str, help: &'static str, labels: String, v: f64| {
-            fam.entry(name).or_insert((kind, help, Vec::new())).2.push(format!("{name}{{{labels}}} {v}"));
+            fam.entry(name)
+                .or_insert((kind, help, Vec::new()))
+                .2
+                .push(format!("{name}{{{labels}}} {v}"));
         };
         for ((side, result), n) in self.events.lock().unwrap().iter() {
-            add("mobipath_proxy_connections_total", "counter", "Connections by outcome (relayed or the reason for refusal)",
-                format!("side=\"{side}\",result=\"{result}\""), *n as f64);
+            add(
+                "mobipath_proxy_connections_total",
+                "counter",
+                "Connections by outcome (relayed or the reason for refusal)",
+                format!("side=\"{side}\",result=\"{result}\""),
+                *n as f64,
+            );
         }
         let mut active: BTreeMap<&'static str, u64> = BTreeMap::new();
         for c in &conns {
             *active.entry(c.side).or_default() += 1;
-            let l = format!("side=\"{}\",conn=\"{}\",peer=\"{}\",dest=\"{}\"", c.side, c.id, c.peer, esc(&c.dest));
-            add("mobipath_proxy_connection_bytes_total", "counter", "Bytes relayed per connection (up = client to destination)",
-                format!("{l},direction=\"up\""), c.counters.up.load(Ordering::Relaxed) as f64);
-            add("mobipath_proxy_connection_bytes_total", "counter", "Bytes relayed per connection (up = client to destination)",
-                format!("{l},direction=\"down\""), c.counters.down.load(Ordering::Relaxed) as f64);
-            let Some(fd) = c.mptcp_fd.as_ref().map(|f| f.as_raw_fd()) else { continue };
+            let l = format!(
+                "side=\"{}\",conn=\"{}\",peer=\"{}\",dest=\"{}\"",
+                c.side,
+                c.id,
+                c.peer,
+                esc(&c.dest)
+            );
+            add(
+                "mobipath_proxy_connection_bytes_total",
+                "counter",
+                "Bytes relayed per connection (up = client to destination)",
+                format!("{l},direction=\"up\""),
+                c.counters.up.load(Ordering::Relaxed) as f64,
+            );
+            add(
+                "mobipath_proxy_connection_bytes_total",
+                "counter",
+                "Bytes relayed per connection (up = client to destination)",
+                format!("{l},direction=\"down\""),
+                c.counters.down.load(Ordering::Relaxed) as f64,
+            );
+            let Some(fd) = c.mptcp_fd.as_ref().map(|f| f.as_raw_fd()) else {
+                continue;
+            };
             if let Some(mi) = mptcp::mptcp_info(fd) {
-                add("mobipath_proxy_connection_subflows", "gauge", "Subflows besides the initial one (mptcpi_subflows)", l.clone(), mi.subflows as f64);
-                add("mobipath_proxy_connection_fallback", "gauge", "1 if the MPTCP connection fell back to plain TCP", l.clone(),
-                    (mi.flags & mptcp::MPTCP_INFO_FLAG_FALLBACK != 0) as u8 as f64);
-                add("mobipath_proxy_connection_retransmits_total", "counter", "MPTCP-level retransmissions (mptcpi_retransmits)", l.clone(), mi.retransmits as f64);
-                add("mobipath_proxy_connection_bytes_retrans_total", "counter", "MPTCP-level bytes retransmitted (mptcpi_bytes_retrans)", l.clone(), mi.bytes_retrans as f64);
+                add(
+                    "mobipath_proxy_connection_subflows",
+                    "gauge",
+                    "Subflows besides the initial one (mptcpi_subflows)",
+                    l.clone(),
+                    mi.subflows as f64,
+                );
+                add(
+                    "mobipath_proxy_connection_fallback",
+                    "gauge",
+                    "1 if the MPTCP connection fell back to plain TCP",
+                    l.clone(),
+                    (mi.flags & mptcp::MPTCP_INFO_FLAG_FALLBACK != 0) as u8 as f64,
+                );
+                add(
+                    "mobipath_proxy_connection_retransmits_total",
+                    "counter",
+                    "MPTCP-level retransmissions (mptcpi_retransmits)",
+                    l.clone(),
+                    mi.retransmits as f64,
+                );
+                add(
+                    "mobipath_proxy_connection_bytes_retrans_total",
+                    "counter",
+                    "MPTCP-level bytes retransmitted (mptcpi_bytes_retrans)",
+                    l.clone(),
+                    mi.bytes_retrans as f64,
+                );
             }
             for (i, s) in mptcp::subflows(fd).iter().enumerate() {
                 let sl = format!(
@@ -117,21 +166,81 @@ impl Registry {
                     s.remote.map(|a| a.to_string()).unwrap_or_default()
                 );
                 let t = &s.info;
-                add("mobipath_proxy_subflow_rtt_seconds", "gauge", "Smoothed RTT of the subflow (tcpi_rtt)", sl.clone(), t.rtt_us as f64 / 1e6);
-                add("mobipath_proxy_subflow_rto_seconds", "gauge", "Retransmission timeout of the subflow (tcpi_rto)", sl.clone(), t.rto_us as f64 / 1e6);
-                add("mobipath_proxy_subflow_cwnd_segments", "gauge", "Congestion window (tcpi_snd_cwnd)", sl.clone(), t.snd_cwnd as f64);
-                add("mobipath_proxy_subflow_unacked_segments", "gauge", "Segments in flight (tcpi_unacked)", sl.clone(), t.unacked as f64);
-                add("mobipath_proxy_subflow_notsent_bytes", "gauge", "Bytes queued but not yet sent (tcpi_notsent_bytes)", sl.clone(), t.notsent_bytes as f64);
+                add(
+                    "mobipath_proxy_subflow_rtt_seconds",
+                    "gauge",
+                    "Smoothed RTT of the subflow (tcpi_rtt)",
+                    sl.clone(),
+                    t.rtt_us as f64 / 1e6,
+                );
+                add(
+                    "mobipath_proxy_subflow_rto_seconds",
+                    "gauge",
+                    "Retransmission timeout of the subflow (tcpi_rto)",
+                    sl.clone(),
+                    t.rto_us as f64 / 1e6,
+                );
+                add(
+                    "mobipath_proxy_subflow_cwnd_segments",
+                    "gauge",
+                    "Congestion window (tcpi_snd_cwnd)",
+                    sl.clone(),
+                    t.snd_cwnd as f64,
+                );
+                add(
+                    "mobipath_proxy_subflow_unacked_segments",
+                    "gauge",
+                    "Segments in flight (tcpi_unacked)",
+                    sl.clone(),
+                    t.unacked as f64,
+                );
+                add(
+                    "mobipath_proxy_subflow_notsent_bytes",
+                    "gauge",
+                    "Bytes queued but not yet sent (tcpi_notsent_bytes)",
+                    sl.clone(),
+                    t.notsent_bytes as f64,
+                );
                 add("mobipath_proxy_subflow_drain_seconds", "gauge", "Time to send the not-yet-sent bytes: tcpi_notsent_bytes over max(tcpi_delivery_rate, cwnd*mss/rtt); 0 when no rate is known",
                     sl.clone(), t.drain_ns().unwrap_or(0) as f64 / 1e9);
-                add("mobipath_proxy_subflow_bytes_sent_total", "counter", "Bytes sent including retransmissions (tcpi_bytes_sent)", sl.clone(), t.bytes_sent as f64);
-                add("mobipath_proxy_subflow_bytes_received_total", "counter", "Bytes received (tcpi_bytes_received)", sl.clone(), t.bytes_received as f64);
-                add("mobipath_proxy_subflow_bytes_retrans_total", "counter", "Bytes retransmitted (tcpi_bytes_retrans)", sl.clone(), t.bytes_retrans as f64);
-                add("mobipath_proxy_subflow_retransmits_total", "counter", "Segments retransmitted (tcpi_total_retrans)", sl, t.total_retrans as f64);
+                add(
+                    "mobipath_proxy_subflow_bytes_sent_total",
+                    "counter",
+                    "Bytes sent including retransmissions (tcpi_bytes_sent)",
+                    sl.clone(),
+                    t.bytes_sent as f64,
+                );
+                add(
+                    "mobipath_proxy_subflow_bytes_received_total",
+                    "counter",
+                    "Bytes received (tcpi_bytes_received)",
+                    sl.clone(),
+                    t.bytes_received as f64,
+                );
+                add(
+                    "mobipath_proxy_subflow_bytes_retrans_total",
+                    "counter",
+                    "Bytes retransmitted (tcpi_bytes_retrans)",
+                    sl.clone(),
+                    t.bytes_retrans as f64,
+                );
+                add(
+                    "mobipath_proxy_subflow_retransmits_total",
+                    "counter",
+                    "Segments retransmitted (tcpi_total_retrans)",
+                    sl,
+                    t.total_retrans as f64,
+                );
             }
         }
         for (side, n) in active {
-            add("mobipath_proxy_connections_active", "gauge", "Connections being relayed", format!("side=\"{side}\""), n as f64);
+            add(
+                "mobipath_proxy_connections_active",
+                "gauge",
+                "Connections being relayed",
+                format!("side=\"{side}\""),
+                n as f64,
+            );
         }
         let mut out = String::new();
         for (name, (kind, help, lines)) in fam {
@@ -199,12 +308,36 @@ mod tests {
         reg.event("server", "refused_auth");
         let c = Arc::new(Counters::default());
         c.up.store(42, Ordering::Relaxed);
-        let _g1 = reg.register(Conn { id: 1, side: "server", peer: "10.0.0.1:5".parse().unwrap(), dest: "a\"b:1".into(), counters: c.clone(), mptcp_fd: None });
-        let g2 = reg.register(Conn { id: 2, side: "server", peer: "10.0.0.1:6".parse().unwrap(), dest: "x:1".into(), counters: c, mptcp_fd: None });
+        let _g1 = reg.register(Conn {
+            id: 1,
+            side: "server",
+            peer: "10.0.0.1:5".parse().unwrap(),
+            dest: "a\"b:1".into(),
+            counters: c.clone(),
+            mptcp_fd: None,
+        });
+        let g2 = reg.register(Conn {
+            id: 2,
+            side: "server",
+            peer: "10.0.0.1:6".parse().unwrap(),
+            dest: "x:1".into(),
+            counters: c,
+            mptcp_fd: None,
+        });
         let text = reg.render();
-        assert!(text.contains("mobipath_proxy_connections_total{side=\"server\",result=\"refused_auth\"} 2\n"), "{text}");
-        assert_eq!(text.matches("# TYPE mobipath_proxy_connection_bytes_total counter").count(), 1);
-        assert!(text.contains("conn=\"1\",peer=\"10.0.0.1:5\",dest=\"a\\\"b:1\",direction=\"up\"} 42\n"), "{text}");
+        assert!(
+            text.contains("mobipath_proxy_connections_total{side=\"server\",result=\"refused_auth\"} 2\n"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("# TYPE mobipath_proxy_connection_bytes_total counter")
+                .count(),
+            1
+        );
+        assert!(
+            text.contains("conn=\"1\",peer=\"10.0.0.1:5\",dest=\"a\\\"b:1\",direction=\"up\"} 42\n"),
+            "{text}"
+        );
         assert!(text.contains("mobipath_proxy_connections_active{side=\"server\"} 2\n"));
         drop(g2);
         assert_eq!(reg.active(), 1);

@@ -31,19 +31,38 @@ const SUBFLOW_ADDRS_LEN: usize = 256;
 pub const MAX_SUBFLOWS: usize = 8;
 
 fn mptcp_socket(addr: &SocketAddr) -> io::Result<Socket> {
-    Socket::new(Domain::for_address(*addr), Type::STREAM, Some(Protocol::from(IPPROTO_MPTCP))).map_err(|e| {
-        io::Error::new(e.kind(), format!("cannot open an MPTCP socket ({e}); the kernel needs MPTCP (Linux >= 5.6, sysctl net.mptcp.enabled=1)"))
+    Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::from(IPPROTO_MPTCP)),
+    )
+    .map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "cannot open an MPTCP socket ({e}); the kernel needs MPTCP (Linux >= 5.6, sysctl net.mptcp.enabled=1)"
+            ),
+        )
     })
 }
 
 /// Sets `TCP_CONGESTION` (works on TCP and MPTCP sockets alike).
 pub fn set_congestion(fd: RawFd, name: &str) -> io::Result<()> {
     let r = unsafe {
-        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr().cast(), name.len() as libc::socklen_t)
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
     };
     if r != 0 {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("TCP_CONGESTION {name}: {e} (see net.ipv4.tcp_allowed_congestion_control)")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("TCP_CONGESTION {name}: {e} (see net.ipv4.tcp_allowed_congestion_control)"),
+        ));
     }
     Ok(())
 }
@@ -56,7 +75,8 @@ pub fn listen(addr: SocketAddr, backlog: i32) -> io::Result<TcpListener> {
         // Accept IPv4 too on [::] (the usual server expectation).
         let _ = s.set_only_v6(false);
     }
-    s.bind(&addr.into()).map_err(|e| io::Error::new(e.kind(), format!("bind {addr}: {e}")))?;
+    s.bind(&addr.into())
+        .map_err(|e| io::Error::new(e.kind(), format!("bind {addr}: {e}")))?;
     s.listen(backlog)?;
     s.set_nonblocking(true)?;
     TcpListener::from_std(s.into())
@@ -73,7 +93,10 @@ pub async fn connect(addr: SocketAddr, congestion: Option<&str>, timeout: Durati
     let sock = TcpSocket::from_std_stream(std);
     match tokio::time::timeout(timeout, sock.connect(addr)).await {
         Ok(r) => r,
-        Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, format!("connect to {addr} timed out"))),
+        Err(_) => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("connect to {addr} timed out"),
+        )),
     }
 }
 
@@ -84,13 +107,21 @@ pub fn listen_transparent(addr: SocketAddr, backlog: i32) -> io::Result<TcpListe
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
     let one: libc::c_int = 1;
-    let (level, opt) = if addr.is_ipv4() { (libc::SOL_IP, libc::IP_TRANSPARENT) } else { (libc::SOL_IPV6, libc::IPV6_TRANSPARENT) };
+    let (level, opt) = if addr.is_ipv4() {
+        (libc::SOL_IP, libc::IP_TRANSPARENT)
+    } else {
+        (libc::SOL_IPV6, libc::IPV6_TRANSPARENT)
+    };
     let r = unsafe { libc::setsockopt(s.as_raw_fd(), level, opt, (&one as *const libc::c_int).cast(), 4) };
     if r != 0 {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("IP_TRANSPARENT on {addr}: {e} (needs CAP_NET_ADMIN)")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("IP_TRANSPARENT on {addr}: {e} (needs CAP_NET_ADMIN)"),
+        ));
     }
-    s.bind(&addr.into()).map_err(|e| io::Error::new(e.kind(), format!("bind {addr}: {e}")))?;
+    s.bind(&addr.into())
+        .map_err(|e| io::Error::new(e.kind(), format!("bind {addr}: {e}")))?;
     s.listen(backlog)?;
     s.set_nonblocking(true)?;
     TcpListener::from_std(s.into())
@@ -100,18 +131,23 @@ pub fn listen_transparent(addr: SocketAddr, backlog: i32) -> io::Result<TcpListe
 pub fn listen_tcp(addr: SocketAddr, backlog: i32) -> io::Result<TcpListener> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     s.set_reuse_address(true)?;
-    s.bind(&addr.into()).map_err(|e| io::Error::new(e.kind(), format!("bind {addr}: {e}")))?;
+    s.bind(&addr.into())
+        .map_err(|e| io::Error::new(e.kind(), format!("bind {addr}: {e}")))?;
     s.listen(backlog)?;
     s.set_nonblocking(true)?;
     TcpListener::from_std(s.into())
 }
 
 fn u32_at(b: &[u8], off: usize) -> u32 {
-    b.get(off..off + 4).map(|s| u32::from_ne_bytes(s.try_into().unwrap())).unwrap_or(0)
+    b.get(off..off + 4)
+        .map(|s| u32::from_ne_bytes(s.try_into().unwrap()))
+        .unwrap_or(0)
 }
 
 fn u64_at(b: &[u8], off: usize) -> u64 {
-    b.get(off..off + 8).map(|s| u64::from_ne_bytes(s.try_into().unwrap())).unwrap_or(0)
+    b.get(off..off + 8)
+        .map(|s| u64::from_ne_bytes(s.try_into().unwrap()))
+        .unwrap_or(0)
 }
 
 /// The `struct mptcp_info` fields the metrics use.
@@ -182,7 +218,11 @@ impl TcpInfo {
     /// delivery rate and cwnd·mss/RTT (the rate the window allows); `None` when neither rate is
     /// known. One formula for the router's PHA-D and the exported `drain_seconds` gauge.
     pub fn drain_ns(&self) -> Option<u64> {
-        let cwnd_rate = if self.rtt_us > 0 { self.snd_cwnd as u64 * self.snd_mss as u64 * 1_000_000 / self.rtt_us as u64 } else { 0 };
+        let cwnd_rate = if self.rtt_us > 0 {
+            self.snd_cwnd as u64 * self.snd_mss as u64 * 1_000_000 / self.rtt_us as u64
+        } else {
+            0
+        };
         let rate = self.delivery_rate.max(cwnd_rate);
         (self.notsent_bytes as u64 * 1_000_000_000).checked_div(rate)
     }

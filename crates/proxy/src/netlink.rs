@@ -93,13 +93,27 @@ impl MptcpPm {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
         sa.nl_family = libc::AF_NETLINK as u16;
-        let r = unsafe { libc::bind(fd.as_raw_fd(), (&sa as *const libc::sockaddr_nl).cast(), std::mem::size_of::<libc::sockaddr_nl>() as u32) };
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_nl).cast(),
+                std::mem::size_of::<libc::sockaddr_nl>() as u32,
+            )
+        };
         if r != 0 {
             return Err(io::Error::last_os_error());
         }
         // A reply must come: bound the wait so a broken kernel cannot hang a fail-safe path.
         let tv = libc::timeval { tv_sec: 2, tv_usec: 0 };
-        unsafe { libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as u32) };
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as u32,
+            )
+        };
         let mut pm = MptcpPm { fd, family: 0, seq: 0 };
         let mut a = Vec::new();
         push_attr(&mut a, CTRL_ATTR_FAMILY_NAME, b"mptcp_pm\0");
@@ -109,7 +123,12 @@ impl MptcpPm {
             .flat_map(|m| attrs(m))
             .find(|(t, p)| *t == CTRL_ATTR_FAMILY_ID && p.len() >= 2)
             .map(|(_, p)| u16::from_ne_bytes([p[0], p[1]]))
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "generic netlink family mptcp_pm not found (kernel without MPTCP?)"))?;
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "generic netlink family mptcp_pm not found (kernel without MPTCP?)",
+                )
+            })?;
         pm.family = id;
         Ok(pm)
     }
@@ -121,7 +140,10 @@ impl MptcpPm {
     pub fn open_in(netns: Option<&str>) -> io::Result<MptcpPm> {
         let Some(ns) = netns else { return MptcpPm::open() };
         if ns.is_empty() || ns.contains('/') {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("network namespace name {ns:?}")));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("network namespace name {ns:?}"),
+            ));
         }
         let path = format!("/run/netns/{ns}");
         std::thread::spawn(move || {
@@ -152,7 +174,14 @@ impl MptcpPm {
         let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
         sa.nl_family = libc::AF_NETLINK as u16;
         let r = unsafe {
-            libc::sendto(self.fd.as_raw_fd(), m.as_ptr().cast(), m.len(), 0, (&sa as *const libc::sockaddr_nl).cast(), std::mem::size_of::<libc::sockaddr_nl>() as u32)
+            libc::sendto(
+                self.fd.as_raw_fd(),
+                m.as_ptr().cast(),
+                m.len(),
+                0,
+                (&sa as *const libc::sockaddr_nl).cast(),
+                std::mem::size_of::<libc::sockaddr_nl>() as u32,
+            )
         };
         if r < 0 {
             return Err(io::Error::last_os_error());
@@ -201,20 +230,34 @@ impl MptcpPm {
 
     /// Every endpoint of the in-kernel path manager (`ip mptcp endpoint show`).
     pub fn endpoints(&mut self) -> io::Result<Vec<Endpoint>> {
-        let replies = self.request(self.family, MPTCP_PM_CMD_GET_ADDR, MPTCP_PM_VER, NLM_F_REQUEST | NLM_F_DUMP, &[])?;
+        let replies = self.request(
+            self.family,
+            MPTCP_PM_CMD_GET_ADDR,
+            MPTCP_PM_VER,
+            NLM_F_REQUEST | NLM_F_DUMP,
+            &[],
+        )?;
         let mut out = Vec::new();
         for r in &replies {
             for (t, nested) in attrs(r) {
                 if t != MPTCP_PM_ATTR_ADDR {
                     continue;
                 }
-                let mut ep = Endpoint { id: 0, flags: 0, addr: None };
+                let mut ep = Endpoint {
+                    id: 0,
+                    flags: 0,
+                    addr: None,
+                };
                 for (at, p) in attrs(nested) {
                     match at {
                         MPTCP_PM_ADDR_ATTR_ID if !p.is_empty() => ep.id = p[0],
-                        MPTCP_PM_ADDR_ATTR_FLAGS if p.len() >= 4 => ep.flags = u32::from_ne_bytes(p[..4].try_into().unwrap()),
+                        MPTCP_PM_ADDR_ATTR_FLAGS if p.len() >= 4 => {
+                            ep.flags = u32::from_ne_bytes(p[..4].try_into().unwrap())
+                        }
                         // Network byte order (struct in_addr / in6_addr).
-                        MPTCP_PM_ADDR_ATTR_ADDR4 if p.len() >= 4 => ep.addr = Some(std::net::Ipv4Addr::new(p[0], p[1], p[2], p[3]).into()),
+                        MPTCP_PM_ADDR_ATTR_ADDR4 if p.len() >= 4 => {
+                            ep.addr = Some(std::net::Ipv4Addr::new(p[0], p[1], p[2], p[3]).into())
+                        }
                         MPTCP_PM_ADDR_ATTR_ADDR6 if p.len() >= 16 => {
                             ep.addr = Some(std::net::Ipv6Addr::from(<[u8; 16]>::try_from(&p[..16]).unwrap()).into())
                         }
@@ -236,7 +279,11 @@ impl MptcpPm {
             .into_iter()
             .find(|e| e.id == id)
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no MPTCP endpoint with id {id}")))?;
-        let flags = if backup { current.flags | FLAG_BACKUP } else { current.flags & !FLAG_BACKUP };
+        let flags = if backup {
+            current.flags | FLAG_BACKUP
+        } else {
+            current.flags & !FLAG_BACKUP
+        };
         // Only BACKUP and FULLMESH may be changed by SET_FLAGS; send those bits.
         let flags = flags & (FLAG_BACKUP | FLAG_FULLMESH);
         let mut nested = Vec::new();
@@ -244,9 +291,23 @@ impl MptcpPm {
         push_attr(&mut nested, MPTCP_PM_ADDR_ATTR_FLAGS, &flags.to_ne_bytes());
         let mut a = Vec::new();
         push_attr(&mut a, MPTCP_PM_ATTR_ADDR | NLA_F_NESTED, &nested);
-        self.request(self.family, MPTCP_PM_CMD_SET_FLAGS, MPTCP_PM_VER, NLM_F_REQUEST | NLM_F_ACK, &a)
-            .map(|_| ())
-            .map_err(|e| io::Error::new(e.kind(), format!("MPTCP_PM_CMD_SET_FLAGS id {id} {}: {e}", if backup { "backup" } else { "regular" })))
+        self.request(
+            self.family,
+            MPTCP_PM_CMD_SET_FLAGS,
+            MPTCP_PM_VER,
+            NLM_F_REQUEST | NLM_F_ACK,
+            &a,
+        )
+        .map(|_| ())
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "MPTCP_PM_CMD_SET_FLAGS id {id} {}: {e}",
+                    if backup { "backup" } else { "regular" }
+                ),
+            )
+        })
     }
 }
 

@@ -32,7 +32,8 @@ struct Activity {
 
 impl Activity {
     fn touch(&self) {
-        self.last_ms.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+        self.last_ms
+            .store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
     fn idle_for(&self) -> Duration {
         let now = self.start.elapsed().as_millis() as u64;
@@ -41,7 +42,11 @@ impl Activity {
 }
 
 /// Waits for `fut`, but gives up once the whole connection has been idle for `idle`.
-async fn guarded<T>(act: &Activity, idle: Duration, fut: impl std::future::Future<Output = io::Result<T>>) -> io::Result<T> {
+async fn guarded<T>(
+    act: &Activity,
+    idle: Duration,
+    fut: impl std::future::Future<Output = io::Result<T>>,
+) -> io::Result<T> {
     tokio::pin!(fut);
     loop {
         let left = idle.saturating_sub(act.idle_for());
@@ -55,7 +60,14 @@ async fn guarded<T>(act: &Activity, idle: Duration, fut: impl std::future::Futur
     }
 }
 
-async fn one_way<R, W>(mut r: R, mut w: W, buf_len: usize, count: &AtomicU64, act: &Activity, idle: Duration) -> io::Result<()>
+async fn one_way<R, W>(
+    mut r: R,
+    mut w: W,
+    buf_len: usize,
+    count: &AtomicU64,
+    act: &Activity,
+    idle: Duration,
+) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -81,7 +93,10 @@ where
     A: AsyncRead + AsyncWrite + Unpin,
     B: AsyncRead + AsyncWrite + Unpin,
 {
-    let act = Activity { start: Instant::now(), last_ms: AtomicU64::new(0) };
+    let act = Activity {
+        start: Instant::now(),
+        last_ms: AtomicU64::new(0),
+    };
     let (cr, cw) = tokio::io::split(client);
     let (dr, dw) = tokio::io::split(dest);
     let up = one_way(cr, dw, buf_len, &counters.up, &act, idle);
@@ -126,7 +141,14 @@ mod tests {
     async fn idle_connection_times_out() {
         let (_c, c_proxy) = tokio::io::duplex(64);
         let (d_proxy, _d) = tokio::io::duplex(64);
-        let r = relay(c_proxy, d_proxy, 16, Duration::from_secs(30), Arc::new(Counters::default())).await;
+        let r = relay(
+            c_proxy,
+            d_proxy,
+            16,
+            Duration::from_secs(30),
+            Arc::new(Counters::default()),
+        )
+        .await;
         assert_eq!(r.unwrap_err().kind(), io::ErrorKind::TimedOut);
     }
 

@@ -14,10 +14,10 @@ use crate::auth::{self, Request, Status};
 use crate::config::{Limits, RouterConfig};
 use crate::dest::Dest;
 use crate::metrics::{Conn, Registry};
+use crate::mptcp;
 use crate::relay::{relay, Counters};
 use crate::server::FdDup;
 use crate::socks5::{self, Reply};
-use crate::mptcp;
 
 const SIDE: &str = "router";
 
@@ -27,18 +27,40 @@ enum Mode {
     Transparent,
 }
 
-pub async fn run(cfg: RouterConfig, limits: Limits, reg: Arc<Registry>, slots: Arc<Semaphore>, stop: watch::Receiver<bool>) -> io::Result<()> {
+pub async fn run(
+    cfg: RouterConfig,
+    limits: Limits,
+    reg: Arc<Registry>,
+    slots: Arc<Semaphore>,
+    stop: watch::Receiver<bool>,
+) -> io::Result<()> {
     let cfg = Arc::new(cfg);
     let mut tasks = Vec::new();
     if let Some(a) = cfg.socks_listen {
         let l = mptcp::listen_tcp(a, 1024)?;
         log!("router: SOCKS5 on {a} -> {} (MPTCP)", cfg.server);
-        tasks.push(tokio::spawn(accept_loop(l, Mode::Socks, cfg.clone(), limits.clone(), reg.clone(), slots.clone(), stop.clone())));
+        tasks.push(tokio::spawn(accept_loop(
+            l,
+            Mode::Socks,
+            cfg.clone(),
+            limits.clone(),
+            reg.clone(),
+            slots.clone(),
+            stop.clone(),
+        )));
     }
     if let Some(a) = cfg.transparent_listen {
         let l = mptcp::listen_transparent(a, 1024)?;
         log!("router: transparent on {a} -> {} (MPTCP)", cfg.server);
-        tasks.push(tokio::spawn(accept_loop(l, Mode::Transparent, cfg.clone(), limits.clone(), reg.clone(), slots.clone(), stop.clone())));
+        tasks.push(tokio::spawn(accept_loop(
+            l,
+            Mode::Transparent,
+            cfg.clone(),
+            limits.clone(),
+            reg.clone(),
+            slots.clone(),
+            stop.clone(),
+        )));
     }
     for t in tasks {
         let _ = t.await;
@@ -46,7 +68,15 @@ pub async fn run(cfg: RouterConfig, limits: Limits, reg: Arc<Registry>, slots: A
     Ok(())
 }
 
-async fn accept_loop(l: TcpListener, mode: Mode, cfg: Arc<RouterConfig>, limits: Limits, reg: Arc<Registry>, slots: Arc<Semaphore>, mut stop: watch::Receiver<bool>) {
+async fn accept_loop(
+    l: TcpListener,
+    mode: Mode,
+    cfg: Arc<RouterConfig>,
+    limits: Limits,
+    reg: Arc<Registry>,
+    slots: Arc<Semaphore>,
+    mut stop: watch::Receiver<bool>,
+) {
     let listen_addr = l.local_addr().ok();
     loop {
         let (stream, peer) = tokio::select! {
@@ -86,7 +116,16 @@ fn reply_for(st: Status) -> Reply {
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn handle(id: u64, mut c: TcpStream, peer: SocketAddr, mode: Mode, listen_addr: Option<SocketAddr>, cfg: &RouterConfig, limits: &Limits, reg: &Arc<Registry>) -> io::Result<()> {
+async fn handle(
+    id: u64,
+    mut c: TcpStream,
+    peer: SocketAddr,
+    mode: Mode,
+    listen_addr: Option<SocketAddr>,
+    cfg: &RouterConfig,
+    limits: &Limits,
+    reg: &Arc<Registry>,
+) -> io::Result<()> {
     let dest = match mode {
         Mode::Socks => match tokio::time::timeout(limits.handshake_timeout, socks5::negotiate(&mut c)).await {
             Ok(Ok(d)) => d,
@@ -104,12 +143,21 @@ async fn handle(id: u64, mut c: TcpStream, peer: SocketAddr, mode: Mode, listen_
             // A connection addressed to the listener itself would loop back into the proxy.
             if Some(local) == listen_addr {
                 reg.event(SIDE, "bad_request");
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, "connected to the transparent port directly (no TPROXY redirect)"));
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "connected to the transparent port directly (no TPROXY redirect)",
+                ));
             }
             Dest::Addr(local)
         }
     };
-    let fail = |st: Status| async move { if mode == Mode::Socks { Some(socks5::encode_reply(reply_for(st), None)) } else { None } };
+    let fail = |st: Status| async move {
+        if mode == Mode::Socks {
+            Some(socks5::encode_reply(reply_for(st), None))
+        } else {
+            None
+        }
+    };
     let mut up = match mptcp::connect(cfg.server, cfg.congestion.as_deref(), limits.connect_timeout).await {
         Ok(s) => s,
         Err(e) => {
@@ -120,7 +168,10 @@ async fn handle(id: u64, mut c: TcpStream, peer: SocketAddr, mode: Mode, listen_
             return Err(io::Error::new(e.kind(), format!("server {}: {e}", cfg.server)));
         }
     };
-    let req = Request { dest: dest.clone(), congestion: cfg.server_congestion.clone() };
+    let req = Request {
+        dest: dest.clone(),
+        congestion: cfg.server_congestion.clone(),
+    };
     let st = match tokio::time::timeout(limits.handshake_timeout, auth::client(&mut up, &cfg.key, &req)).await {
         Ok(Ok(st)) => st,
         Ok(Err(e)) => {
@@ -132,26 +183,40 @@ async fn handle(id: u64, mut c: TcpStream, peer: SocketAddr, mode: Mode, listen_
         }
         Err(_) => {
             reg.event(SIDE, "handshake_timeout");
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "handshake with the server timed out"));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "handshake with the server timed out",
+            ));
         }
     };
     if st != Status::Ok {
-        reg.event(SIDE, match st {
-            Status::NotAllowed => "refused_allowlist",
-            Status::AuthFailed => "refused_auth",
-            Status::ConnectFailed => "connect_failed",
-            _ => "bad_request",
-        });
+        reg.event(
+            SIDE,
+            match st {
+                Status::NotAllowed => "refused_allowlist",
+                Status::AuthFailed => "refused_auth",
+                Status::ConnectFailed => "connect_failed",
+                _ => "bad_request",
+            },
+        );
         if let Some(r) = fail(st).await {
             let _ = c.write_all(&r).await;
         }
         return Err(io::Error::other(format!("server refused {dest}: {st:?}")));
     }
     if mode == Mode::Socks {
-        c.write_all(&socks5::encode_reply(Reply::Succeeded, up.local_addr().ok())).await?;
+        c.write_all(&socks5::encode_reply(Reply::Succeeded, up.local_addr().ok()))
+            .await?;
     }
     reg.event(SIDE, "relayed");
     let counters = Arc::new(Counters::default());
-    let _guard = reg.register(Conn { id, side: SIDE, peer, dest: dest.to_string(), counters: counters.clone(), mptcp_fd: up.as_fd_dup() });
+    let _guard = reg.register(Conn {
+        id,
+        side: SIDE,
+        peer,
+        dest: dest.to_string(),
+        counters: counters.clone(),
+        mptcp_fd: up.as_fd_dup(),
+    });
     relay(c, up, limits.buffer_bytes, limits.idle_timeout, counters).await
 }

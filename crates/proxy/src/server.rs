@@ -14,14 +14,24 @@ use crate::auth::{self, HandshakeError, Status};
 use crate::config::{Limits, ServerConfig};
 use crate::dest::Dest;
 use crate::metrics::{Conn, Registry};
-use crate::relay::{relay, Counters};
 use crate::mptcp;
+use crate::relay::{relay, Counters};
 
 const SIDE: &str = "server";
 
-pub async fn run(cfg: ServerConfig, limits: Limits, reg: Arc<Registry>, slots: Arc<Semaphore>, mut stop: watch::Receiver<bool>) -> io::Result<()> {
+pub async fn run(
+    cfg: ServerConfig,
+    limits: Limits,
+    reg: Arc<Registry>,
+    slots: Arc<Semaphore>,
+    mut stop: watch::Receiver<bool>,
+) -> io::Result<()> {
     let listener = mptcp::listen(cfg.listen, 1024)?;
-    log!("server: listening (MPTCP) on {}, {} allow rule(s)", cfg.listen, cfg.allow.rules.len());
+    log!(
+        "server: listening (MPTCP) on {}, {} allow rule(s)",
+        cfg.listen,
+        cfg.allow.rules.len()
+    );
     let cfg = Arc::new(cfg);
     loop {
         let (stream, peer) = tokio::select! {
@@ -55,14 +65,26 @@ pub async fn run(cfg: ServerConfig, limits: Limits, reg: Arc<Registry>, slots: A
 async fn resolve(dest: &Dest, limits: &Limits) -> io::Result<Vec<SocketAddr>> {
     match dest {
         Dest::Addr(a) => Ok(vec![*a]),
-        Dest::Name(n, p) => match tokio::time::timeout(limits.connect_timeout, tokio::net::lookup_host((n.as_str(), *p))).await {
-            Ok(r) => Ok(r?.collect()),
-            Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, format!("resolving {n} timed out"))),
-        },
+        Dest::Name(n, p) => {
+            match tokio::time::timeout(limits.connect_timeout, tokio::net::lookup_host((n.as_str(), *p))).await {
+                Ok(r) => Ok(r?.collect()),
+                Err(_) => Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("resolving {n} timed out"),
+                )),
+            }
+        }
     }
 }
 
-async fn handle(id: u64, mut s: TcpStream, peer: SocketAddr, cfg: &ServerConfig, limits: &Limits, reg: &Arc<Registry>) -> io::Result<()> {
+async fn handle(
+    id: u64,
+    mut s: TcpStream,
+    peer: SocketAddr,
+    cfg: &ServerConfig,
+    limits: &Limits,
+    reg: &Arc<Registry>,
+) -> io::Result<()> {
     let nonce = auth::fresh_nonce()?;
     let req = match tokio::time::timeout(limits.handshake_timeout, auth::server(&mut s, &cfg.key, &nonce)).await {
         Err(_) => {
@@ -71,7 +93,10 @@ async fn handle(id: u64, mut s: TcpStream, peer: SocketAddr, cfg: &ServerConfig,
         }
         Ok(Err(HandshakeError::AuthFailed)) => {
             reg.event(SIDE, "refused_auth");
-            return Err(io::Error::new(io::ErrorKind::PermissionDenied, "refused: authentication failed"));
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "refused: authentication failed",
+            ));
         }
         Ok(Err(e)) => {
             reg.event(SIDE, "bad_request");
@@ -88,11 +113,17 @@ async fn handle(id: u64, mut s: TcpStream, peer: SocketAddr, cfg: &ServerConfig,
             return Err(io::Error::new(e.kind(), format!("{}: {e}", req.dest)));
         }
     };
-    let allowed: Vec<SocketAddr> = addrs.into_iter().filter(|a| cfg.allow.allows(a.ip(), a.port())).collect();
+    let allowed: Vec<SocketAddr> = addrs
+        .into_iter()
+        .filter(|a| cfg.allow.allows(a.ip(), a.port()))
+        .collect();
     if allowed.is_empty() {
         reg.event(SIDE, "refused_allowlist");
         let _ = auth::send_status(&mut s, Status::NotAllowed).await;
-        return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("refused: {} is not in the allow-list", req.dest)));
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("refused: {} is not in the allow-list", req.dest),
+        ));
     }
     if let Some(cc) = &req.congestion {
         if let Err(e) = mptcp::set_congestion(s.as_raw_fd(), cc) {
@@ -161,8 +192,16 @@ mod tests {
         };
         let addr = probe.local_addr().unwrap();
         drop(probe);
-        let cfg = ServerConfig { listen: addr, key: vec![1; 16], allow: AllowList::default(), idle_restart_off: false };
-        let limits = Limits { max_connections: 1, ..Limits::default() };
+        let cfg = ServerConfig {
+            listen: addr,
+            key: vec![1; 16],
+            allow: AllowList::default(),
+            idle_restart_off: false,
+        };
+        let limits = Limits {
+            max_connections: 1,
+            ..Limits::default()
+        };
         let reg = Arc::new(Registry::default());
         let slots = Arc::new(Semaphore::new(1));
         let (_stop_tx, stop_rx) = watch::channel(false);
@@ -175,7 +214,10 @@ mod tests {
         assert_eq!(&hello[..4], auth::MAGIC);
         let mut second = TcpStream::connect(addr).await.unwrap();
         let mut buf = [0u8; 36];
-        let n = tokio::time::timeout(std::time::Duration::from_secs(5), second.read(&mut buf)).await.unwrap().unwrap_or(0);
+        let n = tokio::time::timeout(std::time::Duration::from_secs(5), second.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap_or(0);
         assert_eq!(n, 0, "the excess connection got bytes");
         assert_eq!(reg.event_count(SIDE, "refused_limit"), 1);
 

@@ -151,13 +151,19 @@ where
         }
         if buf.len() >= max {
             // Unreachable by construction of the parsers; kept as a bound on the buffer.
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "SOCKS message too long"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "SOCKS message too long",
+            ));
         }
         let mut chunk = [0u8; 64];
         let want = (max - buf.len()).min(chunk.len());
         let n = s.read(&mut chunk[..want]).await?;
         if n == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "client closed during SOCKS negotiation"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "client closed during SOCKS negotiation",
+            ));
         }
         buf.extend_from_slice(&chunk[..n]);
     }
@@ -187,7 +193,10 @@ where
     match read_parsed(s, &mut buf, MAX_REQUEST, parse_request).await? {
         Ok((dest, n)) => {
             if buf.len() > n {
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "data sent before the SOCKS reply"));
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "data sent before the SOCKS reply",
+                ));
             }
             Ok(dest)
         }
@@ -224,18 +233,27 @@ mod tests {
     #[test]
     fn request_ipv4_ipv6_domain() {
         let v4 = [5, 1, 0, 1, 10, 0, 0, 7, 0x1f, 0x90];
-        assert_eq!(parse_request(&v4), Ok(Parse::Done(Dest::Addr("10.0.0.7:8080".parse().unwrap()), 10)));
+        assert_eq!(
+            parse_request(&v4),
+            Ok(Parse::Done(Dest::Addr("10.0.0.7:8080".parse().unwrap()), 10))
+        );
         for cut in 0..v4.len() {
             assert_eq!(parse_request(&v4[..cut]), Ok(Parse::Incomplete), "prefix {cut}");
         }
         let mut v6 = vec![5, 1, 0, 4];
         v6.extend_from_slice(&"2001:db8::1".parse::<Ipv6Addr>().unwrap().octets());
         v6.extend_from_slice(&443u16.to_be_bytes());
-        assert_eq!(parse_request(&v6), Ok(Parse::Done(Dest::Addr("[2001:db8::1]:443".parse().unwrap()), 22)));
+        assert_eq!(
+            parse_request(&v6),
+            Ok(Parse::Done(Dest::Addr("[2001:db8::1]:443".parse().unwrap()), 22))
+        );
         let mut dn = vec![5, 1, 0, 3, 11];
         dn.extend_from_slice(b"example.org");
         dn.extend_from_slice(&80u16.to_be_bytes());
-        assert_eq!(parse_request(&dn), Ok(Parse::Done(Dest::Name("example.org".into(), 80), dn.len())));
+        assert_eq!(
+            parse_request(&dn),
+            Ok(Parse::Done(Dest::Name("example.org".into(), 80), dn.len()))
+        );
         assert_eq!(parse_request(&dn[..dn.len() - 1]), Ok(Parse::Incomplete));
     }
 
@@ -247,14 +265,26 @@ mod tests {
         let e = parse_request(&[5, 1, 0, 9]).unwrap_err();
         assert_eq!(e.reply(), Some(Reply::AddressTypeNotSupported));
         assert_eq!(parse_request(&[5, 1, 1, 1]).unwrap_err(), SocksError::Reserved(1));
-        assert_eq!(parse_request(&[5, 1, 0, 3, 0, 0, 80]).unwrap_err(), SocksError::EmptyName);
-        assert_eq!(parse_request(&[5, 1, 0, 3, 1, 0xff, 0, 80]).unwrap_err(), SocksError::NameNotUtf8);
+        assert_eq!(
+            parse_request(&[5, 1, 0, 3, 0, 0, 80]).unwrap_err(),
+            SocksError::EmptyName
+        );
+        assert_eq!(
+            parse_request(&[5, 1, 0, 3, 1, 0xff, 0, 80]).unwrap_err(),
+            SocksError::NameNotUtf8
+        );
     }
 
     #[test]
     fn reply_encoding() {
-        assert_eq!(encode_reply(Reply::Succeeded, Some("1.2.3.4:258".parse().unwrap())), vec![5, 0, 0, 1, 1, 2, 3, 4, 1, 2]);
-        assert_eq!(encode_reply(Reply::NotAllowed, None), vec![5, 2, 0, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            encode_reply(Reply::Succeeded, Some("1.2.3.4:258".parse().unwrap())),
+            vec![5, 0, 0, 1, 1, 2, 3, 4, 1, 2]
+        );
+        assert_eq!(
+            encode_reply(Reply::NotAllowed, None),
+            vec![5, 2, 0, 1, 0, 0, 0, 0, 0, 0]
+        );
     }
 
     #[tokio::test]
@@ -266,7 +296,10 @@ mod tests {
         c.read_exact(&mut m).await.unwrap();
         assert_eq!(m, [5, 0]);
         c.write_all(&[5, 1, 0, 1, 127, 0, 0, 1, 0, 80]).await.unwrap();
-        assert_eq!(server.await.unwrap().unwrap(), Dest::Addr("127.0.0.1:80".parse().unwrap()));
+        assert_eq!(
+            server.await.unwrap().unwrap(),
+            Dest::Addr("127.0.0.1:80".parse().unwrap())
+        );
     }
 
     #[tokio::test]

@@ -24,9 +24,16 @@ const KEY: &str = "6d6f62697061746820746573742070726f7879206b6579";
 const BIN: &str = env!("CARGO_BIN_EXE_mobipath-proxy");
 
 fn sh(args: &[&str]) -> Result<(), String> {
-    let out = Command::new(args[0]).args(&args[1..]).output().map_err(|e| format!("{}: {e}", args[0]))?;
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args[0]))?;
     if !out.status.success() {
-        return Err(format!("`{}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "`{}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     Ok(())
 }
@@ -100,7 +107,9 @@ impl Topo {
             c(&format!("ip -n {r} link set vr{i} up"));
             c(&format!("ip -n {s} link set vs{i} up"));
             if let Some(rate) = rate {
-                c(&format!("tc -n {r} qdisc add dev vr{i} root tbf rate {rate} burst 32kb latency 50ms"));
+                c(&format!(
+                    "tc -n {r} qdisc add dev vr{i} root tbf rate {rate} burst 32kb latency 50ms"
+                ));
             }
         }
         if second_path {
@@ -119,7 +128,11 @@ impl Topo {
         let path = format!("/run/netns/{ns}");
         std::thread::spawn(move || {
             let fd = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            assert_eq!(unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) }, 0, "setns {path}");
+            assert_eq!(
+                unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) },
+                0,
+                "setns {path}"
+            );
             f()
         })
     }
@@ -262,13 +275,18 @@ fn metrics_at(ns: &str, addr: &'static str) -> String {
 }
 
 fn metric(text: &str, prefix: &str) -> Option<f64> {
-    text.lines().find(|l| l.starts_with(prefix)).and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
 }
 
 fn rss_kib(pid: u32) -> u64 {
     // `ip netns exec` execs the proxy in place, so the child's pid is the proxy's.
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()).unwrap()
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap()
 }
 
 /// Upload goodput (bit/s) through the proxy pair, measured at the destination over `secs` after
@@ -331,17 +349,34 @@ fn aggregation_over_two_20mbit_paths() {
     };
     eprintln!(
         "one path: {:.2} Mbit/s ({} extra subflows); two paths: {:.2} Mbit/s ({} extra subflows); ratio {:.2}",
-        one.0 / 1e6, one.1, two.0 / 1e6, two.1, two.0 / one.0
+        one.0 / 1e6,
+        one.1,
+        two.0 / 1e6,
+        two.1,
+        two.0 / one.0
     );
     assert_eq!(one.1, 0, "the one-path run must have no additional subflow");
     assert_eq!(two.1, 1, "the two-path run must have the second subflow");
-    assert!(one.0 > 15e6, "one 20 Mbit/s path carried only {:.2} Mbit/s", one.0 / 1e6);
-    assert!(two.0 >= 1.7 * one.0, "two paths {:.2} Mbit/s < 1.7 x one path {:.2} Mbit/s", two.0 / 1e6, one.0 / 1e6);
+    assert!(
+        one.0 > 15e6,
+        "one 20 Mbit/s path carried only {:.2} Mbit/s",
+        one.0 / 1e6
+    );
+    assert!(
+        two.0 >= 1.7 * one.0,
+        "two paths {:.2} Mbit/s < 1.7 x one path {:.2} Mbit/s",
+        two.0 / 1e6,
+        one.0 / 1e6
+    );
     // The router's metrics carry each subflow's kernel RTT under its local (modem) address.
     let rtts = router_rtts(&two.2);
     eprintln!("router subflow RTTs: {rtts:?}");
     for ip in ["10.1.0.1", "10.2.0.1"] {
-        assert!(rtts.iter().any(|(l, r)| l == ip && *r > 0.0), "no RTT for local {ip}: {}", two.2);
+        assert!(
+            rtts.iter().any(|(l, r)| l == ip && *r > 0.0),
+            "no RTT for local {ip}: {}",
+            two.2
+        );
     }
 }
 
@@ -367,8 +402,14 @@ fn unauthenticated_and_disallowed_are_refused_before_any_byte() {
     // 2. A peer without the key speaking the protocol directly (MPTCP to the server), sending
     //    payload right behind its answer: status 1, nothing reaches the allowed sink.
     let status = Topo::inside(&t.r, || {
-        let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, Some(socket2::Protocol::from(262))).unwrap();
-        sock.connect(&"10.1.0.2:7000".parse::<std::net::SocketAddr>().unwrap().into()).unwrap();
+        let sock = socket2::Socket::new(
+            socket2::Domain::IPV4,
+            socket2::Type::STREAM,
+            Some(socket2::Protocol::from(262)),
+        )
+        .unwrap();
+        sock.connect(&"10.1.0.2:7000".parse::<std::net::SocketAddr>().unwrap().into())
+            .unwrap();
         let mut s: TcpStream = sock.into();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let mut hello = [0u8; 36];
@@ -390,7 +431,10 @@ fn unauthenticated_and_disallowed_are_refused_before_any_byte() {
 
     // 3. A router proxy with the wrong key: SOCKS general failure, nothing relayed.
     let wrong_key = "00".repeat(16);
-    let rc = t.write("router-wrong.toml", &format!("[router]\nserver = \"10.1.0.2:7000\"\nkey = \"{wrong_key}\"\nsocks_listen = \"127.0.0.1:1081\"\n"));
+    let rc = t.write(
+        "router-wrong.toml",
+        &format!("[router]\nserver = \"10.1.0.2:7000\"\nkey = \"{wrong_key}\"\nsocks_listen = \"127.0.0.1:1081\"\n"),
+    );
     let r = t.r.clone();
     t.start(&r, "router", &rc, "router-wrong");
     wait_listening(&t.r, "127.0.0.1:1081");
@@ -410,13 +454,45 @@ fn unauthenticated_and_disallowed_are_refused_before_any_byte() {
     assert_eq!(rep, 1, "SOCKS reply when the server refuses the router's key");
 
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(forbidden.conns.load(Ordering::SeqCst), 0, "a refused destination was connected to");
-    assert_eq!(allowed.conns.load(Ordering::SeqCst), 0, "an unauthenticated peer got a connection to the destination");
-    assert_eq!(allowed.bytes.load(Ordering::SeqCst) + forbidden.bytes.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        forbidden.conns.load(Ordering::SeqCst),
+        0,
+        "a refused destination was connected to"
+    );
+    assert_eq!(
+        allowed.conns.load(Ordering::SeqCst),
+        0,
+        "an unauthenticated peer got a connection to the destination"
+    );
+    assert_eq!(
+        allowed.bytes.load(Ordering::SeqCst) + forbidden.bytes.load(Ordering::SeqCst),
+        0
+    );
     let m = metrics(&t.s);
-    assert_eq!(metric(&m, "mobipath_proxy_connections_total{side=\"server\",result=\"refused_allowlist\"}"), Some(1.0), "{m}");
-    assert_eq!(metric(&m, "mobipath_proxy_connections_total{side=\"server\",result=\"refused_auth\"}"), Some(2.0), "{m}");
-    assert_eq!(metric(&m, "mobipath_proxy_connections_total{side=\"server\",result=\"relayed\"}"), None, "{m}");
+    assert_eq!(
+        metric(
+            &m,
+            "mobipath_proxy_connections_total{side=\"server\",result=\"refused_allowlist\"}"
+        ),
+        Some(1.0),
+        "{m}"
+    );
+    assert_eq!(
+        metric(
+            &m,
+            "mobipath_proxy_connections_total{side=\"server\",result=\"refused_auth\"}"
+        ),
+        Some(2.0),
+        "{m}"
+    );
+    assert_eq!(
+        metric(
+            &m,
+            "mobipath_proxy_connections_total{side=\"server\",result=\"relayed\"}"
+        ),
+        None,
+        "{m}"
+    );
 
     // The allowed destination does work with the right key (the refusals were not a broken setup).
     let rep = Topo::inside(&t.r, || {
@@ -443,7 +519,7 @@ fn slow_reader_cannot_grow_proxy_memory() {
     let buffer = 65536;
     let (sp, rp) = t.start_pair(KEY, buffer);
     let _sink = sink(&t.s, 9000, false); // accepts, never reads
-    // Warm up: one relayed connection so the runtime's threads and allocator pools exist.
+                                         // Warm up: one relayed connection so the runtime's threads and allocator pools exist.
     Topo::inside(&t.r, || {
         let (mut s, rep) = socks_connect(9000);
         assert_eq!(rep, 0);
@@ -476,9 +552,15 @@ fn slow_reader_cannot_grow_proxy_memory() {
     let bound_kib = 4 * buffer as u64 / 1024 + 8 * 1024; // this connection's buffers + 8 MiB slack
     eprintln!(
         "pushed {} KiB before the sender stalled; RSS growth: server {} KiB, router {} KiB (bound {bound_kib} KiB)",
-        pushed.0 / 1024, s1 as i64 - s0 as i64, r1 as i64 - r0 as i64
+        pushed.0 / 1024,
+        s1 as i64 - s0 as i64,
+        r1 as i64 - r0 as i64
     );
-    assert!(pushed.0 < limit, "the sender never stalled: no back-pressure ({} MiB accepted)", pushed.0 >> 20);
+    assert!(
+        pushed.0 < limit,
+        "the sender never stalled: no back-pressure ({} MiB accepted)",
+        pushed.0 >> 20
+    );
     assert!(s1 <= s0 + bound_kib, "server proxy RSS grew from {s0} to {s1} KiB");
     assert!(r1 <= r0 + bound_kib, "router proxy RSS grew from {r0} to {r1} KiB");
     drop(pushed);
@@ -504,7 +586,12 @@ fn sigterm_stops_cleanly() {
             }
             std::thread::sleep(Duration::from_millis(20));
         };
-        assert_eq!(st.and_then(|s| s.code()), Some(0), "proxy did not exit 0 within 5 s of SIGTERM: {}", t.log("server") + &t.log("router"));
+        assert_eq!(
+            st.and_then(|s| s.code()),
+            Some(0),
+            "proxy did not exit 0 within 5 s of SIGTERM: {}",
+            t.log("server") + &t.log("router")
+        );
     }
 }
 
@@ -533,16 +620,27 @@ fn transparent_listener_relays_to_the_original_destination() {
     }
     assert_eq!(dest.bytes.load(Ordering::SeqCst), 29, "router log: {}", t.log("router"));
     let m = metrics(&t.s);
-    assert_eq!(metric(&m, "mobipath_proxy_connections_total{side=\"server\",result=\"relayed\"}"), Some(1.0), "{m}");
+    assert_eq!(
+        metric(
+            &m,
+            "mobipath_proxy_connections_total{side=\"server\",result=\"relayed\"}"
+        ),
+        Some(1.0),
+        "{m}"
+    );
 }
 
 fn endpoint_show(ns: &str) -> String {
-    let out = Command::new("ip").args(["-n", ns, "mptcp", "endpoint", "show"]).output().unwrap();
+    let out = Command::new("ip")
+        .args(["-n", ns, "mptcp", "endpoint", "show"])
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn is_backup(show: &str, id: u8) -> bool {
-    show.lines().any(|l| l.contains(&format!(" id {id} ")) && l.split_whitespace().any(|w| w == "backup"))
+    show.lines()
+        .any(|l| l.contains(&format!(" id {id} ")) && l.split_whitespace().any(|w| w == "backup"))
 }
 
 fn wait_for(ns: &str, what: &str, cond: impl Fn(&str) -> bool) {
@@ -562,12 +660,28 @@ fn netlink_flags_show_in_ip_and_fail_safe_on_garbage_and_sigterm() {
     skip_unless_able!();
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let t = Topo::new("nl", None, false);
-    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1", "subflow"]).unwrap();
-    sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2", "subflow", "fullmesh"]).unwrap();
+    sh(&[
+        "ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1", "subflow",
+    ])
+    .unwrap();
+    sh(&[
+        "ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2", "subflow", "fullmesh",
+    ])
+    .unwrap();
     // A backup flag left over from an earlier (killed) run: the start restores it.
     sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "change", "id", "1", "backup"]).unwrap();
     let mut child = Command::new("ip")
-        .args(["netns", "exec", &t.r, BIN, "flags", "--endpoints", "1,2", "--min-interval-ms", "0"])
+        .args([
+            "netns",
+            "exec",
+            &t.r,
+            BIN,
+            "flags",
+            "--endpoints",
+            "1,2",
+            "--min-interval-ms",
+            "0",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -577,8 +691,15 @@ fn netlink_flags_show_in_ip_and_fail_safe_on_garbage_and_sigterm() {
     wait_for(&t.r, "restored at start", |s| !is_backup(s, 1) && !is_backup(s, 2));
 
     stdin.write_all(b"backup 2\n").unwrap();
-    wait_for(&t.r, "endpoint 2 backup via netlink", |s| is_backup(s, 2) && !is_backup(s, 1));
-    assert!(endpoint_show(&t.r).lines().any(|l| l.contains(" id 2 ") && l.contains("fullmesh")), "fullmesh kept");
+    wait_for(&t.r, "endpoint 2 backup via netlink", |s| {
+        is_backup(s, 2) && !is_backup(s, 1)
+    });
+    assert!(
+        endpoint_show(&t.r)
+            .lines()
+            .any(|l| l.contains(" id 2 ") && l.contains("fullmesh")),
+        "fullmesh kept"
+    );
     stdin.write_all(b"backup 1\n").unwrap(); // would leave no regular path: refused
     stdin.write_all(b"\x01\x02 garbage\n").unwrap(); // fail safe: every endpoint regular
     wait_for(&t.r, "garbage restores", |s| !is_backup(s, 1) && !is_backup(s, 2));
@@ -598,9 +719,17 @@ fn netlink_flags_show_in_ip_and_fail_safe_on_garbage_and_sigterm() {
     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     assert_eq!(status.code(), Some(0), "{out}");
     let show = endpoint_show(&t.r);
-    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not restored on SIGTERM:\n{show}");
+    assert!(
+        !is_backup(&show, 1) && !is_backup(&show, 2),
+        "not restored on SIGTERM:\n{show}"
+    );
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines.iter().any(|l| l.contains("\"failsafe\":\"refused\"") && l.contains("no regular path")), "{out}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"failsafe\":\"refused\"") && l.contains("no regular path")),
+        "{out}"
+    );
     assert!(lines.iter().any(|l| l.contains("garbage input")), "{out}");
     assert!(lines.last().unwrap().contains("\"reason\":\"signal SIGTERM\""), "{out}");
     drop(stdin);
@@ -618,18 +747,34 @@ fn netlink_flags_show_in_ip_and_fail_safe_on_garbage_and_sigterm() {
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).lines().last().unwrap().contains("end of input"));
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .contains("end of input"));
     let show = endpoint_show(&t.r);
-    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not restored at end of input:\n{show}");
+    assert!(
+        !is_backup(&show, 1) && !is_backup(&show, 2),
+        "not restored at end of input:\n{show}"
+    );
 }
 
 /// `MPTcpExt` counters of namespace `ns` (/proc/net/netstat there).
 fn mptcp_mib(ns: &str, name: &str) -> u64 {
-    let out = Command::new("ip").args(["netns", "exec", ns, "cat", "/proc/net/netstat"]).output().unwrap();
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "cat", "/proc/net/netstat"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("MPTcpExt:")).collect();
-    let (Some(h), Some(v)) = (lines.first(), lines.get(1)) else { return 0 };
-    h.split_whitespace().zip(v.split_whitespace()).find(|(k, _)| *k == name).and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
+    let (Some(h), Some(v)) = (lines.first(), lines.get(1)) else {
+        return 0;
+    };
+    h.split_whitespace()
+        .zip(v.split_whitespace())
+        .find(|(k, _)| *k == name)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
 }
 
 const TRACK_CSV: &str = "lat,lon\n37.0,127.0\n37.0,127.1\n";
@@ -637,7 +782,10 @@ const TRACK_CSV: &str = "lat,lon\n37.0,127.0\n37.0,127.1\n";
 /// A `[pha_d]` section (queue-aware, NMEA over UDP at 127.0.0.1:10110, fixes every 100 ms) with
 /// operator A's range at [1000, 1100] m and B's far away; `more` is appended.
 fn pha_d_section(t: &Topo, more: &str) -> String {
-    let table = t.write("table.csv", "operator,start_m,end_m,count\nA,1000,1100,1\nB,5000,5100,1\n");
+    let table = t.write(
+        "table.csv",
+        "operator,start_m,end_m,count\nA,1000,1100,1\nB,5000,5100,1\n",
+    );
     let track = t.write("track.csv", TRACK_CSV);
     format!("[pha_d]\ngps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"{table}\"\ntrack = \"{track}\"\nsubflows = [{{ operator = \"A\", endpoint = 1 }}, {{ operator = \"B\", endpoint = 2 }}]\npolicy = \"queue-aware\"\ngps_period_ms = 100\nmin_interval_ms = 0\nstale_s = 5.0\n{more}")
 }
@@ -651,8 +799,15 @@ fn ride_80mps_from_900m(ns: &str, track_csv: &'static str) {
         while t0.elapsed() < Duration::from_secs(4) {
             let (lat, lon) = trk.point_at(900.0 + 80.0 * t0.elapsed().as_secs_f64());
             let dm = |v: f64, w: usize| format!("{:0w$}{:09.6}", v.trunc() as u32, (v - v.trunc()) * 60.0, w = w);
-            let body = format!("GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,", dm(lat, 2), dm(lon, 3));
-            let _ = u.send_to(format!("${body}*{:02X}\r\n", mobipath_hst::nmea::checksum(&body)).as_bytes(), "127.0.0.1:10110");
+            let body = format!(
+                "GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,",
+                dm(lat, 2),
+                dm(lon, 3)
+            );
+            let _ = u.send_to(
+                format!("${body}*{:02X}\r\n", mobipath_hst::nmea::checksum(&body)).as_bytes(),
+                "127.0.0.1:10110",
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     })
@@ -665,14 +820,23 @@ fn ride_80mps_from_900m(ns: &str, track_csv: &'static str) {
 fn stop_router_and_read_decisions(t: &Topo, rp: u32) -> (String, Vec<serde_json::Value>) {
     unsafe { libc::kill(rp as i32, libc::SIGTERM) };
     let deadline = Instant::now() + Duration::from_secs(5);
-    while std::path::Path::new(&format!("/proc/{rp}")).exists() && std::fs::read_to_string(format!("/proc/{rp}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
+    while std::path::Path::new(&format!("/proc/{rp}")).exists()
+        && std::fs::read_to_string(format!("/proc/{rp}/stat")).is_ok_and(|s| !s.contains(") Z "))
+    {
         assert!(Instant::now() < deadline, "router did not exit after SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     }
     let show = endpoint_show(&t.r);
-    assert!(!is_backup(&show, 1) && !is_backup(&show, 2), "not regular after SIGTERM:\n{show}");
+    assert!(
+        !is_backup(&show, 1) && !is_backup(&show, 2),
+        "not regular after SIGTERM:\n{show}"
+    );
     let out = std::fs::read_to_string(t.dir.join("router.out")).unwrap();
-    let events = out.lines().filter_map(|l| serde_json::from_str(l).ok()).filter(|v: &serde_json::Value| v.get("t_s").is_some()).collect();
+    let events = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v.get("t_s").is_some())
+        .collect();
     (out, events)
 }
 
@@ -711,7 +875,10 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     sender.join().unwrap();
     assert!(sk.bytes.load(Ordering::SeqCst) > 1_000_000, "the upload ran");
     let (out, events) = stop_router_and_read_decisions(&t, rp);
-    let b1 = events.iter().find(|e| e["backup"] == true).unwrap_or_else(|| panic!("no B=1:\n{out}\n{}", t.log("router")));
+    let b1 = events
+        .iter()
+        .find(|e| e["backup"] == true)
+        .unwrap_or_else(|| panic!("no B=1:\n{out}\n{}", t.log("router")));
     assert_eq!(b1["endpoint_id"], 1);
     let rtt = b1["rtt_ms"].as_f64().unwrap();
     // Measured by the kernel on the proxy's subflow (no added delay: well below the 100 ms assumed without one).
@@ -721,12 +888,26 @@ fn pha_d_in_the_router_reads_its_subflows_and_sends_mp_prio() {
     // B=1 at the first decision where the time to the range is within RTT + drain + 3 GPS periods
     // (the drain measured then; it moves between decisions, so the lead may fall below the
     // threshold by what it grew, but never below RTT + 3 periods by more than a tick, 50 ms).
-    assert!(lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + 300.0 - 60.0, "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}");
-    assert!(events.iter().any(|e| e["backup"] == false && e["endpoint_id"] == 1 && e["resend"] == false), "no B=0:\n{out}");
-    assert!(!events.iter().any(|e| e["backup"] == true && e["endpoint_id"] == 2), "B's range is far away:\n{out}");
+    assert!(
+        lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + 300.0 - 60.0,
+        "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["backup"] == false && e["endpoint_id"] == 1 && e["resend"] == false),
+        "no B=0:\n{out}"
+    );
+    assert!(
+        !events.iter().any(|e| e["backup"] == true && e["endpoint_id"] == 2),
+        "B's range is far away:\n{out}"
+    );
     // B=1 and B=0 each went out as MP_PRIO on endpoint 1's subflow(s), plus one pair per re-send.
     let resends = events.iter().filter(|e| e["resend"] == true).count() as u64;
-    assert!(prio_sent >= 2 + 2 * resends, "MPTcpExtMPPrioTx +{prio_sent}, {resends} re-sends:\n{out}");
+    assert!(
+        prio_sent >= 2 + 2 * resends,
+        "MPTcpExtMPPrioTx +{prio_sent}, {resends} re-sends:\n{out}"
+    );
     eprintln!("B=1 {b1}; MP_PRIO sent {prio_sent}; re-sends {resends}");
 }
 
@@ -758,11 +939,31 @@ fn queue_aware_lead_on_download_includes_the_server_queue() {
     let mut t = Topo::new("pq", Some("20mbit"), true);
     // The download's bottleneck: 20 Mbit/s on the server's side of each link.
     for i in 1..=2 {
-        sh(&["tc", "-n", &t.s, "qdisc", "add", "dev", &format!("vs{i}"), "root", "tbf", "rate", "20mbit", "burst", "32kb", "latency", "50ms"]).unwrap();
+        sh(&[
+            "tc",
+            "-n",
+            &t.s,
+            "qdisc",
+            "add",
+            "dev",
+            &format!("vs{i}"),
+            "root",
+            "tbf",
+            "rate",
+            "20mbit",
+            "burst",
+            "32kb",
+            "latency",
+            "50ms",
+        ])
+        .unwrap();
     }
     sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.1.0.1", "id", "1"]).unwrap();
     sh(&["ip", "-n", &t.r, "mptcp", "endpoint", "add", "10.2.0.1", "id", "2"]).unwrap();
-    let extra = pha_d_section(&t, "peer_metrics = \"http://10.1.0.2:9464/metrics\"\npeer_poll_ms = 50\n");
+    let extra = pha_d_section(
+        &t,
+        "peer_metrics = \"http://10.1.0.2:9464/metrics\"\npeer_poll_ms = 50\n",
+    );
     let (_, rp) = t.start_pair_with(KEY, 65536, &extra);
     source_at(&t.s, 9000);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -788,22 +989,51 @@ fn queue_aware_lead_on_download_includes_the_server_queue() {
     ride_80mps_from_900m(&t.r, TRACK_CSV);
     stop.store(true, Ordering::Relaxed);
     receiver.join().unwrap();
-    assert!(got.load(Ordering::Relaxed) > 2_000_000, "the download ran: {} bytes", got.load(Ordering::Relaxed));
-    assert!(server_metrics.lines().any(|l| l.starts_with("mobipath_proxy_subflow_drain_seconds{side=\"server\"") && l.contains("remote=\"10.1.0.1:")), "{server_metrics}");
+    assert!(
+        got.load(Ordering::Relaxed) > 2_000_000,
+        "the download ran: {} bytes",
+        got.load(Ordering::Relaxed)
+    );
+    assert!(
+        server_metrics.lines().any(
+            |l| l.starts_with("mobipath_proxy_subflow_drain_seconds{side=\"server\"")
+                && l.contains("remote=\"10.1.0.1:")
+        ),
+        "{server_metrics}"
+    );
     let (out, events) = stop_router_and_read_decisions(&t, rp);
-    assert!(out.contains("{\"pha_d\":\"peer\",\"ok\":true"), "the router never read the server's metrics:\n{out}\n{}", t.log("router"));
-    let b1 = events.iter().find(|e| e["backup"] == true).unwrap_or_else(|| panic!("no B=1:\n{out}\n{}", t.log("router")));
+    assert!(
+        out.contains("{\"pha_d\":\"peer\",\"ok\":true"),
+        "the router never read the server's metrics:\n{out}\n{}",
+        t.log("router")
+    );
+    let b1 = events
+        .iter()
+        .find(|e| e["backup"] == true)
+        .unwrap_or_else(|| panic!("no B=1:\n{out}\n{}", t.log("router")));
     assert_eq!(b1["endpoint_id"], 1);
     let f = |k: &str| b1[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {b1}"));
     let (rtt, drain, peer, lead) = (f("rtt_ms"), f("drain_ms"), f("peer_drain_ms"), f("predicted_lead_ms"));
     // The server had data queued for path 1 when B=1 went out, and the lead counted it.
     assert!(peer > 0.0 && drain >= peer, "B=1 without the server's queue: {b1}");
-    assert!(lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + 300.0 - 60.0, "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}");
+    assert!(
+        lead <= rtt + drain + 300.0 + 1.0 && lead > rtt + 300.0 - 60.0,
+        "lead {lead} vs RTT {rtt} + drain {drain} + 3 GPS periods: {b1}"
+    );
     eprintln!("download B=1 {b1}");
 }
 
 fn slow_start_after_idle(ns: &str) -> String {
-    let out = Command::new("ip").args(["netns", "exec", ns, "cat", "/proc/sys/net/ipv4/tcp_slow_start_after_idle"]).output().unwrap();
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            ns,
+            "cat",
+            "/proc/sys/net/ipv4/tcp_slow_start_after_idle",
+        ])
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -815,7 +1045,11 @@ fn server_turns_idle_restart_off_while_serving() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut t = Topo::new("si", None, false);
     let s = t.s.clone();
-    assert_eq!(slow_start_after_idle(&s), "1", "a new namespace starts with Linux's default");
+    assert_eq!(
+        slow_start_after_idle(&s),
+        "1",
+        "a new namespace starts with Linux's default"
+    );
     let cfg = t.write("server-si.toml", &format!("[server]\nlisten = \"0.0.0.0:7000\"\nkey = \"{KEY}\"\nslow_start_after_idle = \"off\"\n[metrics]\nlisten = \"127.0.0.1:9464\"\n[limits]\nshutdown_grace_s = 0\n"));
     let pid = t.start(&s, "server", &cfg, "server");
     wait_listening(&s, "127.0.0.1:9464");
@@ -845,7 +1079,17 @@ fn b0_resend_sends_mp_prio_again() {
     assert_eq!(conn.1, 0);
     std::thread::sleep(Duration::from_millis(500));
     let mut child = Command::new("ip")
-        .args(["netns", "exec", &t.r, BIN, "flags", "--endpoints", "1,2", "--min-interval-ms", "0"])
+        .args([
+            "netns",
+            "exec",
+            &t.r,
+            BIN,
+            "flags",
+            "--endpoints",
+            "1,2",
+            "--min-interval-ms",
+            "0",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -881,5 +1125,8 @@ fn router_serves_when_pha_d_cannot_start() {
     let extra = format!("[pha_d]\ngps = \"nmea-udp:127.0.0.1:10110\"\ntable = \"{table}\"\ntrack = \"{track}\"\nsubflows = [{{ operator = \"A\", endpoint = 9 }}]\n");
     t.start_pair_with(KEY, 65536, &extra); // waits until the SOCKS listener accepts
     let log = t.log("router");
-    assert!(log.contains("no MPTCP endpoint with id 9") && log.contains("the router proxy serves without it"), "{log}");
+    assert!(
+        log.contains("no MPTCP endpoint with id 9") && log.contains("the router proxy serves without it"),
+        "{log}"
+    );
 }

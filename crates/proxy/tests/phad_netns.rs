@@ -47,7 +47,12 @@ macro_rules! skip_unless_able {
 
 fn sh(args: &[&str]) {
     let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(out.status.success(), "`{}`: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "`{}`: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// What the fake GPS sends next.
@@ -92,7 +97,11 @@ fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) ->
 
 fn nmea_gga(lat: f64, lon: f64) -> String {
     let dm = |v: f64, w: usize| format!("{:0w$}{:09.6}", v.trunc() as u32, (v - v.trunc()) * 60.0, w = w);
-    let body = format!("GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,", dm(lat, 2), dm(lon, 3));
+    let body = format!(
+        "GPGGA,120000.00,{},N,{},E,1,08,0.9,10.0,M,0.0,M,,",
+        dm(lat, 2),
+        dm(lon, 3)
+    );
     format!("${body}*{:02X}\r\n", mobipath_hst::nmea::checksum(&body))
 }
 
@@ -123,11 +132,43 @@ impl Ns {
         sh(&["ip", "-n", n, "link", "set", "lo", "up"]);
         for i in 1..=2 {
             // A veth pair inside the namespace (the test kernels have no dummy driver).
-            sh(&["ip", "-n", n, "link", "add", &format!("d{i}"), "type", "veth", "peer", "name", &format!("e{i}")]);
+            sh(&[
+                "ip",
+                "-n",
+                n,
+                "link",
+                "add",
+                &format!("d{i}"),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                &format!("e{i}"),
+            ]);
             sh(&["ip", "-n", n, "link", "set", &format!("e{i}"), "up"]);
-            sh(&["ip", "-n", n, "addr", "add", &format!("10.{i}.0.1/24"), "dev", &format!("d{i}")]);
+            sh(&[
+                "ip",
+                "-n",
+                n,
+                "addr",
+                "add",
+                &format!("10.{i}.0.1/24"),
+                "dev",
+                &format!("d{i}"),
+            ]);
             sh(&["ip", "-n", n, "link", "set", &format!("d{i}"), "up"]);
-            sh(&["ip", "-n", n, "mptcp", "endpoint", "add", &format!("10.{i}.0.1"), "id", &i.to_string(), "subflow"]);
+            sh(&[
+                "ip",
+                "-n",
+                n,
+                "mptcp",
+                "endpoint",
+                "add",
+                &format!("10.{i}.0.1"),
+                "id",
+                &i.to_string(),
+                "subflow",
+            ]);
         }
         std::fs::write(ns.dir.join("table.csv"), TABLE).unwrap();
         std::fs::write(ns.dir.join("track.csv"), TRACK).unwrap();
@@ -146,7 +187,9 @@ impl Ns {
                 let (lat, lon) = fix_at(&track, t0.elapsed().as_secs_f64(), m);
                 match (kind, m) {
                     ("gpsd", GARBAGE) => b"\x01\x02 not json at all\n".to_vec(),
-                    ("gpsd", _) => format!("{{\"class\":\"TPV\",\"mode\":3,\"lat\":{lat},\"lon\":{lon}}}\n").into_bytes(),
+                    ("gpsd", _) => {
+                        format!("{{\"class\":\"TPV\",\"mode\":3,\"lat\":{lat},\"lon\":{lon}}}\n").into_bytes()
+                    }
                     (_, GARBAGE) => b"$GPGGA,120000,3700.0,N,12700.0,E,1*00\r\n".to_vec(),
                     _ => nmea_gga(lat, lon).into_bytes(),
                 }
@@ -209,11 +252,15 @@ impl Ns {
     }
 
     fn out(&self) -> String {
-        std::fs::read_to_string(self.dir.join("out.log")).unwrap_or_default() + &std::fs::read_to_string(self.dir.join("err.log")).unwrap_or_default()
+        std::fs::read_to_string(self.dir.join("out.log")).unwrap_or_default()
+            + &std::fs::read_to_string(self.dir.join("err.log")).unwrap_or_default()
     }
 
     fn show(&self) -> String {
-        let o = Command::new("ip").args(["-n", &self.name, "mptcp", "endpoint", "show"]).output().unwrap();
+        let o = Command::new("ip")
+            .args(["-n", &self.name, "mptcp", "endpoint", "show"])
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
@@ -225,18 +272,24 @@ impl Ns {
             if cond(&s) {
                 return t.elapsed();
             }
-            assert!(t.elapsed() < within, "{what} not within {within:?}: `ip mptcp endpoint show`:\n{s}\noutput:\n{}", self.out());
+            assert!(
+                t.elapsed() < within,
+                "{what} not within {within:?}: `ip mptcp endpoint show`:\n{s}\noutput:\n{}",
+                self.out()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
 
 fn backup(show: &str, id: u8) -> bool {
-    show.lines().any(|l| l.contains(&format!(" id {id} ")) && l.split_whitespace().any(|w| w == "backup"))
+    show.lines()
+        .any(|l| l.contains(&format!(" id {id} ")) && l.split_whitespace().any(|w| w == "backup"))
 }
 
 fn all_regular(show: &str) -> bool {
-    show.lines().filter(|l| l.contains(" id ")).count() == 2 && !show.lines().any(|l| l.split_whitespace().any(|w| w == "backup"))
+    show.lines().filter(|l| l.contains(" id ")).count() == 2
+        && !show.lines().any(|l| l.split_whitespace().any(|w| w == "backup"))
 }
 
 /// Starts PHA-D fed by `kind` and waits until the train approaching A's range made endpoint 1
@@ -246,9 +299,20 @@ fn ride_into_range(tag: &str, kind: &'static str) -> Option<Ns> {
     // A backup flag left from an earlier, killed run: the start restores it.
     sh(&["ip", "-n", &ns.name, "mptcp", "endpoint", "change", "id", "2", "backup"]);
     ns.feed(kind);
-    ns.start(if kind == "gpsd" { "gpsd:127.0.0.1:2947" } else { "nmea-udp:127.0.0.1:10110" }, "");
-    ns.wait("endpoint 2 restored at start", Duration::from_secs(2), |s| !backup(s, 2));
-    ns.wait("endpoint 1 backup ahead of A's range", Duration::from_secs(5), |s| backup(s, 1) && !backup(s, 2));
+    ns.start(
+        if kind == "gpsd" {
+            "gpsd:127.0.0.1:2947"
+        } else {
+            "nmea-udp:127.0.0.1:10110"
+        },
+        "",
+    );
+    ns.wait("endpoint 2 restored at start", Duration::from_secs(2), |s| {
+        !backup(s, 2)
+    });
+    ns.wait("endpoint 1 backup ahead of A's range", Duration::from_secs(5), |s| {
+        backup(s, 1) && !backup(s, 2)
+    });
     Some(ns)
 }
 
@@ -258,7 +322,11 @@ fn gpsd_killed_restores_every_endpoint() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ns = ride_into_range("kill", "gpsd").unwrap();
     ns.mode.store(KILL, Ordering::SeqCst);
-    let took = ns.wait("every endpoint regular after gpsd was killed", Duration::from_millis(800), all_regular);
+    let took = ns.wait(
+        "every endpoint regular after gpsd was killed",
+        Duration::from_millis(800),
+        all_regular,
+    );
     eprintln!("gpsd killed -> every endpoint regular after {took:?}");
     std::thread::sleep(Duration::from_millis(700)); // reconnects fail (refused): it stays regular
     assert!(all_regular(&ns.show()));
@@ -274,7 +342,11 @@ fn fixes_stopping_restores_after_stale_s() {
     let t = Instant::now();
     ns.mode.store(SILENT, Ordering::SeqCst);
     // stale_s = 1.0 s; the check runs every tick (50 ms).
-    ns.wait("every endpoint regular after the fixes stopped", Duration::from_millis(1500), all_regular);
+    ns.wait(
+        "every endpoint regular after the fixes stopped",
+        Duration::from_millis(1500),
+        all_regular,
+    );
     let took = t.elapsed();
     eprintln!("fixes stopped -> every endpoint regular after {took:?}");
     assert!(took >= Duration::from_millis(800), "restored before stale_s: {took:?}");
@@ -287,7 +359,11 @@ fn garbage_on_the_gps_socket_restores_and_is_counted() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ns = ride_into_range("garb", "gpsd").unwrap();
     ns.mode.store(GARBAGE, Ordering::SeqCst);
-    ns.wait("every endpoint regular after garbage", Duration::from_millis(600), all_regular);
+    ns.wait(
+        "every endpoint regular after garbage",
+        Duration::from_millis(600),
+        all_regular,
+    );
     let out = ns.out();
     assert!(out.contains("\"gps_bad\":\"gpsd-json\""), "{out}");
     assert!(out.contains("unusable GPS input (gpsd-json)"), "{out}");
@@ -299,13 +375,21 @@ fn position_off_the_track_or_jumping_restores() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ns = ride_into_range("off", "udp").unwrap();
     ns.mode.store(OFF_TRACK, Ordering::SeqCst);
-    ns.wait("every endpoint regular after a fix off the track", Duration::from_millis(600), all_regular);
+    ns.wait(
+        "every endpoint regular after a fix off the track",
+        Duration::from_millis(600),
+        all_regular,
+    );
     assert!(ns.out().contains("m off the track (max_offset_m = 50)"), "{}", ns.out());
     drop(ns);
     // Along the track: 3 km in 100 ms.
     let ns = ride_into_range("jump", "udp").unwrap();
     ns.mode.store(JUMP, Ordering::SeqCst);
-    ns.wait("every endpoint regular after a jump along the track", Duration::from_millis(600), all_regular);
+    ns.wait(
+        "every endpoint regular after a jump along the track",
+        Duration::from_millis(600),
+        all_regular,
+    );
     assert!(ns.out().contains("GPS position jumped"), "{}", ns.out());
 }
 
@@ -321,15 +405,25 @@ fn sigterm_restores_and_exits_0() {
         if let Some(st) = child.try_wait().unwrap() {
             break st;
         }
-        assert!(t.elapsed() < Duration::from_secs(3), "pha-d did not exit within 3 s of SIGTERM");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "pha-d did not exit within 3 s of SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0), "{}", ns.out());
     assert!(all_regular(&ns.show()), "not restored on SIGTERM:\n{}", ns.show());
     let out = ns.out();
-    assert!(out.lines().any(|l| l.contains("\"pha_d\":\"stopped\"") && l.contains("\"reason\":\"stop\"")), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains("\"pha_d\":\"stopped\"") && l.contains("\"reason\":\"stop\"")),
+        "{out}"
+    );
     // Never both backup: every applied change left one regular endpoint (the log has them all).
-    assert!(out.contains("\"endpoint_id\":1,\"operator\":\"A\",\"backup\":true"), "{out}");
+    assert!(
+        out.contains("\"endpoint_id\":1,\"operator\":\"A\",\"backup\":true"),
+        "{out}"
+    );
 }
 
 /// PHA-D alone, its GPS source unreachable and `max_retries = 0`: it gives up with exit 1, and
@@ -353,7 +447,10 @@ fn giving_up_on_the_gps_exits_1_with_every_endpoint_regular() {
     assert_eq!(status.code(), Some(1), "{}", ns.out());
     assert!(all_regular(&ns.show()), "{}", ns.show());
     let out = ns.out();
-    assert!(out.contains("the GPS source failed 1 times in a row") && out.contains("Connection refused"), "{out}");
+    assert!(
+        out.contains("the GPS source failed 1 times in a row") && out.contains("Connection refused"),
+        "{out}"
+    );
 }
 
 /// `slow_start_after_idle = "off"`: PHA-D turns the window restart after idle off in its
@@ -365,10 +462,21 @@ fn idle_restart_turned_off_while_running_and_restored() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut ns = Ns::new("ssai");
     let get = |n: &str| {
-        let o = Command::new("ip").args(["netns", "exec", n, "sysctl", "-n", "net.ipv4.tcp_slow_start_after_idle"]).output().unwrap();
+        let o = Command::new("ip")
+            .args(["netns", "exec", n, "sysctl", "-n", "net.ipv4.tcp_slow_start_after_idle"])
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
-    sh(&["ip", "netns", "exec", &ns.name, "sysctl", "-qw", "net.ipv4.tcp_slow_start_after_idle=1"]);
+    sh(&[
+        "ip",
+        "netns",
+        "exec",
+        &ns.name,
+        "sysctl",
+        "-qw",
+        "net.ipv4.tcp_slow_start_after_idle=1",
+    ]);
     ns.feed("udp");
     ns.start("nmea-udp:127.0.0.1:10110", "slow_start_after_idle = \"off\"\n");
     let t = Instant::now();
@@ -381,5 +489,10 @@ fn idle_restart_turned_off_while_running_and_restored() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{}", ns.out());
     assert_eq!(get(&ns.name), "1", "not restored: {}", ns.out());
-    assert!(ns.out().contains("\"pha_d\":\"slow_start_after_idle\",\"was\":\"1\",\"now\":0"), "{}", ns.out());
+    assert!(
+        ns.out()
+            .contains("\"pha_d\":\"slow_start_after_idle\",\"was\":\"1\",\"now\":0"),
+        "{}",
+        ns.out()
+    );
 }

@@ -21,8 +21,21 @@ type Log = Vec<(u64, usize, bool, i64)>;
 /// A table with ranges of both operators, two of A close together (merged by both controllers).
 fn table() -> HandoverTable {
     let mut t = HandoverTable::new();
-    let obs = |op: &str, a: f64, b: f64| ObservedHandover { operator: op.into(), gps_start_m: a, gps_end_m: b };
-    t.learn(&[obs("A", 1000.0, 1003.0), obs("B", 1600.0, 1640.0), obs("A", 2400.0, 2410.0), obs("A", 2432.0, 2440.0), obs("B", 3500.0, 3502.0)], 8.0);
+    let obs = |op: &str, a: f64, b: f64| ObservedHandover {
+        operator: op.into(),
+        gps_start_m: a,
+        gps_end_m: b,
+    };
+    t.learn(
+        &[
+            obs("A", 1000.0, 1003.0),
+            obs("B", 1600.0, 1640.0),
+            obs("A", 2400.0, 2410.0),
+            obs("A", 2432.0, 2440.0),
+            obs("B", 3500.0, 3502.0),
+        ],
+        8.0,
+    );
     t.learn(&[obs("A", 1001.0, 1004.0), obs("B", 1605.0, 1642.0)], 8.0);
     t
 }
@@ -30,7 +43,10 @@ fn table() -> HandoverTable {
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
 }
@@ -48,7 +64,16 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
         PhaDPolicy::QueueAware => (Policy::QueueAware, 0.0),
         PhaDPolicy::Resend => (Policy::Resend, 0.0),
     };
-    let mut live = Controller::new(Config { policy: p, lead_ms: ql, resend_b0: false }, ours, ops, period_ms * MS);
+    let mut live = Controller::new(
+        Config {
+            policy: p,
+            lead_ms: ql,
+            resend_b0: false,
+        },
+        ours,
+        ops,
+        period_ms * MS,
+    );
     let mut rng = Lcg(seed);
     let mut live_log = Vec::new();
     let step = tick_ms.unwrap_or(period_ms);
@@ -56,7 +81,10 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
     let mut rx = [0u64; 2];
     for i in 0..(60_000 / step) {
         let now = i * step * MS;
-        let rtt = [(40.0 + 30.0 * rng.next()) as u64 * MS, (60.0 + 50.0 * rng.next()) as u64 * MS];
+        let rtt = [
+            (40.0 + 30.0 * rng.next()) as u64 * MS,
+            (60.0 + 50.0 * rng.next()) as u64 * MS,
+        ];
         // Data flows on a path except in a 300 ms window every 2 s.
         for (k, r) in rx.iter_mut().enumerate() {
             if (now / MS + 700 * k as u64) % 2000 > 300 {
@@ -64,7 +92,16 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
             }
         }
         // The live controller's queue-aware lead is the measured drain; give it the simulator's lead_ms.
-        let obs: Vec<Obs> = (0..2).map(|k| Obs { rtt: rtt[k], drain: (lead_ms * 1e6) as u64, rx: rx[k], has_subflows: true, rto: 0, peer_drain: None }).collect();
+        let obs: Vec<Obs> = (0..2)
+            .map(|k| Obs {
+                rtt: rtt[k],
+                drain: (lead_ms * 1e6) as u64,
+                rx: rx[k],
+                has_subflows: true,
+                rto: 0,
+                peer_drain: None,
+            })
+            .collect();
         if (i * step).is_multiple_of(period_ms) {
             let pos = 200.0 + speed * now as f64 / 1e9 + 4.0 * (rng.next() - 0.5);
             sim.on_fix(now, pos, &rtt, &rx);
@@ -74,18 +111,33 @@ fn ride(policy: PhaDPolicy, lead_ms: f64, period_ms: u64, tick_ms: Option<u64>, 
             live_log.extend(live.on_tick(now, &obs));
         }
     }
-    let a = sim.log.iter().map(|d| (d.at, d.subflow, d.backup, d.predicted_lead_ns)).collect();
-    let b = live_log.iter().map(|d| (d.at, d.subflow, d.backup, d.predicted_lead_ns)).collect();
+    let a = sim
+        .log
+        .iter()
+        .map(|d| (d.at, d.subflow, d.backup, d.predicted_lead_ns))
+        .collect();
+    let b = live_log
+        .iter()
+        .map(|d| (d.at, d.subflow, d.backup, d.predicted_lead_ns))
+        .collect();
     (a, b)
 }
 
 #[test]
 fn same_rides_same_decisions() {
-    for (policy, lead) in [(PhaDPolicy::Paper, 0.0), (PhaDPolicy::QueueAware, 300.0), (PhaDPolicy::QueueAware, 1200.0), (PhaDPolicy::Resend, 0.0)] {
+    for (policy, lead) in [
+        (PhaDPolicy::Paper, 0.0),
+        (PhaDPolicy::QueueAware, 300.0),
+        (PhaDPolicy::QueueAware, 1200.0),
+        (PhaDPolicy::Resend, 0.0),
+    ] {
         for (period, tick) in [(10, None), (100, None), (1000, Some(50))] {
             for seed in 1..4 {
                 let (sim, live) = ride(policy, lead, period, tick, seed);
-                assert!(sim.iter().filter(|d| d.2).count() >= 4, "{policy:?}: the ride crosses the ranges: {sim:?}");
+                assert!(
+                    sim.iter().filter(|d| d.2).count() >= 4,
+                    "{policy:?}: the ride crosses the ranges: {sim:?}"
+                );
                 assert_eq!(sim, live, "{policy:?} lead {lead} period {period} seed {seed}");
             }
         }
@@ -108,7 +160,12 @@ fn same_table_same_ranges() {
         assert_eq!(ours.ranges.len(), tk.operators.len());
     }
     // Malformed tables: both refuse, naming the same line.
-    for text in ["operator,start_m,end_m,count\nA,10,5,1\n", "operator,start_m,end_m,count\nA,1,5,0\n", "# min_support = 0\noperator,start_m,end_m,count\n", "x\n"] {
+    for text in [
+        "operator,start_m,end_m,count\nA,10,5,1\n",
+        "operator,start_m,end_m,count\nA,1,5,0\n",
+        "# min_support = 0\noperator,start_m,end_m,count\n",
+        "x\n",
+    ] {
         let a = HandoverTable::from_csv(text, "t.csv").unwrap_err();
         let b = Table::parse(text, "t.csv").unwrap_err();
         let line = |s: &str| s.split(": ").nth(1).map(str::to_string);
@@ -164,7 +221,10 @@ fn same_sentences_accepted() {
         let ours = parse_sentence(l);
         match (&sim, &ours) {
             (Ok(f), Ok(Some(g))) => assert!(f.len() == 1 && f[0].lat == g.lat && f[0].lon == g.lon, "{l}"),
-            (Err(e), Ok(None)) => assert!(e.len() == 1 && e[0].to_string().contains("no GGA or RMC sentence with a valid fix"), "{l}: {e:?}"),
+            (Err(e), Ok(None)) => assert!(
+                e.len() == 1 && e[0].to_string().contains("no GGA or RMC sentence with a valid fix"),
+                "{l}: {e:?}"
+            ),
             (Err(e), Err(_)) => assert!(!e[0].to_string().contains("no GGA or RMC"), "{l}"),
             _ => panic!("{l}: simulator {sim:?}, live {ours:?}"),
         }
@@ -201,7 +261,10 @@ fn same_position_traces_accepted_alike() {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{t:?}"),
             (Err(a), Err(b)) => {
                 // Where both name a line, they name the same line and field ("r.csv: line 3: time_s = ...").
-                let at = |s: &str| s.split_once(": line ").map(|(_, rest)| rest.split(" = ").next().unwrap_or("").to_string());
+                let at = |s: &str| {
+                    s.split_once(": line ")
+                        .map(|(_, rest)| rest.split(" = ").next().unwrap_or("").to_string())
+                };
                 let (ra, sb) = (at(&a[0]), at(&b[0].to_string()));
                 if ra.is_some() || sb.is_some() {
                     assert_eq!(ra, sb, "{t:?}: router {a:?}, simulator {b:?}");

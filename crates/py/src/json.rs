@@ -73,19 +73,36 @@ fn write_value(v: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> PyResult
         write_str(&s.to_cow()?, out);
     } else if v.is_instance_of::<PyLong>() {
         // json.encoder: int.__repr__ (exact at any size).
-        out.push_str(&v.py().get_type_bound::<PyLong>().call_method1("__repr__", (v,))?.downcast::<PyString>()?.to_cow()?);
+        out.push_str(
+            &v.py()
+                .get_type_bound::<PyLong>()
+                .call_method1("__repr__", (v,))?
+                .downcast::<PyString>()?
+                .to_cow()?,
+        );
     } else if let Ok(f) = v.downcast::<PyFloat>() {
         let x = f.value();
         if !x.is_finite() {
-            return Err(PyValueError::new_err(format!("Out of range float values are not JSON compliant: {x}")));
+            return Err(PyValueError::new_err(format!(
+                "Out of range float values are not JSON compliant: {x}"
+            )));
         }
         // json.encoder: float.__repr__, Python's shortest round-trip form ("1e-05", "100.0").
-        out.push_str(&v.py().get_type_bound::<PyFloat>().call_method1("__repr__", (v,))?.downcast::<PyString>()?.to_cow()?);
+        out.push_str(
+            &v.py()
+                .get_type_bound::<PyFloat>()
+                .call_method1("__repr__", (v,))?
+                .downcast::<PyString>()?
+                .to_cow()?,
+        );
     } else if let Ok(d) = v.downcast::<PyDict>() {
         let mut items = Vec::with_capacity(d.len());
         for (k, x) in d.iter() {
             let key = k.downcast::<PyString>().map_err(|_| {
-                PyTypeError::new_err(format!("keys must be str, not {}", k.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
+                PyTypeError::new_err(format!(
+                    "keys must be str, not {}",
+                    k.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))
             })?;
             items.push((key.to_cow()?.into_owned(), x));
         }
@@ -125,7 +142,9 @@ fn write_value(v: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> PyResult
         out.push(']');
     } else {
         let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-        return Err(PyTypeError::new_err(format!("Object of type {name} is not JSON serializable")));
+        return Err(PyTypeError::new_err(format!(
+            "Object of type {name} is not JSON serializable"
+        )));
     }
     Ok(())
 }

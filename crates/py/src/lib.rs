@@ -170,7 +170,9 @@ fn run(
             });
             callback_error.is_none()
         };
-        catch_unwind(AssertUnwindSafe(|| api::run_toml(&text, &file, &base_dir, seed, Some(&mut report))))
+        catch_unwind(AssertUnwindSafe(|| {
+            api::run_toml(&text, &file, &base_dir, seed, Some(&mut report))
+        }))
     });
     let interrupted = match callback_error {
         Some(e) if allow_partial && e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => true,
@@ -203,8 +205,18 @@ fn heap_bytes(reset: bool) -> (usize, usize) {
 /// in) and the train's true handovers, as JSON text. Raises `ScenarioError`.
 #[pyfunction]
 #[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None))]
-fn effective_links(py: Python<'_>, text: String, file: String, base_dir: PathBuf, seed: Option<u64>) -> PyResult<String> {
-    let result = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| api::effective_links_json(&text, &file, &base_dir, seed))));
+fn effective_links(
+    py: Python<'_>,
+    text: String,
+    file: String,
+    base_dir: PathBuf,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    let result = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            api::effective_links_json(&text, &file, &base_dir, seed)
+        }))
+    });
     match result {
         Ok(Ok(json)) => Ok(json),
         Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
@@ -257,7 +269,16 @@ fn learn_handover_table(
 ) -> PyResult<String> {
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            api::learn_handover_table(&text, &file, &base_dir, runs, first_seed, margin_m, existing.as_deref(), min_support)
+            api::learn_handover_table(
+                &text,
+                &file,
+                &base_dir,
+                runs,
+                first_seed,
+                margin_m,
+                existing.as_deref(),
+                min_support,
+            )
         }))
     });
     match result {
@@ -285,11 +306,25 @@ fn learn_handover_table_recorded(
 ) -> PyResult<(String, String)> {
     let runs: Vec<api::RecordedRunText> = runs
         .into_iter()
-        .map(|(nmea, nmea_file, handovers, handovers_file)| api::RecordedRunText { nmea, nmea_file, handovers, handovers_file })
+        .map(|(nmea, nmea_file, handovers, handovers_file)| api::RecordedRunText {
+            nmea,
+            nmea_file,
+            handovers,
+            handovers_file,
+        })
         .collect();
     let result = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            api::learn_handover_table_recorded(&track, &track_file, &runs, margin_m, max_offset_m, max_gap_s, existing.as_deref(), min_support)
+            api::learn_handover_table_recorded(
+                &track,
+                &track_file,
+                &runs,
+                margin_m,
+                max_offset_m,
+                max_gap_s,
+                existing.as_deref(),
+                min_support,
+            )
         }))
     });
     match result {
@@ -306,9 +341,21 @@ fn learn_handover_table_recorded(
 fn handover_table_json(py: Python<'_>, csv: String, file: String) -> PyResult<String> {
     match mobipath_sim::hst::table::HandoverTable::from_csv(&csv, &file) {
         Ok(t) => {
-            let side = |m: &std::collections::BTreeMap<String, Vec<mobipath_sim::hst::table::Range>>| -> serde_json::Value {
-                m.iter().map(|(op, rs)| (op.clone(), rs.iter().map(|r| serde_json::json!([r.start_m, r.end_m, r.count])).collect::<Vec<_>>().into())).collect::<serde_json::Map<_, _>>().into()
-            };
+            let side =
+                |m: &std::collections::BTreeMap<String, Vec<mobipath_sim::hst::table::Range>>| -> serde_json::Value {
+                    m.iter()
+                        .map(|(op, rs)| {
+                            (
+                                op.clone(),
+                                rs.iter()
+                                    .map(|r| serde_json::json!([r.start_m, r.end_m, r.count]))
+                                    .collect::<Vec<_>>()
+                                    .into(),
+                            )
+                        })
+                        .collect::<serde_json::Map<_, _>>()
+                        .into()
+                };
             Ok(serde_json::json!({"runs": t.runs, "min_support": t.min_support, "ranges": side(&t.operators), "support": side(&t.support)}).to_string())
         }
         Err(errs) => Err(scenario_error(py, &file, &errs)),
@@ -342,8 +389,11 @@ fn netlink_err(e: std::io::Error) -> PyErr {
 #[pyfunction]
 #[pyo3(signature = (endpoint_id, backup, netns=None))]
 fn mptcp_set_backup(py: Python<'_>, endpoint_id: u8, backup: bool, netns: Option<String>) -> PyResult<()> {
-    py.allow_threads(|| mobipath_proxy::netlink::MptcpPm::open_in(netns.as_deref()).and_then(|mut pm| pm.set_backup(endpoint_id, backup)))
-        .map_err(netlink_err)
+    py.allow_threads(|| {
+        mobipath_proxy::netlink::MptcpPm::open_in(netns.as_deref())
+            .and_then(|mut pm| pm.set_backup(endpoint_id, backup))
+    })
+    .map_err(netlink_err)
 }
 
 /// Every MPTCP endpoint as (id, flags, address or "") over generic netlink
@@ -353,7 +403,11 @@ fn mptcp_set_backup(py: Python<'_>, endpoint_id: u8, backup: bool, netns: Option
 #[pyo3(signature = (netns=None))]
 fn mptcp_endpoints(py: Python<'_>, netns: Option<String>) -> PyResult<Vec<(u8, u32, String)>> {
     py.allow_threads(|| mobipath_proxy::netlink::MptcpPm::open_in(netns.as_deref()).and_then(|mut pm| pm.endpoints()))
-        .map(|v| v.into_iter().map(|e| (e.id, e.flags, e.addr.map(|a| a.to_string()).unwrap_or_default())).collect())
+        .map(|v| {
+            v.into_iter()
+                .map(|e| (e.id, e.flags, e.addr.map(|a| a.to_string()).unwrap_or_default()))
+                .collect()
+        })
         .map_err(netlink_err)
 }
 
@@ -371,7 +425,9 @@ struct PhaDController {
 /// Seconds (finite, >= 0) to nanoseconds, or a ValueError naming `field`.
 fn secs_to_ns(field: &str, s: f64) -> PyResult<u64> {
     if !s.is_finite() || !(0.0..=1e9).contains(&s) {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!("{field} = {s}: must be a finite number of seconds in [0, 1e9]")));
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{field} = {s}: must be a finite number of seconds in [0, 1e9]"
+        )));
     }
     Ok((s * 1e9).round() as u64)
 }
@@ -384,30 +440,59 @@ impl PhaDController {
     /// [0, 10000]; `gps_period_s`: the GPS receiver's fix period in (0, 10].
     #[new]
     #[pyo3(signature = (table_csv, operators, policy = "paper", lead_ms = 0.0, gps_period_s = 0.1, table_file = "table"))]
-    fn new(py: Python<'_>, table_csv: &str, operators: Vec<Option<String>>, policy: &str, lead_ms: f64, gps_period_s: f64, table_file: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        table_csv: &str,
+        operators: Vec<Option<String>>,
+        policy: &str,
+        lead_ms: f64,
+        gps_period_s: f64,
+        table_file: &str,
+    ) -> PyResult<Self> {
         use mobipath_sim::hst::phad::{PhaD, PhaDConfig, PhaDPolicy};
         use pyo3::exceptions::PyValueError;
-        let table = mobipath_sim::hst::table::HandoverTable::from_csv(table_csv, table_file).map_err(|errs| scenario_error(py, table_file, &errs))?;
+        let table = mobipath_sim::hst::table::HandoverTable::from_csv(table_csv, table_file)
+            .map_err(|errs| scenario_error(py, table_file, &errs))?;
         let policy = match policy {
             "paper" => PhaDPolicy::Paper,
             "queue-aware" => PhaDPolicy::QueueAware,
             "resend" => PhaDPolicy::Resend,
-            other => return Err(PyValueError::new_err(format!("policy = {other}: must be one of paper, queue-aware, resend"))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "policy = {other}: must be one of paper, queue-aware, resend"
+                )))
+            }
         };
         if !lead_ms.is_finite() || !(0.0..=10_000.0).contains(&lead_ms) {
-            return Err(PyValueError::new_err(format!("lead_ms = {lead_ms}: must be in [0, 10000]")));
+            return Err(PyValueError::new_err(format!(
+                "lead_ms = {lead_ms}: must be in [0, 10000]"
+            )));
         }
         // NaN fails both comparisons, infinity the second.
         if !(gps_period_s > 0.0 && gps_period_s <= 10.0) {
-            return Err(PyValueError::new_err(format!("gps_period_s = {gps_period_s}: must be in (0, 10]")));
+            return Err(PyValueError::new_err(format!(
+                "gps_period_s = {gps_period_s}: must be in (0, 10]"
+            )));
         }
         if operators.is_empty() || operators.len() > 64 {
-            return Err(PyValueError::new_err(format!("operators: {} given, must be 1 to 64 (one per subflow)", operators.len())));
+            return Err(PyValueError::new_err(format!(
+                "operators: {} given, must be 1 to 64 (one per subflow)",
+                operators.len()
+            )));
         }
         let n = operators.len();
         let period = secs_to_ns("gps_period_s", gps_period_s)?;
-        let inner = PhaD::new(PhaDConfig { policy, lead_ms }, std::rc::Rc::new(table), operators, period);
-        Ok(PhaDController { inner, n, last_now: f64::NEG_INFINITY })
+        let inner = PhaD::new(
+            PhaDConfig { policy, lead_ms },
+            std::rc::Rc::new(table),
+            operators,
+            period,
+        );
+        Ok(PhaDController {
+            inner,
+            n,
+            last_now: f64::NEG_INFINITY,
+        })
     }
 
     /// A GPS fix: `now_s` (non-decreasing), the train's position along the track in metres,
@@ -416,7 +501,9 @@ impl PhaDController {
     /// to send now as (subflow, backup) pairs.
     fn on_fix(&mut self, now_s: f64, pos_m: f64, rtt_s: Vec<f64>, rx: Vec<u64>) -> PyResult<Vec<(usize, bool)>> {
         if !pos_m.is_finite() {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("pos_m = {pos_m}: must be finite")));
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "pos_m = {pos_m}: must be finite"
+            )));
         }
         let rtt = self.check(now_s, &rtt_s, &rx)?;
         let now = secs_to_ns("now_s", now_s)?;
@@ -452,10 +539,18 @@ impl PhaDController {
         use pyo3::exceptions::PyValueError;
         secs_to_ns("now_s", now_s)?;
         if now_s < self.last_now {
-            return Err(PyValueError::new_err(format!("now_s = {now_s}: went back in time (last call at {})", self.last_now)));
+            return Err(PyValueError::new_err(format!(
+                "now_s = {now_s}: went back in time (last call at {})",
+                self.last_now
+            )));
         }
         if rtt_s.len() != self.n || rx.len() != self.n {
-            return Err(PyValueError::new_err(format!("rtt_s and rx: one value per subflow ({}), got {} and {}", self.n, rtt_s.len(), rx.len())));
+            return Err(PyValueError::new_err(format!(
+                "rtt_s and rx: one value per subflow ({}), got {} and {}",
+                self.n,
+                rtt_s.len(),
+                rx.len()
+            )));
         }
         rtt_s.iter().map(|&r| secs_to_ns("rtt_s", r)).collect()
     }

@@ -77,7 +77,9 @@ impl TimeSeries {
 
     /// The column `name` as a new list.
     fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
-        self.find(name).map(|c| to_list(py, c)).ok_or_else(|| PyKeyError::new_err(name.to_string()))
+        self.find(name)
+            .map(|c| to_list(py, c))
+            .ok_or_else(|| PyKeyError::new_err(name.to_string()))
     }
 
     /// The column `name` as a list, or `default`.
@@ -140,35 +142,50 @@ pub fn write_file(columns: &[(String, Column)], path: &Path) -> Result<(), Strin
         .map(|(name, col)| {
             let b = match col {
                 Column::F64(_) => Type::primitive_type_builder(name, PhysicalType::DOUBLE),
-                Column::Str(_) => {
-                    Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY).with_logical_type(Some(LogicalType::String))
-                }
+                Column::Str(_) => Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY)
+                    .with_logical_type(Some(LogicalType::String)),
             };
-            b.with_repetition(Repetition::REQUIRED).build().map(Arc::new).map_err(|e| e.to_string())
+            b.with_repetition(Repetition::REQUIRED)
+                .build()
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let schema = Type::group_type_builder("schema").with_fields(fields).build().map_err(|e| e.to_string())?;
+    let schema = Type::group_type_builder("schema")
+        .with_fields(fields)
+        .build()
+        .map_err(|e| e.to_string())?;
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_created_by(format!("mobipath {}", env!("CARGO_PKG_VERSION")))
         .build();
     let file = File::create(path).map_err(|e| e.to_string())?;
-    let mut writer =
-        SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props)).map_err(|e| e.to_string())?;
+    let mut writer = SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props))
+        .map_err(|e| e.to_string())?;
     let mut start = 0;
     // An empty table still gets its schema (and no row group), as polars writes it.
     while start < rows {
         let end = (start + ROW_GROUP_ROWS).min(rows);
         let mut group = writer.next_row_group().map_err(|e| e.to_string())?;
         for (_, col) in columns {
-            let mut w = group.next_column().map_err(|e| e.to_string())?.ok_or("schema has fewer columns than the table")?;
+            let mut w = group
+                .next_column()
+                .map_err(|e| e.to_string())?
+                .ok_or("schema has fewer columns than the table")?;
             match col {
                 Column::F64(v) => {
-                    w.typed::<DoubleType>().write_batch(&v[start..end], None, None).map_err(|e| e.to_string())?;
+                    w.typed::<DoubleType>()
+                        .write_batch(&v[start..end], None, None)
+                        .map_err(|e| e.to_string())?;
                 }
                 Column::Str(v) => {
-                    let values: Vec<ByteArray> = v[start..end].iter().map(|s| ByteArray::from(s.as_bytes().to_vec())).collect();
-                    w.typed::<ByteArrayType>().write_batch(&values, None, None).map_err(|e| e.to_string())?;
+                    let values: Vec<ByteArray> = v[start..end]
+                        .iter()
+                        .map(|s| ByteArray::from(s.as_bytes().to_vec()))
+                        .collect();
+                    w.typed::<ByteArrayType>()
+                        .write_batch(&values, None, None)
+                        .map_err(|e| e.to_string())?;
                 }
             }
             w.close().map_err(|e| e.to_string())?;

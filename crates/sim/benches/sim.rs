@@ -13,7 +13,11 @@ fn scenario(name: &str) -> (String, std::path::PathBuf) {
 fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("scenarios");
     g.sample_size(10);
-    for name in ["cubic-100mbps-60s.toml", "mptcp-lia-minrtt-2x25mbps-70s.toml", "lte-p4-20ue-60s.toml"] {
+    for name in [
+        "cubic-100mbps-60s.toml",
+        "mptcp-lia-minrtt-2x25mbps-70s.toml",
+        "lte-p4-20ue-60s.toml",
+    ] {
         let (text, dir) = scenario(name);
         g.bench_function(name, |b| {
             b.iter(|| run_toml(&text, name, &dir, None, None).expect("valid"));

@@ -41,7 +41,12 @@ fn main() {
             let wall = t0.elapsed().as_secs_f64();
             let summary = serde_json::to_string_pretty(&o.summary).expect("summary serialises");
             println!("{summary}");
-            eprintln!("wall {:.3} s, {} events, {:.1} M events/s", wall, o.events, o.events as f64 / wall / 1e6);
+            eprintln!(
+                "wall {:.3} s, {} events, {:.1} M events/s",
+                wall,
+                o.events,
+                o.events as f64 / wall / 1e6
+            );
             if let Some(dir) = out_dir {
                 if let Err(e) = write_out(Path::new(&dir), &summary, &o.timeseries) {
                     eprintln!("{dir}: {e}");

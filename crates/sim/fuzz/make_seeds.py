@@ -7,6 +7,7 @@ seed files it owns (names starting with `seed-`), so inputs that fuzzing added t
 that were committed on purpose (regressions) stay. Keep the output small (a few hundred KB in
 total): the corpora are committed.
 """
+
 import pathlib
 import re
 
@@ -87,9 +88,17 @@ def main() -> None:
         write("scenario", f"invalid-{p.stem}", shorten(p.read_text()))
     base = (ROOT / "scenarios/examples/single-cubic.toml").read_text()
     base = shorten(base)
-    write("scenario", "mahimahi-trace", base.replace(
-        re.search(r"(?m)^rate_mbps = .*$", base).group(0), 'trace = { format = "mahimahi", file = "mm.trace" }'))
-    write("scenario", "everything-link", """seed = 3
+    write(
+        "scenario",
+        "mahimahi-trace",
+        base.replace(
+            re.search(r"(?m)^rate_mbps = .*$", base).group(0), 'trace = { format = "mahimahi", file = "mm.trace" }'
+        ),
+    )
+    write(
+        "scenario",
+        "everything-link",
+        """seed = 3
 duration_s = 1
 [output]
 bin_ms = 50
@@ -123,8 +132,12 @@ stop_s = 0.9
 traffic = { kind = "cbr", rate_mbps = 4 }
 tcp = { mss_bytes = 1000, initial_cwnd = 4, sack = false, min_rto_ms = 100, initial_rto_ms = 500, rto_style = "rfc6298", slow_start_after_idle = false }
 receiver = { rcv_buf_bytes = 100000, delayed_ack = true, delack_ms = 20, read_pauses = [ { start_s = 0.3, duration_s = 0.1 } ] }
-""")
-    write("scenario", "everything-mptcp", """duration_s = 1
+""",
+    )
+    write(
+        "scenario",
+        "everything-mptcp",
+        """duration_s = 1
 [[links]]
 name = "a"
 rate_mbps = 8
@@ -165,8 +178,12 @@ paths = ["pa", "pb"]
 cc = "vegas"
 scheduler = { name = "ecf", delta_floor_ms = 0 }
 traffic = { kind = "bulk" }
-""")
-    write("scenario", "hst-gps-trace", """duration_s = 1
+""",
+    )
+    write(
+        "scenario",
+        "hst-gps-trace",
+        """duration_s = 1
 [[links]]
 name = "a"
 rate_mbps = 20
@@ -198,8 +215,12 @@ handover = { source_buffer = "forward", interruption_ms = 60 }
 file = "run.nmea"
 track = "track.csv"
 max_offset_m = 80
-""")
-    write("scenario", "hst-position-trace", """duration_s = 1
+""",
+    )
+    write(
+        "scenario",
+        "hst-position-trace",
+        """duration_s = 1
 [[links]]
 name = "a"
 rate_mbps = 20
@@ -225,7 +246,8 @@ radio = { operators = [ { name = "X", offset_m = 0 } ] }
 handover = { model = "signalling", signalling = { rrc = "radio", rlc_buffer_bytes = 4096, rach_failure = 0.5 } }
 [hst.gps_trace]
 file = "gps.csv"
-""")
+""",
+    )
 
     # --- traces ---
     write("trace_mahimahi", "basic", mahimahi)
@@ -239,23 +261,45 @@ file = "gps.csv"
     write("handover_table", "p0", table)
     write("handover_table", "bad", "operator,start_m,end_m,count\nA,10,5,1\nA,x,5,1\nA,1,5\n,1,5,1\nA,1,5,0\n")
     write("nmea", "generated", nmea_log(5))
-    write("nmea", "gpsd-doc", "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\n"
-          "$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A\n"
-          "$GPGSV,2,1,08,01,40,083,46,02,17,308,41,12,07,344,39,14,22,228,45*75\n")
-    write("nmea", "midnight-no-date", ck("GNGGA,235959.50,3700.0000,S,12700.0000,W,2,10,0.9,30.0,M,20.0,M,,") + "\n"
-          + ck("GNGGA,000000.50,3700.0010,S,12700.0010,W,2,10,0.9,30.0,M,20.0,M,,") + "\n"
-          + ck("GPRMC,000001.00,V,,,,,,,010100,,,N") + "\n# comment\n$PGRME,15.0,M,45.0,M,25.0,M*1D\n")
+    write(
+        "nmea",
+        "gpsd-doc",
+        "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\n"
+        "$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*6A\n"
+        "$GPGSV,2,1,08,01,40,083,46,02,17,308,41,12,07,344,39,14,22,228,45*75\n",
+    )
+    write(
+        "nmea",
+        "midnight-no-date",
+        ck("GNGGA,235959.50,3700.0000,S,12700.0000,W,2,10,0.9,30.0,M,20.0,M,,")
+        + "\n"
+        + ck("GNGGA,000000.50,3700.0010,S,12700.0010,W,2,10,0.9,30.0,M,20.0,M,,")
+        + "\n"
+        + ck("GPRMC,000001.00,V,,,,,,,010100,,,N")
+        + "\n# comment\n$PGRME,15.0,M,45.0,M,25.0,M*1D\n",
+    )
     write("track_csv", "two-points", track)
     write("track_csv", "polyline", "# a curve\nlat, lon\n37.0,127.0\n37.01,127.05\n-89.9,-179.9\n90,180\n")
     write("gps_trace", "basic", files["gps.csv"])
     write("gps_trace", "bad", "time_s,position_m\n0,1\n0.1,x\n-1,5\n0.05,2\n")
-    write("handover_log", "unix-and-iso", "operator,start,end\nA,1714566896.25,1714566896.30\n"
-          "B,2024-05-01T12:34:56.25Z,2024-05-01T12:34:56.31+00:00\nB,2024-05-01 12:35:00,2024-05-01T12:35:00.05\n")
+    write(
+        "handover_log",
+        "unix-and-iso",
+        "operator,start,end\nA,1714566896.25,1714566896.30\n"
+        "B,2024-05-01T12:34:56.25Z,2024-05-01T12:34:56.31+00:00\nB,2024-05-01 12:35:00,2024-05-01T12:35:00.05\n",
+    )
     write("handover_log", "bad", "operator,start,end\n,1,2\nA,2,1\nA,2024-02-30T00:00:00Z,x\nA,1,2,3\n")
     # learn_recorded: track, NMEA log, handover log separated by lines `%%`.
     t0 = 1714564800  # 2024-05-01T12:00:00Z, the first fix of nmea_log()
-    write("learn_recorded", "basic", track + "%%\n" + nmea_log(10) + "%%\n"
-          + f"operator,start,end\nA,{t0 + 2.2},{t0 + 2.3}\nB,2024-05-01T12:00:05Z,2024-05-01T12:00:05.1Z\n")
+    write(
+        "learn_recorded",
+        "basic",
+        track
+        + "%%\n"
+        + nmea_log(10)
+        + "%%\n"
+        + f"operator,start,end\nA,{t0 + 2.2},{t0 + 2.3}\nB,2024-05-01T12:00:05Z,2024-05-01T12:00:05.1Z\n",
+    )
 
 
 if __name__ == "__main__":

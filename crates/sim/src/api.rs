@@ -38,7 +38,12 @@ pub fn run_toml(
 /// [{"operator", "link", "start_s", "end_s"}...], "ride", "gps": [[time_s, position_m]...]}`,
 /// as the run summary names them; `gps` is the fixes the train's PHA/PHA-D see). `seed`
 /// overrides the file's seed.
-pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Option<u64>) -> Result<String, Vec<ConfigError>> {
+pub fn effective_links_json(
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+    seed: Option<u64>,
+) -> Result<String, Vec<ConfigError>> {
     let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
     let plan = crate::plan::Plan::new(&sc, seed.unwrap_or(sc.seed))?;
     let links = crate::plan::effective_link_configs(&sc, plan.seed);
@@ -59,7 +64,12 @@ pub fn effective_links_json(text: &str, file: &str, base_dir: &Path, seed: Optio
     // The GPS fixes PHA and PHA-D see in this run (`[time_s, position_m]`, synthetic or
     // `[hst.gps_trace]`), so an emulated router's PHA-D can replay the same ones.
     let gps: Vec<serde_json::Value> = match &plan.train {
-        Some(t) => t.run.gps.iter().map(|&(ts, pos)| serde_json::json!([secs(ts), round6_m(pos)])).collect(),
+        Some(t) => t
+            .run
+            .gps
+            .iter()
+            .map(|&(ts, pos)| serde_json::json!([secs(ts), round6_m(pos)]))
+            .collect(),
         None => Vec::new(),
     };
     Ok(serde_json::json!({"links": links, "handovers": hos, "ride": ride, "gps": gps}).to_string())
@@ -87,7 +97,11 @@ pub fn learn_handover_table(
 ) -> Result<String, Vec<ConfigError>> {
     let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
     let Some(h) = &sc.file.hst else {
-        return Err(vec![ConfigError::new(file, "", "the scenario has no [hst] section (no train to learn from)")]);
+        return Err(vec![ConfigError::new(
+            file,
+            "",
+            "the scenario has no [hst] section (no train to learn from)",
+        )]);
     };
     if runs == 0 {
         return Err(vec![ConfigError::new("--runs", 0, "must be at least 1")]);
@@ -95,9 +109,21 @@ pub fn learn_handover_table(
     if let Some(m) = margin_m {
         // Half the densest operator's site spacing: wider margins merge every range of that
         // operator into one covering the whole track.
-        let limit = h.radio.operators.iter().map(|o| o.spacing_m / 2.0).fold(f64::INFINITY, f64::min);
+        let limit = h
+            .radio
+            .operators
+            .iter()
+            .map(|o| o.spacing_m / 2.0)
+            .fold(f64::INFINITY, f64::min);
         if !(m.is_finite() && m >= 0.0 && m < limit) {
-            return Err(vec![ConfigError::new("--margin-m", crate::error::fmt_num(m), format!("must be in [0, {}) m (half the operators' site spacing; wider margins merge every range into one)", crate::error::fmt_num(limit)))]);
+            return Err(vec![ConfigError::new(
+                "--margin-m",
+                crate::error::fmt_num(m),
+                format!(
+                    "must be in [0, {}) m (half the operators' site spacing; wider margins merge every range into one)",
+                    crate::error::fmt_num(limit)
+                ),
+            )]);
         }
     }
     let mut table = match existing {
@@ -114,7 +140,11 @@ pub fn learn_handover_table(
 
 fn check_min_support(k: Option<u64>) -> Result<(), Vec<ConfigError>> {
     match k {
-        Some(k) if !(1..=1_000_000_000).contains(&k) => Err(vec![ConfigError::new("--min-support", k, "must be an integer in [1, 1000000000] (runs that saw a handover at a place)")]),
+        Some(k) if !(1..=1_000_000_000).contains(&k) => Err(vec![ConfigError::new(
+            "--min-support",
+            k,
+            "must be an integer in [1, 1000000000] (runs that saw a handover at a place)",
+        )]),
         _ => Ok(()),
     }
 }
@@ -153,7 +183,15 @@ pub fn learn_handover_table_recorded(
         let x = v.unwrap_or(d);
         let ok = x.is_finite() && if lo_open { x > 0.0 } else { x >= 0.0 };
         if !ok {
-            errs.push(ConfigError::new(name, x, if lo_open { "must be a finite number > 0" } else { "must be a finite number >= 0" }));
+            errs.push(ConfigError::new(
+                name,
+                x,
+                if lo_open {
+                    "must be a finite number > 0"
+                } else {
+                    "must be a finite number >= 0"
+                },
+            ));
         }
         x
     };
@@ -161,7 +199,11 @@ pub fn learn_handover_table_recorded(
     let max_offset = opt("--max-offset-m", max_offset_m, 50.0, true, &mut errs);
     let max_gap = opt("--max-gap-s", max_gap_s, 2.0, true, &mut errs);
     if runs.is_empty() {
-        errs.push(ConfigError::new("runs", 0, "give at least one recorded run (an NMEA log and its handover log)"));
+        errs.push(ConfigError::new(
+            "runs",
+            0,
+            "give at least one recorded run (an NMEA log and its handover log)",
+        ));
     }
     if !errs.is_empty() {
         return Err(errs);
@@ -177,7 +219,12 @@ pub fn learn_handover_table_recorded(
     };
     let rr: Vec<gps::RecordedRun<'_>> = runs
         .iter()
-        .map(|r| gps::RecordedRun { nmea: &r.nmea, nmea_file: &r.nmea_file, handovers: &r.handovers, handovers_file: &r.handovers_file })
+        .map(|r| gps::RecordedRun {
+            nmea: &r.nmea,
+            nmea_file: &r.nmea_file,
+            handovers: &r.handovers,
+            handovers_file: &r.handovers_file,
+        })
         .collect();
     check_min_support(min_support)?;
     let rep = gps::learn_from_recordings(&track, &rr, margin, max_offset, max_gap, &mut table)?;
@@ -189,8 +236,17 @@ pub fn learn_handover_table_recorded(
         rep.handovers_used, rep.runs, rep.fixes, rep.fixes_off_track
     );
     if !rep.handovers_skipped.is_empty() {
-        let list: Vec<String> = rep.handovers_skipped.iter().take(5).map(|(f, l)| format!("{f}:{l}")).collect();
-        summary.push_str(&format!("; {} skipped without GPS fixes around them ({})", rep.handovers_skipped.len(), list.join(", ")));
+        let list: Vec<String> = rep
+            .handovers_skipped
+            .iter()
+            .take(5)
+            .map(|(f, l)| format!("{f}:{l}"))
+            .collect();
+        summary.push_str(&format!(
+            "; {} skipped without GPS fixes around them ({})",
+            rep.handovers_skipped.len(),
+            list.join(", ")
+        ));
     }
     Ok((table.to_csv(), summary))
 }
@@ -207,10 +263,16 @@ pub fn plan_json(text: &str, file: &str, base_dir: &Path, seed: Option<u64>) -> 
     use serde_json::{json, Value};
     let sc = crate::scenario::Scenario::load(text, file, base_dir)?;
     let plan = crate::plan::Plan::new(&sc, seed.unwrap_or(sc.seed))?;
-    let links: Value = serde_json::from_str(&effective_links_json(text, file, base_dir, Some(plan.seed))?).expect("JSON we wrote");
+    let links: Value =
+        serde_json::from_str(&effective_links_json(text, file, base_dir, Some(plan.seed))?).expect("JSON we wrote");
     // The fields of `value` (a table) that differ from `default`'s, as `prefix.field`.
     fn changed<T: serde::Serialize>(prefix: &str, value: &T, default: &T, out: &mut Vec<String>) {
-        let (Value::Object(a), Value::Object(b)) = (serde_json::to_value(value).expect("ser"), serde_json::to_value(default).expect("ser")) else { return };
+        let (Value::Object(a), Value::Object(b)) = (
+            serde_json::to_value(value).expect("ser"),
+            serde_json::to_value(default).expect("ser"),
+        ) else {
+            return;
+        };
         for (k, v) in &a {
             if b.get(k) != Some(v) {
                 out.push(format!("{prefix}.{k}"));

@@ -20,9 +20,16 @@ impl ConfigError {
         let mut value = value.to_string();
         let n = value.chars().count();
         if n > MAX_VALUE_CHARS {
-            value = format!("{}... ({n} characters)", value.chars().take(MAX_VALUE_CHARS - 20).collect::<String>());
+            value = format!(
+                "{}... ({n} characters)",
+                value.chars().take(MAX_VALUE_CHARS - 20).collect::<String>()
+            );
         }
-        Self { field: field.into(), value, message: message.into() }
+        Self {
+            field: field.into(),
+            value,
+            message: message.into(),
+        }
     }
 }
 
@@ -57,14 +64,22 @@ impl Errors {
     /// Checks `lo <= v <= hi` (and that v is finite).
     pub fn range(&mut self, field: impl Into<String>, v: f64, lo: f64, hi: f64) {
         if !(v.is_finite() && v >= lo && v <= hi) {
-            self.0.push(ConfigError::new(field, fmt_num(v), format!("must be in [{}, {}]", fmt_num(lo), fmt_num(hi))));
+            self.0.push(ConfigError::new(
+                field,
+                fmt_num(v),
+                format!("must be in [{}, {}]", fmt_num(lo), fmt_num(hi)),
+            ));
         }
     }
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
     pub fn into_result(self) -> Result<(), Vec<ConfigError>> {
-        if self.0.is_empty() { Ok(()) } else { Err(self.0) }
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self.0)
+        }
     }
 }
 

@@ -10,8 +10,8 @@
 //! (`_core.plan()`) all read this.
 use crate::core::time::{from_ms_f64, from_secs_f64, Time, NEVER, NS_PER_MS, NS_PER_S};
 use crate::element::ElementSpec;
-use crate::handoff::{FlowHandoffPlan, HandoffPattern, HandoffPlan, HandoffPredict, HandoffScheme};
 use crate::error::{ConfigError, Errors};
+use crate::handoff::{FlowHandoffPlan, HandoffPattern, HandoffPlan, HandoffPredict, HandoffScheme};
 use crate::hst::phad::PhaDConfig;
 use crate::hst::scenario::{train_link, TrainRun};
 use crate::hst::table::HandoverTable;
@@ -106,7 +106,9 @@ pub struct RelayPlan {
 #[allow(clippy::large_enum_variant)]
 pub enum Transport {
     /// Single-path TCP over one path (index into [`Plan::paths`]).
-    Tcp { path: usize },
+    Tcp {
+        path: usize,
+    },
     Mptcp(MptcpPlan),
 }
 
@@ -182,8 +184,11 @@ impl Plan {
         // the serving cell's SINR.
         let train = f.hst.as_ref().map(|h| {
             let run = TrainRun::for_scenario(h, seed, duration, &sc.base_dir);
-            let mut windows: Vec<(Time, Time)> =
-                run.handovers.iter().map(|e| (e.start / NS_PER_S * NS_PER_S, e.start / NS_PER_S * NS_PER_S + NS_PER_S)).collect();
+            let mut windows: Vec<(Time, Time)> = run
+                .handovers
+                .iter()
+                .map(|e| (e.start / NS_PER_S * NS_PER_S, e.start / NS_PER_S * NS_PER_S + NS_PER_S))
+                .collect();
             windows.sort_unstable();
             windows.dedup();
             TrainPlan {
@@ -200,7 +205,9 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(i, orig)| match train_config(sc, train.as_ref(), orig) {
-                Some(cfg) => cfg.resolve(&format!("links[{i}]"), &sc.base_dir, &mut errs).unwrap_or_else(|| sc.links[i].clone()),
+                Some(cfg) => cfg
+                    .resolve(&format!("links[{i}]"), &sc.base_dir, &mut errs)
+                    .unwrap_or_else(|| sc.links[i].clone()),
                 None => sc.links[i].clone(),
             })
             .collect();
@@ -210,11 +217,19 @@ impl Plan {
         let rngs = crate::core::RngStreams::new(seed);
         let mut handoffs = Vec::new();
         for h in &f.handoffs {
-            let Some(li) = f.links.iter().position(|l| l.name == h.link) else { continue };
+            let Some(li) = f.links.iter().position(|l| l.name == h.link) else {
+                continue;
+            };
             let intervals = match (&h.pattern, &train, f.hst.as_ref()) {
                 (HandoffPattern::Train {}, Some(t), Some(hst)) => {
                     let op = hst.links.iter().position(|l| *l == h.link);
-                    t.run.handovers.iter().filter(|e| Some(e.operator) == op).map(|e| (e.start, e.end)).filter(|&(s, e)| e > s).collect()
+                    t.run
+                        .handovers
+                        .iter()
+                        .filter(|e| Some(e.operator) == op)
+                        .map(|e| (e.start, e.end))
+                        .filter(|&(s, e)| e > s)
+                        .collect()
                 }
                 _ => {
                     let iv = h.intervals(&rngs, duration);
@@ -227,26 +242,45 @@ impl Plan {
                     iv
                 }
             };
-            handoffs.push(HandoffPlan { link: li, link_name: h.link.clone(), intervals });
+            handoffs.push(HandoffPlan {
+                link: li,
+                link_name: h.link.clone(),
+                intervals,
+            });
         }
 
-        let mut elements: Vec<(String, ElementSpec)> =
-            f.nodes.iter().filter_map(|n| n.element.clone().map(|e| (n.name.clone(), e))).collect();
+        let mut elements: Vec<(String, ElementSpec)> = f
+            .nodes
+            .iter()
+            .filter_map(|n| n.element.clone().map(|e| (n.name.clone(), e)))
+            .collect();
         // Cells are elements too; paths name them in `links` (each hop through one is the cell).
-        let cell_index: HashMap<&str, usize> = sc.cells.iter().enumerate().map(|(i, c)| (c.name.as_str(), elements.len() + i)).collect();
+        let cell_index: HashMap<&str, usize> = sc
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.as_str(), elements.len() + i))
+            .collect();
         elements.extend(sc.cells.iter().map(|c| {
             let mut c = c.clone();
             // UEs on the train: CQIs from their operator's serving-cell SINR in this run.
             if let Some(t) = train.as_ref() {
                 for u in &mut c.ues {
-                    let Some(op) = u.train_operator.as_ref().and_then(|o| t.operators.iter().position(|x| x == o)) else { continue };
+                    let Some(op) = u
+                        .train_operator
+                        .as_ref()
+                        .and_then(|o| t.operators.iter().position(|x| x == o))
+                    else {
+                        continue;
+                    };
                     u.cqi = crate::cell::config::cqi_from_sinr(&t.run.serving_sinr_db(op, 100 * NS_PER_MS));
                 }
             }
             (c.name.clone(), ElementSpec::Cell(Box::new(c)))
         }));
         let link_index: HashMap<&str, usize> = f.links.iter().enumerate().map(|(i, l)| (l.name.as_str(), i)).collect();
-        let element_index: HashMap<&str, usize> = elements.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
+        let element_index: HashMap<&str, usize> =
+            elements.iter().enumerate().map(|(i, (n, _))| (n.as_str(), i)).collect();
         let paths: Vec<PathPlan> = f
             .paths
             .iter()
@@ -263,7 +297,12 @@ impl Plan {
                         None => hops.push(Hop::Link(link_index[l.as_str()])),
                     }
                 }
-                PathPlan { name: p.name.clone(), hops, from: p.from.clone(), to: p.to.clone() }
+                PathPlan {
+                    name: p.name.clone(),
+                    hops,
+                    from: p.from.clone(),
+                    to: p.to.clone(),
+                }
             })
             .collect();
         let path_index: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (p.name.as_str(), i)).collect();
@@ -274,7 +313,9 @@ impl Plan {
             Some(Err(e)) => return Err(e),
             None => None,
         };
-        let fixes: Rc<[(Time, f64)]> = train.as_ref().map_or_else(|| Rc::from(Vec::new()), |t| Rc::from(t.run.gps.clone()));
+        let fixes: Rc<[(Time, f64)]> = train
+            .as_ref()
+            .map_or_else(|| Rc::from(Vec::new()), |t| Rc::from(t.run.gps.clone()));
         let path_operator = |path: &str| -> Option<String> {
             let (h, t) = (f.hst.as_ref()?, train.as_ref()?);
             let p = f.paths.iter().find(|p| p.name == path)?;
@@ -282,26 +323,45 @@ impl Plan {
             Some(t.operators[op].clone())
         };
         let true_handovers = |op: &Option<String>| -> Vec<(Time, Time)> {
-            let (Some(op), Some(t)) = (op, train.as_ref()) else { return Vec::new() };
-            t.run.handovers.iter().filter(|e| t.operators.get(e.operator) == Some(op)).map(|e| (e.start, e.end)).collect()
+            let (Some(op), Some(t)) = (op, train.as_ref()) else {
+                return Vec::new();
+            };
+            t.run
+                .handovers
+                .iter()
+                .filter(|e| t.operators.get(e.operator) == Some(op))
+                .map(|e| (e.start, e.end))
+                .collect()
         };
 
         let mut flows = Vec::with_capacity(f.flows.len());
         for (i, fc) in f.flows.iter().enumerate() {
             let pre = format!("flows[{i}]");
             let Some(cc) = CcKind::from_name(&fc.cc) else {
-                errs.push(ConfigError::new(format!("{pre}.cc"), &fc.cc, "unknown congestion control"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.cc"),
+                    &fc.cc,
+                    "unknown congestion control",
+                ));
                 continue;
             };
             let transport = match (&fc.path, &fc.paths) {
-                (Some(p), None) => Transport::Tcp { path: path_index[p.as_str()] },
+                (Some(p), None) => Transport::Tcp {
+                    path: path_index[p.as_str()],
+                },
                 (None, Some(ps)) => {
                     let opts = fc.mptcp.clone().unwrap_or_default();
                     let spec = fc.scheduler.clone().unwrap_or_default().config();
                     let (wrapper, scheduler) = split_wrapper(&spec);
                     let operators: Vec<Option<String>> = ps.iter().map(|p| path_operator(p)).collect();
                     let windows: Vec<Vec<(Time, Time)>> = operators.iter().map(true_handovers).collect();
-                    let needs = |what: &str| ConfigError::new(format!("{pre}.scheduler"), "", format!("{what}: add an [hst] section with a `table`"));
+                    let needs = |what: &str| {
+                        ConfigError::new(
+                            format!("{pre}.scheduler"),
+                            "",
+                            format!("{what}: add an [hst] section with a `table`"),
+                        )
+                    };
                     let wrapper = match wrapper {
                         None => None,
                         Some(Wrapper::Pha) => match &table {
@@ -316,10 +376,18 @@ impl Plan {
                                 None
                             }
                         },
-                        Some(Wrapper::Oracle) => Some(WrapperPlan::Oracle { windows: windows.clone() }),
-                        Some(Wrapper::Block) => Some(WrapperPlan::Block { windows: windows.clone() }),
+                        Some(Wrapper::Oracle) => Some(WrapperPlan::Oracle {
+                            windows: windows.clone(),
+                        }),
+                        Some(Wrapper::Block) => Some(WrapperPlan::Block {
+                            windows: windows.clone(),
+                        }),
                     };
-                    let blocking = if matches!(wrapper, Some(WrapperPlan::Block { .. })) { windows } else { Vec::new() };
+                    let blocking = if matches!(wrapper, Some(WrapperPlan::Block { .. })) {
+                        windows
+                    } else {
+                        Vec::new()
+                    };
                     let pha_d = match (&opts.pha_d, &table, &train) {
                         (None, _, _) => None,
                         (Some(cfg), Some(t), Some(tr)) => Some(PhaDPlan {
@@ -330,7 +398,11 @@ impl Plan {
                             fixes: fixes.clone(),
                         }),
                         _ => {
-                            errs.push(ConfigError::new(format!("{pre}.mptcp.pha_d"), "", "PHA-D needs a train with a handover table"));
+                            errs.push(ConfigError::new(
+                                format!("{pre}.mptcp.pha_d"),
+                                "",
+                                "PHA-D needs a train with a handover table",
+                            ));
                             None
                         }
                     };
@@ -345,22 +417,39 @@ impl Plan {
                             _ => fc.receiver.rcv_buf_bytes,
                         },
                         join_at: start + from_ms_f64(opts.join_delay_ms),
-                        backup: (0..ps.len()).map(|k| opts.backup.get(k).copied().unwrap_or(false)).collect(),
+                        backup: (0..ps.len())
+                            .map(|k| opts.backup.get(k).copied().unwrap_or(false))
+                            .collect(),
                         receiver_recovery: opts.receiver_recovery,
-                        mp_prio: opts.mp_prio.iter().map(|e| (from_secs_f64(e.at_s), e.subflow, e.backup)).collect(),
+                        mp_prio: opts
+                            .mp_prio
+                            .iter()
+                            .map(|e| (from_secs_f64(e.at_s), e.subflow, e.backup))
+                            .collect(),
                         pha_d,
                         blocking,
                     })
                 }
                 _ => {
-                    errs.push(ConfigError::new(format!("{pre}.path"), "", "give `path` (TCP) or `paths` (MPTCP)"));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.path"),
+                        "",
+                        "give `path` (TCP) or `paths` (MPTCP)",
+                    ));
                     continue;
                 }
             };
             let handoff = fc.handoff.as_ref().map(|h| {
-                let path_links: &[String] = fc.path.as_ref().and_then(|p| f.paths.iter().find(|x| &x.name == p)).map_or(&[], |p| &p.links);
-                let mut iv: Vec<(Time, Time)> =
-                    handoffs.iter().filter(|x| path_links.contains(&x.link_name)).flat_map(|x| x.intervals.iter().copied()).collect();
+                let path_links: &[String] = fc
+                    .path
+                    .as_ref()
+                    .and_then(|p| f.paths.iter().find(|x| &x.name == p))
+                    .map_or(&[], |p| &p.links);
+                let mut iv: Vec<(Time, Time)> = handoffs
+                    .iter()
+                    .filter(|x| path_links.contains(&x.link_name))
+                    .flat_map(|x| x.intervals.iter().copied())
+                    .collect();
                 iv.sort_unstable();
                 let mut plan = h.plan(iv);
                 if h.predict == HandoffPredict::Table {
@@ -368,17 +457,36 @@ impl Plan {
                     let op = fc.path.as_deref().and_then(&path_operator);
                     match (h.scheme, op, &table) {
                         (HandoffScheme::Ehn | HandoffScheme::FreezeTcp, Some(op), Some(t)) => {
-                            let (eps, stats) = crate::handoff::predict::from_table(t, &op, &fixes, &plan.intervals, h.scheme, plan.ehn_delay);
+                            let (eps, stats) = crate::handoff::predict::from_table(
+                                t,
+                                &op,
+                                &fixes,
+                                &plan.intervals,
+                                h.scheme,
+                                plan.ehn_delay,
+                            );
                             plan.episodes = eps;
                             plan.prediction = Some(stats);
                         }
                         (HandoffScheme::Ehn | HandoffScheme::FreezeTcp, Some(_), None) => {
-                            errs.push(ConfigError::new(field, "table", "needs a handover table: add `table` to the [hst] section"));
+                            errs.push(ConfigError::new(
+                                field,
+                                "table",
+                                "needs a handover table: add `table` to the [hst] section",
+                            ));
                         }
                         (HandoffScheme::Ehn | HandoffScheme::FreezeTcp, None, _) => {
-                            errs.push(ConfigError::new(field, "table", "needs the flow's path to cross a train link (`[hst] links`)"));
+                            errs.push(ConfigError::new(
+                                field,
+                                "table",
+                                "needs the flow's path to cross a train link (`[hst] links`)",
+                            ));
                         }
-                        _ => errs.push(ConfigError::new(field, "table", "only the ehn and freeze-tcp schemes act on a prediction")),
+                        _ => errs.push(ConfigError::new(
+                            field,
+                            "table",
+                            "only the ehn and freeze-tcp schemes act on a prediction",
+                        )),
                     }
                 }
                 plan
@@ -400,7 +508,12 @@ impl Plan {
                 transport,
                 handoff,
                 relay: match &fc.traffic {
-                    Traffic::Relay { from, buffer_bytes } => f.flows.iter().position(|x| &x.name == from).map(|from| RelayPlan { from, buffer: *buffer_bytes }),
+                    Traffic::Relay { from, buffer_bytes } => {
+                        f.flows.iter().position(|x| &x.name == from).map(|from| RelayPlan {
+                            from,
+                            buffer: *buffer_bytes,
+                        })
+                    }
                     _ => None,
                 },
                 fct_bytes: chain_file(&f.flows, i),
@@ -441,15 +554,28 @@ impl Plan {
             let loss = match &d.loss {
                 None => false,
                 Some(LossConfig::Bernoulli { p }) => strictly_between(*p),
-                Some(LossConfig::GilbertElliott { p_good, p_bad, good, bad, .. }) => {
+                Some(LossConfig::GilbertElliott {
+                    p_good,
+                    p_bad,
+                    good,
+                    bad,
+                    ..
+                }) => {
                     let random_sojourn = |s: &SojournConfig| !matches!(s, SojournConfig::Deterministic { .. });
                     strictly_between(*p_good) || strictly_between(*p_bad) || random_sojourn(good) || random_sojourn(bad)
                 }
             };
-            loss || d.reorder.as_ref().is_some_and(|r| strictly_between(r.p) && r.extra_delay_ms > 0.0)
+            loss || d
+                .reorder
+                .as_ref()
+                .is_some_and(|r| strictly_between(r.p) && r.extra_delay_ms > 0.0)
         };
         let links = self.links.iter().any(|l| {
-            dir_random(&l.forward) || dir_random(&l.reverse) || l.forwarding.iter().any(|f| strictly_between(f.loss_prob) || strictly_between(f.queued_loss))
+            dir_random(&l.forward)
+                || dir_random(&l.reverse)
+                || l.forwarding
+                    .iter()
+                    .any(|f| strictly_between(f.loss_prob) || strictly_between(f.queued_loss))
         });
         let flows = self.flows.iter().any(|f| {
             f.cc == CcKind::Bbr
@@ -460,7 +586,10 @@ impl Plan {
 
     /// The train's true handovers `(operator, start, end)`.
     pub fn handovers(&self) -> Vec<(usize, Time, Time)> {
-        self.train.as_ref().map(|t| t.run.handovers.iter().map(|e| (e.operator, e.start, e.end)).collect()).unwrap_or_default()
+        self.train
+            .as_ref()
+            .map(|t| t.run.handovers.iter().map(|e| (e.operator, e.start, e.end)).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -468,8 +597,16 @@ impl Plan {
 /// into each train link), as scenario tables: what the emulator applies to the real kernel.
 pub fn effective_link_configs(sc: &Scenario, seed: u64) -> Vec<LinkConfig> {
     let duration = from_secs_f64(sc.file.duration_s);
-    let train = sc.file.hst.as_ref().map(|h| TrainRun::for_scenario(h, seed, duration, &sc.base_dir));
-    sc.file.links.iter().map(|l| train_link_config(sc, train.as_ref(), l).unwrap_or_else(|| l.clone())).collect()
+    let train = sc
+        .file
+        .hst
+        .as_ref()
+        .map(|h| TrainRun::for_scenario(h, seed, duration, &sc.base_dir));
+    sc.file
+        .links
+        .iter()
+        .map(|l| train_link_config(sc, train.as_ref(), l).unwrap_or_else(|| l.clone()))
+        .collect()
 }
 
 fn train_config(sc: &Scenario, train: Option<&TrainPlan>, orig: &LinkConfig) -> Option<LinkConfig> {
@@ -478,9 +615,17 @@ fn train_config(sc: &Scenario, train: Option<&TrainPlan>, orig: &LinkConfig) -> 
 
 /// `orig` as the train changes it, if it follows an operator (`[hst] links`).
 fn train_link_config(sc: &Scenario, run: Option<&TrainRun>, orig: &LinkConfig) -> Option<LinkConfig> {
-    let (Some(h), Some(run)) = (&sc.file.hst, run) else { return None };
+    let (Some(h), Some(run)) = (&sc.file.hst, run) else {
+        return None;
+    };
     let op = h.links.iter().position(|l| *l == orig.name)?;
-    Some(train_link(orig, &run.handovers, op, &h.handover, run.capacity.as_ref().map(|c| c[op].as_slice())))
+    Some(train_link(
+        orig,
+        &run.handovers,
+        op,
+        &h.handover,
+        run.capacity.as_ref().map(|c| c[op].as_slice()),
+    ))
 }
 
 fn sender_config(fc: &FlowConfig) -> SenderConfig {
@@ -516,7 +661,11 @@ fn receiver_config(fc: &FlowConfig) -> ReceiverConfig {
         window_buf: r.rcv_buf_bytes,
         delack_timeout: from_ms_f64(r.delack_ms),
         rcv_buf: r.rcv_buf_bytes,
-        read_pauses: r.read_pauses.iter().map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s))).collect(),
+        read_pauses: r
+            .read_pauses
+            .iter()
+            .map(|p| (from_secs_f64(p.start_s), from_secs_f64(p.start_s + p.duration_s)))
+            .collect(),
         ack_on_read: r.ack_on_read,
         read_delay: (r.read_delay_us * 1e3).round() as Time,
         autotune: r.autotune,

@@ -18,6 +18,14 @@ fn cbr_delay_is_the_path_delay_when_the_link_keeps_up_and_grows_when_it_does_not
     let o = run(&single(10.0, 4.0, 20.0, 100, "", "cubic", CBR));
     assert!(f(&flow(&o, "f")["app_delay_p99_ms"]) > 1000.0);
     // Bulk traffic has no application delay.
-    let o = run(&single(2.0, 20.0, 20.0, 100, "", "cubic", "traffic = { kind = \"bulk\" }"));
+    let o = run(&single(
+        2.0,
+        20.0,
+        20.0,
+        100,
+        "",
+        "cubic",
+        "traffic = { kind = \"bulk\" }",
+    ));
     assert!(flow(&o, "f").get("app_delay_p99_ms").is_none());
 }

@@ -7,7 +7,11 @@ use proptest::prelude::*;
 
 /// Two links in a chain through node `mid`; `element` is the node's element table (or "").
 fn chain(element: &str, cc: &str, traffic: &str, loss: f64, duration: f64) -> String {
-    let el = if element.is_empty() { String::new() } else { format!("element = {element}") };
+    let el = if element.is_empty() {
+        String::new()
+    } else {
+        format!("element = {element}")
+    };
     format!(
         r#"
 seed = 3
@@ -46,7 +50,13 @@ traffic = {traffic}
 #[test]
 fn a_pass_through_element_changes_nothing() {
     let plain = run(&chain("", "cubic", "{ kind = \"bulk\" }", 0.01, 5.0));
-    let el = run(&chain("{ kind = \"delay-every-nth\", n = 1, delay_ms = 0 }", "cubic", "{ kind = \"bulk\" }", 0.01, 5.0));
+    let el = run(&chain(
+        "{ kind = \"delay-every-nth\", n = 1, delay_ms = 0 }",
+        "cubic",
+        "{ kind = \"bulk\" }",
+        0.01,
+        5.0,
+    ));
     assert_eq!(plain.summary["flows"], el.summary["flows"]);
     assert_eq!(plain.summary["links"], el.summary["links"]);
     assert_eq!(plain.events, el.events);
@@ -55,7 +65,13 @@ fn a_pass_through_element_changes_nothing() {
 
 #[test]
 fn delay_every_nth_holds_every_nth_packet_and_reorders() {
-    let o = run(&chain("{ kind = \"delay-every-nth\", n = 10, delay_ms = 30 }", "cubic", "{ kind = \"bulk\" }", 0.0, 5.0));
+    let o = run(&chain(
+        "{ kind = \"delay-every-nth\", n = 10, delay_ms = 30 }",
+        "cubic",
+        "{ kind = \"bulk\" }",
+        0.0,
+        5.0,
+    ));
     let e = &o.summary["elements"]["mid"];
     let (delayed, forwarded) = (f(&e["delayed"]), f(&e["forwarded"]));
     // Both directions cross the node (data forward, ACKs back): every 10th of each is held.
@@ -147,18 +163,48 @@ proptest! {
 
 #[test]
 fn bad_elements_and_vias_are_refused_with_the_field() {
-    let good = chain("{ kind = \"delay-every-nth\", n = 3, delay_ms = 1 }", "cubic", "{ kind = \"bulk\" }", 0.0, 1.0);
+    let good = chain(
+        "{ kind = \"delay-every-nth\", n = 3, delay_ms = 1 }",
+        "cubic",
+        "{ kind = \"bulk\" }",
+        0.0,
+        1.0,
+    );
     let check = |from: &str, to: &str, want: &str| {
-        let errs: Vec<String> = mobipath_sim::api::validate_toml(&good.replacen(from, to, 1), "e.toml", std::path::Path::new("."))
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errs.iter().any(|e| e.starts_with(want)), "{to}: want {want:?}, got {errs:?}");
+        let errs: Vec<String> =
+            mobipath_sim::api::validate_toml(&good.replacen(from, to, 1), "e.toml", std::path::Path::new("."))
+                .iter()
+                .map(|e| e.to_string())
+                .collect();
+        assert!(
+            errs.iter().any(|e| e.starts_with(want)),
+            "{to}: want {want:?}, got {errs:?}"
+        );
     };
     check("n = 3", "n = 0", "nodes[2].element.n = 0: must be in [1, 1000000]");
-    check("delay_ms = 1 }", "delay_ms = -1 }", "nodes[2].element.delay_ms = -1: must be in [0, 3600000]");
-    check("kind = \"delay-every-nth\"", "kind = \"teleport\"", "nodes[2].element.kind");
-    check("via = [\"mid\"]", "via = [\"mid\", \"mid\"]", "paths[0].via = 2: must name the 1 node(s) between the path's 2 links");
-    check("via = [\"mid\"]", "via = [\"nowhere\"]", "paths[0].via[0] = nowhere: no node with this name");
-    check("via = [\"mid\"]", "via = [\"client\"]", "paths[0].via[0] = client: must not be the path's `from` or `to` node");
+    check(
+        "delay_ms = 1 }",
+        "delay_ms = -1 }",
+        "nodes[2].element.delay_ms = -1: must be in [0, 3600000]",
+    );
+    check(
+        "kind = \"delay-every-nth\"",
+        "kind = \"teleport\"",
+        "nodes[2].element.kind",
+    );
+    check(
+        "via = [\"mid\"]",
+        "via = [\"mid\", \"mid\"]",
+        "paths[0].via = 2: must name the 1 node(s) between the path's 2 links",
+    );
+    check(
+        "via = [\"mid\"]",
+        "via = [\"nowhere\"]",
+        "paths[0].via[0] = nowhere: no node with this name",
+    );
+    check(
+        "via = [\"mid\"]",
+        "via = [\"client\"]",
+        "paths[0].via[0] = client: must not be the path's `from` or `to` node",
+    );
 }

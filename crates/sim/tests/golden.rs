@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 const SEEDS: [u64; 3] = [1, 2, 3];
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
 }
 
 /// Every `.toml` under `dir`, sorted, as paths relative to the repository root — except sweep
@@ -96,7 +99,10 @@ fn golden_results_unchanged() {
             mobipath_sim::core::checks::set_cache_checks(checks);
             let got = golden_text(&root, rel, seed);
             let stem = rel.with_extension("");
-            let gold = root.join("tests/golden/sim").join(&stem).join(format!("seed{seed}.json"));
+            let gold = root
+                .join("tests/golden/sim")
+                .join(&stem)
+                .join(format!("seed{seed}.json"));
             if bless {
                 std::fs::create_dir_all(gold.parent().unwrap()).unwrap();
                 std::fs::write(&gold, &got).unwrap();
@@ -105,11 +111,23 @@ fn golden_results_unchanged() {
             match std::fs::read_to_string(&gold) {
                 Ok(want) if want == got => {}
                 Ok(want) => {
-                    let line = want.lines().zip(got.lines()).position(|(a, b)| a != b).map_or(0, |i| i + 1);
+                    let line = want
+                        .lines()
+                        .zip(got.lines())
+                        .position(|(a, b)| a != b)
+                        .map_or(0, |i| i + 1);
                     let how = if checks { "" } else { " (self-checks off)" };
-                    changed.push(format!("{} seed {seed}{how}: differs from line {line} of {}", rel.display(), gold.display()));
+                    changed.push(format!(
+                        "{} seed {seed}{how}: differs from line {line} of {}",
+                        rel.display(),
+                        gold.display()
+                    ));
                 }
-                Err(_) => changed.push(format!("{} seed {seed}: no golden file {}", rel.display(), gold.display())),
+                Err(_) => changed.push(format!(
+                    "{} seed {seed}: no golden file {}",
+                    rel.display(),
+                    gold.display()
+                )),
             }
         }
     }

@@ -60,12 +60,21 @@ fn cwnd(o: &mobipath_sim::api::RunOutput) -> Vec<(f64, f64)> {
 #[test]
 fn the_paper_pattern_interrupts_exactly_10_14_24_28_38_42_52_56() {
     let o = run(&p3(60.0, PAPER, "tahoe", "", BULK));
-    let h: Vec<(f64, f64)> = o.summary["handoffs"].as_array().unwrap().iter().map(|x| (f(&x["start_s"]), f(&x["end_s"]))).collect();
+    let h: Vec<(f64, f64)> = o.summary["handoffs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (f(&x["start_s"]), f(&x["end_s"])))
+        .collect();
     assert_eq!(h, HANDOFFS.to_vec());
     // Nothing reaches the mobile host inside a handoff (the old base station's queue is lost).
     let good = series(&o, "flow", "tcp", "goodput_mbps");
     for &(s, e) in &HANDOFFS {
-        let inside: f64 = good.iter().filter(|(t, _)| *t >= s + 0.1 && *t + 0.1 <= e).map(|x| x.1).sum();
+        let inside: f64 = good
+            .iter()
+            .filter(|(t, _)| *t >= s + 0.1 && *t + 0.1 <= e)
+            .map(|x| x.1)
+            .sum();
         assert_eq!(inside, 0.0, "data delivered inside [{s}, {e})");
     }
 }
@@ -79,7 +88,11 @@ fn tahoe_times_out_in_every_handoff_and_restarts_from_cwnd_1() {
     assert_eq!(f(&fl["timeouts"]), 16.0, "{fl}");
     let c = cwnd(&o);
     for &(s, e) in &HANDOFFS {
-        let min = c.iter().filter(|(t, _)| *t >= s && *t < e).map(|x| x.1).fold(f64::MAX, f64::min);
+        let min = c
+            .iter()
+            .filter(|(t, _)| *t >= s && *t < e)
+            .map(|x| x.1)
+            .fold(f64::MAX, f64::min);
         assert_eq!(min, 1.0, "cwnd not back to 1 inside [{s}, {e})");
     }
     // The first data after the handoff arrives one backed-off RTO late (7.07 s after its start).
@@ -104,7 +117,11 @@ fn ehn_never_times_out_and_resumes_with_its_pre_handoff_window() {
     for &(s, e) in &HANDOFFS {
         // cwnd is frozen through the handoff: the value just before it is the value at its end.
         assert_eq!(at(s - 0.1), at(e - 0.1), "cwnd changed during [{s}, {e})");
-        let inside_min = c.iter().filter(|(t, _)| *t >= s && *t < e).map(|x| x.1).fold(f64::MAX, f64::min);
+        let inside_min = c
+            .iter()
+            .filter(|(t, _)| *t >= s && *t < e)
+            .map(|x| x.1)
+            .fold(f64::MAX, f64::min);
         assert_eq!(inside_min, at(s - 0.1));
     }
     // Service resumes one round trip after the handoff ends.
@@ -121,12 +138,24 @@ fn every_scheme_beats_tahoe_on_the_paper_pattern() {
     let ehn = g("handoff = { scheme = \"ehn\" }");
     let freeze = g("handoff = { scheme = \"freeze-tcp\" }");
     let fr = g("handoff = { scheme = \"fr-after-handoff\" }");
-    println!("Tahoe {tahoe:.4}, EHN {ehn:.4} ({:+.1} %), Freeze-TCP {freeze:.4}, FR after handoff {fr:.4} Mbit/s", (ehn / tahoe - 1.0) * 100.0);
+    println!(
+        "Tahoe {tahoe:.4}, EHN {ehn:.4} ({:+.1} %), Freeze-TCP {freeze:.4}, FR after handoff {fr:.4} Mbit/s",
+        (ehn / tahoe - 1.0) * 100.0
+    );
     assert!(ehn > 1.2 * tahoe, "EHN {ehn} vs Tahoe {tahoe}");
     assert!(freeze > tahoe, "Freeze-TCP {freeze} vs Tahoe {tahoe}");
     assert!(fr > tahoe, "FR after handoff {fr} vs Tahoe {tahoe}");
     // No handoff: the upper bound, about 2 Mbit/s x 1448/1500.
-    let none = f(&flow(&run(&p3(60.0, "pattern = { kind = \"list\", intervals = [] }", "tahoe", "", BULK)), "tcp")["goodput_mbps"]);
+    let none = f(&flow(
+        &run(&p3(
+            60.0,
+            "pattern = { kind = \"list\", intervals = [] }",
+            "tahoe",
+            "",
+            BULK,
+        )),
+        "tcp",
+    )["goodput_mbps"]);
     assert!(none > 1.85 && ehn < none, "no handoffs {none}");
 }
 
@@ -142,7 +171,10 @@ fn ehn_gain_grows_with_handoff_duration() {
         let mut sum = 0.0;
         for s in seeds.clone() {
             let t = f(&flow(&run_seed(&p3(120.0, &pat, "tahoe", "", BULK), s), "tcp")["goodput_mbps"]);
-            let e = f(&flow(&run_seed(&p3(120.0, &pat, "tahoe", "handoff = { scheme = \"ehn\" }", BULK), s), "tcp")["goodput_mbps"]);
+            let e = f(&flow(
+                &run_seed(&p3(120.0, &pat, "tahoe", "handoff = { scheme = \"ehn\" }", BULK), s),
+                "tcp",
+            )["goodput_mbps"]);
             sum += e - t;
         }
         gains.push(sum / seeds.clone().count() as f64);
@@ -174,7 +206,13 @@ fn lost_and_late_messages_never_deadlock() {
     assert_eq!(f(&no_resume["timeouts"]), 0.0);
     // Without a base station to answer probes and without the resume ACK, only the watchdog
     // ends the freeze; the flow still completes.
-    let watchdog = run(&p3(60.0, PAPER, "tahoe", "handoff = { scheme = \"ehn\", lose = [\"resume\", \"greet\"], max_freeze_s = 5 }", BULK));
+    let watchdog = run(&p3(
+        60.0,
+        PAPER,
+        "tahoe",
+        "handoff = { scheme = \"ehn\", lose = [\"resume\", \"greet\"], max_freeze_s = 5 }",
+        BULK,
+    ));
     assert!(f(&flow(&watchdog, "tcp")["goodput_mbps"]) > 0.5);
 }
 
@@ -187,7 +225,13 @@ fn every_byte_arrives_exactly_once_through_every_scheme() {
         // 20 ms handoffs (shorter than the 37 ms base RTT) and two back to back.
         "pattern = { kind = \"list\", intervals = [ { start_s = 2, duration_s = 0.02 }, { start_s = 5, duration_s = 3 }, { start_s = 8.05, duration_s = 2 }, { start_s = 14, duration_s = 0.5 } ] }".into(),
     ];
-    let schemes = ["", "handoff = { scheme = \"ehn\" }", "handoff = { scheme = \"ehn\", message_loss = 0.5 }", "handoff = { scheme = \"freeze-tcp\" }", "handoff = { scheme = \"fr-after-handoff\" }"];
+    let schemes = [
+        "",
+        "handoff = { scheme = \"ehn\" }",
+        "handoff = { scheme = \"ehn\", message_loss = 0.5 }",
+        "handoff = { scheme = \"freeze-tcp\" }",
+        "handoff = { scheme = \"fr-after-handoff\" }",
+    ];
     let bytes = 3_000_000u64;
     for pat in &patterns {
         for queued in ["lost", "forward"] {
@@ -199,7 +243,11 @@ fn every_byte_arrives_exactly_once_through_every_scheme() {
                         if loss > 0.0 {
                             // Random loss on the wireless hop in good periods too: holes at the
                             // receiver when a handoff starts.
-                            text = text.replacen("queue_packets = 50", &format!("queue_packets = 50\nloss = {{ model = \"bernoulli\", p = {loss} }}"), 1);
+                            text = text.replacen(
+                                "queue_packets = 50",
+                                &format!("queue_packets = 50\nloss = {{ model = \"bernoulli\", p = {loss} }}"),
+                                1,
+                            );
                         }
                         let o = run(&text);
                         let fl = flow(&o, "tcp");
@@ -207,7 +255,11 @@ fn every_byte_arrives_exactly_once_through_every_scheme() {
                         assert_eq!(f(&fl["delivery_errors"]), 0.0, "{what}: {fl}");
                         assert_eq!(f(&fl["bytes_delivered"]), bytes as f64, "{what}: {fl}");
                         if let Some(e) = fl.get("ehn") {
-                            assert_eq!(f(&e["freezes"]), f(&e["resumes"]) + f(&e["watchdog_resumes"]), "{what}: a freeze never ended: {e}");
+                            assert_eq!(
+                                f(&e["freezes"]),
+                                f(&e["resumes"]) + f(&e["watchdog_resumes"]),
+                                "{what}: a freeze never ended: {e}"
+                            );
                             if !sch.contains("message_loss") {
                                 // Nothing lost: every freeze ends with the resume ACK or a probe, never the watchdog.
                                 assert_eq!(f(&e["watchdog_resumes"]), 0.0, "{what}: {e}");
@@ -222,7 +274,10 @@ fn every_byte_arrives_exactly_once_through_every_scheme() {
 
 #[test]
 fn buffer_freeze_zeroes_the_window_at_each_handoff() {
-    let text = p3(60.0, &format!("{PAPER}\nqueued = \"forward\""), "tahoe", "", BULK).replace("kind = \"base-station\"", "kind = \"base-station\", buffer_freeze = true");
+    let text = p3(60.0, &format!("{PAPER}\nqueued = \"forward\""), "tahoe", "", BULK).replace(
+        "kind = \"base-station\"",
+        "kind = \"base-station\", buffer_freeze = true",
+    );
     let o = run(&text);
     assert_eq!(f(&o.summary["elements"]["bs"]["zero_windows_sent"]), 4.0);
     let fl = flow(&o, "tcp");
@@ -237,17 +292,47 @@ fn bad_handoff_configurations_are_refused_with_the_field() {
     let good = p3(10.0, PAPER, "tahoe", "handoff = { scheme = \"ehn\" }", BULK);
     let check = |from: &str, to: &str, want: &str| {
         let text = good.replacen(from, to, 1);
-        let errs: Vec<String> = mobipath_sim::api::validate_toml(&text, "h.toml", std::path::Path::new(".")).iter().map(|e| e.to_string()).collect();
-        assert!(errs.iter().any(|e| e.starts_with(want)), "{to}: want {want:?}, got {errs:?}");
+        let errs: Vec<String> = mobipath_sim::api::validate_toml(&text, "h.toml", std::path::Path::new("."))
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errs.iter().any(|e| e.starts_with(want)),
+            "{to}: want {want:?}, got {errs:?}"
+        );
     };
-    check("good_s = 10", "good_s = 0", "handoffs[0].pattern.good_s = 0: must be in (0, 86400]");
+    check(
+        "good_s = 10",
+        "good_s = 0",
+        "handoffs[0].pattern.good_s = 0: must be in (0, 86400]",
+    );
     check("handoff_s = 4", "handoff_s = -1", "handoffs[0].pattern.handoff_s = -1");
-    check("link = \"wireless\"", "link = \"air\"", "handoffs[0].link = air: no link with this name");
+    check(
+        "link = \"wireless\"",
+        "link = \"air\"",
+        "handoffs[0].link = air: no link with this name",
+    );
     check("scheme = \"ehn\"", "scheme = \"telepathy\"", "flows[0].handoff.scheme");
-    check("scheme = \"ehn\" }", "scheme = \"ehn\", lose = [\"beacon\"] }", "flows[0].handoff.lose[0] = beacon: unknown message");
-    check("scheme = \"ehn\" }", "scheme = \"ehn\", message_loss = 2 }", "flows[0].handoff.message_loss = 2: must be in [0, 1]");
-    check("kind = \"deterministic\", good_s = 10, handoff_s = 4", "kind = \"train\"", "handoffs[0].pattern.kind = train: the link must follow a train operator");
-    check("queue_packets = 50", "queue_packets = 50\noutages = [ { start_s = 1, duration_s = 1 } ]", "handoffs[0].link = wireless: this link has its own `outages`");
+    check(
+        "scheme = \"ehn\" }",
+        "scheme = \"ehn\", lose = [\"beacon\"] }",
+        "flows[0].handoff.lose[0] = beacon: unknown message",
+    );
+    check(
+        "scheme = \"ehn\" }",
+        "scheme = \"ehn\", message_loss = 2 }",
+        "flows[0].handoff.message_loss = 2: must be in [0, 1]",
+    );
+    check(
+        "kind = \"deterministic\", good_s = 10, handoff_s = 4",
+        "kind = \"train\"",
+        "handoffs[0].pattern.kind = train: the link must follow a train operator",
+    );
+    check(
+        "queue_packets = 50",
+        "queue_packets = 50\noutages = [ { start_s = 1, duration_s = 1 } ]",
+        "handoffs[0].link = wireless: this link has its own `outages`",
+    );
 }
 
 /// Regression: random loss leaves holes at the receiver when a handoff starts; after the resume
@@ -257,8 +342,11 @@ fn bad_handoff_configurations_are_refused_with_the_field() {
 #[test]
 fn ehn_resumes_every_handoff_under_random_loss() {
     let pat = "pattern = { kind = \"random\", good = { sojourn = \"exponential\", mean_s = 10 }, handoff = { sojourn = \"deterministic\", mean_s = 4 } }";
-    let text = p3(60.0, pat, "tahoe", "handoff = { scheme = \"ehn\" }", BULK)
-        .replacen("queue_packets = 50", "queue_packets = 50\nloss = { model = \"bernoulli\", p = 0.001 }", 1);
+    let text = p3(60.0, pat, "tahoe", "handoff = { scheme = \"ehn\" }", BULK).replacen(
+        "queue_packets = 50",
+        "queue_packets = 50\nloss = { model = \"bernoulli\", p = 0.001 }",
+        1,
+    );
     for seed in 1..=10 {
         let o = run_seed(&text, seed);
         let e = &flow(&o, "tcp")["ehn"];
@@ -323,14 +411,25 @@ fn table_prediction_acts_before_the_train_handover() {
     std::fs::create_dir_all(&dir).unwrap();
     let csv = learn_handover_table(&train("", None), "train.toml", &dir, 20, 100, None, None, None).unwrap();
     std::fs::write(dir.join("table.csv"), &csv).unwrap();
-    let go = |handoff: &str| run_toml(&train(handoff, Some("table.csv")), "train.toml", &dir, None, None).expect("valid");
-    let lost = |o: &mobipath_sim::api::RunOutput| f(&o.summary["links"]["lte-a.forward"]["drops_forwarding"]) + f(&o.summary["links"]["lte-a.forward"]["drops_outage"]);
+    let go =
+        |handoff: &str| run_toml(&train(handoff, Some("table.csv")), "train.toml", &dir, None, None).expect("valid");
+    let lost = |o: &mobipath_sim::api::RunOutput| {
+        f(&o.summary["links"]["lte-a.forward"]["drops_forwarding"])
+            + f(&o.summary["links"]["lte-a.forward"]["drops_outage"])
+    };
     let plain = go("");
     let at_start = go("handoff = { scheme = \"ehn\" }");
     let handovers = plain.summary["handoffs"].as_array().unwrap().len() as f64;
     assert!(handovers >= 3.0, "{handovers} handovers");
-    assert!(lost(&plain) > 10.0 * handovers, "plain CUBIC loses {} packets in the handovers", lost(&plain));
-    assert!(lost(&at_start) > 0.0, "EHN at the true start still loses what is in flight");
+    assert!(
+        lost(&plain) > 10.0 * handovers,
+        "plain CUBIC loses {} packets in the handovers",
+        lost(&plain)
+    );
+    assert!(
+        lost(&at_start) > 0.0,
+        "EHN at the true start still loses what is in flight"
+    );
     for scheme in ["ehn", "freeze-tcp"] {
         let o = go(&format!("handoff = {{ scheme = \"{scheme}\", predict = \"table\" }}"));
         let fl = flow(&o, "tcp");
@@ -354,15 +453,46 @@ fn a_table_prediction_needs_a_train_a_table_and_a_scheme_that_uses_it() {
     // once passed only where an earlier session had left a /tmp/t.csv behind).
     let dir = std::env::temp_dir().join(format!("mobipath-p3-predict-errors-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("t.csv"), format!("# mobipath handover table v2\n# min_support = 1\n{}\nA,1000.0,1200.0,1\n", mobipath_sim::hst::table::HEADER)).unwrap();
+    std::fs::write(
+        dir.join("t.csv"),
+        format!(
+            "# mobipath handover table v2\n# min_support = 1\n{}\nA,1000.0,1200.0,1\n",
+            mobipath_sim::hst::table::HEADER
+        ),
+    )
+    .unwrap();
     let err = |text: &str| format!("{:?}", run_toml(text, "x.toml", &dir, None, None).expect_err("refused"));
     let e = err(&train("handoff = { scheme = \"ehn\", predict = \"table\" }", None));
-    assert!(e.contains("flows[0].handoff.predict") && e.contains("handover table"), "{e}");
-    let e = err(&train("handoff = { scheme = \"fr-after-handoff\", predict = \"table\" }", Some("t.csv")));
-    assert!(e.contains("flows[0].handoff.predict") && e.contains("only the ehn and freeze-tcp"), "{e}");
-    let e = err(&p3(10.0, PAPER, "tahoe", "handoff = { scheme = \"ehn\", predict = \"table\" }", BULK));
-    assert!(e.contains("flows[0].handoff.predict") && e.contains("train link"), "{e}");
-    let e = err(&p3(10.0, PAPER, "tahoe", "handoff = { scheme = \"ehn\", predict = \"gps\" }", BULK));
+    assert!(
+        e.contains("flows[0].handoff.predict") && e.contains("handover table"),
+        "{e}"
+    );
+    let e = err(&train(
+        "handoff = { scheme = \"fr-after-handoff\", predict = \"table\" }",
+        Some("t.csv"),
+    ));
+    assert!(
+        e.contains("flows[0].handoff.predict") && e.contains("only the ehn and freeze-tcp"),
+        "{e}"
+    );
+    let e = err(&p3(
+        10.0,
+        PAPER,
+        "tahoe",
+        "handoff = { scheme = \"ehn\", predict = \"table\" }",
+        BULK,
+    ));
+    assert!(
+        e.contains("flows[0].handoff.predict") && e.contains("train link"),
+        "{e}"
+    );
+    let e = err(&p3(
+        10.0,
+        PAPER,
+        "tahoe",
+        "handoff = { scheme = \"ehn\", predict = \"gps\" }",
+        BULK,
+    ));
     assert!(e.contains("predict"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }

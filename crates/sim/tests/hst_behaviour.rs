@@ -11,7 +11,10 @@ use std::path::Path;
 /// The P0 scenario with Linux's 6 MiB receive buffer instead of ns-3's 128 KiB: a saturated
 /// connection, for the link-level calibration checks.
 fn saturated(text: String) -> String {
-    assert!(text.contains("rcv_buf_bytes = 131072"), "the P0 scenario sets ns-3's receive buffer");
+    assert!(
+        text.contains("rcv_buf_bytes = 131072"),
+        "the P0 scenario sets ns-3's receive buffer"
+    );
     text.replace("rcv_buf_bytes = 131072", "rcv_buf_bytes = 6291456")
 }
 
@@ -22,7 +25,9 @@ fn handover(text: String, extra: &str) -> String {
 }
 
 fn p0(sched: &str, table: Option<&str>) -> String {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml"))
+            .unwrap();
     let mut t = text.replace("scheduler = \"minrtt\"", &format!("scheduler = \"{sched}\""));
     if let Some(tb) = table {
         t = t.replacen("[hst]\n", &format!("[hst]\ntable = \"{tb}\"\n"), 1);
@@ -67,7 +72,10 @@ fn learned_table_covers_held_out_runs() {
         }
     }
     assert!(total > 50);
-    assert!(inside as f64 >= 0.95 * total as f64, "{inside}/{total} held-out handovers inside the table");
+    assert!(
+        inside as f64 >= 0.95 * total as f64,
+        "{inside}/{total} held-out handovers inside the table"
+    );
 }
 
 #[test]
@@ -92,8 +100,15 @@ fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
     let dir = std::env::temp_dir().join(format!("mobipath-phad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = p0("minrtt", None);
-    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None, None).unwrap()).unwrap();
-    let sc = p0("minrtt", Some("table.csv")).replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }");
+    std::fs::write(
+        dir.join("table.csv"),
+        learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None, None).unwrap(),
+    )
+    .unwrap();
+    let sc = p0("minrtt", Some("table.csv")).replace(
+        "traffic = { kind = \"bulk\" }",
+        "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }",
+    );
     let o = run_toml(&sc, "p0.toml", &dir, None, None).expect("valid");
     let fl = &o.summary["flows"]["mptcp"];
     let log = fl["pha_d_mp_prio"].as_array().unwrap();
@@ -101,12 +116,19 @@ fn pha_d_mp_prio_timing_obeys_the_one_rtt_rules() {
     for p in log {
         let (lead, rtt) = (f(&p["predicted_lead_ms"]), f(&p["rtt_ms"]));
         if p["backup"].as_bool().unwrap() {
-            assert!(lead >= rtt, "B=1 only {lead} ms before the predicted start (RTT {rtt}): {log:?}");
+            assert!(
+                lead >= rtt,
+                "B=1 only {lead} ms before the predicted start (RTT {rtt}): {log:?}"
+            );
         } else {
             assert!(lead <= rtt, "B=0 {lead} ms before the predicted end (RTT {rtt})");
         }
     }
-    assert_eq!(f(&fl["mp_prio_received"]), f(&fl["mp_prio_sent"]), "no ACK is lost on these links");
+    assert_eq!(
+        f(&fl["mp_prio_received"]),
+        f(&fl["mp_prio_sent"]),
+        "no ACK is lost on these links"
+    );
     assert_eq!(f(&fl["delivery_errors"]), 0.0);
 }
 
@@ -129,7 +151,12 @@ fn oracle_and_subflow_blocking_cut_hol_delay_during_handovers() {
             let o = run_seed(&handover(saturated(p0(w, None)), extra), seed);
             assert_eq!(o.summary["flows"]["mptcp"]["scheduler"], w);
             assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
-            assert!(p99(&o) < p99(&plain), "seed {seed}: {w} HoL p99 {} vs plain {}", p99(&o), p99(&plain));
+            assert!(
+                p99(&o) < p99(&plain),
+                "seed {seed}: {w} HoL p99 {} vs plain {}",
+                p99(&o),
+                p99(&plain)
+            );
         }
     }
 }
@@ -154,11 +181,18 @@ fn handover_gaps_match_the_ns3_calibration() {
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (mi, ma) = (mean(&ip), mean(&app));
-    eprintln!("{} handovers: IP-level gap mean {mi:.1} ms, in-order gap mean {ma:.1} ms (min {:.1}, max {:.1})", ip.len(),
-        app.iter().cloned().fold(f64::INFINITY, f64::min), app.iter().cloned().fold(0.0, f64::max));
+    eprintln!(
+        "{} handovers: IP-level gap mean {mi:.1} ms, in-order gap mean {ma:.1} ms (min {:.1}, max {:.1})",
+        ip.len(),
+        app.iter().cloned().fold(f64::INFINITY, f64::min),
+        app.iter().cloned().fold(0.0, f64::max)
+    );
     assert!(ip.len() >= 20);
     // In-order gap: IP gap + the round trip in which the discarded packets are recovered.
-    assert!((80.0..=120.0).contains(&ma), "in-order gap mean {ma} ms (ns-3: ~100 ms)");
+    assert!(
+        (80.0..=120.0).contains(&ma),
+        "in-order gap mean {ma} ms (ns-3: ~100 ms)"
+    );
     assert!(app.iter().all(|&a| a >= 40.0), "{app:?}");
 }
 
@@ -167,25 +201,39 @@ fn handover_gaps_match_the_ns3_calibration() {
 #[test]
 fn forwarding_policy_and_loss_reach_the_links() {
     // 3GPP lossless in both directions: the uplink is held too.
-    let text = handover(saturated(p0("minrtt", None)), "source_buffer = \"forward\"\n").replace("uplink = \"discard\"", "uplink = \"hold\"");
+    let text = handover(saturated(p0("minrtt", None)), "source_buffer = \"forward\"\n")
+        .replace("uplink = \"discard\"", "uplink = \"hold\"");
     let o = run(&text);
     for h in o.summary["handovers"].as_array().unwrap() {
         let (ip, app) = (f(&h["ip_gap_ms"]), f(&h["app_gap_ms"]["mptcp"]));
-        assert!((app - ip).abs() < 2.0, "lossless forwarding: in-order {app} vs IP {ip} ms");
+        assert!(
+            (app - ip).abs() < 2.0,
+            "lossless forwarding: in-order {app} vs IP {ip} ms"
+        );
     }
     let links = &o.summary["links"];
     assert_eq!(f(&links["lte-a.forward"]["drops_forwarding"]), 0.0);
     assert!(f(&links["lte-a.forward"]["forwarded"]) > 100.0);
     let p = 0.2;
-    let o = run(&handover(saturated(p0("minrtt", None)), &format!("source_buffer = \"forward\"\nforwarding_loss = {p}\n")));
+    let o = run(&handover(
+        saturated(p0("minrtt", None)),
+        &format!("source_buffer = \"forward\"\nforwarding_loss = {p}\n"),
+    ));
     let (mut n, mut lost) = (0.0, 0.0);
     for l in ["lte-a.forward", "lte-b.forward"] {
         n += f(&o.summary["links"][l]["forwarded"]);
         lost += f(&o.summary["links"][l]["drops_forwarding"]);
     }
     let sd = (n * p * (1.0 - p)).sqrt();
-    assert!((lost - n * p).abs() < 4.0 * sd, "{lost} of {n} forwarded packets lost (p = {p})");
-    assert_eq!(f(&o.summary["links"]["lte-a.reverse"]["forwarded"]), 0.0, "uplink ACKs are not forwarded");
+    assert!(
+        (lost - n * p).abs() < 4.0 * sd,
+        "{lost} of {n} forwarded packets lost (p = {p})"
+    );
+    assert_eq!(
+        f(&o.summary["links"]["lte-a.reverse"]["forwarded"]),
+        0.0,
+        "uplink ACKs are not forwarded"
+    );
     assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
 }
 
@@ -199,7 +247,12 @@ fn sinr_capacity_drives_the_train_links() {
     let o = run(&text);
     let g = |o: &mobipath_sim::api::RunOutput| f(&o.summary["flows"]["mptcp"]["goodput_mbps"]);
     assert!(g(&o) < 50.0 && g(&o) > 10.0, "{}", g(&o));
-    assert!(g(&o) < g(&constant) - 0.5, "SINR {} vs constant {}", g(&o), g(&constant));
+    assert!(
+        g(&o) < g(&constant) - 0.5,
+        "SINR {} vs constant {}",
+        g(&o),
+        g(&constant)
+    );
     assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
 }
 
@@ -212,7 +265,11 @@ fn recorded_gps_traces_replace_the_sampler() {
     let dir = std::env::temp_dir().join(format!("mobipath-gpstrace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = p0("minrtt", None);
-    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None, None).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("table.csv"),
+        learn_handover_table(&text, "p0.toml", &dir, 20, 1, None, None, None).unwrap(),
+    )
+    .unwrap();
     let sc = Scenario::load(&text, "p0.toml", Path::new(".")).unwrap();
     let h = sc.file.hst.as_ref().unwrap();
     let synthetic = TrainRun::new(h, 1, 70_000_000_000);
@@ -222,11 +279,24 @@ fn recorded_gps_traces_replace_the_sampler() {
     }
     std::fs::write(dir.join("gps.csv"), csv).unwrap();
     let phad = |extra: &str| {
-        p0("minrtt", Some("table.csv")).replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }") + extra
+        p0("minrtt", Some("table.csv")).replace(
+            "traffic = { kind = \"bulk\" }",
+            "traffic = { kind = \"bulk\" }\nmptcp = { pha_d = { policy = \"paper\" } }",
+        ) + extra
     };
     let base = run_toml(&phad(""), "p0.toml", &dir, None, None).unwrap();
-    let replay = run_toml(&phad("[hst.gps_trace]\nfile = \"gps.csv\"\n"), "p0.toml", &dir, None, None).unwrap();
-    assert_eq!(replay.summary["flows"], base.summary["flows"], "the sampler's own fixes replayed give the same run");
+    let replay = run_toml(
+        &phad("[hst.gps_trace]\nfile = \"gps.csv\"\n"),
+        "p0.toml",
+        &dir,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        replay.summary["flows"], base.summary["flows"],
+        "the sampler's own fixes replayed give the same run"
+    );
 
     // 10 Hz NMEA along a track heading east from 37.0 N 127.0 E, the train's true positions.
     let track = "lat,lon\n37.0,127.0\n37.0,127.2\n";
@@ -238,20 +308,47 @@ fn recorded_gps_traces_replace_the_sampler() {
         nmea.push_str(&nmea_sentences(1_714_521_600.0 + i as f64 * 0.1, lat, lon));
     }
     std::fs::write(dir.join("run.nmea"), nmea).unwrap();
-    let o = run_toml(&phad("[hst.gps_trace]\nfile = \"run.nmea\"\ntrack = \"track.csv\"\n"), "p0.toml", &dir, None, None).unwrap();
+    let o = run_toml(
+        &phad("[hst.gps_trace]\nfile = \"run.nmea\"\ntrack = \"track.csv\"\n"),
+        "p0.toml",
+        &dir,
+        None,
+        None,
+    )
+    .unwrap();
     let fl = &o.summary["flows"]["mptcp"];
-    assert!(fl["pha_d_mp_prio"].as_array().unwrap().len() >= 8, "PHA-D acts on the NMEA positions: {}", fl["pha_d_mp_prio"]);
+    assert!(
+        fl["pha_d_mp_prio"].as_array().unwrap().len() >= 8,
+        "PHA-D acts on the NMEA positions: {}",
+        fl["pha_d_mp_prio"]
+    );
     assert_eq!(f(&fl["delivery_errors"]), 0.0);
 
     std::fs::write(dir.join("bad.csv"), "time_s,position_m\n0,1\n0.1,x\n").unwrap();
-    std::fs::write(dir.join("bad.nmea"), "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48\n").unwrap();
+    std::fs::write(
+        dir.join("bad.nmea"),
+        "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48\n",
+    )
+    .unwrap();
     for (extra, want) in [
-        ("[hst.gps_trace]\nfile = \"bad.csv\"\n", "bad.csv: line 3: position_m = x"),
-        ("[hst.gps_trace]\nfile = \"bad.nmea\"\ntrack = \"track.csv\"\n", "bad.nmea: line 1: checksum = 48"),
-        ("[hst.gps_trace]\nfile = \"nope.csv\"\n", "hst.gps_trace.file = nope.csv: cannot read"),
+        (
+            "[hst.gps_trace]\nfile = \"bad.csv\"\n",
+            "bad.csv: line 3: position_m = x",
+        ),
+        (
+            "[hst.gps_trace]\nfile = \"bad.nmea\"\ntrack = \"track.csv\"\n",
+            "bad.nmea: line 1: checksum = 48",
+        ),
+        (
+            "[hst.gps_trace]\nfile = \"nope.csv\"\n",
+            "hst.gps_trace.file = nope.csv: cannot read",
+        ),
     ] {
         let errs = run_toml(&phad(extra), "p0.toml", &dir, None, None).expect_err(extra);
-        assert!(errs.iter().any(|e| e.to_string().starts_with(want)), "{extra}: {errs:?}");
+        assert!(
+            errs.iter().any(|e| e.to_string().starts_with(want)),
+            "{extra}: {errs:?}"
+        );
     }
 }
 
@@ -277,12 +374,23 @@ fn tables_learned_from_recorded_runs_cover_held_out_handovers() {
             }
             let mut log = String::from("operator,start,end\n");
             for e in &run.handovers {
-                log.push_str(&format!("{},{},{}\n", h.operator_name(e.operator), t0 + e.start as f64 / 1e9, t0 + e.end as f64 / 1e9));
+                log.push_str(&format!(
+                    "{},{},{}\n",
+                    h.operator_name(e.operator),
+                    t0 + e.start as f64 / 1e9,
+                    t0 + e.end as f64 / 1e9
+                ));
             }
-            RecordedRunText { nmea, nmea_file: format!("run{seed}.nmea"), handovers: log, handovers_file: format!("run{seed}.csv") }
+            RecordedRunText {
+                nmea,
+                nmea_file: format!("run{seed}.nmea"),
+                handovers: log,
+                handovers_file: format!("run{seed}.csv"),
+            }
         })
         .collect();
-    let (csv, summary) = learn_handover_table_recorded(track, "track.csv", &runs, None, None, None, None, None).unwrap();
+    let (csv, summary) =
+        learn_handover_table_recorded(track, "track.csv", &runs, None, None, None, None, None).unwrap();
     assert!(summary.contains("from 20 runs"), "{summary}");
     let table = HandoverTable::from_csv(&csv, "t.csv").unwrap();
     let (mut inside, mut total) = (0, 0);
@@ -292,12 +400,19 @@ fn tables_learned_from_recorded_runs_cover_held_out_handovers() {
             inside += table.contains(&h.operator_name(e.operator), e.position_m) as usize;
         }
     }
-    assert!(inside as f64 >= 0.9 * total as f64, "{inside}/{total} held-out handovers inside the recorded-run table");
+    assert!(
+        inside as f64 >= 0.9 * total as f64,
+        "{inside}/{total} held-out handovers inside the recorded-run table"
+    );
     // A malformed log is reported with its file and line.
     let mut bad = runs[..1].to_vec();
     bad[0].handovers = "operator,start,end\nA,soon,later\n".into();
     let errs = learn_handover_table_recorded(track, "track.csv", &bad, None, None, None, None, None).unwrap_err();
-    assert!(errs.iter().any(|e| e.to_string().starts_with("run1.csv: line 2: start = soon")), "{errs:?}");
+    assert!(
+        errs.iter()
+            .any(|e| e.to_string().starts_with("run1.csv: line 2: start = soon")),
+        "{errs:?}"
+    );
 }
 
 /// The statistical test, on the paper profile (ns-3's 128 KiB receive buffer, LIA, 70 s):
@@ -313,12 +428,25 @@ fn pha_raises_handover_throughput_and_cuts_hol_delay_over_seeds() {
     let dir = std::env::temp_dir().join(format!("mobipath-phastat-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = p0("minrtt", None);
-    std::fs::write(dir.join("table.csv"), learn_handover_table(&text, "p0.toml", &dir, 50, 1000, None, None, None).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("table.csv"),
+        learn_handover_table(&text, "p0.toml", &dir, 50, 1000, None, None, None).unwrap(),
+    )
+    .unwrap();
     let paired_t = |d: &[f64]| {
         let n = d.len() as f64;
         let m = d.iter().sum::<f64>() / n;
         let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-        (m, if sd > 0.0 { m / (sd / n.sqrt()) } else if m > 0.0 { f64::INFINITY } else { 0.0 })
+        (
+            m,
+            if sd > 0.0 {
+                m / (sd / n.sqrt())
+            } else if m > 0.0 {
+                f64::INFINITY
+            } else {
+                0.0
+            },
+        )
     };
     for sched in ["minrtt", "ecf"] {
         let (mut thr, mut hol) = (Vec::new(), Vec::new());
@@ -332,8 +460,14 @@ fn pha_raises_handover_throughput_and_cuts_hol_delay_over_seeds() {
         }
         let ((dt, tt), (dh, th)) = (paired_t(&thr), paired_t(&hol));
         eprintln!("{sched}: PHA - plain handover goodput {dt:+.2} Mbit/s (t = {tt:.1}); HoL mean in handovers {:+.2} ms (t = {th:.1}); {SEEDS} seeds", -dh);
-        assert!(tt > T_95_DF9, "{sched}: PHA does not raise handover throughput: mean diff {dt:.3} Mbit/s, t = {tt:.2} ({thr:?})");
-        assert!(th > T_95_DF9, "{sched}: PHA does not lower HoL delay in handovers: mean diff {dh:.3} ms, t = {th:.2} ({hol:?})");
+        assert!(
+            tt > T_95_DF9,
+            "{sched}: PHA does not raise handover throughput: mean diff {dt:.3} Mbit/s, t = {tt:.2} ({thr:?})"
+        );
+        assert!(
+            th > T_95_DF9,
+            "{sched}: PHA does not lower HoL delay in handovers: mean diff {dh:.3} ms, t = {th:.2} ({hol:?})"
+        );
     }
 }
 
@@ -352,29 +486,67 @@ fn a_lost_b0_mp_prio_leaves_the_path_backup_unless_re_sent() {
     // A 500 ms interruption; the (hand-made) range of operator A's first handover ends 20 m
     // (240 ms at 300 km/h) after its start, so B=0, due one RTT before the range's end, is sent
     // inside the interruption.
-    let first = TrainRun::new(h, 1, 70_000_000_000).handovers.into_iter().find(|e| e.operator == 0).unwrap();
-    let csv = format!("operator,start_m,end_m,count\nA,{:.1},{:.1},1\n", first.position_m - 150.0, first.position_m + 20.0);
+    let first = TrainRun::new(h, 1, 70_000_000_000)
+        .handovers
+        .into_iter()
+        .find(|e| e.operator == 0)
+        .unwrap();
+    let csv = format!(
+        "operator,start_m,end_m,count\nA,{:.1},{:.1},1\n",
+        first.position_m - 150.0,
+        first.position_m + 20.0
+    );
     std::fs::write(dir.join("table.csv"), csv).unwrap();
-    assert!(base.contains("[hst.handover]\n") && base.contains("uplink = \"discard\""), "the P0 scenario loses the uplink in handovers");
+    assert!(
+        base.contains("[hst.handover]\n") && base.contains("uplink = \"discard\""),
+        "the P0 scenario loses the uplink in handovers"
+    );
     let scenario = |policy: &str, uplink: &str| {
-        base.replace("traffic = { kind = \"bulk\" }", &format!("traffic = {{ kind = \"bulk\" }}\nmptcp = {{ pha_d = {{ policy = \"{policy}\" }} }}"))
-            .replace("uplink = \"discard\"", &format!("interruption_ms = 500\nuplink = \"{uplink}\""))
+        base.replace(
+            "traffic = { kind = \"bulk\" }",
+            &format!("traffic = {{ kind = \"bulk\" }}\nmptcp = {{ pha_d = {{ policy = \"{policy}\" }} }}"),
+        )
+        .replace(
+            "uplink = \"discard\"",
+            &format!("interruption_ms = 500\nuplink = \"{uplink}\""),
+        )
     };
     let go = |policy: &str, uplink: &str| {
         let o = run_toml(&scenario(policy, uplink), "p0.toml", &dir, None, None).unwrap();
         let fl = o.summary["flows"]["mptcp"].clone();
-        let b0: Vec<f64> = fl["pha_d_mp_prio"].as_array().unwrap().iter().filter(|p| p["backup"] == false).map(|p| f(&p["t_s"])).collect();
-        (fl["subflows"][0]["backup_at_end"].as_bool().unwrap(), f(&fl["mp_prio_received"]), b0, f(&fl["subflows"][0]["goodput_mbps"]))
+        let b0: Vec<f64> = fl["pha_d_mp_prio"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["backup"] == false)
+            .map(|p| f(&p["t_s"]))
+            .collect();
+        (
+            fl["subflows"][0]["backup_at_end"].as_bool().unwrap(),
+            f(&fl["mp_prio_received"]),
+            b0,
+            f(&fl["subflows"][0]["goodput_mbps"]),
+        )
     };
     let start = first.start as f64 / 1e9;
     let (backup, received, b0, gp_lost) = go("paper", "discard");
     assert_eq!(b0.len(), 1, "the 1-RTT rule sends B=0 once: {b0:?}");
-    assert!(b0[0] >= start && b0[0] < start + 0.5, "B=0 at {} s, inside the interruption from {start} s", b0[0]);
+    assert!(
+        b0[0] >= start && b0[0] < start + 0.5,
+        "B=0 at {} s, inside the interruption from {start} s",
+        b0[0]
+    );
     assert!(backup, "the lost B=0 leaves subflow 0 backup");
     assert_eq!(received, 1.0, "only B=1 reached the sender");
     let (backup, received, b0, gp_resend) = go("resend", "discard");
-    assert!(!backup && b0.len() >= 2 && received >= 2.0, "re-sent B=0 recovers the subflow: {b0:?}, {received} received");
-    assert!(gp_resend > 2.0 * gp_lost + 1.0, "subflow 0 goodput {gp_resend} (re-send) vs {gp_lost} (1-RTT rule)");
+    assert!(
+        !backup && b0.len() >= 2 && received >= 2.0,
+        "re-sent B=0 recovers the subflow: {b0:?}, {received} received"
+    );
+    assert!(
+        gp_resend > 2.0 * gp_lost + 1.0,
+        "subflow 0 goodput {gp_resend} (re-send) vs {gp_lost} (1-RTT rule)"
+    );
     let (backup, received, _, _) = go("paper", "hold");
     assert!(!backup && received == 2.0, "a held B=0 arrives after the interruption");
 }
@@ -388,12 +560,26 @@ fn a_lost_b0_mp_prio_leaves_the_path_backup_unless_re_sent() {
 fn receive_buffer_optimisation_costs_minrtt_on_the_window_limited_p0_profile() {
     for seed in 1..=2 {
         let with = run_seed(&p0("minrtt", None), seed);
-        let without = run_seed(&p0("minrtt", None).replace("scheduler = \"minrtt\"", "scheduler = { name = \"minrtt\", rcvbuf_optimisation = false }"), seed);
+        let without = run_seed(
+            &p0("minrtt", None).replace(
+                "scheduler = \"minrtt\"",
+                "scheduler = { name = \"minrtt\", rcvbuf_optimisation = false }",
+            ),
+            seed,
+        );
         let (fw, fo) = (&with.summary["flows"]["mptcp"], &without.summary["flows"]["mptcp"]);
         assert_eq!(fo["scheduler"], "minrtt");
-        assert!(f(&fw["penalisations"]) > 10.0 && f(&fo["penalisations"]) == 0.0, "{} / {}", fw["penalisations"], fo["penalisations"]);
+        assert!(
+            f(&fw["penalisations"]) > 10.0 && f(&fo["penalisations"]) == 0.0,
+            "{} / {}",
+            fw["penalisations"],
+            fo["penalisations"]
+        );
         let (gw, go) = (f(&fw["goodput_mbps"]), f(&fo["goodput_mbps"]));
-        assert!(go > gw + 2.0, "seed {seed}: {go} Mbit/s without vs {gw} with the optimisation");
+        assert!(
+            go > gw + 2.0,
+            "seed {seed}: {go} Mbit/s without vs {gw} with the optimisation"
+        );
         assert_eq!(f(&fo["delivery_errors"]), 0.0);
     }
 }
@@ -413,11 +599,19 @@ fn harq_delay_and_residual_loss_reach_the_train_links() {
         let n = f(&o.summary["links"][l]["packets_delivered"]) + lost;
         // Losses come per 1 ms transport block (about 2 packets at 25 Mbit/s): a wider spread.
         let sd = (3.0 * n * p * (1.0 - p)).sqrt();
-        assert!(n > 1000.0 && (lost - n * p).abs() < 4.0 * sd, "{l}: {lost} of {n} lost (p = {p})");
+        assert!(
+            n > 1000.0 && (lost - n * p).abs() < 4.0 * sd,
+            "{l}: {lost} of {n} lost (p = {p})"
+        );
     }
     assert_eq!(f(&base.summary["links"]["lte-a.forward"]["drops_loss"]), 0.0);
     let (fo, fb) = (&o.summary["flows"]["mptcp"], &base.summary["flows"]["mptcp"]);
-    assert!(f(&fo["retransmission_ratio"]) > 0.5 * p, "{} vs {}", fo["retransmission_ratio"], fb["retransmission_ratio"]);
+    assert!(
+        f(&fo["retransmission_ratio"]) > 0.5 * p,
+        "{} vs {}",
+        fo["retransmission_ratio"],
+        fb["retransmission_ratio"]
+    );
     assert_eq!(f(&fo["delivery_errors"]), 0.0);
     // HARQ delay only (no loss): in-order delivery, a higher smoothed RTT, no extra loss.
     let o = run(&short("\n[hst.harq]\nbler = 0.3\nmax_retx = 7\n"));
@@ -426,9 +620,13 @@ fn harq_delay_and_residual_loss_reach_the_train_links() {
         s.iter().map(|x| x.1).sum::<f64>() / s.len() as f64
     };
     let (with, without) = (srtt(&o), srtt(&base));
-    assert!(with > without + 3.0, "mean srtt {with} ms with HARQ vs {without} ms without");
+    assert!(
+        with > without + 3.0,
+        "mean srtt {with} ms with HARQ vs {without} ms without"
+    );
     assert_eq!(f(&o.summary["flows"]["mptcp"]["delivery_errors"]), 0.0);
-    let err = Scenario::load(&short("\n[hst.harq]\nbler = 0.9\n"), "x.toml", Path::new(".")).expect_err("bler 0.9 refused");
+    let err =
+        Scenario::load(&short("\n[hst.harq]\nbler = 0.9\n"), "x.toml", Path::new(".")).expect_err("bler 0.9 refused");
     assert!(err.iter().any(|e| e.to_string().contains("hst.harq.bler")), "{err:?}");
 }
 
@@ -439,9 +637,14 @@ fn harq_delay_and_residual_loss_reach_the_train_links() {
 /// P0's paper profile as a single-path TCP (`cc`) over operator A's link, with `extra` lines in
 /// `[hst.handover]`.
 fn single_tcp(cc: &str, extra: &str, duration_s: u32) -> String {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
-    let t = text.replace("paths = [\"via-a\", \"via-b\"]", "path = \"via-a\"").replace("cc = \"lia\"", &format!("cc = \"{cc}\""))
-        .replace("scheduler = \"minrtt\"\n", "").replace("duration_s = 70", &format!("duration_s = {duration_s}"));
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml"))
+            .unwrap();
+    let t = text
+        .replace("paths = [\"via-a\", \"via-b\"]", "path = \"via-a\"")
+        .replace("cc = \"lia\"", &format!("cc = \"{cc}\""))
+        .replace("scheduler = \"minrtt\"\n", "")
+        .replace("duration_s = 70", &format!("duration_s = {duration_s}"));
     assert!(t.contains("path = \"via-a\"") && !t.contains("scheduler"));
     t.replacen("[hst.handover]\n", &format!("[hst.handover]\n{extra}"), 1)
 }
@@ -472,9 +675,15 @@ struct HoNumbers {
 
 fn dip_and_gaps(text: &str, seed: u64) -> HoNumbers {
     let o = run_seed(text, seed);
-    let hos: Vec<&serde_json::Value> = o.summary["handovers"].as_array().unwrap().iter().filter(|h| h["operator"] == "A").collect();
+    let hos: Vec<&serde_json::Value> = o.summary["handovers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["operator"] == "A")
+        .collect();
     let dur = f(&o.summary["duration_s"]) as i64;
-    let starts: std::collections::BTreeSet<i64> = hos.iter().map(|h| (f(&h["start_s"]) + 1e-9).floor() as i64).collect();
+    let starts: std::collections::BTreeSet<i64> =
+        hos.iter().map(|h| (f(&h["start_s"]) + 1e-9).floor() as i64).collect();
     let mut per: std::collections::BTreeMap<i64, (f64, f64)> = Default::default();
     let g = series(&o, "flow", "mptcp", "goodput_mbps");
     for &(t, v) in &g {
@@ -487,15 +696,34 @@ fn dip_and_gaps(text: &str, seed: u64) -> HoNumbers {
     }
     let (mut i, mut ni, mut x, mut nx) = (0.0, 0.0, 0.0, 0.0);
     for (s, (sum, n)) in per {
-        if starts.contains(&s) { i += sum / n; ni += 1.0 } else { x += sum / n; nx += 1.0 }
+        if starts.contains(&s) {
+            i += sum / n;
+            ni += 1.0
+        } else {
+            x += sum / n;
+            nx += 1.0
+        }
     }
     let gaps = hos.iter().filter_map(|h| h["app_gap_ms"]["mptcp"].as_f64()).collect();
-    let interr = hos.iter().map(|h| if h["outcome"] == "x2" { f(&h["interruption_ms"]) } else { -f(&h["interruption_ms"]) }).collect();
+    let interr = hos
+        .iter()
+        .map(|h| {
+            if h["outcome"] == "x2" {
+                f(&h["interruption_ms"])
+            } else {
+                -f(&h["interruption_ms"])
+            }
+        })
+        .collect();
     // A sample at t covers the bin [t, t + bin); a window [a, a + 1) takes the bins that end in
     // (a, a + 1], so the second before a handover holds none of it.
     let bin = g[1].0 - g[0].0;
     let mean_in = |a: f64| {
-        let v: Vec<f64> = g.iter().filter(|(t, _)| *t + bin > a + 1e-9 && *t + bin <= a + 1.0 + 1e-9).map(|x| x.1).collect();
+        let v: Vec<f64> = g
+            .iter()
+            .filter(|(t, _)| *t + bin > a + 1e-9 && *t + bin <= a + 1.0 + 1e-9)
+            .map(|x| x.1)
+            .collect();
         v.iter().sum::<f64>() / v.len().max(1) as f64
     };
     let (mut pre_dip, mut rec5) = (Vec::new(), Vec::new());
@@ -508,7 +736,16 @@ fn dip_and_gaps(text: &str, seed: u64) -> HoNumbers {
         }
     }
     let fl = &o.summary["flows"]["mptcp"];
-    HoNumbers { dip: (i / ni) / (x / nx) * 100.0 - 100.0, gaps, interr, outside: x / nx, pre_dip, rec5, timeouts: f(&fl["timeouts"]), fast_retransmits: f(&fl["fast_retransmits"]) }
+    HoNumbers {
+        dip: (i / ni) / (x / nx) * 100.0 - 100.0,
+        gaps,
+        interr,
+        outside: x / nx,
+        pre_dip,
+        rec5,
+        timeouts: f(&fl["timeouts"]),
+        fast_retransmits: f(&fl["fast_retransmits"]),
+    }
 }
 
 fn mean_ci(v: &[f64]) -> (f64, f64) {
@@ -516,7 +753,10 @@ fn mean_ci(v: &[f64]) -> (f64, f64) {
     let m = v.iter().sum::<f64>() / n;
     let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     // Student t, 97.5 %, for n − 1 = 2..=19 degrees of freedom.
-    const T: [f64; 18] = [4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093];
+    const T: [f64; 18] = [
+        4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+        2.101, 2.093,
+    ];
     let t = if v.len() <= 20 { T[v.len() - 3] } else { 2.02 }; // df > 19: t ≤ 2.09, 2.02 at df 40
     (m, t * sd / n.sqrt())
 }
@@ -533,22 +773,37 @@ fn signalling_interruptions_are_outputs_and_the_in_order_gap_meets_the_anchor() 
     for seed in 1..=5 {
         let o = run_seed(&text, seed);
         for h in o.summary["handovers"].as_array().unwrap() {
-            assert_eq!(h["outcome"], "x2", "no radio-link failure with ideal RRC in P0's geometry: {h}");
+            assert_eq!(
+                h["outcome"], "x2",
+                "no radio-link failure with ideal RRC in P0's geometry: {h}"
+            );
             assert!((f(&h["preparation_ms"]) - 20.0).abs() < 1e-6, "{h}");
             let (i, n) = (f(&h["interruption_ms"]), f(&h["rach_attempts"]));
-            assert!(i >= 25.0 + 10.0 * (n - 1.0) - 1e-6 && i < 35.0 + 10.0 * (n - 1.0), "{h}");
+            assert!(
+                i >= 25.0 + 10.0 * (n - 1.0) - 1e-6 && i < 35.0 + 10.0 * (n - 1.0),
+                "{h}"
+            );
             if h["operator"] == "A" {
                 let ip = f(&h["ip_gap_ms"]);
-                assert!(ip >= i + 10.0 - 1e-6 && ip < i + 10.0 + 2.0, "IP gap {ip} = interruption + 10 ms X2 (+ one transmission): {h}");
+                assert!(
+                    ip >= i + 10.0 - 1e-6 && ip < i + 10.0 + 2.0,
+                    "IP gap {ip} = interruption + 10 ms X2 (+ one transmission): {h}"
+                );
                 gaps.push(f(&h["app_gap_ms"]["mptcp"]));
             }
             interruptions.push(i);
         }
     }
     interruptions.sort_by(f64::total_cmp);
-    assert!(interruptions[interruptions.len() - 1] - interruptions[0] > 5.0, "drawn per handover: {interruptions:?}");
+    assert!(
+        interruptions[interruptions.len() - 1] - interruptions[0] > 5.0,
+        "drawn per handover: {interruptions:?}"
+    );
     let (m, _) = mean_ci(&gaps);
-    assert!((83.0..=114.0).contains(&m), "single NewReno in-order gap {m:.1} ms (ns-3: 83–114): {gaps:?}");
+    assert!(
+        (83.0..=114.0).contains(&m),
+        "single NewReno in-order gap {m:.1} ms (ns-3: 83–114): {gaps:?}"
+    );
 }
 
 /// The ns-3 anchors for single NewReno (dip −28.5 to −47.5 %, in-order gap 83–114 ms), met by the
@@ -558,7 +813,8 @@ fn signalling_interruptions_are_outputs_and_the_in_order_gap_meets_the_anchor() 
 /// This pins that calibration state; it does not establish that ns-3 ran without SACK.
 #[test]
 fn single_newreno_without_sack_meets_the_ns3_dip_and_gap_anchors() {
-    let text = single_tcp("newreno", "model = \"signalling\"\n", 70).replace("cc = \"newreno\"\n", "cc = \"newreno\"\ntcp = { sack = false }\n");
+    let text = single_tcp("newreno", "model = \"signalling\"\n", 70)
+        .replace("cc = \"newreno\"\n", "cc = \"newreno\"\ntcp = { sack = false }\n");
     let (mut dips, mut gaps) = (Vec::new(), Vec::new());
     for seed in 1..=10 {
         let r = dip_and_gaps(&text, seed);
@@ -566,8 +822,14 @@ fn single_newreno_without_sack_meets_the_ns3_dip_and_gap_anchors() {
         gaps.push(r.gaps.iter().sum::<f64>() / r.gaps.len() as f64);
     }
     let ((dm, dc), (gm, _)) = (mean_ci(&dips), mean_ci(&gaps));
-    assert!((-47.5..=-28.5).contains(&dm), "dip {dm:.1} ± {dc:.1} % (ns-3: −38 % ± 25 %): {dips:?}");
-    assert!((83.0..=114.0).contains(&gm), "in-order gap {gm:.1} ms (ns-3: 83–114): {gaps:?}");
+    assert!(
+        (-47.5..=-28.5).contains(&dm),
+        "dip {dm:.1} ± {dc:.1} % (ns-3: −38 % ± 25 %): {dips:?}"
+    );
+    assert!(
+        (83.0..=114.0).contains(&gm),
+        "in-order gap {gm:.1} ms (ns-3: 83–114): {gaps:?}"
+    );
 }
 
 /// The ns-3 anchors for single TCP (NewReno dips 38–49 % around a handover, CUBIC ~13 %, in-order
@@ -583,7 +845,8 @@ fn single_newreno_without_sack_meets_the_ns3_dip_and_gap_anchors() {
 fn the_ns3_profile_meets_the_single_tcp_anchors_and_linux_semantics_miss_cubics() {
     let ns3 = "tcp = { reno_ssthresh = \"flight\", cwnd_validation = false }\n";
     let run = |cc: &str, fx: &str, seeds: u64| {
-        let text = single_tcp(cc, "model = \"signalling\"\n", 70).replace(&format!("cc = \"{cc}\"\n"), &format!("cc = \"{cc}\"\n{fx}"));
+        let text = single_tcp(cc, "model = \"signalling\"\n", 70)
+            .replace(&format!("cc = \"{cc}\"\n"), &format!("cc = \"{cc}\"\n{fx}"));
         let (mut pre, mut gaps) = (Vec::new(), Vec::new());
         for seed in 1..=seeds {
             let r = dip_and_gaps(&text, seed);
@@ -593,12 +856,24 @@ fn the_ns3_profile_meets_the_single_tcp_anchors_and_linux_semantics_miss_cubics(
         (mean_ci(&pre), mean_ci(&gaps).0)
     };
     let ((nm, nc), ngap) = run("newreno", ns3, 10);
-    assert!(nm - nc >= -47.5 && nm + nc <= -28.5, "ns-3 profile NewReno dip {nm:.1} ± {nc:.1} % (ns-3: −38 % ± 25 %)");
-    assert!((83.0..=114.0).contains(&ngap), "ns-3 profile NewReno in-order gap {ngap:.1} ms (ns-3: 83–114)");
+    assert!(
+        nm - nc >= -47.5 && nm + nc <= -28.5,
+        "ns-3 profile NewReno dip {nm:.1} ± {nc:.1} % (ns-3: −38 % ± 25 %)"
+    );
+    assert!(
+        (83.0..=114.0).contains(&ngap),
+        "ns-3 profile NewReno in-order gap {ngap:.1} ms (ns-3: 83–114)"
+    );
     let ((cm, cc), _) = run("cubic", ns3, 10);
-    assert!(cm - cc >= -13.0 * 1.25 && cm + cc <= -13.0 * 0.75, "ns-3 profile CUBIC dip {cm:.1} ± {cc:.1} % (ns-3: ~−13 %)");
+    assert!(
+        cm - cc >= -13.0 * 1.25 && cm + cc <= -13.0 * 0.75,
+        "ns-3 profile CUBIC dip {cm:.1} ± {cc:.1} % (ns-3: ~−13 %)"
+    );
     let ((lm, lc), _) = run("cubic", "", 3);
-    assert!(lm + lc < -13.0 * 1.25, "Linux semantics: CUBIC's 0.7 × a validated cwnd bites ({lm:.1} ± {lc:.1} %)");
+    assert!(
+        lm + lc < -13.0 * 1.25,
+        "Linux semantics: CUBIC's 0.7 × a validated cwnd bites ({lm:.1} ± {lc:.1} %)"
+    );
 }
 
 /// With the RRC command sent over the source's radio (`rrc = "radio"`), a handover whose source
@@ -607,11 +882,18 @@ fn the_ns3_profile_meets_the_single_tcp_anchors_and_linux_semantics_miss_cubics(
 /// summary says so.
 #[test]
 fn a_too_late_handover_over_radio_rrc_is_a_radio_link_failure() {
-    let text = single_tcp("newreno", "model = \"signalling\"\nsignalling = { rrc = \"radio\" }\n", 30);
+    let text = single_tcp(
+        "newreno",
+        "model = \"signalling\"\nsignalling = { rrc = \"radio\" }\n",
+        30,
+    );
     let o = run_seed(&text, 1);
     let hos = o.summary["handovers"].as_array().unwrap();
     let rlf: Vec<&serde_json::Value> = hos.iter().filter(|h| h["outcome"] == "rlf").collect();
-    assert!(!rlf.is_empty(), "P0's A3 settings trigger late: the source is below −5 dB at some commands: {hos:?}");
+    assert!(
+        !rlf.is_empty(),
+        "P0's A3 settings trigger late: the source is below −5 dB at some commands: {hos:?}"
+    );
     for h in &rlf {
         assert!((f(&h["interruption_ms"]) - 2300.0).abs() < 1e-6, "{h}");
         assert_eq!(f(&h["rach_attempts"]), 0.0);
@@ -619,15 +901,29 @@ fn a_too_late_handover_over_radio_rrc_is_a_radio_link_failure() {
             assert!(f(&h["ip_gap_ms"]) >= 2300.0, "{h}");
         }
     }
-    assert!(f(&o.summary["links"]["lte-a.forward"]["drops_forwarding"]) > 0.0, "an RLF forwards nothing: what reaches the source is lost");
+    assert!(
+        f(&o.summary["links"]["lte-a.forward"]["drops_forwarding"]) > 0.0,
+        "an RLF forwards nothing: what reaches the source is lost"
+    );
 }
 
 /// Bad signalling values are refused with the field's path and its allowed range.
 #[test]
 fn bad_signalling_values_name_the_field() {
-    let text = single_tcp("newreno", "model = \"signalling\"\nsignalling = { rach_failure = 1.0, n310 = 0, x2_delay_ms = -1 }\n", 5);
-    let e = format!("{:?}", mobipath_sim::api::run_toml(&text, "t.toml", Path::new("."), None, None).expect_err("refused"));
-    for field in ["hst.handover.signalling.rach_failure", "hst.handover.signalling.n310", "hst.handover.signalling.x2_delay_ms"] {
+    let text = single_tcp(
+        "newreno",
+        "model = \"signalling\"\nsignalling = { rach_failure = 1.0, n310 = 0, x2_delay_ms = -1 }\n",
+        5,
+    );
+    let e = format!(
+        "{:?}",
+        mobipath_sim::api::run_toml(&text, "t.toml", Path::new("."), None, None).expect_err("refused")
+    );
+    for field in [
+        "hst.handover.signalling.rach_failure",
+        "hst.handover.signalling.n310",
+        "hst.handover.signalling.x2_delay_ms",
+    ] {
         assert!(e.contains(field), "{field} not named in {e}");
     }
 }
@@ -643,18 +939,26 @@ fn measure_single_tcp_anchors() {
     let extra = std::env::var("HO_EXTRA").unwrap_or_default().replace("\\n", "\n");
     // CCS="newreno,cubic" and SEEDS=10 (seeds 1..=SEEDS) by default.
     let ccs = std::env::var("CCS").unwrap_or("newreno,cubic".into());
-    let seeds: u64 = std::env::var("SEEDS").map(|s| s.parse().expect("SEEDS: a count")).unwrap_or(10);
+    let seeds: u64 = std::env::var("SEEDS")
+        .map(|s| s.parse().expect("SEEDS: a count"))
+        .unwrap_or(10);
     for cc in ccs.split(',') {
         let tail = std::env::var("HO_TAIL").unwrap_or_default().replace("\\n", "\n");
-    let fx = std::env::var("FLOW_EXTRA").unwrap_or_default();
-    let text = (single_tcp(cc, &extra, 70) + &tail).replace(&format!("cc = \"{cc}\"\n"), &format!("cc = \"{cc}\"\n{fx}\n"));
-    // TEXT_SUB="from=>to;;from=>to": plain text substitutions in the scenario (e.g. the link queue).
-    let text = std::env::var("TEXT_SUB").unwrap_or_default().split(";;").filter(|r| !r.is_empty()).fold(text, |t, r| {
-        let (a, b) = r.split_once("=>").expect("TEXT_SUB: from=>to");
-        assert!(t.contains(a), "TEXT_SUB: {a} not in the scenario");
-        t.replace(a, &b.replace("\\n", "\n"))
-    });
-        let (mut dips, mut gaps, mut ints, mut outs, mut pre, mut rec) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let fx = std::env::var("FLOW_EXTRA").unwrap_or_default();
+        let text = (single_tcp(cc, &extra, 70) + &tail)
+            .replace(&format!("cc = \"{cc}\"\n"), &format!("cc = \"{cc}\"\n{fx}\n"));
+        // TEXT_SUB="from=>to;;from=>to": plain text substitutions in the scenario (e.g. the link queue).
+        let text = std::env::var("TEXT_SUB")
+            .unwrap_or_default()
+            .split(";;")
+            .filter(|r| !r.is_empty())
+            .fold(text, |t, r| {
+                let (a, b) = r.split_once("=>").expect("TEXT_SUB: from=>to");
+                assert!(t.contains(a), "TEXT_SUB: {a} not in the scenario");
+                t.replace(a, &b.replace("\\n", "\n"))
+            });
+        let (mut dips, mut gaps, mut ints, mut outs, mut pre, mut rec) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut tos, mut frs) = (Vec::new(), Vec::new());
         for seed in 1..=seeds {
             let r = dip_and_gaps(&text, seed);
@@ -681,7 +985,6 @@ fn measure_single_tcp_anchors() {
     }
 }
 
-
 /// Where PHA's average gain comes from (not in CI: `--ignored --nocapture`): the paper profile as
 /// in [`paper_profile`], per class of second — W = holds a handover start (either operator), P =
 /// one of the 4 seconds after a W second, F = the rest — PHA's gain paired by seed, the plain
@@ -690,46 +993,115 @@ fn measure_single_tcp_anchors() {
 #[test]
 #[ignore]
 fn measure_pha_gain_by_window() {
-    let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
-    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
-    let extra_ho = std::env::var("HO_EXTRA").unwrap_or("model = \"signalling\"\n".into()).replace("\\n", "\n");
+    let base =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml"))
+            .unwrap();
+    let table = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/p0/table.csv")
+        .canonicalize()
+        .unwrap();
+    let extra_ho = std::env::var("HO_EXTRA")
+        .unwrap_or("model = \"signalling\"\n".into())
+        .replace("\\n", "\n");
     for sched in std::env::var("SCHEDS").unwrap_or("blest,minrtt".into()).split(',') {
-        let opt = if sched == "peekaboo" { String::new() } else { ", rcvbuf_optimisation = false".into() };
+        let opt = if sched == "peekaboo" {
+            String::new()
+        } else {
+            ", rcvbuf_optimisation = false".into()
+        };
         let mk = |pha: bool| {
             let wrap = std::env::var("WRAP").unwrap_or("pha".into());
-            let name = if pha { format!("{wrap}({sched})") } else { sched.to_string() };
-            let t = base.replace("scheduler = \"minrtt\"", &format!("scheduler = {{ name = \"{name}\"{opt} }}"))
+            let name = if pha {
+                format!("{wrap}({sched})")
+            } else {
+                sched.to_string()
+            };
+            let t = base
+                .replace(
+                    "scheduler = \"minrtt\"",
+                    &format!("scheduler = {{ name = \"{name}\"{opt} }}"),
+                )
                 .replace("[hst.handover]\n", &format!("[hst.handover]\n{extra_ho}"))
-                .replace("traffic = { kind = \"bulk\" }\n", &format!("traffic = {{ kind = \"bulk\" }}\n{}\n", std::env::var("FLOW_EXTRA").unwrap_or_default()));
-            if pha { t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display())) } else { t }
+                .replace(
+                    "traffic = { kind = \"bulk\" }\n",
+                    &format!(
+                        "traffic = {{ kind = \"bulk\" }}\n{}\n",
+                        std::env::var("FLOW_EXTRA").unwrap_or_default()
+                    ),
+                );
+            if pha {
+                t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display()))
+            } else {
+                t
+            }
         };
         // Per seed, per class of second: W = holds a handover start, P = one of the 4 seconds after
         // a W second (not W), F = the rest. Mean per-second goodput per class.
         let classes = |o: &mobipath_sim::api::RunOutput| {
             let dur = f(&o.summary["duration_s"]) as i64;
-            let w: std::collections::BTreeSet<i64> = o.summary["handovers"].as_array().unwrap().iter().map(|h| (f(&h["start_s"]) + 1e-9).floor() as i64).collect();
+            let w: std::collections::BTreeSet<i64> = o.summary["handovers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| (f(&h["start_s"]) + 1e-9).floor() as i64)
+                .collect();
             let g = series(o, "flow", "mptcp", "goodput_mbps");
             let mut acc = [(0.0, 0.0); 3];
             for s in 0..dur {
-                let v: Vec<f64> = g.iter().filter(|(t, _)| (t + 1e-9).floor() as i64 == s).map(|x| x.1).collect();
+                let v: Vec<f64> = g
+                    .iter()
+                    .filter(|(t, _)| (t + 1e-9).floor() as i64 == s)
+                    .map(|x| x.1)
+                    .collect();
                 let m = v.iter().sum::<f64>() / v.len().max(1) as f64;
-                let c = if w.contains(&s) { 0 } else if (1..=4).any(|k| w.contains(&(s - k))) { 1 } else { 2 };
+                let c = if w.contains(&s) {
+                    0
+                } else if (1..=4).any(|k| w.contains(&(s - k))) {
+                    1
+                } else {
+                    2
+                };
                 acc[c].0 += m;
                 acc[c].1 += 1.0;
             }
-            (acc.map(|(a, n)| a / n), f(&o.summary["flows"]["mptcp"]["scheduler_waits"]), f(&o.summary["flows"]["mptcp"]["segments_retransmitted"]))
+            (
+                acc.map(|(a, n)| a / n),
+                f(&o.summary["flows"]["mptcp"]["scheduler_waits"]),
+                f(&o.summary["flows"]["mptcp"]["segments_retransmitted"]),
+            )
         };
-        let (mut gw, mut gp, mut gf, mut gall, mut wp, mut wq, mut rp, mut rq, mut pl) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![[0.0; 3]; 0]);
+        let (mut gw, mut gp, mut gf, mut gall, mut wp, mut wq, mut rp, mut rq, mut pl) = (
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![[0.0; 3]; 0],
+        );
         for seed in 1..=10 {
             let (a, b) = (run_seed(&mk(false), seed), run_seed(&mk(true), seed));
             let ((ca, wa, ra), (cb, wb, rb)) = (classes(&a), classes(&b));
             gw.push(cb[0] / ca[0] * 100.0 - 100.0);
             gp.push(cb[1] / ca[1] * 100.0 - 100.0);
             gf.push(cb[2] / ca[2] * 100.0 - 100.0);
-            gall.push(f(&b.summary["flows"]["mptcp"]["goodput_mbps"]) / f(&a.summary["flows"]["mptcp"]["goodput_mbps"]) * 100.0 - 100.0);
-            wp.push(wa); wq.push(wb); rp.push(ra); rq.push(rb); pl.push(ca);
+            gall.push(
+                f(&b.summary["flows"]["mptcp"]["goodput_mbps"]) / f(&a.summary["flows"]["mptcp"]["goodput_mbps"])
+                    * 100.0
+                    - 100.0,
+            );
+            wp.push(wa);
+            wq.push(wb);
+            rp.push(ra);
+            rq.push(rb);
+            pl.push(ca);
         }
-        let p = |v: &[f64]| { let (m, c) = mean_ci(v); format!("{m:+.2} ± {c:.2}") };
+        let p = |v: &[f64]| {
+            let (m, c) = mean_ci(v);
+            format!("{m:+.2} ± {c:.2}")
+        };
         let col = |k: usize| pl.iter().map(|x| x[k]).collect::<Vec<f64>>();
         eprintln!("{sched} [{}]: PHA gain average {} %, in W (handover-start seconds) {} %, in P (4 s after) {} %, in F (rest) {} %; plain Mbit/s W {} P {} F {}; waits plain {} PHA {}; retransmitted segments plain {} PHA {} (10 seeds, 95 % CI)",
             extra_ho.trim(), p(&gall), p(&gw), p(&gp), p(&gf), p(&col(0)), p(&col(1)), p(&col(2)), p(&wp), p(&wq), p(&rp), p(&rq));
@@ -749,17 +1121,41 @@ fn paper_profile(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<
 /// As [`paper_profile`], plus the plain runs' goodput in the handover windows (Mbit/s) and p99
 /// head-of-line delay inside them (ms).
 fn paper_profile_runs(sched: &str, extra: &str, seeds: u64, duration_s: u32) -> [Vec<f64>; 5] {
-    let base = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml")).unwrap();
-    let table = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/table.csv").canonicalize().unwrap();
-    let opt = if sched == "peekaboo" || std::env::var("PP_OPT_ON").is_ok() { "" } else { ", rcvbuf_optimisation = false" };
+    let base =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/p0/hst-minrtt.toml"))
+            .unwrap();
+    let table = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/p0/table.csv")
+        .canonicalize()
+        .unwrap();
+    let opt = if sched == "peekaboo" || std::env::var("PP_OPT_ON").is_ok() {
+        ""
+    } else {
+        ", rcvbuf_optimisation = false"
+    };
     let mk = |pha: bool| {
-        let name = if pha { format!("pha({sched})") } else { sched.to_string() };
-        let t = base.replace("scheduler = \"minrtt\"", &format!("scheduler = {{ name = \"{name}\"{opt} }}"))
+        let name = if pha {
+            format!("pha({sched})")
+        } else {
+            sched.to_string()
+        };
+        let t = base
+            .replace(
+                "scheduler = \"minrtt\"",
+                &format!("scheduler = {{ name = \"{name}\"{opt} }}"),
+            )
             .replace("[hst.handover]\n", "[hst.handover]\nmodel = \"signalling\"\n")
-            .replace("traffic = { kind = \"bulk\" }\n", &format!("traffic = {{ kind = \"bulk\" }}\n{extra}\n"))
+            .replace(
+                "traffic = { kind = \"bulk\" }\n",
+                &format!("traffic = {{ kind = \"bulk\" }}\n{extra}\n"),
+            )
             .replace("duration_s = 70", &format!("duration_s = {duration_s}"));
         assert!(t.contains(&format!("\"{name}\"")) && t.contains("model = \"signalling\"") && t.contains(extra));
-        if pha { t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display())) } else { t }
+        if pha {
+            t.replace("[hst]\n", &format!("[hst]\ntable = \"{}\"\n", table.display()))
+        } else {
+            t
+        }
     };
     let (plain, pha) = (mk(false), mk(true));
     let mut out = [vec![], vec![], vec![], vec![], vec![]];
@@ -787,9 +1183,18 @@ fn blest_phas_average_gain_is_the_post_handover_recovery_that_ns3_cwnd_semantics
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let [linux, _, _] = paper_profile("blest", "", 2, 70);
     let [ns3, ns3_ho, _] = paper_profile("blest", "tcp = { cwnd_validation = false }", 2, 70);
-    assert!(mean(&linux) > 5.0, "Linux semantics: BLEST + PHA average gain {linux:?} % (seeds 1–10: +7.17 ± 1.05)");
-    assert!((0.0..=5.0).contains(&mean(&ns3)), "ns-3 semantics: BLEST + PHA average gain {ns3:?} % (P0: +1.87)");
-    assert!(mean(&ns3_ho) > 5.0, "and PHA still gains in the handover windows: {ns3_ho:?} %");
+    assert!(
+        mean(&linux) > 5.0,
+        "Linux semantics: BLEST + PHA average gain {linux:?} % (seeds 1–10: +7.17 ± 1.05)"
+    );
+    assert!(
+        (0.0..=5.0).contains(&mean(&ns3)),
+        "ns-3 semantics: BLEST + PHA average gain {ns3:?} % (P0: +1.87)"
+    );
+    assert!(
+        mean(&ns3_ho) > 5.0,
+        "and PHA still gains in the handover windows: {ns3_ho:?} %"
+    );
 }
 
 /// Measurement of the paper-profile targets (not in CI: `--ignored --nocapture`; PP_EXTRA = the
@@ -801,7 +1206,10 @@ fn measure_paper_profile() {
     let seeds = std::env::var("PP_SEEDS").map(|s| s.parse().unwrap()).unwrap_or(10);
     for sched in ["minrtt", "ecf", "blest", "peekaboo"] {
         let [a, h, r, w, hol] = paper_profile_runs(sched, &extra, seeds, 70);
-        let p = |v: &[f64]| { let (m, c) = mean_ci(v); format!("{m:+.2} ± {c:.2}") };
+        let p = |v: &[f64]| {
+            let (m, c) = mean_ci(v);
+            format!("{m:+.2} ± {c:.2}")
+        };
         eprintln!("{sched} [{extra}]: PHA average gain {} %, handover-window gain {} %, plain retransmission ratio {} %; plain in the windows {} Mbit/s, HoL p99 {} ms ({seeds} seeds, 95 % CI)", p(&a), p(&h), p(&r), p(&w), p(&hol));
     }
 }

@@ -67,8 +67,19 @@ proptest! {
 #[test]
 fn two_equal_paths_aggregate() {
     let link = "rate_mbps = 25\ndelay_ms = 20\nqueue_packets = 100";
-    let mp = run(&with_output(&two_paths(30.0, link, link, "cc = \"cubic\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"bulk\" }"), "warmup_s = 5"));
-    let tcp = run(&with_output(&single(30.0, 25.0, 20.0, 100, "", "cubic", "traffic = { kind = \"bulk\" }"), "warmup_s = 5"));
+    let mp = run(&with_output(
+        &two_paths(
+            30.0,
+            link,
+            link,
+            "cc = \"cubic\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"bulk\" }",
+        ),
+        "warmup_s = 5",
+    ));
+    let tcp = run(&with_output(
+        &single(30.0, 25.0, 20.0, 100, "", "cubic", "traffic = { kind = \"bulk\" }"),
+        "warmup_s = 5",
+    ));
     let g_mp = f(&flow(&mp, "mp")["goodput_mbps"]);
     let g_tcp = f(&flow(&tcp, "f")["goodput_mbps"]);
     assert!(g_mp >= 1.8 * g_tcp, "MPTCP {g_mp:.2} vs one path {g_tcp:.2}");
@@ -160,8 +171,20 @@ fn p1(path2_mbps: f64, path2_delay_ms: f64, path1_mbps: f64, flow: &str) -> Stri
 /// on). The goodput gain is small; the buffer holds a quarter to a third.
 #[test]
 fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
-    let flow_cfg = |s: &str| format!("cc = \"reno\"\nscheduler = \"{s}\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500 }}");
-    let tcp = run(&single(30.0, 100.0, 3.0, 200, "", "reno", "traffic = { kind = \"bulk\" }\nreceiver = { rcv_buf_bytes = 724000 }"));
+    let flow_cfg = |s: &str| {
+        format!(
+            "cc = \"reno\"\nscheduler = \"{s}\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500 }}"
+        )
+    };
+    let tcp = run(&single(
+        30.0,
+        100.0,
+        3.0,
+        200,
+        "",
+        "reno",
+        "traffic = { kind = \"bulk\" }\nreceiver = { rcv_buf_bytes = 724000 }",
+    ));
     let g_tcp = f(&flow(&tcp, "f")["goodput_mbps"]);
     // (mean goodput, mean receive-buffer occupancy in bytes) over path-2 rates and seeds.
     let measure = |sched: &str| {
@@ -173,7 +196,11 @@ fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
                 gr += f(&flow(&o, "mp")["goodput_mbps"]);
                 br += f(&flow(&o, "mp")["rcvbuf_mean_bytes"]);
             }
-            eprintln!("{sched} at {rate} Mbit/s: {:.2} Mbit/s, {:.1} MSS-sized packets in the buffer", gr / 3.0, br / 3.0 / 1448.0);
+            eprintln!(
+                "{sched} at {rate} Mbit/s: {:.2} Mbit/s, {:.1} MSS-sized packets in the buffer",
+                gr / 3.0,
+                br / 3.0 / 1448.0
+            );
             (g, b, n) = (g + gr, b + br, n + 3.0);
         }
         (g / n, b / n)
@@ -181,9 +208,15 @@ fn p1_delay_predictive_beats_minrtt_on_heterogeneous_paths() {
     let (g_min, buf_min) = measure("minrtt");
     let (g_dp, buf_dp) = measure("delay-predictive");
     eprintln!("TCP {g_tcp:.2}, minRTT {g_min:.2} ({buf_min:.0} B), delay-predictive {g_dp:.2} ({buf_dp:.0} B)");
-    assert!(g_min < g_tcp, "minRTT MPTCP {g_min:.2} should fall below TCP on path 1 {g_tcp:.2}");
+    assert!(
+        g_min < g_tcp,
+        "minRTT MPTCP {g_min:.2} should fall below TCP on path 1 {g_tcp:.2}"
+    );
     assert!(g_dp > g_min, "delay-predictive {g_dp:.2} should beat minRTT {g_min:.2}");
-    assert!(buf_dp < 0.6 * buf_min, "delay-predictive should hold less in the buffer: {buf_dp:.0} vs {buf_min:.0}");
+    assert!(
+        buf_dp < 0.6 * buf_min,
+        "delay-predictive should hold less in the buffer: {buf_dp:.0} vs {buf_min:.0}"
+    );
 }
 
 /// P1's delay-predictive scheduler on two equal-rate paths where path 2 is only a little slower
@@ -224,7 +257,13 @@ fn p1_path2_recovery(path2_delay_ms: f64, receiver_recovery: bool, seeds: u64) -
 }
 
 /// [`p1_path2_recovery`] under congestion control `cc`, runs of `duration_s`.
-fn p1_path2_recovery_with(path2_delay_ms: f64, receiver_recovery: bool, seeds: u64, cc: &str, duration_s: f64) -> P1Recovery {
+fn p1_path2_recovery_with(
+    path2_delay_ms: f64,
+    receiver_recovery: bool,
+    seeds: u64,
+    cc: &str,
+    duration_s: f64,
+) -> P1Recovery {
     let flow_cfg = format!(
         "cc = \"{cc}\"\nscheduler = \"roundrobin\"\ntraffic = {{ kind = \"bulk\" }}\nmptcp = {{ rcv_buf_packets = 500, receiver_recovery = {receiver_recovery} }}"
     );
@@ -245,7 +284,12 @@ fn p1_path2_recovery_with(path2_delay_ms: f64, receiver_recovery: bool, seeds: u
         share += f(&s["goodput_mbps"]) / f(&flow(&o, "mp")["goodput_mbps"]) / seeds as f64;
     }
     let mean = |x: f64| if n > 0 { x / n as f64 } else { 0.0 };
-    P1Recovery { from_send_ms: mean(sum_ms), from_detection_ms: mean(sum_detect_ms), losses: n, path2_share: share }
+    P1Recovery {
+        from_send_ms: mean(sum_ms),
+        from_detection_ms: mean(sum_detect_ms),
+        losses: n,
+        path2_share: share,
+    }
 }
 
 /// Mean loss-recovery times (ms) of path-2 losses, pooled over seeds.
@@ -271,7 +315,14 @@ fn p1_sweep_recovery_times() {
         let b = p1_path2_recovery(d, true, seeds);
         eprintln!(
             "{d:>6} | {:>7.1} {:>7.1} ({:>3}, {:.2}) | {:>7.1} {:>7.1} ({:>3}, {:.2})",
-            a.from_send_ms, a.from_detection_ms, a.losses, a.path2_share, b.from_send_ms, b.from_detection_ms, b.losses, b.path2_share
+            a.from_send_ms,
+            a.from_detection_ms,
+            a.losses,
+            a.path2_share,
+            b.from_send_ms,
+            b.from_detection_ms,
+            b.losses,
+            b.path2_share
         );
     }
 }
@@ -307,24 +358,42 @@ fn p1_receiver_recovery_time_stays_flat_as_path2_delay_grows() {
             "path-2 delay {d} ms: default {:.1} / {:.1} ms, receiver-based {:.1} / {:.1} ms (from send / from detection; {} / {} losses)",
             default[k].from_send_ms, default[k].from_detection_ms, receiver[k].from_send_ms, receiver[k].from_detection_ms, default[k].losses, receiver[k].losses
         );
-        assert!(default[k].losses >= 60 && receiver[k].losses >= 60, "too few path-2 losses at {d} ms to compare");
+        assert!(
+            default[k].losses >= 60 && receiver[k].losses >= 60,
+            "too few path-2 losses at {d} ms to compare"
+        );
     }
     let (first, last) = (0, delays.len() - 1);
     let delay_growth = delays[last] - delays[first];
     // The default grows with path 2: the metric does respond to path-2 delay.
     let default_detect_growth = default[last].from_detection_ms - default[first].from_detection_ms;
-    assert!(default_detect_growth > 1.5 * delay_growth, "default from detection should grow ~2.5 one-way delays: +{default_detect_growth:.1} ms");
+    assert!(
+        default_detect_growth > 1.5 * delay_growth,
+        "default from detection should grow ~2.5 one-way delays: +{default_detect_growth:.1} ms"
+    );
     // Receiver-based: flat from detection — every point within 25 ms of every other over a
     // 145 ms sweep, and the 150 ms point a small fraction of the default's.
     let det: Vec<f64> = receiver.iter().map(|r| r.from_detection_ms).collect();
     let spread = det.iter().cloned().fold(f64::MIN, f64::max) - det.iter().cloned().fold(f64::MAX, f64::min);
-    assert!(spread < 25.0, "receiver-based recovery from detection is not flat: {det:?} ms");
-    assert!(det[last] < 0.1 * default[last].from_detection_ms, "receiver-based {:.1} ms vs default {:.1} ms at {} ms", det[last], default[last].from_detection_ms, delays[last]);
+    assert!(
+        spread < 25.0,
+        "receiver-based recovery from detection is not flat: {det:?} ms"
+    );
+    assert!(
+        det[last] < 0.1 * default[last].from_detection_ms,
+        "receiver-based {:.1} ms vs default {:.1} ms at {} ms",
+        det[last],
+        default[last].from_detection_ms,
+        delays[last]
+    );
     // From the send, both must grow by at least the path-2 delay (the loss is invisible before);
     // the default by ~4 one-way delays, receiver-based by little more than one.
     let default_send_growth = default[last].from_send_ms - default[first].from_send_ms;
     let receiver_send_growth = receiver[last].from_send_ms - receiver[first].from_send_ms;
-    assert!(default_send_growth > 2.5 * delay_growth, "default from send: +{default_send_growth:.1} ms");
+    assert!(
+        default_send_growth > 2.5 * delay_growth,
+        "default from send: +{default_send_growth:.1} ms"
+    );
     assert!(
         receiver_send_growth > 0.9 * delay_growth && receiver_send_growth < 1.5 * delay_growth,
         "receiver-based from send should grow by about one path-2 delay: +{receiver_send_growth:.1} ms"
@@ -342,14 +411,33 @@ fn p1_receiver_recovery_time_stays_flat_as_path2_delay_grows() {
 #[test]
 fn p1_receiver_recovery_is_flat_where_path2_carries_a_fifth_of_the_data() {
     let delays = [5.0, 150.0];
-    let default: Vec<P1Recovery> = delays.iter().map(|&d| p1_path2_recovery_with(d, false, 3, "bbr", 30.0)).collect();
-    let receiver: Vec<P1Recovery> = delays.iter().map(|&d| p1_path2_recovery_with(d, true, 3, "bbr", 30.0)).collect();
-    let used: Vec<usize> = (0..delays.len()).filter(|&k| default[k].path2_share >= 0.2 && receiver[k].path2_share >= 0.2).collect();
-    let shares: Vec<(f64, f64)> = default.iter().zip(&receiver).map(|(a, b)| (a.path2_share, b.path2_share)).collect();
-    assert!(used.len() >= 2 && delays[*used.last().unwrap()] - delays[used[0]] >= 100.0, "path 2 carries >= 20 % at too few delays: {shares:?}");
+    let default: Vec<P1Recovery> = delays
+        .iter()
+        .map(|&d| p1_path2_recovery_with(d, false, 3, "bbr", 30.0))
+        .collect();
+    let receiver: Vec<P1Recovery> = delays
+        .iter()
+        .map(|&d| p1_path2_recovery_with(d, true, 3, "bbr", 30.0))
+        .collect();
+    let used: Vec<usize> = (0..delays.len())
+        .filter(|&k| default[k].path2_share >= 0.2 && receiver[k].path2_share >= 0.2)
+        .collect();
+    let shares: Vec<(f64, f64)> = default
+        .iter()
+        .zip(&receiver)
+        .map(|(a, b)| (a.path2_share, b.path2_share))
+        .collect();
+    assert!(
+        used.len() >= 2 && delays[*used.last().unwrap()] - delays[used[0]] >= 100.0,
+        "path 2 carries >= 20 % at too few delays: {shares:?}"
+    );
     let (lo, hi) = (used[0], *used.last().unwrap());
     for k in [lo, hi] {
-        assert!(default[k].losses >= 30 && receiver[k].losses >= 30, "too few path-2 losses at {} ms", delays[k]);
+        assert!(
+            default[k].losses >= 30 && receiver[k].losses >= 30,
+            "too few path-2 losses at {} ms",
+            delays[k]
+        );
     }
     let g_rec = receiver[hi].from_detection_ms - receiver[lo].from_detection_ms;
     let g_def = default[hi].from_detection_ms - default[lo].from_detection_ms;
@@ -361,8 +449,14 @@ fn p1_receiver_recovery_is_flat_where_path2_carries_a_fifth_of_the_data() {
         default[lo].from_detection_ms,
         default[hi].from_detection_ms
     );
-    assert!(g_def > 100.0, "the default should grow with path 2's delay: +{g_def:.1} ms");
-    assert!(g_rec < 0.25 * g_def, "receiver-based grows {g_rec:.1} ms, not < 0.25 x the default's {g_def:.1} ms");
+    assert!(
+        g_def > 100.0,
+        "the default should grow with path 2's delay: +{g_def:.1} ms"
+    );
+    assert!(
+        g_rec < 0.25 * g_def,
+        "receiver-based grows {g_rec:.1} ms, not < 0.25 x the default's {g_def:.1} ms"
+    );
 }
 
 /// MP_PRIO B=1 mid-transfer: within a few RTTs the subflow carries no new data while the other
@@ -378,8 +472,16 @@ fn mp_prio_backup_moves_traffic_off_and_back() {
         v.iter().sum::<f64>() / v.len() as f64
     };
     assert!(mean(5.0, 10.0) > 10.0, "subflow 1 carries data before MP_PRIO");
-    assert!(mean(11.0, 20.0) < 0.5, "backup subflow still carries data: {:.2} Mbit/s", mean(11.0, 20.0));
-    assert!(mean(22.0, 30.0) > 10.0, "B=0 should bring it back: {:.2}", mean(22.0, 30.0));
+    assert!(
+        mean(11.0, 20.0) < 0.5,
+        "backup subflow still carries data: {:.2} Mbit/s",
+        mean(11.0, 20.0)
+    );
+    assert!(
+        mean(22.0, 30.0) > 10.0,
+        "B=0 should bring it back: {:.2}",
+        mean(22.0, 30.0)
+    );
     assert_eq!(f(&flow(&o, "mp")["mp_prio_received"]), 2.0);
 }
 
@@ -390,7 +492,12 @@ fn join_handshake_gives_the_first_rtt_sample() {
     let a = "rate_mbps = 10\ndelay_ms = 5\nqueue_packets = 100";
     let b = "rate_mbps = 10\ndelay_ms = 40\nqueue_packets = 100";
     // One segment, done before the second subflow could carry anything.
-    let o = run(&two_paths(2.0, a, b, "cc = \"reno\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"file\", bytes = 1000 }"));
+    let o = run(&two_paths(
+        2.0,
+        a,
+        b,
+        "cc = \"reno\"\nscheduler = \"minrtt\"\ntraffic = { kind = \"file\", bytes = 1000 }",
+    ));
     let s1 = sub(&o, 1);
     assert_eq!(s1["established"], true, "{s1}");
     assert_eq!(f(&s1["segments_sent"]), 0.0, "{s1}");
@@ -409,7 +516,12 @@ fn join_handshake_gives_the_first_rtt_sample() {
 fn per_subflow_goodput_never_exceeds_the_link_ceiling() {
     let link = "rate_mbps = 20\ndelay_ms = 10\nqueue_packets = 34";
     let sc = with_output(
-        &two_paths(20.0, link, link, "cc = \"cubic\"\nscheduler = \"linux-default\"\ntraffic = { kind = \"bulk\" }"),
+        &two_paths(
+            20.0,
+            link,
+            link,
+            "cc = \"cubic\"\nscheduler = \"linux-default\"\ntraffic = { kind = \"bulk\" }",
+        ),
         "warmup_s = 3",
     );
     let window_s = 17.0;
@@ -419,14 +531,23 @@ fn per_subflow_goodput_never_exceeds_the_link_ceiling() {
         let o = run_seed(&sc, seed);
         for k in 0..2 {
             let g = f(&sub(&o, k)["goodput_mbps"]);
-            assert!(g <= ceiling, "seed {seed} subflow {k}: goodput {g} above the ceiling {ceiling}");
+            assert!(
+                g <= ceiling,
+                "seed {seed} subflow {k}: goodput {g} above the ceiling {ceiling}"
+            );
             near += usize::from(g > 0.9 * 20.0 * 1448.0 / 1500.0);
         }
         // The subflows carry the flow's data between them (they may differ from the flow's
         // in-order goodput by what is held out of order at the window's edges).
         let total = f(&sub(&o, 0)["goodput_mbps"]) + f(&sub(&o, 1)["goodput_mbps"]);
         let fg = f(&flow(&o, "mp")["goodput_mbps"]);
-        assert!((total - fg).abs() <= 0.01 * fg, "seed {seed}: subflows {total} vs flow {fg}");
+        assert!(
+            (total - fg).abs() <= 0.01 * fg,
+            "seed {seed}: subflows {total} vs flow {fg}"
+        );
     }
-    assert!(near > 0, "no subflow came near its ceiling: the test would not catch an overcount");
+    assert!(
+        near > 0,
+        "no subflow came near its ceiling: the test would not catch an overcount"
+    );
 }

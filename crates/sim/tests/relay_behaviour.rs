@@ -87,7 +87,10 @@ const BULK: &str = "{ kind = \"bulk\" }";
 fn tunnel_alone(duration: f64, ops: &str, cc: &str) -> String {
     let c = chain(duration, ops, "", "", BULK, 1 << 22, cc);
     let start = c.find("[[flows]]").unwrap();
-    format!("{}[[flows]]\nname = \"tunnel\"\npaths = [{ops}]\ncc = \"{cc}\"\ntraffic = {{ kind = \"bulk\" }}\n", &c[..start])
+    format!(
+        "{}[[flows]]\nname = \"tunnel\"\npaths = [{ops}]\ncc = \"{cc}\"\ntraffic = {{ kind = \"bulk\" }}\n",
+        &c[..start]
+    )
 }
 
 #[test]
@@ -95,7 +98,11 @@ fn the_chain_aggregates_two_operators_like_the_bare_mptcp_connection() {
     let two = run(&chain(30.0, "\"a\", \"b\"", "", "", BULK, 1 << 22, "cubic"));
     let one = run(&chain(30.0, "\"a\"", "", "", BULK, 1 << 22, "cubic"));
     let bare = run(&tunnel_alone(30.0, "\"a\", \"b\"", "cubic"));
-    let (g2, g1, gb) = (f(&flow(&two, "server")["goodput_mbps"]), f(&flow(&one, "server")["goodput_mbps"]), f(&flow(&bare, "tunnel")["goodput_mbps"]));
+    let (g2, g1, gb) = (
+        f(&flow(&two, "server")["goodput_mbps"]),
+        f(&flow(&one, "server")["goodput_mbps"]),
+        f(&flow(&bare, "tunnel")["goodput_mbps"]),
+    );
     println!("end to end: two operators {g2:.2}, one {g1:.2}; bare MPTCP {gb:.2} Mbit/s");
     assert!(g2 >= 1.7 * g1, "two operators {g2} vs one {g1}");
     assert!((g2 / gb - 1.0).abs() <= 0.05, "through the relays {g2} vs bare {gb}");
@@ -114,7 +121,12 @@ fn the_chain_aggregates_two_operators_like_the_bare_mptcp_connection() {
 fn every_byte_crosses_both_relays_exactly_once() {
     // A 3000-byte relay buffer lets about 3000 bytes through per round trip (0.6 Mbit/s here),
     // so that case moves a smaller file.
-    for (seed, buffer, cc, file) in [(1, 65_536u64, "cubic", 8_000_000u64), (2, 20_000, "lia", 8_000_000), (3, 1_000_000, "reno", 8_000_000), (4, 3_000, "bbr", 1_000_000)] {
+    for (seed, buffer, cc, file) in [
+        (1, 65_536u64, "cubic", 8_000_000u64),
+        (2, 20_000, "lia", 8_000_000),
+        (3, 1_000_000, "reno", 8_000_000),
+        (4, 3_000, "bbr", 1_000_000),
+    ] {
         let sc = chain(
             60.0,
             "\"a\", \"b\"",
@@ -128,13 +140,23 @@ fn every_byte_crosses_both_relays_exactly_once() {
         for leg in ["client", "tunnel", "server"] {
             let fl = flow(&o, leg);
             assert_eq!(f(&fl["delivery_errors"]), 0.0, "{leg} {fl}");
-            assert_eq!(f(&fl["bytes_delivered"]), file as f64, "{leg} (buffer {buffer}, {cc}): {fl}");
+            assert_eq!(
+                f(&fl["bytes_delivered"]),
+                file as f64,
+                "{leg} (buffer {buffer}, {cc}): {fl}"
+            );
         }
         let (t_client, t_server) = (f(&flow(&o, "client")["fct_s"]), f(&flow(&o, "server")["fct_s"]));
-        assert!(t_server > t_client, "the last byte reaches the server after it left the client");
+        assert!(
+            t_server > t_client,
+            "the last byte reaches the server after it left the client"
+        );
         for leg in ["tunnel", "server"] {
             let max = f(&flow(&o, leg)["relay_buffer_max_bytes"]);
-            assert!(max > 0.0 && max <= buffer as f64, "{leg}: relay buffer {max} of {buffer}");
+            assert!(
+                max > 0.0 && max <= buffer as f64,
+                "{leg}: relay buffer {max} of {buffer}"
+            );
         }
     }
 }
@@ -148,7 +170,10 @@ fn a_full_relay_buffer_closes_the_upstream_window() {
     let slow = |buffer: u64| {
         chain(20.0, "\"a\"", "", "", BULK, buffer, "cubic")
             .replace("rate_mbps = 20\ndelay_ms = 12.9", "rate_mbps = 5\ndelay_ms = 12.9")
-            .replace("traffic = { kind = \"bulk\" }\n", "traffic = { kind = \"bulk\" }\nreceiver = { rcv_buf_bytes = 262144 }\n")
+            .replace(
+                "traffic = { kind = \"bulk\" }\n",
+                "traffic = { kind = \"bulk\" }\nreceiver = { rcv_buf_bytes = 262144 }\n",
+            )
     };
     let buffer = 131_072u64;
     let o = run(&slow(buffer));
@@ -175,17 +200,44 @@ fn bad_relays_are_refused_with_the_field() {
     let good = chain(5.0, "\"a\", \"b\"", "", "", BULK, 65_536, "cubic");
     let check = |from: &str, to: &str, want: &str| {
         let text = good.replacen(from, to, 1);
-        let errs: Vec<String> = mobipath_sim::api::validate_toml(&text, "r.toml", std::path::Path::new(".")).into_iter().map(|e| e.to_string()).collect();
+        let errs: Vec<String> = mobipath_sim::api::validate_toml(&text, "r.toml", std::path::Path::new("."))
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
         assert!(errs.iter().any(|e| e.contains(want)), "{to}: {errs:?}");
     };
-    check("from = \"client\", buffer_bytes", "from = \"nobody\", buffer_bytes", "flows[1].traffic.from");
-    check("from = \"client\", buffer_bytes", "from = \"tunnel\", buffer_bytes", "cannot relay itself");
-    check("from = \"tunnel\", buffer_bytes", "from = \"client\", buffer_bytes", "one relay per incoming flow");
-    check("buffer_bytes = 65536 }\n[[flows]]", "buffer_bytes = 0 }\n[[flows]]", "flows[1].traffic.buffer_bytes");
+    check(
+        "from = \"client\", buffer_bytes",
+        "from = \"nobody\", buffer_bytes",
+        "flows[1].traffic.from",
+    );
+    check(
+        "from = \"client\", buffer_bytes",
+        "from = \"tunnel\", buffer_bytes",
+        "cannot relay itself",
+    );
+    check(
+        "from = \"tunnel\", buffer_bytes",
+        "from = \"client\", buffer_bytes",
+        "one relay per incoming flow",
+    );
+    check(
+        "buffer_bytes = 65536 }\n[[flows]]",
+        "buffer_bytes = 0 }\n[[flows]]",
+        "flows[1].traffic.buffer_bytes",
+    );
     // The relay must sit where the input ends: the tunnel's paths start at the router.
-    check("name = \"inet\"\nfrom = \"proxy\"", "name = \"inet\"\nfrom = \"router\"", "the relay must sit where flow tunnel ends");
+    check(
+        "name = \"inet\"\nfrom = \"proxy\"",
+        "name = \"inet\"\nfrom = \"router\"",
+        "the relay must sit where flow tunnel ends",
+    );
     // A cycle: the client relays the server.
-    check("cc = \"cubic\"\ntraffic = { kind = \"bulk\" }", "cc = \"cubic\"\ntraffic = { kind = \"relay\", from = \"server\" }", "cycle");
+    check(
+        "cc = \"cubic\"\ntraffic = { kind = \"bulk\" }",
+        "cc = \"cubic\"\ntraffic = { kind = \"relay\", from = \"server\" }",
+        "cycle",
+    );
 }
 
 /// The download direction (server → proxy → router → client, MPTCP between proxy and router) and
@@ -210,10 +262,22 @@ fn download_and_two_clients_through_one_router() {
         assert_eq!(f(&flow(&o, leg)["delivery_errors"]), 0.0, "{leg}");
     }
     // Two clients, each with its own tunnel and server leg, through the same router and proxy.
-    let one = chain(20.0, "\"a\", \"b\"", "", "", "{ kind = \"file\", bytes = 20000000 }", 1 << 20, "cubic");
+    let one = chain(
+        20.0,
+        "\"a\", \"b\"",
+        "",
+        "",
+        "{ kind = \"file\", bytes = 20000000 }",
+        1 << 20,
+        "cubic",
+    );
     let start = one.find("[[flows]]").unwrap();
-    let second = one[start..].replace("name = \"client\"", "name = \"client2\"").replace("name = \"tunnel\"", "name = \"tunnel2\"")
-        .replace("name = \"server\"", "name = \"server2\"").replace("from = \"client\"", "from = \"client2\"").replace("from = \"tunnel\"", "from = \"tunnel2\"");
+    let second = one[start..]
+        .replace("name = \"client\"", "name = \"client2\"")
+        .replace("name = \"tunnel\"", "name = \"tunnel2\"")
+        .replace("name = \"server\"", "name = \"server2\"")
+        .replace("from = \"client\"", "from = \"client2\"")
+        .replace("from = \"tunnel\"", "from = \"tunnel2\"");
     let o = run(&format!("{one}{second}"));
     let (a, b) = (f(&flow(&o, "server")["fct_s"]), f(&flow(&o, "server2")["fct_s"]));
     for leg in ["server", "server2"] {

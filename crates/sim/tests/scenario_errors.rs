@@ -26,7 +26,10 @@ fn errors(text: &str) -> Vec<String> {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("bad.trace"), "0\n5\nabc\n").unwrap();
     std::fs::write(dir.join("table-c.csv"), "operator,start_m,end_m,count\nC,100,200,1\n").unwrap();
-    validate_toml(text, "t.toml", &dir).into_iter().map(|e| e.to_string()).collect()
+    validate_toml(text, "t.toml", &dir)
+        .into_iter()
+        .map(|e| e.to_string())
+        .collect()
 }
 
 #[test]
@@ -37,16 +40,52 @@ fn the_reference_scenario_is_valid() {
 #[test]
 fn each_invalid_scenario_gets_its_specific_error() {
     let cases: &[(&str, &str, &str)] = &[
-        ("negative rate", "rate_mbps = 10", "links[0].rate_mbps = -5: must be > 0"),
-        ("unknown congestion control", "cc = \"cubic\"", "flows[0].cc = hybla: unknown congestion control; allowed: tahoe, reno, newreno, cubic, bbr, vegas"),
-        ("missing path", "path = \"p\"", "flows[0].path = nowhere: no path with this name; defined: p"),
-        ("malformed trace", "rate_mbps = 10", "links[0].trace.file = bad.trace: line 3: expected `<ms>` integer, found `abc`"),
-        ("unknown key", "delay_ms = 10", "links[0].colour: unknown field `colour`"),
+        (
+            "negative rate",
+            "rate_mbps = 10",
+            "links[0].rate_mbps = -5: must be > 0",
+        ),
+        (
+            "unknown congestion control",
+            "cc = \"cubic\"",
+            "flows[0].cc = hybla: unknown congestion control; allowed: tahoe, reno, newreno, cubic, bbr, vegas",
+        ),
+        (
+            "missing path",
+            "path = \"p\"",
+            "flows[0].path = nowhere: no path with this name; defined: p",
+        ),
+        (
+            "malformed trace",
+            "rate_mbps = 10",
+            "links[0].trace.file = bad.trace: line 3: expected `<ms>` integer, found `abc`",
+        ),
+        (
+            "unknown key",
+            "delay_ms = 10",
+            "links[0].colour: unknown field `colour`",
+        ),
         ("unknown top-level key", "duration_s = 10", "durations: unknown key"),
-        ("bad loss probability", "delay_ms = 10", "links[0].loss.p = 1.5: must be in [0, 1]"),
-        ("zero duration", "duration_s = 10", "duration_s = 0: must be in [0.001, 86400] seconds"),
-        ("wrong type", "delay_ms = 10", "links[0].delay_ms = \"ten\": invalid type"),
-        ("unknown traffic kind", "traffic = { kind = \"bulk\" }", "flows[0].traffic.kind = \"video\": unknown variant `video`, expected one of `bulk`, `file`, `cbr`"),
+        (
+            "bad loss probability",
+            "delay_ms = 10",
+            "links[0].loss.p = 1.5: must be in [0, 1]",
+        ),
+        (
+            "zero duration",
+            "duration_s = 10",
+            "duration_s = 0: must be in [0.001, 86400] seconds",
+        ),
+        (
+            "wrong type",
+            "delay_ms = 10",
+            "links[0].delay_ms = \"ten\": invalid type",
+        ),
+        (
+            "unknown traffic kind",
+            "traffic = { kind = \"bulk\" }",
+            "flows[0].traffic.kind = \"video\": unknown variant `video`, expected one of `bulk`, `file`, `cbr`",
+        ),
     ];
     let replacements: &[&str] = &[
         "rate_mbps = -5",
@@ -63,7 +102,10 @@ fn each_invalid_scenario_gets_its_specific_error() {
     for ((what, from, expected), to) in cases.iter().zip(replacements) {
         let text = GOOD.replacen(from, to, 1);
         let errs = errors(&text);
-        assert!(errs.iter().any(|e| e.starts_with(expected)), "{what}: expected an error starting with {expected:?}, got {errs:?}");
+        assert!(
+            errs.iter().any(|e| e.starts_with(expected)),
+            "{what}: expected an error starting with {expected:?}, got {errs:?}"
+        );
     }
 }
 
@@ -74,8 +116,16 @@ fn every_error_is_reported_not_just_the_first() {
         .replacen("cc = \"cubic\"", "cc = \"hybla\"", 1)
         .replacen("links = [\"l\"]", "links = [\"l\", \"m\"]", 1);
     let errs = errors(&text);
-    for expected in ["links[0].bogus", "links[0].rate_mbps = -5", "flows[0].cc = hybla", "paths[0].links[1] = m"] {
-        assert!(errs.iter().any(|e| e.starts_with(expected)), "missing {expected}: {errs:?}");
+    for expected in [
+        "links[0].bogus",
+        "links[0].rate_mbps = -5",
+        "flows[0].cc = hybla",
+        "paths[0].links[1] = m",
+    ] {
+        assert!(
+            errs.iter().any(|e| e.starts_with(expected)),
+            "missing {expected}: {errs:?}"
+        );
     }
 }
 
@@ -92,25 +142,120 @@ fn not_toml_at_all_is_one_clear_error() {
 fn nonsense_is_refused_with_the_field_named() {
     let hst = "\n[hst]\nlinks = [\"l\", \"l\"]\n";
     let cases: &[(&str, &str, &str, &str)] = &[
-        ("unknown key in a file traffic", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"file\", bytes = 100, colour = 1 }", "flows[0].traffic.colour: unknown field `colour`"),
-        ("unknown key in bulk traffic", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\", bytes = 5000 }", "flows[0].traffic.bytes: unknown field `bytes`"),
-        ("array for a table", "cc = \"cubic\"", "cc = \"cubic\"\nreceiver = []", "flows[0].receiver = [...]: must be a table"),
-        ("positional table", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = [1000]", "flows[0].tcp = [...]: must be a table"),
-        ("outage after the end", "delay_ms = 10", "delay_ms = 10\noutages = [ { start_s = 20, duration_s = 1 } ]", "links[0].outages[0].start_s = 20: must be before the run ends (duration_s = 10)"),
-        ("read pause after the end", "cc = \"cubic\"", "cc = \"cubic\"\nreceiver = { read_pauses = [ { start_s = 11, duration_s = 1 } ] }", "flows[0].receiver.read_pauses[0].start_s = 11: must be before the run ends"),
-        ("one link for two operators", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\n", "hst.links[1] = l: already follows another operator"),
-        ("empty scenario name", "duration_s = 10", "duration_s = 10\nname = \"\"", "name = \"\": must not be empty"),
-        ("empty flow name", "name = \"f\"", "name = \"\"", "flows[0].name = \"\": must not be empty"),
-        ("empty path name", "name = \"p\"\nlinks", "name = \"\"\nlinks", "paths[0].name = \"\": must not be empty"),
-        ("shorter than one event", "duration_s = 10", "duration_s = 1e-7", "duration_s = 0.0000001: must be in [0.001, 86400] seconds"),
-        ("absurd queue", "delay_ms = 10", "delay_ms = 10\nqueue_packets = 1000000000000", "links[0].queue_packets = 1000000000000: must be in [1, 100000000]"),
-        ("absurd byte queue", "delay_ms = 10", "delay_ms = 10\nqueue_bytes = 1000000000000000", "links[0].queue_bytes = 1000000000000000: must be in [1500"),
-        ("RACK without SACK", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { sack = false, rack = true }", "flows[0].tcp.rack = true: needs sack = true"),
-        ("TLP without SACK", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { sack = false, tlp = true }", "flows[0].tcp.tlp = true: needs sack = true"),
-        ("not a switch", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { frto = \"yes\" }", "flows[0].tcp.frto = \"yes\": invalid type"),
-        ("unknown ssthresh basis", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { reno_ssthresh = \"pipe\" }", "flows[0].tcp.reno_ssthresh"),
-        ("unknown increase", "cc = \"cubic\"", "cc = \"cubic\"\ntcp = { reno_increase = \"per-byte\" }", "flows[0].tcp.reno_increase"),
-        ("table of another network", "traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\n[hst]\nlinks = [\"l\"]\ntable = \"table-c.csv\"\n", "table-c.csv = C: rows of an unknown operator; operators here: A, B"),
+        (
+            "unknown key in a file traffic",
+            "traffic = { kind = \"bulk\" }",
+            "traffic = { kind = \"file\", bytes = 100, colour = 1 }",
+            "flows[0].traffic.colour: unknown field `colour`",
+        ),
+        (
+            "unknown key in bulk traffic",
+            "traffic = { kind = \"bulk\" }",
+            "traffic = { kind = \"bulk\", bytes = 5000 }",
+            "flows[0].traffic.bytes: unknown field `bytes`",
+        ),
+        (
+            "array for a table",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\nreceiver = []",
+            "flows[0].receiver = [...]: must be a table",
+        ),
+        (
+            "positional table",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\ntcp = [1000]",
+            "flows[0].tcp = [...]: must be a table",
+        ),
+        (
+            "outage after the end",
+            "delay_ms = 10",
+            "delay_ms = 10\noutages = [ { start_s = 20, duration_s = 1 } ]",
+            "links[0].outages[0].start_s = 20: must be before the run ends (duration_s = 10)",
+        ),
+        (
+            "read pause after the end",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\nreceiver = { read_pauses = [ { start_s = 11, duration_s = 1 } ] }",
+            "flows[0].receiver.read_pauses[0].start_s = 11: must be before the run ends",
+        ),
+        (
+            "one link for two operators",
+            "traffic = { kind = \"bulk\" }",
+            "traffic = { kind = \"bulk\" }\n",
+            "hst.links[1] = l: already follows another operator",
+        ),
+        (
+            "empty scenario name",
+            "duration_s = 10",
+            "duration_s = 10\nname = \"\"",
+            "name = \"\": must not be empty",
+        ),
+        (
+            "empty flow name",
+            "name = \"f\"",
+            "name = \"\"",
+            "flows[0].name = \"\": must not be empty",
+        ),
+        (
+            "empty path name",
+            "name = \"p\"\nlinks",
+            "name = \"\"\nlinks",
+            "paths[0].name = \"\": must not be empty",
+        ),
+        (
+            "shorter than one event",
+            "duration_s = 10",
+            "duration_s = 1e-7",
+            "duration_s = 0.0000001: must be in [0.001, 86400] seconds",
+        ),
+        (
+            "absurd queue",
+            "delay_ms = 10",
+            "delay_ms = 10\nqueue_packets = 1000000000000",
+            "links[0].queue_packets = 1000000000000: must be in [1, 100000000]",
+        ),
+        (
+            "absurd byte queue",
+            "delay_ms = 10",
+            "delay_ms = 10\nqueue_bytes = 1000000000000000",
+            "links[0].queue_bytes = 1000000000000000: must be in [1500",
+        ),
+        (
+            "RACK without SACK",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\ntcp = { sack = false, rack = true }",
+            "flows[0].tcp.rack = true: needs sack = true",
+        ),
+        (
+            "TLP without SACK",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\ntcp = { sack = false, tlp = true }",
+            "flows[0].tcp.tlp = true: needs sack = true",
+        ),
+        (
+            "not a switch",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\ntcp = { frto = \"yes\" }",
+            "flows[0].tcp.frto = \"yes\": invalid type",
+        ),
+        (
+            "unknown ssthresh basis",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\ntcp = { reno_ssthresh = \"pipe\" }",
+            "flows[0].tcp.reno_ssthresh",
+        ),
+        (
+            "unknown increase",
+            "cc = \"cubic\"",
+            "cc = \"cubic\"\ntcp = { reno_increase = \"per-byte\" }",
+            "flows[0].tcp.reno_increase",
+        ),
+        (
+            "table of another network",
+            "traffic = { kind = \"bulk\" }",
+            "traffic = { kind = \"bulk\" }\n[hst]\nlinks = [\"l\"]\ntable = \"table-c.csv\"\n",
+            "table-c.csv = C: rows of an unknown operator; operators here: A, B",
+        ),
     ];
     for (what, from, to, expected) in cases {
         let mut text = GOOD.replacen(from, to, 1);
@@ -118,7 +263,10 @@ fn nonsense_is_refused_with_the_field_named() {
             text.push_str(hst);
         }
         let errs = errors(&text);
-        assert!(errs.iter().any(|e| e.starts_with(expected)), "{what}: expected an error starting with {expected:?}, got {errs:?}");
+        assert!(
+            errs.iter().any(|e| e.starts_with(expected)),
+            "{what}: expected an error starting with {expected:?}, got {errs:?}"
+        );
         if what.starts_with("unknown key") {
             assert_eq!(errs.len(), 1, "{what}: one error, not a second wrong one: {errs:?}");
         }
@@ -126,7 +274,10 @@ fn nonsense_is_refused_with_the_field_named() {
     // A long value is quoted cut, with its length.
     let long = "x".repeat(300);
     let errs = errors(&GOOD.replacen("path = \"p\"", &format!("path = \"{long}\""), 1));
-    assert!(errs.iter().any(|e| e.contains("... (300 characters)") && e.len() < 250), "{errs:?}");
+    assert!(
+        errs.iter().any(|e| e.contains("... (300 characters)") && e.len() < 250),
+        "{errs:?}"
+    );
 }
 
 #[test]
@@ -215,7 +366,10 @@ fn bad_cell_configurations_get_their_specific_error() {
     for (what, from, to, expected) in cases {
         assert!(GOOD_CELL.contains(from), "{what}: {from:?} not in the reference");
         let errs = errors(&GOOD_CELL.replacen(from, to, 1));
-        assert!(errs.iter().any(|e| e.starts_with(expected)), "{what}: expected an error starting with {expected:?}, got {errs:?}");
+        assert!(
+            errs.iter().any(|e| e.starts_with(expected)),
+            "{what}: expected an error starting with {expected:?}, got {errs:?}"
+        );
     }
 }
 
@@ -223,13 +377,21 @@ fn bad_cell_configurations_get_their_specific_error() {
 /// frame overhead = 1514) in both its burst and its limit; the range checks alone accept 1514.
 #[test]
 fn a_token_bucket_smaller_than_one_frame_of_the_flow_is_refused() {
-    let tb = GOOD.replace("rate_mbps = 10\n", "token_bucket = { rate_mbps = 10, burst_bytes = 1514, limit_bytes = 1514 }\n");
+    let tb = GOOD.replace(
+        "rate_mbps = 10\n",
+        "token_bucket = { rate_mbps = 10, burst_bytes = 1514, limit_bytes = 1514 }\n",
+    );
     assert!(errors(&tb).is_empty(), "{:?}", errors(&tb));
-    let big = tb.replace("traffic = { kind = \"bulk\" }", "traffic = { kind = \"bulk\" }\ntcp = { mss_bytes = 1460 }");
+    let big = tb.replace(
+        "traffic = { kind = \"bulk\" }",
+        "traffic = { kind = \"bulk\" }\ntcp = { mss_bytes = 1460 }",
+    );
     let e = errors(&big);
     for field in ["burst_bytes", "limit_bytes"] {
         assert!(
-            e.iter().any(|m| m.starts_with(&format!("links[0].token_bucket.{field} = 1514: smaller than one frame of flow f (1526 bytes"))),
+            e.iter().any(|m| m.starts_with(&format!(
+                "links[0].token_bucket.{field} = 1514: smaller than one frame of flow f (1526 bytes"
+            ))),
             "{e:?}"
         );
     }

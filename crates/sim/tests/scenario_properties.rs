@@ -34,7 +34,9 @@ const MUTATION_CASES: u32 = 100;
 /// "wrappers"), so the generator follows what the code accepts.
 fn names(registry: &str) -> Vec<String> {
     let v: serde_json::Value = serde_json::from_str(&names_json()).unwrap();
-    let list = v[registry].as_array().unwrap_or_else(|| panic!("names_json has no {registry:?}: {v}"));
+    let list = v[registry]
+        .as_array()
+        .unwrap_or_else(|| panic!("names_json has no {registry:?}: {v}"));
     list.iter().map(|x| x.as_str().unwrap().to_string()).collect()
 }
 
@@ -104,8 +106,11 @@ fn sojourn() -> impl Strategy<Value = String> {
     prop_oneof![
         (0.001f64..0.5).prop_map(|m| format!("{{ sojourn = \"deterministic\", mean_s = {} }}", r3(m).max(0.001))),
         (0.001f64..0.5).prop_map(|m| format!("{{ sojourn = \"exponential\", mean_s = {} }}", r3(m).max(0.001))),
-        (0.0f64..0.2, 0.001f64..0.3)
-            .prop_map(|(a, d)| format!("{{ sojourn = \"uniform\", min_s = {}, max_s = {} }}", r3(a), r3(a + d).max(0.001))),
+        (0.0f64..0.2, 0.001f64..0.3).prop_map(|(a, d)| format!(
+            "{{ sojourn = \"uniform\", min_s = {}, max_s = {} }}",
+            r3(a),
+            r3(a + d).max(0.001)
+        )),
     ]
 }
 
@@ -133,7 +138,12 @@ fn reorder() -> impl Strategy<Value = String> {
 fn outages() -> impl Strategy<Value = String> {
     // Gaps between outages; now and then negative (overlap: invalid) or long (past the run's end).
     let gap = prop_oneof![14 => 0.0f64..0.6, 1 => -0.1f64..0.0, 1 => 1.0f64..5.0];
-    let one = (gap, 0.001f64..0.3, prop::bool::ANY, prop::option::of((0.0f64..30.0, 0.0f64..0.5, 0.0f64..1.0)));
+    let one = (
+        gap,
+        0.001f64..0.3,
+        prop::bool::ANY,
+        prop::option::of((0.0f64..30.0, 0.0f64..0.5, 0.0f64..1.0)),
+    );
     prop_oneof![
         2 => Just(String::new()),
         1 => prop::collection::vec(one, 1..3).prop_map(|os| {
@@ -200,11 +210,21 @@ struct Link {
 
 fn link() -> impl Strategy<Value = Link> {
     let delay = prop_oneof![4 => 0.0f64..80.0, 1 => prop::sample::select(vec![0.0, 0.000001, 500.0, 1500.0])];
-    (delay, capacity(), queue(), loss(), reorder(), outages(), reverse()).prop_map(|(delay, (cap, peak), q, l, ro, out, rev)| {
-        let has_outages = !out.is_empty();
-        let body = [format!("delay_ms = {}", r3(delay)), cap, q, l, ro, out, rev].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("\n");
-        Link { toml: body, peak_mbps: peak, has_outages }
-    })
+    (delay, capacity(), queue(), loss(), reorder(), outages(), reverse()).prop_map(
+        |(delay, (cap, peak), q, l, ro, out, rev)| {
+            let has_outages = !out.is_empty();
+            let body = [format!("delay_ms = {}", r3(delay)), cap, q, l, ro, out, rev]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n");
+            Link {
+                toml: body,
+                peak_mbps: peak,
+                has_outages,
+            }
+        },
+    )
 }
 
 /// A scheduler line for an MPTCP flow: a name, a table with the scheduler's own parameters, or a
@@ -213,17 +233,33 @@ fn scheduler(with_hst: bool, with_table: bool) -> impl Strategy<Value = String> 
     let scheds = names("schedulers");
     let plain = prop::sample::select(scheds.clone()).prop_map(|n| format!("scheduler = \"{n}\""));
     let params = prop_oneof![
-        (1i64..20, prop::bool::ANY)
-            .prop_map(|(n, c)| format!("scheduler = {{ name = \"roundrobin\", num_segments = {n}, cwnd_limited = {c} }}")),
+        (1i64..20, prop::bool::ANY).prop_map(|(n, c)| format!(
+            "scheduler = {{ name = \"roundrobin\", num_segments = {n}, cwnd_limited = {c} }}"
+        )),
         (0.0f64..300.0).prop_map(|d| format!("scheduler = {{ name = \"ecf\", delta_floor_ms = {} }}", r3(d))),
-        (0.0f64..5.0, 0.0f64..0.5).prop_map(|(a, e)| format!("scheduler = {{ name = \"peekaboo\", alpha = {}, epsilon = {} }}", r3(a), r3(e))),
-        prop::bool::ANY.prop_map(|o| format!("scheduler = {{ name = \"delay-predictive\", rcvbuf_optimisation = {o} }}")),
+        (0.0f64..5.0, 0.0f64..0.5).prop_map(|(a, e)| format!(
+            "scheduler = {{ name = \"peekaboo\", alpha = {}, epsilon = {} }}",
+            r3(a),
+            r3(e)
+        )),
+        prop::bool::ANY
+            .prop_map(|o| format!("scheduler = {{ name = \"delay-predictive\", rcvbuf_optimisation = {o} }}")),
     ];
     // Every wrapper needs a train; `pha` also its handover table.
     let all_wrappers = names("wrappers");
     assert!(all_wrappers.iter().any(|w| w == "pha"), "{all_wrappers:?}");
-    let wrappers: Vec<String> = all_wrappers.into_iter().filter(|w| with_table || (with_hst && w != "pha")).collect();
-    let wrapped = (prop::sample::select(if wrappers.is_empty() { vec!["oracle".to_string()] } else { wrappers.clone() }), prop::sample::select(scheds))
+    let wrappers: Vec<String> = all_wrappers
+        .into_iter()
+        .filter(|w| with_table || (with_hst && w != "pha"))
+        .collect();
+    let wrapped = (
+        prop::sample::select(if wrappers.is_empty() {
+            vec!["oracle".to_string()]
+        } else {
+            wrappers.clone()
+        }),
+        prop::sample::select(scheds),
+    )
         .prop_map(|(w, n)| format!("scheduler = \"{w}({n})\""));
     let w = if wrappers.is_empty() { 0 } else { 2 };
     prop_oneof![1 => Just(String::new()), 4 => plain, 2 => params, w => wrapped]
@@ -266,19 +302,29 @@ fn tcp_opts() -> impl Strategy<Value = (String, u32)> {
 
 fn receiver_opts(mss: u32, duration: f64) -> impl Strategy<Value = String> {
     let pauses = prop::collection::vec((0.0f64..1.0, 0.001f64..0.5), 0..3);
-    (prop::bool::ANY, 2u64..2000, prop::bool::ANY, 1.0f64..500.0, pauses).prop_map(move |(give, bufk, dack, delack, ps)| {
-        if !give {
-            return String::new();
-        }
-        let ps: Vec<String> =
-            ps.iter().map(|(s, d)| format!("{{ start_s = {}, duration_s = {} }}", r3(s * duration), r3(*d).max(0.001))).collect();
-        format!(
-            "receiver = {{ rcv_buf_bytes = {}, delayed_ack = {dack}, delack_ms = {}, read_pauses = [ {} ] }}",
-            bufk * mss as u64,
-            r3(delack),
-            ps.join(", ")
-        )
-    })
+    (prop::bool::ANY, 2u64..2000, prop::bool::ANY, 1.0f64..500.0, pauses).prop_map(
+        move |(give, bufk, dack, delack, ps)| {
+            if !give {
+                return String::new();
+            }
+            let ps: Vec<String> = ps
+                .iter()
+                .map(|(s, d)| {
+                    format!(
+                        "{{ start_s = {}, duration_s = {} }}",
+                        r3(s * duration),
+                        r3(*d).max(0.001)
+                    )
+                })
+                .collect();
+            format!(
+                "receiver = {{ rcv_buf_bytes = {}, delayed_ack = {dack}, delack_ms = {}, read_pauses = [ {} ] }}",
+                bufk * mss as u64,
+                r3(delack),
+                ps.join(", ")
+            )
+        },
+    )
 }
 
 fn mptcp_opts(n_sub: usize, duration: f64, with_table: bool) -> impl Strategy<Value = String> {
@@ -290,18 +336,34 @@ fn mptcp_opts(n_sub: usize, duration: f64, with_table: bool) -> impl Strategy<Va
     let prio = prop::collection::vec((0.0f64..1.0, 0..n_sub, prop::bool::ANY), 0..3);
     let phad = prop_oneof![
         Just(String::new()),
-        (prop::sample::select(vec!["paper", "queue-aware", "resend"]), 0.0f64..500.0)
+        (
+            prop::sample::select(vec!["paper", "queue-aware", "resend"]),
+            0.0f64..500.0
+        )
             .prop_map(|(p, l)| format!("pha_d = {{ policy = \"{p}\", lead_ms = {} }}", r3(l))),
     ];
-    (prop::bool::ANY, buf, prop::bool::ANY, prop::collection::vec(prop::bool::ANY, 0..=n_sub), 0.0f64..200.0, prio, phad).prop_map(
-        move |(give, buf, rr, backup, join, prio, phad)| {
+    (
+        prop::bool::ANY,
+        buf,
+        prop::bool::ANY,
+        prop::collection::vec(prop::bool::ANY, 0..=n_sub),
+        0.0f64..200.0,
+        prio,
+        phad,
+    )
+        .prop_map(move |(give, buf, rr, backup, join, prio, phad)| {
             if !give {
                 return String::new();
             }
             let backup: Vec<String> = backup.iter().map(|b| b.to_string()).collect();
             let prio: Vec<String> = prio
                 .iter()
-                .map(|(at, sub, b)| format!("{{ at_s = {}, subflow = {sub}, backup = {b} }}", r3(at * duration * 0.99)))
+                .map(|(at, sub, b)| {
+                    format!(
+                        "{{ at_s = {}, subflow = {sub}, backup = {b} }}",
+                        r3(at * duration * 0.99)
+                    )
+                })
                 .collect();
             let mut f = vec![
                 format!("receiver_recovery = {rr}"),
@@ -316,40 +378,63 @@ fn mptcp_opts(n_sub: usize, duration: f64, with_table: bool) -> impl Strategy<Va
                 f.push(phad);
             }
             format!("mptcp = {{ {} }}", f.join(", "))
-        },
-    )
+        })
 }
 
 fn flow(i: usize, n_paths: usize, duration: f64, with_hst: bool, with_table: bool) -> impl Strategy<Value = Flow> {
-    let tcp = (0..n_paths, prop::sample::select(names("cc"))).prop_map(|(p, c)| (vec![p], format!("path = \"p{p}\"\ncc = \"{c}\"")));
+    let tcp = (0..n_paths, prop::sample::select(names("cc")))
+        .prop_map(|(p, c)| (vec![p], format!("path = \"p{p}\"\ncc = \"{c}\"")));
     let all_cc: Vec<String> = names("cc").into_iter().chain(names("coupled_cc")).collect();
-    let mp = (prop::collection::vec(0..n_paths, 1..=3), prop::sample::select(all_cc), scheduler(with_hst, with_table)).prop_flat_map(
-        move |(ps, c, s)| {
+    let mp = (
+        prop::collection::vec(0..n_paths, 1..=3),
+        prop::sample::select(all_cc),
+        scheduler(with_hst, with_table),
+    )
+        .prop_flat_map(move |(ps, c, s)| {
             let n = ps.len();
             mptcp_opts(n, duration, with_table).prop_map(move |m| {
                 let names: Vec<String> = ps.iter().map(|p| format!("\"p{p}\"")).collect();
-                let body = [format!("paths = [ {} ]", names.join(", ")), format!("cc = \"{c}\""), s.clone(), m]
-                    .into_iter()
-                    .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                (ps.clone(), body)
-            })
-        },
-    );
-    let kind = prop_oneof![tcp, mp];
-    (kind, traffic(), 0.0f64..0.5, prop::option::of(0.05f64..1.0), tcp_opts()).prop_flat_map(move |((paths, head), tr, start, stop, (tcp, mss))| {
-        receiver_opts(mss, duration).prop_map(move |rcv| {
-            let start_s = r3(start * duration);
-            let stop = stop.map(|s| format!("stop_s = {}", r3(start_s + s * duration).max(start_s + 0.001))).unwrap_or_default();
-            let body = [format!("name = \"f{i}\""), head.clone(), tr.clone(), format!("start_s = {start_s}"), stop, tcp.clone(), rcv]
+                let body = [
+                    format!("paths = [ {} ]", names.join(", ")),
+                    format!("cc = \"{c}\""),
+                    s.clone(),
+                    m,
+                ]
                 .into_iter()
                 .filter(|s| !s.is_empty())
                 .collect::<Vec<_>>()
                 .join("\n");
-            Flow { toml: format!("[[flows]]\n{body}\n"), paths: paths.clone() }
-        })
-    })
+                (ps.clone(), body)
+            })
+        });
+    let kind = prop_oneof![tcp, mp];
+    (kind, traffic(), 0.0f64..0.5, prop::option::of(0.05f64..1.0), tcp_opts()).prop_flat_map(
+        move |((paths, head), tr, start, stop, (tcp, mss))| {
+            receiver_opts(mss, duration).prop_map(move |rcv| {
+                let start_s = r3(start * duration);
+                let stop = stop
+                    .map(|s| format!("stop_s = {}", r3(start_s + s * duration).max(start_s + 0.001)))
+                    .unwrap_or_default();
+                let body = [
+                    format!("name = \"f{i}\""),
+                    head.clone(),
+                    tr.clone(),
+                    format!("start_s = {start_s}"),
+                    stop,
+                    tcp.clone(),
+                    rcv,
+                ]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n");
+                Flow {
+                    toml: format!("[[flows]]\n{body}\n"),
+                    paths: paths.clone(),
+                }
+            })
+        },
+    )
 }
 
 /// A generated scenario: its text and, per flow, the goodput bound (Mbit/s).
@@ -364,71 +449,112 @@ struct Generated {
 }
 
 fn scenario() -> impl Strategy<Value = Generated> {
-    (1usize..4, 1usize..4, 1usize..4, 0.1f64..2.0, 0u64..1000, 0u8..4).prop_flat_map(|(n_links, n_paths, n_flows, dur, seed, hst)| {
-        let duration = r3(dur);
-        // hst: 0 none, 1 train, 2-3 train with a handover table (PHA, PHA-D).
-        let (with_hst, with_table) = (hst >= 1, hst >= 2);
-        let links = prop::collection::vec(link(), n_links);
-        let paths = prop::collection::vec(prop::collection::vec(0..n_links, 1..=3), n_paths);
-        let flows: Vec<_> = (0..n_flows).map(|i| flow(i, n_paths, duration, with_hst, with_table)).collect();
-        let sinr = prop::option::of((1.0f64..60.0, 1.0f64..500.0));
-        let output = prop::option::of((1.0f64..1000.0, 0.0f64..0.5));
-        // A node `mid` with a network element, which paths of two or more links go through.
-        let element = prop_oneof![3 => Just(None), 1 => (1u32..20, 0.0f64..50.0).prop_map(Some)];
-        let tables = (links, paths, flows, 0.0f64..3000.0, sinr, output, element);
-        tables.prop_map(move |(mut links, paths, flows, start_m, sinr, output, element)| {
-            let mut t = format!("seed = {seed}\nduration_s = {duration}\n");
-            if let Some((bin, warm)) = output {
-                t.push_str(&format!("output = {{ bin_ms = {}, warmup_s = {} }}\n", r3(bin), r3(warm * duration)));
-            }
-            if let Some((n, delay)) = element {
-                t.push_str("[[nodes]]\nname = \"client\"\n[[nodes]]\nname = \"server\"\n[[nodes]]\nname = \"mid\"\n");
-                t.push_str(&format!("element = {{ kind = \"delay-every-nth\", n = {n}, delay_ms = {} }}\n", r3(delay)));
-            }
-            for (i, l) in links.iter().enumerate() {
-                t.push_str(&format!("[[links]]\nname = \"l{i}\"\n{}\n", l.toml));
-            }
-            for (i, p) in paths.iter().enumerate() {
-                let names: Vec<String> = p.iter().map(|l| format!("\"l{l}\"")).collect();
-                t.push_str(&format!("[[paths]]\nname = \"p{i}\"\nlinks = [ {} ]\n", names.join(", ")));
-                if element.is_some() && p.len() >= 2 {
-                    t.push_str(&format!("via = [ {} ]\n", vec!["\"mid\""; p.len() - 1].join(", ")));
+    (1usize..4, 1usize..4, 1usize..4, 0.1f64..2.0, 0u64..1000, 0u8..4).prop_flat_map(
+        |(n_links, n_paths, n_flows, dur, seed, hst)| {
+            let duration = r3(dur);
+            // hst: 0 none, 1 train, 2-3 train with a handover table (PHA, PHA-D).
+            let (with_hst, with_table) = (hst >= 1, hst >= 2);
+            let links = prop::collection::vec(link(), n_links);
+            let paths = prop::collection::vec(prop::collection::vec(0..n_links, 1..=3), n_paths);
+            let flows: Vec<_> = (0..n_flows)
+                .map(|i| flow(i, n_paths, duration, with_hst, with_table))
+                .collect();
+            let sinr = prop::option::of((1.0f64..60.0, 1.0f64..500.0));
+            let output = prop::option::of((1.0f64..1000.0, 0.0f64..0.5));
+            // A node `mid` with a network element, which paths of two or more links go through.
+            let element = prop_oneof![3 => Just(None), 1 => (1u32..20, 0.0f64..50.0).prop_map(Some)];
+            let tables = (links, paths, flows, 0.0f64..3000.0, sinr, output, element);
+            tables.prop_map(move |(mut links, paths, flows, start_m, sinr, output, element)| {
+                let mut t = format!("seed = {seed}\nduration_s = {duration}\n");
+                if let Some((bin, warm)) = output {
+                    t.push_str(&format!(
+                        "output = {{ bin_ms = {}, warmup_s = {} }}\n",
+                        r3(bin),
+                        r3(warm * duration)
+                    ));
                 }
-            }
-            for f in &flows {
-                t.push_str(&f.toml);
-            }
-            if with_hst {
-                // Links driven by the train must not have outages of their own: pick those without.
-                let train: Vec<usize> = (0..links.len()).filter(|&i| !links[i].has_outages).take(2).collect();
-                let names: Vec<String> = train.iter().map(|i| format!("\"l{i}\"")).collect();
-                let table = if with_table { "table = \"table.csv\"\n" } else { "" };
-                t.push_str(&format!("[hst]\nlinks = [ {} ]\n{table}", names.join(", ")));
-                if let Some((max, period)) = sinr {
-                    // The train's links then follow the serving cell's SINR, up to max_mbps.
-                    t.push_str(&format!("radio = {{ capacity = {{ mode = \"sinr\", max_mbps = {}, period_ms = {} }} }}\n", r3(max), r3(period)));
-                    for &i in &train {
-                        links[i].peak_mbps = links[i].peak_mbps.max(r3(max));
+                if let Some((n, delay)) = element {
+                    t.push_str(
+                        "[[nodes]]\nname = \"client\"\n[[nodes]]\nname = \"server\"\n[[nodes]]\nname = \"mid\"\n",
+                    );
+                    t.push_str(&format!(
+                        "element = {{ kind = \"delay-every-nth\", n = {n}, delay_ms = {} }}\n",
+                        r3(delay)
+                    ));
+                }
+                for (i, l) in links.iter().enumerate() {
+                    t.push_str(&format!("[[links]]\nname = \"l{i}\"\n{}\n", l.toml));
+                }
+                for (i, p) in paths.iter().enumerate() {
+                    let names: Vec<String> = p.iter().map(|l| format!("\"l{l}\"")).collect();
+                    t.push_str(&format!(
+                        "[[paths]]\nname = \"p{i}\"\nlinks = [ {} ]\n",
+                        names.join(", ")
+                    ));
+                    if element.is_some() && p.len() >= 2 {
+                        t.push_str(&format!("via = [ {} ]\n", vec!["\"mid\""; p.len() - 1].join(", ")));
                     }
                 }
-                t.push_str(&format!("[hst.train]\nstart_m = {}\n", r3(start_m)));
-            }
-            let bottleneck = |p: usize| paths[p].iter().map(|&l| links[l].peak_mbps).fold(f64::INFINITY, f64::min);
-            let bounds = flows
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    let mut ps = f.paths.clone();
-                    ps.sort_unstable();
-                    ps.dedup();
-                    (format!("f{i}"), ps.iter().map(|&p| bottleneck(p)).sum::<f64>())
-                })
-                .collect();
-            let mss_max = t.match_indices("mss_bytes = ").map(|(k, _)| t[k + 12..].split([',', ' ', '}']).next().unwrap().parse::<u32>().unwrap()).max().unwrap_or(1448);
-            let warmup = output.is_some_and(|(_, w)| r3(w * duration) > 0.0);
-            Generated { toml: t, bounds, mss_max, warmup }
-        })
-    })
+                for f in &flows {
+                    t.push_str(&f.toml);
+                }
+                if with_hst {
+                    // Links driven by the train must not have outages of their own: pick those without.
+                    let train: Vec<usize> = (0..links.len()).filter(|&i| !links[i].has_outages).take(2).collect();
+                    let names: Vec<String> = train.iter().map(|i| format!("\"l{i}\"")).collect();
+                    let table = if with_table { "table = \"table.csv\"\n" } else { "" };
+                    t.push_str(&format!("[hst]\nlinks = [ {} ]\n{table}", names.join(", ")));
+                    if let Some((max, period)) = sinr {
+                        // The train's links then follow the serving cell's SINR, up to max_mbps.
+                        t.push_str(&format!(
+                            "radio = {{ capacity = {{ mode = \"sinr\", max_mbps = {}, period_ms = {} }} }}\n",
+                            r3(max),
+                            r3(period)
+                        ));
+                        for &i in &train {
+                            links[i].peak_mbps = links[i].peak_mbps.max(r3(max));
+                        }
+                    }
+                    t.push_str(&format!("[hst.train]\nstart_m = {}\n", r3(start_m)));
+                }
+                let bottleneck = |p: usize| {
+                    paths[p]
+                        .iter()
+                        .map(|&l| links[l].peak_mbps)
+                        .fold(f64::INFINITY, f64::min)
+                };
+                let bounds = flows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let mut ps = f.paths.clone();
+                        ps.sort_unstable();
+                        ps.dedup();
+                        (format!("f{i}"), ps.iter().map(|&p| bottleneck(p)).sum::<f64>())
+                    })
+                    .collect();
+                let mss_max = t
+                    .match_indices("mss_bytes = ")
+                    .map(|(k, _)| {
+                        t[k + 12..]
+                            .split([',', ' ', '}'])
+                            .next()
+                            .unwrap()
+                            .parse::<u32>()
+                            .unwrap()
+                    })
+                    .max()
+                    .unwrap_or(1448);
+                let warmup = output.is_some_and(|(_, w)| r3(w * duration) > 0.0);
+                Generated {
+                    toml: t,
+                    bounds,
+                    mss_max,
+                    warmup,
+                }
+            })
+        },
+    )
 }
 
 thread_local! {
@@ -437,7 +563,11 @@ thread_local! {
 }
 
 fn runner(cases: u32) -> TestRunner {
-    let cfg = Config { cases, failure_persistence: None, ..Config::default() };
+    let cfg = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
     TestRunner::new_with_rng(cfg, TestRng::deterministic_rng(RngAlgorithm::ChaCha))
 }
 
@@ -447,18 +577,31 @@ fn num(v: &serde_json::Value, what: &str) -> f64 {
 
 /// Checks the run's summary against the generated scenario's bounds; Err(message) if violated.
 fn check_run(g: &Generated, dir: &Path, twice: bool) -> Result<(), String> {
-    let out = run_toml(&g.toml, "gen.toml", dir, None, None).map_err(|e| format!("validated but run_toml refused it: {e:?}"))?;
+    let out = run_toml(&g.toml, "gen.toml", dir, None, None)
+        .map_err(|e| format!("validated but run_toml refused it: {e:?}"))?;
     if twice {
         let again = run_toml(&g.toml, "gen.toml", dir, None, None).map_err(|e| format!("second run refused: {e:?}"))?;
         if again.summary != out.summary {
-            return Err(format!("two runs of the same scenario and seed differ:\n{}\n{}", out.summary, again.summary));
+            return Err(format!(
+                "two runs of the same scenario and seed differ:\n{}\n{}",
+                out.summary, again.summary
+            ));
         }
     }
-    let duration: f64 = g.toml.lines().find_map(|l| l.strip_prefix("duration_s = ")).unwrap().parse().unwrap();
+    let duration: f64 = g
+        .toml
+        .lines()
+        .find_map(|l| l.strip_prefix("duration_s = "))
+        .unwrap()
+        .parse()
+        .unwrap();
     for (name, bound) in &g.bounds {
         let f = &out.summary["flows"][name.as_str()];
         let errors = num(&f["delivery_errors"], "delivery_errors");
-        let (delivered, sent) = (num(&f["bytes_delivered"], "bytes_delivered"), num(&f["bytes_sent"], "bytes_sent"));
+        let (delivered, sent) = (
+            num(&f["bytes_delivered"], "bytes_delivered"),
+            num(&f["bytes_sent"], "bytes_sent"),
+        );
         let goodput = num(&f["goodput_mbps"], "goodput_mbps");
         // Three of the largest packets more than the bottleneck could carry in the whole run.
         let slack = 3.0 * (g.mss_max + 52) as f64 * 8.0 / duration / 1e6;
@@ -473,7 +616,9 @@ fn check_run(g: &Generated, dir: &Path, twice: bool) -> Result<(), String> {
         }
         RATIO.with(|r| r.set(r.get().max(goodput / bound)));
         if goodput > bound * 1.01 + slack {
-            return Err(format!("flow {name}: goodput {goodput} Mbit/s > bound {bound} (+1 % + {slack:.3})"));
+            return Err(format!(
+                "flow {name}: goodput {goodput} Mbit/s > bound {bound} (+1 % + {slack:.3})"
+            ));
         }
     }
     Ok(())
@@ -495,14 +640,21 @@ fn every_scenario_that_validates_runs_within_its_invariants() {
         }
         valid.set(valid.get() + 1);
         // Every fourth one twice: same scenario and seed, same summary (determinism).
-        check_run(&g, &dir, valid.get() % 4 == 0).map_err(|m| TestCaseError::fail(format!("{m}\n--- scenario ---\n{}", g.toml)))
+        check_run(&g, &dir, valid.get() % 4 == 0)
+            .map_err(|m| TestCaseError::fail(format!("{m}\n--- scenario ---\n{}", g.toml)))
     });
     if let Err(e) = result {
         panic!("{e}");
     }
     let (valid, total) = (valid.get(), total.get());
-    eprintln!("{valid} of {total} generated scenarios validated and ran; largest goodput/bound {:.3}", RATIO.with(|r| r.get()));
-    assert!(valid * 10 >= total * 6, "only {valid} of {total} generated scenarios validate: the generator drifted from the format");
+    eprintln!(
+        "{valid} of {total} generated scenarios validated and ran; largest goodput/bound {:.3}",
+        RATIO.with(|r| r.get())
+    );
+    assert!(
+        valid * 10 >= total * 6,
+        "only {valid} of {total} generated scenarios validate: the generator drifted from the format"
+    );
 }
 
 /// A mutation that breaks a valid scenario: the field its error must name (a prefix), a fragment
@@ -513,7 +665,10 @@ type Mutation = (&'static str, &'static str, fn(&str) -> Option<String>);
 /// next line starting with `[`.
 fn block(lines: &[&str], header: &str) -> Option<(usize, usize)> {
     let a = lines.iter().position(|l| *l == header)?;
-    let b = lines[a + 1..].iter().position(|l| l.starts_with('[')).map_or(lines.len(), |k| a + 1 + k);
+    let b = lines[a + 1..]
+        .iter()
+        .position(|l| l.starts_with('['))
+        .map_or(lines.len(), |k| a + 1 + k);
     Some((a, b))
 }
 
@@ -541,7 +696,11 @@ fn remove(t: &str, header: &str, key: &str) -> Option<String> {
 
 /// Sets a top-level key (they come first, before any table).
 fn top(t: &str, key: &str, value: &str) -> Option<String> {
-    let body = t.lines().filter(|l| !l.starts_with(&format!("{key} = "))).collect::<Vec<_>>().join("\n");
+    let body = t
+        .lines()
+        .filter(|l| !l.starts_with(&format!("{key} = ")))
+        .collect::<Vec<_>>()
+        .join("\n");
     Some(format!("{key} = {value}\n{body}\n"))
 }
 
@@ -562,40 +721,94 @@ const MUTATIONS: &[Mutation] = &[
     ("links[0].rate_mbps", "1000000", |t| set(t, L0, "rate_mbps", "2e6")),
     ("links[0].queue_packets", "", |t| set(t, L0, "queue_packets", "0")),
     ("links[0].queue_bytes", "", |t| set(t, L0, "queue_bytes", "100")),
-    ("links[0].loss.p", "[0, 1]", |t| set(t, L0, "loss", "{ model = \"bernoulli\", p = 1.5 }")),
-    ("links[0].loss", "unknown variant", |t| set(t, L0, "loss", "{ model = \"bernouli\", p = 0.1 }")),
+    ("links[0].loss.p", "[0, 1]", |t| {
+        set(t, L0, "loss", "{ model = \"bernoulli\", p = 1.5 }")
+    }),
+    ("links[0].loss", "unknown variant", |t| {
+        set(t, L0, "loss", "{ model = \"bernouli\", p = 0.1 }")
+    }),
     ("links[0].loss.good.mean_s", "", |t| {
         set(t, L0, "loss", "{ model = \"gilbert-elliott\", p_good = 0, p_bad = 1, good = { sojourn = \"exponential\", mean_s = 0 }, bad = { sojourn = \"deterministic\", mean_s = 1 } }")
     }),
-    ("links[0].reorder.p", "[0, 1]", |t| set(t, L0, "reorder", "{ p = -0.1, extra_delay_ms = 5 }")),
-    ("links[0].outages", "overlap", |t| set(t, L0, "outages", "[ { start_s = 0.1, duration_s = 0.2 }, { start_s = 0.2, duration_s = 0.1 } ]")),
-    ("links[0].outages[0].duration_s", "", |t| set(t, L0, "outages", "[ { start_s = 0.1, duration_s = 0 } ]")),
-    ("links[0].reverse.rate_mbps", "> 0", |t| set(t, L0, "reverse", "{ rate_mbps = -1 }")),
-    ("links[0].name", "must not be empty", |t| Some(t.replacen(L0, "name = \"\"", 1))),
-    ("links[", "duplicate link name", |t| Some(format!("{t}[[links]]\nname = \"l0\"\nrate_mbps = 1\ndelay_ms = 1\n"))),
+    ("links[0].reorder.p", "[0, 1]", |t| {
+        set(t, L0, "reorder", "{ p = -0.1, extra_delay_ms = 5 }")
+    }),
+    ("links[0].outages", "overlap", |t| {
+        set(
+            t,
+            L0,
+            "outages",
+            "[ { start_s = 0.1, duration_s = 0.2 }, { start_s = 0.2, duration_s = 0.1 } ]",
+        )
+    }),
+    ("links[0].outages[0].duration_s", "", |t| {
+        set(t, L0, "outages", "[ { start_s = 0.1, duration_s = 0 } ]")
+    }),
+    ("links[0].reverse.rate_mbps", "> 0", |t| {
+        set(t, L0, "reverse", "{ rate_mbps = -1 }")
+    }),
+    ("links[0].name", "must not be empty", |t| {
+        Some(t.replacen(L0, "name = \"\"", 1))
+    }),
+    ("links[", "duplicate link name", |t| {
+        Some(format!("{t}[[links]]\nname = \"l0\"\nrate_mbps = 1\ndelay_ms = 1\n"))
+    }),
     ("duration_s", "86400", |t| top(t, "duration_s", "0")),
     ("duration_s", "86400", |t| top(t, "duration_s", "-1")),
     ("duration_s", "86400", |t| top(t, "duration_s", "inf")),
     ("duration_s", "86400", |t| top(t, "duration_s", "1e9")),
-    ("duration_s", "missing", |t| Some(t.lines().filter(|l| !l.starts_with("duration_s = ")).collect::<Vec<_>>().join("\n"))),
+    ("duration_s", "missing", |t| {
+        Some(
+            t.lines()
+                .filter(|l| !l.starts_with("duration_s = "))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    }),
     ("seed", "", |t| top(t, "seed", "-3")),
     ("durration_s", "unknown key", |t| top(t, "durration_s", "1")),
-    ("paths[0].links[0]", "no link with this name", |t| set(t, P0, "links", "[ \"nowhere\" ]")),
+    ("paths[0].links[0]", "no link with this name", |t| {
+        set(t, P0, "links", "[ \"nowhere\" ]")
+    }),
     ("paths[0].links", "at least one link", |t| set(t, P0, "links", "[ ]")),
-    ("paths[0].to", "must differ", |t| set(t, P0, "from", "\"x\"").and_then(|t| set(&t, P0, "to", "\"x\""))),
-    ("flows[0].cc", "unknown congestion control", |t| set(t, F0, "cc", "\"cubicc\"")),
-    ("flows[0].traffic", "", |t| set(t, F0, "traffic", "{ kind = \"stream\" }")),
-    ("flows[0].traffic.bytes", "> 0", |t| set(t, F0, "traffic", "{ kind = \"file\", bytes = 0 }")),
-    ("flows[0].traffic.rate_mbps", "(0, 1000000]", |t| set(t, F0, "traffic", "{ kind = \"cbr\", rate_mbps = 0 }")),
+    ("paths[0].to", "must differ", |t| {
+        set(t, P0, "from", "\"x\"").and_then(|t| set(&t, P0, "to", "\"x\""))
+    }),
+    ("flows[0].cc", "unknown congestion control", |t| {
+        set(t, F0, "cc", "\"cubicc\"")
+    }),
+    ("flows[0].traffic", "", |t| {
+        set(t, F0, "traffic", "{ kind = \"stream\" }")
+    }),
+    ("flows[0].traffic.bytes", "> 0", |t| {
+        set(t, F0, "traffic", "{ kind = \"file\", bytes = 0 }")
+    }),
+    ("flows[0].traffic.rate_mbps", "(0, 1000000]", |t| {
+        set(t, F0, "traffic", "{ kind = \"cbr\", rate_mbps = 0 }")
+    }),
     ("flows[0].start_s", "[0, duration_s)", |t| set(t, F0, "start_s", "1e6")),
-    ("flows[0].stop_s", "greater than start_s", |t| set(t, F0, "stop_s", "-1")),
-    ("flows[0].tcp.mss_bytes", "[64, 9000]", |t| set(t, F0, "tcp", "{ mss_bytes = 10 }")),
-    ("flows[0].tcp.initial_cwnd", "[1, 1000]", |t| set(t, F0, "tcp", "{ initial_cwnd = 0 }")),
-    ("flows[0].receiver.delack_ms", "[1, 500]", |t| set(t, F0, "receiver", "{ delack_ms = 0 }")),
-    ("flows[0].receiver.rcv_buf_bytes", "", |t| set(t, F0, "receiver", "{ rcv_buf_bytes = 100 }")),
-    ("flows[0].path", "", |t| set(t, F0, "path", "\"p0\"").and_then(|t| set(&t, F0, "paths", "[ \"p0\" ]"))),
+    ("flows[0].stop_s", "greater than start_s", |t| {
+        set(t, F0, "stop_s", "-1")
+    }),
+    ("flows[0].tcp.mss_bytes", "[64, 9000]", |t| {
+        set(t, F0, "tcp", "{ mss_bytes = 10 }")
+    }),
+    ("flows[0].tcp.initial_cwnd", "[1, 1000]", |t| {
+        set(t, F0, "tcp", "{ initial_cwnd = 0 }")
+    }),
+    ("flows[0].receiver.delack_ms", "[1, 500]", |t| {
+        set(t, F0, "receiver", "{ delack_ms = 0 }")
+    }),
+    ("flows[0].receiver.rcv_buf_bytes", "", |t| {
+        set(t, F0, "receiver", "{ rcv_buf_bytes = 100 }")
+    }),
+    ("flows[0].path", "", |t| {
+        set(t, F0, "path", "\"p0\"").and_then(|t| set(&t, F0, "paths", "[ \"p0\" ]"))
+    }),
     ("flows[0].scheduler", "", |t| set(t, F0, "scheduler", "\"fastest\"")),
-    ("flows[0].scheduler", "", |t| set(t, F0, "scheduler", "{ name = \"minrtt\", num_segments = 3 }")),
+    ("flows[0].scheduler", "", |t| {
+        set(t, F0, "scheduler", "{ name = \"minrtt\", num_segments = 3 }")
+    }),
     ("flows[", "duplicate flow name", |t| {
         let lines: Vec<&str> = t.lines().collect();
         let (a, b) = block(&lines, F0)?;
@@ -623,11 +836,15 @@ fn invalid_mutations_give_errors_never_panics() {
             let Some(bad) = mutate(&g.toml) else { continue };
             let errs = validate_toml(&bad, "gen.toml", &dir);
             assert!(
-                errs.iter().any(|e| e.field.starts_with(field) && e.message.contains(msg)),
+                errs.iter()
+                    .any(|e| e.field.starts_with(field) && e.message.contains(msg)),
                 "mutation {j} should report `{field}` ({msg:?}), got {errs:#?}\n--- scenario ---\n{bad}"
             );
             let run = run_toml(&bad, "gen.toml", &dir, None, None);
-            assert!(matches!(&run, Err(e) if *e == errs), "run_toml must refuse it with the same errors\n{bad}");
+            assert!(
+                matches!(&run, Err(e) if *e == errs),
+                "run_toml must refuse it with the same errors\n{bad}"
+            );
             checked[j] += 1;
         }
     }
@@ -658,5 +875,8 @@ fn fuzz_dictionary_lists_every_scenario_key() {
     walk(&schema, &mut keys);
     assert!(keys.len() > 50, "schema walk found only {keys:?}");
     let missing: Vec<&String> = keys.iter().filter(|k| !dict.contains(&format!("\"{k} = \""))).collect();
-    assert!(missing.is_empty(), "keys missing from crates/sim/fuzz/scenario.dict: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "keys missing from crates/sim/fuzz/scenario.dict: {missing:?}"
+    );
 }

@@ -5,7 +5,15 @@ use proptest::prelude::*;
 
 #[test]
 fn same_seed_gives_identical_summary_and_different_seeds_differ() {
-    let sc = single(10.0, 20.0, 10.0, 100, "loss = { model = \"bernoulli\", p = 0.01 }", "cubic", "traffic = { kind = \"bulk\" }");
+    let sc = single(
+        10.0,
+        20.0,
+        10.0,
+        100,
+        "loss = { model = \"bernoulli\", p = 0.01 }",
+        "cubic",
+        "traffic = { kind = \"bulk\" }",
+    );
     let a = serde_json::to_string(&run_seed(&sc, 3).summary).unwrap();
     let b = serde_json::to_string(&run_seed(&sc, 3).summary).unwrap();
     let c = serde_json::to_string(&run_seed(&sc, 4).summary).unwrap();
@@ -19,10 +27,16 @@ fn same_seed_gives_identical_summary_and_different_seeds_differ() {
 fn newreno_cubic_bbr_fill_a_clean_link() {
     let payload_capacity = 100.0 * 1448.0 / 1500.0;
     for cc in ["newreno", "cubic", "bbr"] {
-        let sc = with_output(&single(60.0, 100.0, 20.0, 333, "", cc, "traffic = { kind = \"bulk\" }"), "warmup_s = 5");
+        let sc = with_output(
+            &single(60.0, 100.0, 20.0, 333, "", cc, "traffic = { kind = \"bulk\" }"),
+            "warmup_s = 5",
+        );
         let o = run(&sc);
         let g = f(&flow(&o, "f")["goodput_mbps"]);
-        assert!(g >= 0.9 * payload_capacity, "{cc}: goodput {g:.2} Mbit/s < 90 % of {payload_capacity:.2}");
+        assert!(
+            g >= 0.9 * payload_capacity,
+            "{cc}: goodput {g:.2} Mbit/s < 90 % of {payload_capacity:.2}"
+        );
     }
 }
 
@@ -40,7 +54,9 @@ fn reno_and_newreno_follow_the_mathis_estimate() {
                 100000,
                 &format!("loss = {{ model = \"bernoulli\", p = {p} }}"),
                 cc,
-                &format!("traffic = {{ kind = \"bulk\" }}\nreceiver = {{ delayed_ack = false }}\ntcp = {{ sack = {sack} }}"),
+                &format!(
+                    "traffic = {{ kind = \"bulk\" }}\nreceiver = {{ delayed_ack = false }}\ntcp = {{ sack = {sack} }}"
+                ),
             );
             let o = run(&sc);
             let fl = flow(&o, "f");
@@ -48,7 +64,10 @@ fn reno_and_newreno_follow_the_mathis_estimate() {
             let expected_mbps = 1448.0 * 8.0 / rtt_s * (3.0 / (2.0 * p)).sqrt() / 1e6;
             let g = f(&fl["goodput_mbps"]);
             let ratio = g / expected_mbps;
-            assert!((0.75..=1.25).contains(&ratio), "{cc} sack={sack} p={p}: goodput {g:.3} vs Mathis {expected_mbps:.3} (ratio {ratio:.3})");
+            assert!(
+                (0.75..=1.25).contains(&ratio),
+                "{cc} sack={sack} p={p}: goodput {g:.3} vs Mathis {expected_mbps:.3} (ratio {ratio:.3})"
+            );
         }
     }
 }
@@ -64,13 +83,23 @@ fn reno_and_newreno_follow_the_mathis_estimate() {
 /// path (fidelity grid, 2026-11-22).
 #[test]
 fn cubic_hystart_ends_slow_start_before_a_one_bdp_queue_overflows() {
-    let sc = with_output(&single(15.0, 10.0, 100.0, 167, "", "cubic", "traffic = { kind = \"bulk\" }"), "bin_ms = 100\nwarmup_s = 3");
+    let sc = with_output(
+        &single(15.0, 10.0, 100.0, 167, "", "cubic", "traffic = { kind = \"bulk\" }"),
+        "bin_ms = 100\nwarmup_s = 3",
+    );
     let o = run(&sc);
     let fl = flow(&o, "f");
     let cwnd = series(&o, "flow", "f", "cwnd_segments");
     // BDP 167 + queue 167: slow start must stop well below the ~334 packets the path holds.
-    let peak_first_2s = cwnd.iter().filter(|&&(t, _)| t < 2.0).map(|&(_, c)| c).fold(0.0, f64::max);
-    assert!(peak_first_2s < 334.0, "slow start overshot: cwnd reached {peak_first_2s} in the first 2 s");
+    let peak_first_2s = cwnd
+        .iter()
+        .filter(|&&(t, _)| t < 2.0)
+        .map(|&(_, c)| c)
+        .fold(0.0, f64::max);
+    assert!(
+        peak_first_2s < 334.0,
+        "slow start overshot: cwnd reached {peak_first_2s} in the first 2 s"
+    );
     let retx = f(&fl["segments_retransmitted"]);
     assert!(retx < 100.0, "{retx} segments retransmitted (tens expected, Linux: 23)");
     assert_eq!(f(&fl["timeouts"]), 0.0);
@@ -97,9 +126,16 @@ fn outage_causes_timeouts_with_backoff_then_recovery() {
     let gp = series(&o, "flow", "f", "goodput_mbps");
     let during: f64 = gp.iter().filter(|(t, _)| (5.2..6.9).contains(t)).map(|x| x.1).sum();
     assert_eq!(during, 0.0, "nothing can be delivered during the outage");
-    let late: Vec<f64> = gp.iter().filter(|(t, _)| (12.0..20.0).contains(t)).map(|x| x.1).collect();
+    let late: Vec<f64> = gp
+        .iter()
+        .filter(|(t, _)| (12.0..20.0).contains(t))
+        .map(|x| x.1)
+        .collect();
     let mean_late = late.iter().sum::<f64>() / late.len() as f64;
-    assert!(mean_late > 0.85 * 20.0 * 1448.0 / 1500.0, "no recovery after the outage: {mean_late:.2} Mbit/s");
+    assert!(
+        mean_late > 0.85 * 20.0 * 1448.0 / 1500.0,
+        "no recovery after the outage: {mean_late:.2} Mbit/s"
+    );
 }
 
 /// Tahoe restarts from a window of one segment after the outage's timeout.
@@ -117,16 +153,30 @@ fn tahoe_restarts_from_one_segment() {
     let sc = with_output(&sc, "bin_ms = 10");
     let o = run(&sc);
     let cwnd = series(&o, "flow", "f", "cwnd_segments");
-    let before = cwnd.iter().filter(|(t, _)| (4.0..5.0).contains(t)).map(|x| x.1).fold(0.0, f64::max);
+    let before = cwnd
+        .iter()
+        .filter(|(t, _)| (4.0..5.0).contains(t))
+        .map(|x| x.1)
+        .fold(0.0, f64::max);
     assert!(before > 10.0, "window before the outage {before}");
-    let min_during = cwnd.iter().filter(|(t, _)| (5.0..7.5).contains(t)).map(|x| x.1).fold(f64::MAX, f64::min);
+    let min_during = cwnd
+        .iter()
+        .filter(|(t, _)| (5.0..7.5).contains(t))
+        .map(|x| x.1)
+        .fold(f64::MAX, f64::min);
     assert_eq!(min_during, 1.0, "Tahoe must fall back to cwnd = 1");
-    let after = cwnd.iter().filter(|(t, _)| (9.0..12.0).contains(t)).map(|x| x.1).fold(0.0, f64::max);
+    let after = cwnd
+        .iter()
+        .filter(|(t, _)| (9.0..12.0).contains(t))
+        .map(|x| x.1)
+        .fold(0.0, f64::max);
     assert!(after > 10.0, "window must grow again, got {after}");
 }
 
 fn file_scenario(seed_loss: f64, reorder_p: f64, outage: bool, sack: bool, cc: &str, bytes: u64) -> String {
-    let mut link = format!("loss = {{ model = \"bernoulli\", p = {seed_loss} }}\nreorder = {{ p = {reorder_p}, extra_delay_ms = 7 }}\n");
+    let mut link = format!(
+        "loss = {{ model = \"bernoulli\", p = {seed_loss} }}\nreorder = {{ p = {reorder_p}, extra_delay_ms = 7 }}\n"
+    );
     if outage {
         link.push_str("outages = [ { start_s = 1.5, duration_s = 1.2, queued = \"hold\" }, { start_s = 4, duration_s = 0.7, queued = \"drop\" } ]\n");
     }
@@ -174,12 +224,17 @@ fn a_token_bucket_link_delivers_its_frame_ceiling() {
         let limit = ((rate * 1e6 / 8.0 * 0.020 / 1500.0).ceil().max(20.0) * 1514.0) as i64;
         let sc = single(20.0, rate, 10.0, 1, "", cc, "traffic = { kind = \"bulk\" }").replace(
             &format!("rate_mbps = {rate}\ndelay_ms = 10\nqueue_packets = 1\n"),
-            &format!("delay_ms = 10\ntoken_bucket = {{ rate_mbps = {rate}, burst_bytes = 15140, limit_bytes = {limit} }}\n"),
+            &format!(
+                "delay_ms = 10\ntoken_bucket = {{ rate_mbps = {rate}, burst_bytes = 15140, limit_bytes = {limit} }}\n"
+            ),
         );
         assert!(sc.contains("token_bucket"), "{sc}");
         let o = run(&with_output(&sc, "warmup_s = 5"));
         let g = f(&flow(&o, "f")["goodput_mbps"]);
         let ceiling = rate * 1448.0 / 1514.0;
-        assert!((g / ceiling - 1.0).abs() < 0.01, "{cc} at {rate} Mbit/s: goodput {g:.3} vs tbf ceiling {ceiling:.3}");
+        assert!(
+            (g / ceiling - 1.0).abs() < 0.01,
+            "{cc} at {rate} Mbit/s: goodput {g:.3} vs tbf ceiling {ceiling:.3}"
+        );
     }
 }

@@ -69,7 +69,11 @@ fn an_unknown_key_in_any_table_is_refused_with_its_path() {
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
         let base = f.parent().unwrap();
-        assert!(validate_toml(&text, "s.toml", base).is_empty(), "{} does not validate", f.display());
+        assert!(
+            validate_toml(&text, "s.toml", base).is_empty(),
+            "{} does not validate",
+            f.display()
+        );
         let doc: toml::Value = toml::from_str(&text).unwrap();
         let mut paths = Vec::new();
         tables(&doc, Vec::new(), &mut paths);
@@ -79,9 +83,20 @@ fn an_unknown_key_in_any_table_is_refused_with_its_path() {
             let errs = validate_toml(&toml::to_string(&d).unwrap(), "s.toml", base);
             checked += 1;
             // The error names the key, under the path of the table it was put in.
-            let want_tail: String = p.iter().filter(|s| !s.starts_with('[')).cloned().chain(["zzz_typo".to_string()]).collect::<Vec<_>>().join(".");
+            let want_tail: String = p
+                .iter()
+                .filter(|s| !s.starts_with('['))
+                .cloned()
+                .chain(["zzz_typo".to_string()])
+                .collect::<Vec<_>>()
+                .join(".");
             let ok = errs.iter().any(|e| {
-                let flat: String = e.field.split('.').map(|s| s.split('[').next().unwrap_or(s)).collect::<Vec<_>>().join(".");
+                let flat: String = e
+                    .field
+                    .split('.')
+                    .map(|s| s.split('[').next().unwrap_or(s))
+                    .collect::<Vec<_>>()
+                    .join(".");
                 (e.field.ends_with("zzz_typo") && flat.ends_with(&want_tail)) || e.message.contains("zzz_typo")
             });
             if !ok {
@@ -89,5 +104,10 @@ fn an_unknown_key_in_any_table_is_refused_with_its_path() {
             }
         }
     }
-    assert!(missed.is_empty(), "{} of {checked} unknown keys not refused by path:\n{}", missed.len(), missed.join("\n"));
+    assert!(
+        missed.is_empty(),
+        "{} of {checked} unknown keys not refused by path:\n{}",
+        missed.len(),
+        missed.join("\n")
+    );
 }

@@ -10,18 +10,24 @@ Simulator side: the same rows, ACKs sent (sum of the `acks_per_s` series) per da
 Run from the repository root: `python docs/fidelity/independent/ack_probe.py [kernel|sim] ROW SEEDS`
 with ROW one of the keys of ROWS and SEEDS e.g. 1001,1002 (kernel) or 1,2,3 (simulator).
 Output is recorded in README.md."""
+
 import sys
 
 from mobipath import api
 from mobipath.emulate import fidelity as fid
 
-ROWS = {"reno-10": fid.Config(10, 20, 0.02, "reno"), "cubic-10": fid.Config(10, 20, 0.02, "cubic"),
-        "reno-20": fid.Config(20, 50, 0.005, "reno"), "cubic-20": fid.Config(20, 50, 0.005, "cubic")}
+ROWS = {
+    "reno-10": fid.Config(10, 20, 0.02, "reno"),
+    "cubic-10": fid.Config(10, 20, 0.02, "cubic"),
+    "reno-20": fid.Config(20, 50, 0.005, "reno"),
+    "cubic-20": fid.Config(20, 50, 0.005, "cubic"),
+}
 KEYS = ("DelayedACKs", "TCPAckCompressed", "TCPSackRecovery", "TCPTimeouts", "TCPDSACKOldSent")
 
 
 def netstat(ns: str) -> dict:
     from mobipath.emulate.netns import ns_exec
+
     lines = ns_exec(ns, "cat", "/proc/net/netstat").stdout.splitlines()
     d = {}
     for head, vals in zip(lines[::2], lines[1::2]):
@@ -31,6 +37,7 @@ def netstat(ns: str) -> dict:
 
 def kernel(c: fid.Config, seed: int) -> None:
     from mobipath.emulate import independent
+
     seen = {}
     orig = independent.IndependentPath.stop_relay
 
@@ -46,8 +53,11 @@ def kernel(c: fid.Config, seed: int) -> None:
     rel = f["reference"]["relay"]
     data, acks = rel["forward"]["frames_out"], rel["reverse"]["frames_in"]
     load = open("/proc/loadavg").read().split()[0]
-    print(f"kernel seed {seed}: goodput {f['goodput_mbps']:.2f} Mbit/s, {data} data frames, {acks} ACKs "
-          f"({acks / data:.2f} per frame), receiver {seen['receiver']}, sender {seen['sender']}, load {load}", flush=True)
+    print(
+        f"kernel seed {seed}: goodput {f['goodput_mbps']:.2f} Mbit/s, {data} data frames, {acks} ACKs "
+        f"({acks / data:.2f} per frame), receiver {seen['receiver']}, sender {seen['sender']}, load {load}",
+        flush=True,
+    )
 
 
 def sim(c: fid.Config, seed: int) -> None:
@@ -56,8 +66,11 @@ def sim(c: fid.Config, seed: int) -> None:
     ts = r.timeseries
     acks = sum(v for m, v in zip(ts["metric"], ts["value"]) if m == "acks_per_s") * 0.1
     segs = f["segments_sent"]
-    print(f"simulator seed {seed}: goodput {f['goodput_mbps']:.2f} Mbit/s, {segs} data segments sent, {acks:.0f} ACKs "
-          f"({acks / segs:.2f} per segment), duplicates at the receiver {f['duplicate_segments']}", flush=True)
+    print(
+        f"simulator seed {seed}: goodput {f['goodput_mbps']:.2f} Mbit/s, {segs} data segments sent, {acks:.0f} ACKs "
+        f"({acks / segs:.2f} per segment), duplicates at the receiver {f['duplicate_segments']}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

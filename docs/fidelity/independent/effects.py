@@ -4,6 +4,7 @@ side is the grid run's, read from fidelity.json, not rerun). For each lossy row:
 DSACK off, TSO off, receive-buffer auto-tuning on), each compared with the kernel mean. Same
 scenarios and seeds as the grid (simulator seeds 1..N). Run from the repository root:
 `python docs/fidelity/independent/effects.py`. Output is recorded in README.md."""
+
 import json
 from pathlib import Path
 
@@ -38,9 +39,12 @@ def main() -> None:
             m, h = fid.mean_ci([f["goodput_mbps"] for f in runs])
             acks = sum(f["acks_sent"] for f in runs) / sum(f["segments_sent"] for f in runs)
             timer = sum(f["delayed_acks"] for f in runs) / len(runs)
-            print(f"{c.label} {c.cc} {name}: simulator {m:.2f} ± {h:.2f}, kernel {km:.2f} ± {kh:.2f}: "
-                  f"{100 * (m - km) / km:+.1f} %; {acks:.2f} ACKs per segment, {timer:.1f} delayed-ACK "
-                  f"timer expiries per run", flush=True)
+            print(
+                f"{c.label} {c.cc} {name}: simulator {m:.2f} ± {h:.2f}, kernel {km:.2f} ± {kh:.2f}: "
+                f"{100 * (m - km) / km:+.1f} %; {acks:.2f} ACKs per segment, {timer:.1f} delayed-ACK "
+                f"timer expiries per run",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

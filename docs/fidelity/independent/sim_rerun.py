@@ -3,6 +3,7 @@ the kernel side recorded in fidelity.json (not rerun). Same scenarios and seeds 
 (no-loss rows seed 1; lossy rows seeds 1-10, mean ± 95 % CI). Run from the repository root:
 `python docs/fidelity/independent/sim_rerun.py ['RECEIVER KEYS']`, e.g. 'delack_ms = 1' to add
 `receiver = { delack_ms = 1 }` to every flow. Output is recorded in README.md."""
+
 import json
 import sys
 from pathlib import Path
@@ -24,16 +25,23 @@ def main() -> None:
             continue
         c = fid.Config(cfg["rate_mbps"], cfg["delay_ms"], cfg["loss"], cfg["cc"])
         seeds = range(1, r["seeds"] + 1)
-        g = [api.run(fid.scenario(c, d["seconds"], d["warmup_s"], seed=k, independent=True).replace(bulk, bulk + extra)).summary["flows"]["f"]["goodput_mbps"]
-             for k in seeds]
+        g = [
+            api.run(
+                fid.scenario(c, d["seconds"], d["warmup_s"], seed=k, independent=True).replace(bulk, bulk + extra)
+            ).summary["flows"]["f"]["goodput_mbps"]
+            for k in seeds
+        ]
         m, h = fid.mean_ci(g) if len(g) > 1 else (g[0], 0.0)
         km = r["emu_goodput_mbps"]
         diff = (m - km) / km
         n5 += abs(diff) <= 0.05
         n10 += abs(diff) <= 0.10
         if cfg["loss"] > 0:
-            print(f"{c.label} {c.cc}: simulator {m:.2f} ± {h:.2f} (grid run {r['sim_goodput_mbps']:.2f}), "
-                  f"kernel {km:.2f} ± {r['emu_ci_mbps']:.2f}: {100 * diff:+.1f} %", flush=True)
+            print(
+                f"{c.label} {c.cc}: simulator {m:.2f} ± {h:.2f} (grid run {r['sim_goodput_mbps']:.2f}), "
+                f"kernel {km:.2f} ± {r['emu_ci_mbps']:.2f}: {100 * diff:+.1f} %",
+                flush=True,
+            )
     print(f"{n5} of 36 rows within ±5 %, {n10} within ±10 %")
 
 

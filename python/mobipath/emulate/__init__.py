@@ -10,8 +10,17 @@
 
 See README.md in this folder.
 """
+
 from .kernel_info import TcpInfo, tcp_info
-from .netns import EmulateError, InNetns, check_environment, emulator_binary, emulator_command, list_namespaces, sweep_stale
+from .netns import (
+    EmulateError,
+    InNetns,
+    check_environment,
+    emulator_binary,
+    emulator_command,
+    list_namespaces,
+    sweep_stale,
+)
 from .plan import DEFAULT_MAX_DURATION_S, KERNEL_CC, SUBSTITUTES, Plan, ensure_cc, plan
 from .runner import bench, describe_emulation, run
 from .topology import Topology

@@ -6,6 +6,7 @@ does not have removed), same seed, same links. The comparison lists each metric 
 relative difference ``(simulation − emulation) / emulation``, and plots the goodput time series
 (flow and, for MPTCP, each subflow) overlaid.
 """
+
 from __future__ import annotations
 
 import copy
@@ -73,9 +74,14 @@ class Comparison:
             "scenario": self.plan.name,
             "seed": self.plan.seed,
             "substitutions": self.plan.substitutions,
-            "simulated_as": {"cc": self.plan.cc, "scheduler": "linux-default" if self.plan.protocol == "mptcp" else None},
+            "simulated_as": {
+                "cc": self.plan.cc,
+                "scheduler": "linux-default" if self.plan.protocol == "mptcp" else None,
+            },
             "kernel": self.emulation.summary.get("emulation", {}).get("kernel"),
-            "rows": [{"metric": m, "simulation": s, "emulation": e, "relative_difference": d} for m, s, e, d in self.rows],
+            "rows": [
+                {"metric": m, "simulation": s, "emulation": e, "relative_difference": d} for m, s, e, d in self.rows
+            ],
         }
 
     def write(self, out: Path) -> Path:
@@ -87,7 +93,9 @@ class Comparison:
         return out
 
 
-def _rows(p: Plan, sim: Dict[str, Any], emu: Dict[str, Any]) -> List[Tuple[str, Optional[float], Optional[float], Optional[float]]]:
+def _rows(
+    p: Plan, sim: Dict[str, Any], emu: Dict[str, Any]
+) -> List[Tuple[str, Optional[float], Optional[float], Optional[float]]]:
     fs = sim["flows"][p.flow]
     fe = emu["flows"][p.flow]
     rows = []
@@ -103,8 +111,14 @@ def _rows(p: Plan, sim: Dict[str, Any], emu: Dict[str, Any]) -> List[Tuple[str, 
     return rows
 
 
-def compare(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S,
-            command: Optional[str] = None, router: bool = False) -> Comparison:
+def compare(
+    scenario: Any,
+    *,
+    substitute: bool = False,
+    max_duration_s: float = DEFAULT_MAX_DURATION_S,
+    command: Optional[str] = None,
+    router: bool = False,
+) -> Comparison:
     """Simulates and emulates `scenario` (same seed); see the module doc."""
     from .runner import run
 
@@ -117,7 +131,9 @@ def compare(scenario: Any, *, substitute: bool = False, max_duration_s: float = 
 def _series(r: Result, kind: str, name: str, metric: str) -> Tuple[List[float], List[float]]:
     import polars as pl
 
-    ts = r.timeseries.filter((pl.col("kind") == kind) & (pl.col("name") == name) & (pl.col("metric") == metric)).sort("time_s")
+    ts = r.timeseries.filter((pl.col("kind") == kind) & (pl.col("name") == name) & (pl.col("metric") == metric)).sort(
+        "time_s"
+    )
     return ts["time_s"].to_list(), [v if v is not None else float("nan") for v in ts["value"].to_list()]
 
 
@@ -130,7 +146,9 @@ def plot(c: Comparison, path: Path) -> None:
 
     panels = [("flow", c.plan.flow, f"flow {c.plan.flow}")]
     if c.plan.protocol == "mptcp":
-        panels += [("subflow", f"{c.plan.flow}/{p['name']}", f"subflow {k} ({p['name']})") for k, p in enumerate(c.plan.paths)]
+        panels += [
+            ("subflow", f"{c.plan.flow}/{p['name']}", f"subflow {k} ({p['name']})") for k, p in enumerate(c.plan.paths)
+        ]
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.4 * len(panels)), sharex=True, squeeze=False)
     for ax, (kind, name, title) in zip(axes[:, 0], panels):
         for r, label, style in ((c.simulation, "simulation", "-"), (c.emulation, "emulation (Linux)", "--")):

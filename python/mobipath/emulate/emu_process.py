@@ -1,5 +1,6 @@
 """``python -m mobipath.emulate.emu_process ARGS...``: the link emulator (``mobipath-emu``) run from
 the Python extension, for installs without the standalone binary (e.g. ``pip install .``)."""
+
 import sys
 
 from .. import _core

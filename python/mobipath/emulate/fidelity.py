@@ -15,6 +15,7 @@ stream, the agreement on those rows was partly by construction). Rows without ra
 single runs (the simulator is deterministic there). The report counts the lossy rows whose means
 are within ±5 % and ±10 % and whose CIs overlap.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,9 +56,32 @@ class Config:
 KERNEL_SEED_BASE = 1000
 
 #: Two-sided 95 % Student t quantiles by degrees of freedom (1.96 beyond the table).
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-        20: 2.086, 24: 2.064, 29: 2.045, 39: 2.023, 49: 2.010}
+_T95 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    11: 2.201,
+    12: 2.179,
+    13: 2.160,
+    14: 2.145,
+    15: 2.131,
+    16: 2.120,
+    17: 2.110,
+    18: 2.101,
+    19: 2.093,
+    20: 2.086,
+    24: 2.064,
+    29: 2.045,
+    39: 2.023,
+    49: 2.010,
+}
 
 
 def mean_ci(xs: Sequence[float]) -> tuple:
@@ -77,7 +101,9 @@ def limit_bytes(c: Config) -> int:
     return c.queue_packets * (1500 + FRAME_OVERHEAD)
 
 
-def scenario(c: Config, seconds: float, warmup_s: float, seed: int = 1, tcp: str = "", independent: bool = False) -> str:
+def scenario(
+    c: Config, seconds: float, warmup_s: float, seed: int = 1, tcp: str = "", independent: bool = False
+) -> str:
     """The TOML scenario of one grid row; `tcp`: extra `[flows.tcp]` keys (e.g. "rack = false").
     `independent`: the link is the reference path's model, a ``token_bucket`` with tbf's
     parameters (rate, ``independent.BURST_BYTES``, `limit_bytes(c)`, 14 bytes of frame overhead)."""
@@ -87,21 +113,29 @@ def scenario(c: Config, seconds: float, warmup_s: float, seed: int = 1, tcp: str
     for k in range(c.paths):
         loss = f'\nloss = {{ model = "bernoulli", p = {c.loss} }}' if c.loss else ""
         if independent:
-            cap = (f'token_bucket = {{ rate_mbps = {c.rate_mbps}, burst_bytes = {BURST_BYTES}, '
-                   f'limit_bytes = {limit_bytes(c)}, frame_overhead_bytes = 14 }}')
+            cap = (
+                f"token_bucket = {{ rate_mbps = {c.rate_mbps}, burst_bytes = {BURST_BYTES}, "
+                f"limit_bytes = {limit_bytes(c)}, frame_overhead_bytes = 14 }}"
+            )
         else:
-            cap = f'rate_mbps = {c.rate_mbps}\nqueue_packets = {c.queue_packets}'
+            cap = f"rate_mbps = {c.rate_mbps}\nqueue_packets = {c.queue_packets}"
         links.append(f'[[links]]\nname = "l{k}"\ndelay_ms = {c.delay_ms}\n{cap}{loss}\n')
         paths.append(f'[[paths]]\nname = "p{k}"\nlinks = ["l{k}"]\n')
     if c.paths > 1:
-        flow = (f'paths = [{", ".join(f"{chr(34)}p{k}{chr(34)}" for k in range(c.paths))}]\n'
-                f'cc = "{c.cc}"\nscheduler = "linux-default"\n')
+        flow = (
+            f"paths = [{', '.join(f'{chr(34)}p{k}{chr(34)}' for k in range(c.paths))}]\n"
+            f'cc = "{c.cc}"\nscheduler = "linux-default"\n'
+        )
     else:
         flow = f'path = "p0"\ncc = "{c.cc}"\n'
     if tcp:
         flow += f"tcp = {{ {tcp} }}\n"
-    return (f'name = "fidelity"\nseed = {seed}\nduration_s = {seconds}\n[output]\nbin_ms = 100\nwarmup_s = {warmup_s}\n'
-            + "".join(links) + "".join(paths) + f'[[flows]]\nname = "f"\n{flow}traffic = {{ kind = "bulk" }}\n')
+    return (
+        f'name = "fidelity"\nseed = {seed}\nduration_s = {seconds}\n[output]\nbin_ms = 100\nwarmup_s = {warmup_s}\n'
+        + "".join(links)
+        + "".join(paths)
+        + f'[[flows]]\nname = "f"\n{flow}traffic = {{ kind = "bulk" }}\n'
+    )
 
 
 def _grid(single: Sequence[tuple], ccs: Sequence[str], mptcp: Sequence[Config]) -> List[Config]:
@@ -110,8 +144,20 @@ def _grid(single: Sequence[tuple], ccs: Sequence[str], mptcp: Sequence[Config]) 
 
 #: The full grid: 12 single-path links × reno/cubic/bbr, plus two-path MPTCP (2 × 20 Mbit/s, cubic).
 FULL = _grid(
-    [(5, 5, 0.0), (5, 50, 0.0), (10, 20, 0.0), (10, 100, 0.0), (20, 10, 0.0), (20, 50, 0.005),
-     (50, 5, 0.0), (50, 25, 0.0), (50, 50, 0.01), (100, 10, 0.0), (100, 30, 0.0), (10, 20, 0.02)],
+    [
+        (5, 5, 0.0),
+        (5, 50, 0.0),
+        (10, 20, 0.0),
+        (10, 100, 0.0),
+        (20, 10, 0.0),
+        (20, 50, 0.005),
+        (50, 5, 0.0),
+        (50, 25, 0.0),
+        (50, 50, 0.01),
+        (100, 10, 0.0),
+        (100, 30, 0.0),
+        (10, 20, 0.02),
+    ],
     ("reno", "cubic", "bbr"),
     [Config(20, 10, 0.0, "cubic", paths=2)],
 )
@@ -158,17 +204,25 @@ class Row:
         return d
 
 
-def run_row(c: Config, seconds: float, warmup_s: float, reduced: bool, seeds: int = 1,
-            sim_run: Optional[Callable[[str], Dict]] = None, emu_run: Optional[Callable[[str], Dict]] = None,
-            independent: bool = False) -> Row:
+def run_row(
+    c: Config,
+    seconds: float,
+    warmup_s: float,
+    reduced: bool,
+    seeds: int = 1,
+    sim_run: Optional[Callable[[str], Dict]] = None,
+    emu_run: Optional[Callable[[str], Dict]] = None,
+    independent: bool = False,
+) -> Row:
     """One grid row; with `seeds` > 1 and random loss, means over seeds 1…N (simulator) and
     1001…1000+N (kernel). `sim_run` / `emu_run` map a scenario text to its flow summary
     (defaults: the simulator and the emulator — or, with `independent`, the reference path of
     ``independent.py``; tests pass stand-ins)."""
     if independent:
         n = seeds if c.loss > 0 else 1
-        return _run_row_seeds(c, seconds, warmup_s, reduced, n, sim_run or _sim_flow, emu_run or _independent_flow,
-                              independent=True)
+        return _run_row_seeds(
+            c, seconds, warmup_s, reduced, n, sim_run or _sim_flow, emu_run or _independent_flow, independent=True
+        )
     if seeds > 1 and c.loss > 0:
         return _run_row_seeds(c, seconds, warmup_s, reduced, seeds, sim_run or _sim_flow, emu_run or _emu_flow)
     from .compare import rel_diff, simulate_equivalent
@@ -222,12 +276,22 @@ def _independent_flow(text: str) -> Dict:
     return f
 
 
-def _run_row_seeds(c: Config, seconds: float, warmup_s: float, reduced: bool, seeds: int,
-                   sim_run: Callable[[str], Dict], emu_run: Callable[[str], Dict], independent: bool = False) -> Row:
+def _run_row_seeds(
+    c: Config,
+    seconds: float,
+    warmup_s: float,
+    reduced: bool,
+    seeds: int,
+    sim_run: Callable[[str], Dict],
+    emu_run: Callable[[str], Dict],
+    independent: bool = False,
+) -> Row:
     t0 = time.monotonic()
     sims = [sim_run(scenario(c, seconds, warmup_s, seed=k, independent=independent)) for k in range(1, seeds + 1)]
-    emus = [emu_run(scenario(c, seconds, warmup_s, seed=KERNEL_SEED_BASE + k, independent=independent))
-            for k in range(1, seeds + 1)]
+    emus = [
+        emu_run(scenario(c, seconds, warmup_s, seed=KERNEL_SEED_BASE + k, independent=independent))
+        for k in range(1, seeds + 1)
+    ]
     sm, sh = mean_ci([f["goodput_mbps"] for f in sims])
     em, eh = mean_ci([f["goodput_mbps"] for f in emus])
 
@@ -263,9 +327,16 @@ def _mean_rtt(f: Dict) -> Optional[float]:
     return sum(rt) / len(rt) if rt else None
 
 
-def run_grid(configs: Sequence[Config], *, seconds: float, warmup_s: float, reduced: bool,
-             progress: Optional[Callable[[int, int, Row], None]] = None, seeds: int = 1,
-             independent: bool = False) -> List[Row]:
+def run_grid(
+    configs: Sequence[Config],
+    *,
+    seconds: float,
+    warmup_s: float,
+    reduced: bool,
+    progress: Optional[Callable[[int, int, Row], None]] = None,
+    seeds: int = 1,
+    independent: bool = False,
+) -> List[Row]:
     rows = []
     for i, c in enumerate(configs):
         r = run_row(c, seconds, warmup_s, reduced, seeds=seeds, independent=independent)
@@ -275,54 +346,86 @@ def run_grid(configs: Sequence[Config], *, seconds: float, warmup_s: float, redu
     return rows
 
 
-def report(rows: List[Row], out: Path, *, title: str, seconds: float, warmup_s: float, kernel: str,
-           independent: bool = False) -> Path:
+def report(
+    rows: List[Row], out: Path, *, title: str, seconds: float, warmup_s: float, kernel: str, independent: bool = False
+) -> Path:
     """Writes fidelity.md, fidelity.json and fidelity.png into `out`."""
     from .independent import BURST_BYTES
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "fidelity.json").write_text(jsonfmt.dumps({"kernel": kernel, "seconds": seconds, "warmup_s": warmup_s,
-                                                      "mode": "independent" if independent else "emulator",
-                                                      "rows": [r.to_json() for r in rows]}))
+    (out / "fidelity.json").write_text(
+        jsonfmt.dumps(
+            {
+                "kernel": kernel,
+                "seconds": seconds,
+                "warmup_s": warmup_s,
+                "mode": "independent" if independent else "emulator",
+                "rows": [r.to_json() for r in rows],
+            }
+        )
+    )
     if independent:
-        mode_line = [f"Mode: **independent reference** (checks the simulator). Kernel side: the kernel's `tbf` on a veth "
-                     f"in a router namespace (rate R, burst {BURST_BYTES} B, limit = queue × 1514 B) and `mobipath-emu "
-                     "--relay` (fixed delay each way, Bernoulli loss after the bottleneck from its own ChaCha8 stream); "
-                     "simulator: a `token_bucket` link with the same rate, burst, limit and 14 B of frame overhead. "
-                     "Rows without random loss are single runs (simulator seed 1, kernel seed 1001).", ""]
+        mode_line = [
+            f"Mode: **independent reference** (checks the simulator). Kernel side: the kernel's `tbf` on a veth "
+            f"in a router namespace (rate R, burst {BURST_BYTES} B, limit = queue × 1514 B) and `mobipath-emu "
+            "--relay` (fixed delay each way, Bernoulli loss after the bottleneck from its own ChaCha8 stream); "
+            "simulator: a `token_bucket` link with the same rate, burst, limit and 14 B of frame overhead. "
+            "Rows without random loss are single runs (simulator seed 1, kernel seed 1001).",
+            "",
+        ]
     else:
-        mode_line = ["Mode: emulator (checks the emulator: the kernel's traffic crosses `mobipath-emu`, which runs the "
-                     "simulator's own link model).", ""]
+        mode_line = [
+            "Mode: emulator (checks the emulator: the kernel's traffic crosses `mobipath-emu`, which runs the "
+            "simulator's own link model).",
+            "",
+        ]
     n_in = sum(r.within for r in rows)
     many = [r for r in rows if r.seeds > 1]
     seeds_line = []
     if many:
         n = many[0].seeds
-        seeds_line = [f"Rows with random loss: mean ± 95 % CI over {n} runs on each side (simulator seeds 1–{n}, "
-                      f"kernel seeds {KERNEL_SEED_BASE + 1}–{KERNEL_SEED_BASE + n}: different loss draws). Of these "
-                      f"{len(many)} rows, {sum(abs(r.difference) <= 0.05 for r in many)} are within ±5 %, "
-                      f"{sum(abs(r.difference) <= 0.10 for r in many)} within ±10 %, and the CIs overlap on "
-                      f"{sum(r.cis_overlap for r in many)}.", ""]
-    lines = [f"# {title}", "",
-             f"Linux {kernel}; each row {seconds:g} s, goodput after a {warmup_s:g} s warm-up; queue = 1 BDP "
-             "(at least 20 packets); difference = (simulation − kernel) / kernel.", "",
-             *mode_line,
-             *seeds_line,
-             *([f"Of {len(rows)} rows, {sum(abs(r.difference) <= 0.05 for r in rows)} are within ±5 % and "
-                f"{sum(abs(r.difference) <= 0.10 for r in rows)} within ±10 %.", ""] if independent else []),
-             f"**{n_in} of {len(rows)} rows within target.**", "",
-             f"| link | cc | queue (pkts) | simulator (Mbit/s) | kernel (Mbit/s) | difference | target | retx sim / kernel | mean RTT sim / kernel (ms) | {'relay' if independent else 'emulator'} p99 release error (µs) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        seeds_line = [
+            f"Rows with random loss: mean ± 95 % CI over {n} runs on each side (simulator seeds 1–{n}, "
+            f"kernel seeds {KERNEL_SEED_BASE + 1}–{KERNEL_SEED_BASE + n}: different loss draws). Of these "
+            f"{len(many)} rows, {sum(abs(r.difference) <= 0.05 for r in many)} are within ±5 %, "
+            f"{sum(abs(r.difference) <= 0.10 for r in many)} within ±10 %, and the CIs overlap on "
+            f"{sum(r.cis_overlap for r in many)}.",
+            "",
+        ]
+    lines = [
+        f"# {title}",
+        "",
+        f"Linux {kernel}; each row {seconds:g} s, goodput after a {warmup_s:g} s warm-up; queue = 1 BDP "
+        "(at least 20 packets); difference = (simulation − kernel) / kernel.",
+        "",
+        *mode_line,
+        *seeds_line,
+        *(
+            [
+                f"Of {len(rows)} rows, {sum(abs(r.difference) <= 0.05 for r in rows)} are within ±5 % and "
+                f"{sum(abs(r.difference) <= 0.10 for r in rows)} within ±10 %.",
+                "",
+            ]
+            if independent
+            else []
+        ),
+        f"**{n_in} of {len(rows)} rows within target.**",
+        "",
+        f"| link | cc | queue (pkts) | simulator (Mbit/s) | kernel (Mbit/s) | difference | target | retx sim / kernel | mean RTT sim / kernel (ms) | {'relay' if independent else 'emulator'} p99 release error (µs) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         c = r.config
         mark = "" if r.within else " **outside**"
         rtt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
         ci = lambda m, h: f"{m:.2f}" if r.seeds == 1 else f"{m:.2f} ± {h:.2f}"  # noqa: E731
         apart = "" if r.seeds == 1 or r.cis_overlap else " (CIs apart)"
-        lines.append(f"| {c.label} | {c.cc} | {c.queue_packets} | {ci(r.sim_goodput_mbps, r.sim_ci_mbps)} | "
-                     f"{ci(r.emu_goodput_mbps, r.emu_ci_mbps)}{apart} | "
-                     f"{r.difference * 100:+.1f} %{mark} | ±{r.target * 100:.0f} % | {r.sim_retransmissions} / {r.emu_retransmissions} | "
-                     f"{rtt(r.sim_mean_rtt_ms)} / {rtt(r.emu_mean_rtt_ms)} | {rtt(r.emu_release_p99_us)} |")
+        lines.append(
+            f"| {c.label} | {c.cc} | {c.queue_packets} | {ci(r.sim_goodput_mbps, r.sim_ci_mbps)} | "
+            f"{ci(r.emu_goodput_mbps, r.emu_ci_mbps)}{apart} | "
+            f"{r.difference * 100:+.1f} %{mark} | ±{r.target * 100:.0f} % | {r.sim_retransmissions} / {r.emu_retransmissions} | "
+            f"{rtt(r.sim_mean_rtt_ms)} / {rtt(r.emu_mean_rtt_ms)} | {rtt(r.emu_release_p99_us)} |"
+        )
     (out / "fidelity.md").write_text("\n".join(lines) + "\n")
     _plot(rows, out / "fidelity.png", title)
     return out

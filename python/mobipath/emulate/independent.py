@@ -25,6 +25,7 @@ Cleanup as in ``topology.py``: the context manager deletes every namespace and s
 on normal exit, errors, SIGINT and SIGTERM; the relay's TUNs vanish with it and it gets SIGTERM
 when this process dies; ``netns.sweep_stale()`` removes the namespaces of a SIGKILLed run.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from .netns import (stop_child, EmulateError, InNetns, Terminated, check_environment, delete_namespace, emulator_command, ip,
-                    ns_exec, sweep_stale, sysctl)
+from .netns import (
+    stop_child,
+    EmulateError,
+    InNetns,
+    Terminated,
+    check_environment,
+    delete_namespace,
+    emulator_command,
+    ip,
+    ns_exec,
+    sweep_stale,
+    sysctl,
+)
 
 #: The tbf burst the reference path states: ten full frames.
 BURST_BYTES = 10 * 1514
@@ -102,37 +114,83 @@ class IndependentPath:
         for n in (c, r, d, s):
             ip("netns", "add", n)
             ip("-n", n, "link", "set", "lo", "up")
-            sysctl(n, "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-                   "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
+            sysctl(
+                n,
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+                "net.ipv4.conf.all.rp_filter=0",
+                "net.ipv4.conf.default.rp_filter=0",
+            )
         for n in (r, d):
             sysctl(n, "net.ipv4.ip_forward=1")
         ip("-n", c, "link", "add", "ic0", "type", "veth", "peer", "name", "ir0", "netns", r)
         ip("-n", r, "link", "add", "ir1", "type", "veth", "peer", "name", "id0", "netns", d)
-        for n, dev, a in ((c, "ic0", "10.79.1.1/24"), (r, "ir0", "10.79.1.2/24"), (r, "ir1", "10.79.2.1/24"),
-                          (d, "id0", "10.79.2.2/24")):
+        for n, dev, a in (
+            (c, "ic0", "10.79.1.1/24"),
+            (r, "ir0", "10.79.1.2/24"),
+            (r, "ir1", "10.79.2.1/24"),
+            (d, "id0", "10.79.2.2/24"),
+        ):
             ip("-n", n, "addr", "add", a, "dev", dev)
             ip("-n", n, "link", "set", dev, "up")
         ip("-n", c, "route", "add", "default", "via", "10.79.1.2", "dev", "ic0")
         ip("-n", r, "route", "add", "10.79.4.0/24", "via", "10.79.2.2", "dev", "ir1")
         ip("-n", d, "route", "add", "10.79.1.0/24", "via", "10.79.2.1", "dev", "id0")
         # The bottleneck: tbf on the router's egress toward the relay (data direction only).
-        ns_exec(r, "tc", "qdisc", "add", "dev", "ir1", "root", "tbf", "rate", f"{round(self.rate_mbps * 1e6)}bit",
-                "burst", str(self.burst_bytes), "limit", str(self.limit_bytes))
+        ns_exec(
+            r,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            "ir1",
+            "root",
+            "tbf",
+            "rate",
+            f"{round(self.rate_mbps * 1e6)}bit",
+            "burst",
+            str(self.burst_bytes),
+            "limit",
+            str(self.limit_bytes),
+        )
         # The relay: TUN it0 in d (data in) → delay, loss → TUN is0 in s.
         self._tmp = tempfile.TemporaryDirectory(prefix="mobipath-relay-")
         stats = Path(self._tmp.name) / "relay-stats.json"
         self.relay = subprocess.Popen(
-            [*emulator_command(), "--relay", "--a", f"{d}:it0", "--b", f"{s}:is0", "--delay-ms", repr(self.delay_ms),
-             "--loss", repr(self.loss), "--seed", str(self.seed), "--seconds", repr(self.duration_s + 5.0),
-             "--spin-us", str(self.spin_us), "--stats", str(stats)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            [
+                *emulator_command(),
+                "--relay",
+                "--a",
+                f"{d}:it0",
+                "--b",
+                f"{s}:is0",
+                "--delay-ms",
+                repr(self.delay_ms),
+                "--loss",
+                repr(self.loss),
+                "--seed",
+                str(self.seed),
+                "--seconds",
+                repr(self.duration_s + 5.0),
+                "--spin-us",
+                str(self.spin_us),
+                "--stats",
+                str(stats),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         line = _read_line(self.relay, 5.0)
         if line.strip() != "ready":
             err = self._stop_relay()
             hint = ""
             if "--relay" not in line + err:
-                hint = (f" ({' '.join(emulator_command())} has no --relay: an older build? Rebuild it with "
-                        "`cargo build --release -p mobipath-emu` or point MOBIPATH_EMU at a current one)")
+                hint = (
+                    f" ({' '.join(emulator_command())} has no --relay: an older build? Rebuild it with "
+                    "`cargo build --release -p mobipath-emu` or point MOBIPATH_EMU at a current one)"
+                )
             raise EmulateError(f"the relay did not start: {(line + err).strip()}{hint}")
         for n, dev, a in ((d, "it0", "10.79.3.1/24"), (s, "is0", "10.79.4.2/24")):
             ip("-n", n, "addr", "add", a, "dev", dev)
@@ -205,9 +263,13 @@ def run(text: str) -> Dict[str, Any]:
     link = p.paths[0]["links"][0]
     tb = link.get("token_bucket")
     if not tb:
-        raise EmulateError(f"links[{link['name']!r}]: the independent reference needs a token_bucket link (the tbf it builds)")
+        raise EmulateError(
+            f"links[{link['name']!r}]: the independent reference needs a token_bucket link (the tbf it builds)"
+        )
     if int(tb.get("frame_overhead_bytes", FRAME_OVERHEAD)) != FRAME_OVERHEAD:
-        raise EmulateError(f"token_bucket.frame_overhead_bytes = {tb['frame_overhead_bytes']}: tbf on a veth counts {FRAME_OVERHEAD}")
+        raise EmulateError(
+            f"token_bucket.frame_overhead_bytes = {tb['frame_overhead_bytes']}: tbf on a veth counts {FRAME_OVERHEAD}"
+        )
     loss = link.get("loss") or {}
     if loss and loss.get("model") != "bernoulli":
         raise EmulateError("the independent reference's relay draws Bernoulli loss only")
@@ -215,9 +277,15 @@ def run(text: str) -> Dict[str, Any]:
         raise EmulateError("the independent reference has no reorder, outages or reverse overrides")
     ensure_cc(p.cc)
     sweep_stale()
-    path = IndependentPath(rate_mbps=float(tb["rate_mbps"]), delay_ms=float(link["delay_ms"]), limit_bytes=int(tb["limit_bytes"]),
-                           burst_bytes=int(tb["burst_bytes"]), loss=float(loss.get("p", 0.0)), seed=p.seed,
-                           duration_s=p.duration_s)
+    path = IndependentPath(
+        rate_mbps=float(tb["rate_mbps"]),
+        delay_ms=float(link["delay_ms"]),
+        limit_bytes=int(tb["limit_bytes"]),
+        burst_bytes=int(tb["burst_bytes"]),
+        loss=float(loss.get("p", 0.0)),
+        seed=p.seed,
+        duration_s=p.duration_s,
+    )
     with path:
         m = bulk(path, p)  # type: ignore[arg-type]
         tbf = path.tbf_stats()

@@ -6,6 +6,7 @@ as 0 (older kernels return shorter structs). ``MPTCP_TCPINFO`` and ``MPTCP_SUBFL
 input header (``struct mptcp_subflow_data``), which Python's ``socket.getsockopt`` cannot pass, so
 they go through libc's ``getsockopt`` with a prepared buffer.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -130,7 +131,7 @@ def _subflow_array(sock: socket.socket, opt: int, elem: int) -> List[bytes]:
         off = SUBFLOW_DATA_LEN + i * step
         if off + min(step, elem) > len(raw):
             break
-        out.append(raw[off: off + step])
+        out.append(raw[off : off + step])
     return out
 
 

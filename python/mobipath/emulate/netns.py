@@ -3,6 +3,7 @@
 Every namespace mobipath creates is named ``mp-<pid>-<role>``; ``sweep_stale()`` removes those whose
 ``<pid>`` is gone (a run that was SIGKILLed), and every run calls it first.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -22,6 +23,7 @@ from .. import provenance
 CLONE_NEWNET = 0x40000000
 
 NS_RE = re.compile(r"^mp-(\d+)-[a-z0-9]+$")
+
 
 class EmulateError(Exception):
     """A run cannot happen (environment, unsupported scenario feature) or failed."""
@@ -63,7 +65,9 @@ def emulator_command() -> List[str]:
 
     if hasattr(_core, "emulator_main"):
         return [sys.executable, "-m", "mobipath.emulate.emu_process"]
-    raise EmulateError("mobipath-emu not found: build it with `cargo build --release -p mobipath-emu` or set MOBIPATH_EMU")
+    raise EmulateError(
+        "mobipath-emu not found: build it with `cargo build --release -p mobipath-emu` or set MOBIPATH_EMU"
+    )
 
 
 def emulator_binary() -> str:
@@ -113,8 +117,10 @@ def delete_namespace(name: str, timeout_s: float = 3.0) -> bool:
         if name not in list_namespaces(name):
             return True
         if time.monotonic() >= deadline:
-            print(f"mobipath: could not delete network namespace {name}: {d.stderr.strip() or 'still listed'}",
-                  file=sys.stderr)
+            print(
+                f"mobipath: could not delete network namespace {name}: {d.stderr.strip() or 'still listed'}",
+                file=sys.stderr,
+            )
             return False
         time.sleep(0.05)
 
@@ -158,8 +164,6 @@ class InNetns:
 
 class Terminated(BaseException):
     """Raised in the main thread by SIGTERM so `with Topology(...)` unwinds and cleans up."""
-
-
 
 
 def stop_child(p: subprocess.Popen, stats_file: Optional[Path]) -> Tuple[str, Optional[Dict[str, Any]]]:

@@ -5,6 +5,7 @@ kernel (or this emulator) cannot reproduce is refused with a message naming the 
 user passes ``substitute=True`` (``--substitute``): then the nearest kernel behaviour is used and
 each substitution is listed in the results and the provenance.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -83,8 +84,9 @@ def resolved_plan(src: Any) -> Dict[str, Any]:
     return json.loads(_core.plan(src.text, src.file, str(src.base_dir), None))
 
 
-def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S,
-         proxy: bool = False) -> Plan:
+def plan(
+    scenario: Any, *, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S, proxy: bool = False
+) -> Plan:
     """Checks the scenario (with the simulator's own validation) and what emulation supports.
     `proxy`: for ``emulate --proxy`` (proxychain.py), where the router proxy's PHA-D runs the
     scenario's ``mptcp.pha_d`` (its policy is chosen per run there), so it is not refused."""
@@ -111,7 +113,9 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
     if rp["scenario"].get("cells"):
         raise EmulateError(f"{where}: cells: LTE cells are simulated only; emulate cannot run them")
     if (rp["scenario"].get("hst") or {}).get("harq"):
-        raise EmulateError(f"{where}: hst.harq: HARQ delay and residual radio loss are simulated only; emulate cannot run them")
+        raise EmulateError(
+            f"{where}: hst.harq: HARQ delay and residual radio loss are simulated only; emulate cannot run them"
+        )
     links_by_name = {l["name"]: l for l in rp["links"]}
     paths_by_name = {p["name"]: p for p in rp["paths"]}
     paths: List[Dict[str, Any]] = []
@@ -120,8 +124,10 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
         p = paths_by_name[pn]
         for ln in p["links"]:
             if ln in seen:
-                raise EmulateError(f"{where}: link {ln!r} is on paths {seen[ln]!r} and {pn!r} (or twice on one); "
-                                   "emulate gives every path its own links, so shared bottlenecks cannot be emulated")
+                raise EmulateError(
+                    f"{where}: link {ln!r} is on paths {seen[ln]!r} and {pn!r} (or twice on one); "
+                    "emulate gives every path its own links, so shared bottlenecks cannot be emulated"
+                )
             seen[ln] = pn
         paths.append({"name": pn, "links": [links_by_name[ln] for ln in p["links"]]})
     if any(n.get("element") for n in rp["scenario"].get("nodes", [])):
@@ -132,8 +138,9 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
 
     def needs_substitute(field_: str, what: str, instead: str) -> None:
         if not substitute:
-            raise EmulateError(f"{where}: {field_}: {what}; pass --substitute to run with {instead} "
-                               "(recorded in the results)")
+            raise EmulateError(
+                f"{where}: {field_}: {what}; pass --substitute to run with {instead} (recorded in the results)"
+            )
         subs.append(f"{field_}: {instead}")
         not_applied.append(field_)
 
@@ -143,12 +150,16 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
     elif cc_req in SUBSTITUTES:
         cc = SUBSTITUTES[cc_req]
         if not substitute:
-            raise EmulateError(f"{where}: flows[0].cc = {cc_req!r}: the Linux kernel has no {cc_req}; "
-                               f"pass --substitute to run kernel {cc} instead (recorded in the results)")
+            raise EmulateError(
+                f"{where}: flows[0].cc = {cc_req!r}: the Linux kernel has no {cc_req}; "
+                f"pass --substitute to run kernel {cc} instead (recorded in the results)"
+            )
         subs.append(f"flows[0].cc: {cc_req} -> kernel {cc}")
     else:
-        raise EmulateError(f"{where}: flows[0].cc = {cc_req!r}: not available in the Linux kernel "
-                           f"(emulate supports {', '.join(KERNEL_CC)})")
+        raise EmulateError(
+            f"{where}: flows[0].cc = {cc_req!r}: not available in the Linux kernel "
+            f"(emulate supports {', '.join(KERNEL_CC)})"
+        )
 
     sched_req: Optional[str] = None
     backup: List[bool] = []
@@ -157,18 +168,25 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
     if mptcp:
         sched_req = str(fl["scheduler"])
         if sched_req != KERNEL_SCHEDULER:
-            needs_substitute("flows[0].scheduler", f"{sched_req!r} is not in the Linux kernel (its only scheduler is "
-                             f"our {KERNEL_SCHEDULER!r})", "the kernel's default scheduler")
+            needs_substitute(
+                "flows[0].scheduler",
+                f"{sched_req!r} is not in the Linux kernel (its only scheduler is our {KERNEL_SCHEDULER!r})",
+                "the kernel's default scheduler",
+            )
         m = fl["mptcp"]
         backup = [bool(b) for b in m.get("backup", [])]
         if backup[:1] == [True]:
-            raise EmulateError(f"{where}: flows[0].mptcp.backup[0]: the kernel cannot open the initial subflow as "
-                               "backup; mark it with an mp_prio event instead")
-        for key, what in (("rcv_buf_bytes", "the kernel autotunes its receive buffer"),
-                          ("rcv_buf_packets", "the kernel autotunes its receive buffer"),
-                          ("join_delay_ms", "the kernel joins as soon as the connection is established"),
-                          ("receiver_recovery", "the kernel has no receiver-based recovery (P1)"),
-                          ("pha_d", "PHA-D runs only in the router proxy; use --proxy")):
+            raise EmulateError(
+                f"{where}: flows[0].mptcp.backup[0]: the kernel cannot open the initial subflow as "
+                "backup; mark it with an mp_prio event instead"
+            )
+        for key, what in (
+            ("rcv_buf_bytes", "the kernel autotunes its receive buffer"),
+            ("rcv_buf_packets", "the kernel autotunes its receive buffer"),
+            ("join_delay_ms", "the kernel joins as soon as the connection is established"),
+            ("receiver_recovery", "the kernel has no receiver-based recovery (P1)"),
+            ("pha_d", "PHA-D runs only in the router proxy; use --proxy"),
+        ):
             if f"mptcp.{key}" in non_default and not (proxy and key == "pha_d"):
                 needs_substitute(f"flows[0].mptcp.{key}", what, "kernel defaults")
         mp_prio = sorted((dict(e) for e in m.get("mp_prio", [])), key=lambda e: float(e["at_s"]))
@@ -178,8 +196,10 @@ def plan(scenario: Any, *, substitute: bool = False, max_duration_s: float = DEF
 
     duration = float(rp["duration_s"])
     if duration > max_duration_s:
-        raise EmulateError(f"{where}: duration_s = {duration:g}: emulation runs in real time; the limit is "
-                           f"{max_duration_s:g} s (raise it with --max-duration)")
+        raise EmulateError(
+            f"{where}: duration_s = {duration:g}: emulation runs in real time; the limit is "
+            f"{max_duration_s:g} s (raise it with --max-duration)"
+        )
     return Plan(
         name=str(rp["scenario"].get("name") or (Path(src.file).stem if src.file else "scenario")),
         seed=int(rp["seed"]),

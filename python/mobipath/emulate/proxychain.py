@@ -31,6 +31,7 @@ handover metric follows docs/metrics.md ("throughput during handovers"): the 1 s
 aligned to whole seconds, that contain a handover's start (`window_goodput`, as
 crates/sim/src/engine/report.rs computes it).
 """
+
 from __future__ import annotations
 
 import json
@@ -64,8 +65,9 @@ DST_SERVER, DST_HOST = "10.80.0.1", "10.80.0.2"
 SOCKS_PORT, PROXY_PORT, DST_PORT, METRICS_PORT = 1080, 7000, 5001, 9464
 
 
-def window_goodput(goodput_mbps: List[float], bin_s: float, handover_starts: List[float], start_s: float,
-                   duration_s: float) -> Tuple[Optional[float], Optional[float]]:
+def window_goodput(
+    goodput_mbps: List[float], bin_s: float, handover_starts: List[float], start_s: float, duration_s: float
+) -> Tuple[Optional[float], Optional[float]]:
     """Mean goodput (Mbit/s) over the whole seconds that contain a handover start, and over the
     other whole seconds from ``ceil(start_s)`` on (docs/metrics.md; report.rs `window_goodput`)."""
     secs = int(duration_s + 1e-9)
@@ -143,7 +145,9 @@ def operators_of_paths(p: Plan) -> List[str]:
         names = [l["name"] for l in path["links"]]
         j = next((i for i, ln in enumerate(links) if ln in names), None)
         if j is None or j >= len(ops) or not ops[j]:
-            raise EmulateError(f"path {path['name']!r} follows no operator of [hst]; --proxy needs every path on a train link")
+            raise EmulateError(
+                f"path {path['name']!r} follows no operator of [hst]; --proxy needs every path on a train link"
+            )
         out.append(str(ops[j]))
     return out
 
@@ -156,10 +160,19 @@ def train_gps(p: Plan) -> List[Tuple[float, float]]:
     return [(float(t), float(x)) for t, x in eff.get("gps", [])]
 
 
-def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table: Optional[Path],
-                   no_idle_restart: bool = False) -> Path:
-    lines = ["[router]", f'server = "{server}:{PROXY_PORT}"', f'key = "{key}"', f'socks_listen = "{LAN_ROUTER}:{SOCKS_PORT}"',
-             f'congestion = "{p.cc}"', f'server_congestion = "{p.cc}"', "[limits]", "shutdown_grace_s = 1"]
+def _router_config(
+    tmp: Path, p: Plan, key: str, server: str, policy: str, table: Optional[Path], no_idle_restart: bool = False
+) -> Path:
+    lines = [
+        "[router]",
+        f'server = "{server}:{PROXY_PORT}"',
+        f'key = "{key}"',
+        f'socks_listen = "{LAN_ROUTER}:{SOCKS_PORT}"',
+        f'congestion = "{p.cc}"',
+        f'server_congestion = "{p.cc}"',
+        "[limits]",
+        "shutdown_grace_s = 1",
+    ]
     if policy != "off":
         if table is None:
             raise EmulateError("hst.table: PHA-D needs the scenario's handover table")
@@ -168,21 +181,30 @@ def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table
             raise EmulateError("the scenario's train gives no GPS fixes; PHA-D cannot be replayed")
         # The replay's clock starts at its first line (gps.rs: fix i at start + t_i - t_0): a first
         # fix of the train at its starting position LEAD_IN_S before the ride pins that origin.
-        (tmp / "gps.csv").write_text("time_s,position_m\n" + f"0,{gps[0][1]:.6f}\n"
-                                     + "".join(f"{t + LEAD_IN_S:.6f},{x:.6f}\n" for t, x in gps))
+        (tmp / "gps.csv").write_text(
+            "time_s,position_m\n" + f"0,{gps[0][1]:.6f}\n" + "".join(f"{t + LEAD_IN_S:.6f},{x:.6f}\n" for t, x in gps)
+        )
         period_ms = statistics.median(b[0] - a[0] for a, b in zip(gps, gps[1:]) if b[0] > a[0]) * 1000.0
         subs = ", ".join(f'{{ operator = "{op}", endpoint = {k + 1} }}' for k, op in enumerate(operators_of_paths(p)))
-        lines += ["[pha_d]", f'gps = "replay:{tmp / "gps.csv"}"', f'table = "{table}"', f"subflows = [{subs}]",
-                  f'policy = "{policy}"', f"gps_period_ms = {period_ms:g}", "min_interval_ms = 0",
-                  # The daemon re-sends B=0 under every policy by default; the simulator's
-                  # paper and queue-aware policies do not, its resend policy does.
-                  f"resend_b0 = {'true' if policy == 'resend' else 'false'}",
-                  # Decide at fixes only, as the simulator's PHA-D does (crates/sim/src/hst/phad.rs
-                  # `fire` runs at each fix), so both sides decide at the same instants.
-                  "tick_ms = 0",
-                  # On a download the queue sits in the server proxy: PHA-D reads its drain time
-                  # and RTT towards each uplink from the server's metrics endpoint (phad/peer.rs).
-                  f'peer_metrics = "http://{server}:{METRICS_PORT}/metrics"', "peer_poll_ms = 100"]
+        lines += [
+            "[pha_d]",
+            f'gps = "replay:{tmp / "gps.csv"}"',
+            f'table = "{table}"',
+            f"subflows = [{subs}]",
+            f'policy = "{policy}"',
+            f"gps_period_ms = {period_ms:g}",
+            "min_interval_ms = 0",
+            # The daemon re-sends B=0 under every policy by default; the simulator's
+            # paper and queue-aware policies do not, its resend policy does.
+            f"resend_b0 = {'true' if policy == 'resend' else 'false'}",
+            # Decide at fixes only, as the simulator's PHA-D does (crates/sim/src/hst/phad.rs
+            # `fire` runs at each fix), so both sides decide at the same instants.
+            "tick_ms = 0",
+            # On a download the queue sits in the server proxy: PHA-D reads its drain time
+            # and RTT towards each uplink from the server's metrics endpoint (phad/peer.rs).
+            f'peer_metrics = "http://{server}:{METRICS_PORT}/metrics"',
+            "peer_poll_ms = 100",
+        ]
         if no_idle_restart:
             lines.append('slow_start_after_idle = "off"')
     path = tmp / "router.toml"
@@ -192,15 +214,27 @@ def _router_config(tmp: Path, p: Plan, key: str, server: str, policy: str, table
 
 def _server_config(tmp: Path, key: str, server: str, no_idle_restart: bool = False) -> Path:
     path = tmp / "server.toml"
-    path.write_text("\n".join([
-        "[server]", f'listen = "{server}:{PROXY_PORT}"', f'key = "{key}"',
-        # The server proxy sends the downloads: it turns the window restart after idle off in
-        # its namespace while it serves (crates/proxy/src/idle.rs), as an operator would.
-        *(['slow_start_after_idle = "off"'] if no_idle_restart else []),
-        "[[server.allow]]", f'cidr = "{DST_HOST}/32"', f'ports = ["{DST_PORT}"]',
-        "[limits]", "shutdown_grace_s = 1",
-        # Read by the router's PHA-D (peer_metrics); reachable only inside the emulation.
-        "[metrics]", f'listen = "{server}:{METRICS_PORT}"']) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                "[server]",
+                f'listen = "{server}:{PROXY_PORT}"',
+                f'key = "{key}"',
+                # The server proxy sends the downloads: it turns the window restart after idle off in
+                # its namespace while it serves (crates/proxy/src/idle.rs), as an operator would.
+                *(['slow_start_after_idle = "off"'] if no_idle_restart else []),
+                "[[server.allow]]",
+                f'cidr = "{DST_HOST}/32"',
+                f'ports = ["{DST_PORT}"]',
+                "[limits]",
+                "shutdown_grace_s = 1",
+                # Read by the router's PHA-D (peer_metrics); reachable only inside the emulation.
+                "[metrics]",
+                f'listen = "{server}:{METRICS_PORT}"',
+            ]
+        )
+        + "\n"
+    )
     return path
 
 
@@ -212,8 +246,12 @@ def _wait_listen(ns: str, addr: str, port: int, proc: subprocess.Popen, timeout_
     t_end = time.monotonic() + timeout_s
     while time.monotonic() < t_end:
         if proc.poll() is not None:
-            raise EmulateError(f"the proxy exited with status {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
-        r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn", "sport", "=", f":{port}"], capture_output=True, text=True)
+            raise EmulateError(
+                f"the proxy exited with status {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}"
+            )
+        r = subprocess.run(
+            ["ip", "netns", "exec", ns, "ss", "-Hltn", "sport", "=", f":{port}"], capture_output=True, text=True
+        )
         if r.stdout.strip():
             return
         time.sleep(0.02)
@@ -287,8 +325,15 @@ class _Proc:
         return err or ""
 
 
-def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s: Optional[float] = None,
-              no_idle_restart: bool = False) -> ChainResult:
+def run_chain(
+    p: Plan,
+    direction: str,
+    policy: str,
+    *,
+    tag: str = "",
+    duration_s: Optional[float] = None,
+    no_idle_restart: bool = False,
+) -> ChainResult:
     """One transfer through the chain (module doc). `p` from ``plan(..., proxy=True)``;
     `duration_s` cuts the ride short (the scenario's by default). `no_idle_restart`: PHA-D turns
     ``tcp_slow_start_after_idle`` off in the router's namespace (``slow_start_after_idle = "off"``)
@@ -311,8 +356,14 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
     hst = p.resolved_scenario.get("hst") or {}
     table = (p.base_dir / hst["table"]).resolve() if hst.get("table") else None
     r_side, s_side = ("b", "a") if direction == "download" else ("a", "b")
-    topo = Topology(paths=p.paths, seed=p.seed, duration_s=p.duration_s + LEAD_IN_S + 2.0, base_dir=p.base_dir,
-                    bin_ms=p.bin_s * 1000.0, tag=tag)
+    topo = Topology(
+        paths=p.paths,
+        seed=p.seed,
+        duration_s=p.duration_s + LEAD_IN_S + 2.0,
+        base_dir=p.base_dir,
+        bin_ms=p.bin_s * 1000.0,
+        tag=tag,
+    )
     pid = os.getpid()
     ns_l, ns_d = f"mp-{pid}-l{tag}", f"mp-{pid}-d{tag}"
     procs: List[_Proc] = []
@@ -338,7 +389,15 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
             procs.append(srv)
             _wait_listen(ns_s, server, PROXY_PORT, srv.p)
             before = {"router": netstat_counters(ns_r), "server": netstat_counters(ns_s)}
-            rtr = _Proc(ns_r, [*proxy, "router", "--config", str(_router_config(tmp, p, key, server, policy, table, no_idle_restart))])
+            rtr = _Proc(
+                ns_r,
+                [
+                    *proxy,
+                    "router",
+                    "--config",
+                    str(_router_config(tmp, p, key, server, policy, table, no_idle_restart)),
+                ],
+            )
             procs.append(rtr)
             _wait_listen(ns_r, LAN_ROUTER, SOCKS_PORT, rtr.p)
             # PHA-D starts its replay as it restores every endpoint at start (daemon.rs `run`),
@@ -417,8 +476,12 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
             for s in (sender, receiver, lst):
                 s.close()
             after = {"router": netstat_counters(ns_r), "server": netstat_counters(ns_s)}
-            netstat = {side: {k: v - before[side].get(k, 0) for k, v in sorted(after[side].items()) if v != before[side].get(k, 0)}
-                       for side in after}
+            netstat = {
+                side: {
+                    k: v - before[side].get(k, 0) for k, v in sorted(after[side].items()) if v != before[side].get(k, 0)
+                }
+                for side in after
+            }
             for pr in reversed(procs):
                 pr.stop()
             pha = []
@@ -434,11 +497,22 @@ def run_chain(p: Plan, direction: str, policy: str, *, tag: str = "", duration_s
             hin, hout = window_goodput(series, p.bin_s, starts, p.warmup_s, p.duration_s)
             total = sum(bins)
             return ChainResult(
-                direction=direction, policy=policy, seed=p.seed, duration_s=p.duration_s, bin_s=p.bin_s,
-                bytes_received=total, goodput_mbps=total * 8 / p.duration_s / 1e6, series_mbps=series,
-                handover_goodput_mbps=hin, non_handover_goodput_mbps=hout,
+                direction=direction,
+                policy=policy,
+                seed=p.seed,
+                duration_s=p.duration_s,
+                bin_s=p.bin_s,
+                bytes_received=total,
+                goodput_mbps=total * 8 / p.duration_s / 1e6,
+                series_mbps=series,
+                handover_goodput_mbps=hin,
+                non_handover_goodput_mbps=hout,
                 handovers=[h for h in p.handovers if float(h["start_s"]) < p.duration_s],
-                flags=flag_log, pha_d=pha, netstat=netstat, clock_late_s=round(clock_late_s, 4), no_idle_restart=no_idle_restart,
+                flags=flag_log,
+                pha_d=pha,
+                netstat=netstat,
+                clock_late_s=round(clock_late_s, 4),
+                no_idle_restart=no_idle_restart,
                 load_average=os.getloadavg(),
             )
         finally:
@@ -499,13 +573,32 @@ def relay_scenario(p: Plan, direction: str, policy: str) -> str:
     for pa in sc["paths"]:
         if pa["name"] in names:
             paths.append({**pa, "from": "router" if up else "proxy", "to": "proxy" if up else "router"})
-    paths.append({"name": "chain-lan", "from": "client" if up else "router", "to": "router" if up else "client", "links": ["chain-lan"]})
-    paths.append({"name": "chain-wan", "from": "proxy" if up else "server", "to": "server" if up else "proxy", "links": ["chain-wan"]})
+    paths.append(
+        {
+            "name": "chain-lan",
+            "from": "client" if up else "router",
+            "to": "router" if up else "client",
+            "links": ["chain-lan"],
+        }
+    )
+    paths.append(
+        {
+            "name": "chain-wan",
+            "from": "proxy" if up else "server",
+            "to": "server" if up else "proxy",
+            "links": ["chain-wan"],
+        }
+    )
     sc["paths"] = paths
     first, last = ("client", "server") if up else ("server", "client")
     tunnel = {**fl, "name": "tunnel", "traffic": {"kind": "relay", "from": first}}
     head = {"name": first, "path": "chain-lan" if up else "chain-wan", "cc": p.cc, "traffic": {"kind": "bulk"}}
-    tail = {"name": last, "path": "chain-wan" if up else "chain-lan", "cc": p.cc, "traffic": {"kind": "relay", "from": "tunnel"}}
+    tail = {
+        "name": last,
+        "path": "chain-wan" if up else "chain-lan",
+        "cc": p.cc,
+        "traffic": {"kind": "relay", "from": "tunnel"},
+    }
     sc["flows"] = [head, tunnel, tail]
     sc["name"] = f"{p.name}-proxy-{direction}-{policy}"
     return tomli_w.dumps(sc)
@@ -531,19 +624,30 @@ def simulate_chain(p: Plan, direction: str, policy: str) -> Dict[str, Any]:
     hin, hout = window_goodput(series, bin_s, [float(h["start_s"]) for h in hos], p.warmup_s, p.duration_s)
     tunnel = res.summary["flows"]["tunnel"]
     return {
-        "direction": direction, "policy": policy, "seed": p.seed,
+        "direction": direction,
+        "policy": policy,
+        "seed": p.seed,
         "goodput_mbps": res.summary["flows"][last]["goodput_mbps"],
-        "handover_goodput_mbps": hin, "non_handover_goodput_mbps": hout,
-        "mp_prio_sent": tunnel.get("mp_prio_sent"), "handovers": len(hos),
+        "handover_goodput_mbps": hin,
+        "non_handover_goodput_mbps": hout,
+        "mp_prio_sent": tunnel.get("mp_prio_sent"),
+        "handovers": len(hos),
     }
 
 
 # --------------------------------------------------------------------------- both, side by side
 
 
-def side_by_side(scenario: Any, *, directions: Tuple[str, ...] = DIRECTIONS, policies: Tuple[str, ...] = POLICIES,
-                 repeat: int = 1, substitute: bool = False, max_duration_s: float = DEFAULT_MAX_DURATION_S,
-                 no_idle_restart: bool = False) -> Dict[str, Any]:
+def side_by_side(
+    scenario: Any,
+    *,
+    directions: Tuple[str, ...] = DIRECTIONS,
+    policies: Tuple[str, ...] = POLICIES,
+    repeat: int = 1,
+    substitute: bool = False,
+    max_duration_s: float = DEFAULT_MAX_DURATION_S,
+    no_idle_restart: bool = False,
+) -> Dict[str, Any]:
     """Every (direction, policy): `repeat` kernel runs through the chain and the simulator's relay
     chain for the same seed; rows with the kernel's mean and 95 % CI over the repeats."""
     from ..experiments.common import mean_ci
@@ -561,15 +665,32 @@ def side_by_side(scenario: Any, *, directions: Tuple[str, ...] = DIRECTIONS, pol
             sim = simulate_chain(p, d, pol)
             kin, kin_ci = mean_ci([k.handover_goodput_mbps for k in ks])
             kall, kall_ci = mean_ci([k.goodput_mbps for k in ks])
-            rows.append({
-                "direction": d, "policy": pol, "runs": repeat,
-                "kernel_handover_goodput_mbps": kin, "kernel_handover_goodput_ci95": kin_ci,
-                "sim_handover_goodput_mbps": sim["handover_goodput_mbps"],
-                "kernel_goodput_mbps": kall, "kernel_goodput_ci95": kall_ci,
-                "sim_goodput_mbps": sim["goodput_mbps"],
-                "kernel_mp_prio_sent": mean_ci([float(k.netstat.get("router", {}).get("MPPrioTx", 0)) for k in ks])[0],
-                "load_average_1min": [round(k.load_average[0], 2) for k in ks],
-            })
-    return {"scenario": p.name, "seed": p.seed, "duration_s": p.duration_s, "kernel": os.uname().release,
-            "cc": p.cc, "substitutions": p.substitutions, "no_idle_restart": no_idle_restart,
-            "handovers": [h for h in p.handovers if float(h["start_s"]) < p.duration_s], "rows": rows, "runs": runs}
+            rows.append(
+                {
+                    "direction": d,
+                    "policy": pol,
+                    "runs": repeat,
+                    "kernel_handover_goodput_mbps": kin,
+                    "kernel_handover_goodput_ci95": kin_ci,
+                    "sim_handover_goodput_mbps": sim["handover_goodput_mbps"],
+                    "kernel_goodput_mbps": kall,
+                    "kernel_goodput_ci95": kall_ci,
+                    "sim_goodput_mbps": sim["goodput_mbps"],
+                    "kernel_mp_prio_sent": mean_ci([float(k.netstat.get("router", {}).get("MPPrioTx", 0)) for k in ks])[
+                        0
+                    ],
+                    "load_average_1min": [round(k.load_average[0], 2) for k in ks],
+                }
+            )
+    return {
+        "scenario": p.name,
+        "seed": p.seed,
+        "duration_s": p.duration_s,
+        "kernel": os.uname().release,
+        "cc": p.cc,
+        "substitutions": p.substitutions,
+        "no_idle_restart": no_idle_restart,
+        "handovers": [h for h in p.handovers if float(h["start_s"]) < p.duration_s],
+        "rows": rows,
+        "runs": runs,
+    }

@@ -1,4 +1,5 @@
 """One emulation run end to end (`run`), and the emulator benchmark through real TUN devices (`bench`)."""
+
 from __future__ import annotations
 
 import json
@@ -69,15 +70,25 @@ def run(
     sweep_stale()
     wall0 = time.time()
     mptcp = p.protocol == "mptcp"
-    topo_args = dict(paths=p.paths, seed=p.seed, duration_s=p.duration_s, base_dir=p.base_dir,
-                     bin_ms=p.bin_s * 1000.0, mptcp=mptcp, backup=p.backup, router=router)
+    topo_args = dict(
+        paths=p.paths,
+        seed=p.seed,
+        duration_s=p.duration_s,
+        base_dir=p.base_dir,
+        bin_ms=p.bin_s * 1000.0,
+        mptcp=mptcp,
+        backup=p.backup,
+        router=router,
+    )
     with Topology(**topo_args) as topo:  # type: ignore[arg-type]
         before = {ns: netstat_counters(ns) for ns in (topo.ns_a, topo.ns_b)}
         m = bulk(topo, p)
         after = {ns: netstat_counters(ns) for ns in (topo.ns_a, topo.ns_b)}
         stats = topo.stop_emulator()
-        counters = {"sender": _counter_diff(before[topo.ns_a], after[topo.ns_a]),
-                    "receiver": _counter_diff(before[topo.ns_b], after[topo.ns_b])}
+        counters = {
+            "sender": _counter_diff(before[topo.ns_a], after[topo.ns_a]),
+            "receiver": _counter_diff(before[topo.ns_b], after[topo.ns_b]),
+        }
     flow = m.flow
     if mptcp:
         flow["mp_prio_sent"] = counters["receiver"].get("MPPrioTx", 0)
@@ -112,8 +123,11 @@ def run(
         "mp_prio_events": m.mp_prio_events,
         "netstat": counters if mptcp else {"sender": {}, "receiver": {}},
         "emulator": {
-            d: {"timing": (stats or {}).get(d, {}).get("timing"), "realtime": (stats or {}).get(d, {}).get("realtime"),
-                "write_errors": sum(x.get("write_errors", 0) for x in (stats or {}).get(d, {}).get("paths", []))}
+            d: {
+                "timing": (stats or {}).get(d, {}).get("timing"),
+                "realtime": (stats or {}).get(d, {}).get("realtime"),
+                "write_errors": sum(x.get("write_errors", 0) for x in (stats or {}).get(d, {}).get("paths", [])),
+            }
             for d in ("forward", "reverse")
         },
     }
@@ -136,8 +150,11 @@ def run(
         command=command,
     )
     if p.scenario_file:
-        prov["reproduce"] = (f"mobipath emulate {p.scenario_file}" + (" --substitute" if substitute else "")
-                             + (" --router" if router else ""))
+        prov["reproduce"] = (
+            f"mobipath emulate {p.scenario_file}"
+            + (" --substitute" if substitute else "")
+            + (" --router" if router else "")
+        )
     prov["emulation"] = emulation
     return Result(
         summary=json.loads(jsonfmt.dumps(summary)),
@@ -151,8 +168,14 @@ def run(
     )
 
 
-def bench(offered_mbps: float = 200.0, rate_mbps: float = 1000.0, delay_ms: float = 10.0, seconds: float = 3.0,
-          payload: int = 1472, paths: int = 1) -> Dict[str, Any]:
+def bench(
+    offered_mbps: float = 200.0,
+    rate_mbps: float = 1000.0,
+    delay_ms: float = 10.0,
+    seconds: float = 3.0,
+    payload: int = 1472,
+    paths: int = 1,
+) -> Dict[str, Any]:
     """End-to-end emulator benchmark through real TUN devices: UDP offered at `offered_mbps` in
     total, spread evenly over `paths` emulated paths of `rate_mbps` each, from the sender
     namespace to the receiver namespace. Returns the delivered packets/s and Mbit/s (IP bytes)
@@ -161,8 +184,13 @@ def bench(offered_mbps: float = 200.0, rate_mbps: float = 1000.0, delay_ms: floa
     `mobipath-emu --bench` (socketpairs, no kernel TUN cost)."""
     check_environment()
     sweep_stale()
-    path_list = [{"name": f"bench{k}", "links": [{"name": f"bench{k}", "rate_mbps": rate_mbps, "delay_ms": delay_ms,
-                                                  "queue_packets": 10000}]} for k in range(paths)]
+    path_list = [
+        {
+            "name": f"bench{k}",
+            "links": [{"name": f"bench{k}", "rate_mbps": rate_mbps, "delay_ms": delay_ms, "queue_packets": 10000}],
+        }
+        for k in range(paths)
+    ]
     with Topology(paths=path_list, seed=1, duration_s=seconds + 2.0, base_dir=Path("."), tag="b") as topo:
         rxs, txs = [], []
         for k in range(paths):

@@ -29,6 +29,7 @@ SIGINT and SIGTERM (a handler turns SIGTERM into an exception that unwinds throu
 emulator gets SIGTERM when this process dies (``PR_SET_PDEATHSIG``) and its TUN devices vanish
 with it. Namespaces of a SIGKILLed run are removed by ``netns.sweep_stale()``.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,7 +81,9 @@ class Topology:
         if not 1 <= len(self.paths) <= MAX_PATHS:
             raise EmulateError(f"a topology has 1..{MAX_PATHS} paths, not {len(self.paths)}")
         if self.backup[:1] == [True]:
-            raise EmulateError("path 0 carries the initial subflow, which cannot join as backup; mark it later with MP_PRIO")
+            raise EmulateError(
+                "path 0 carries the initial subflow, which cannot join as backup; mark it later with MP_PRIO"
+            )
         pid = os.getpid()
         self.ns_a = f"mp-{pid}-c{self.tag}"
         self.ns_b = f"mp-{pid}-s{self.tag}"
@@ -141,15 +144,23 @@ class Topology:
             # No IPv6 on the emulated links: its router/multicast solicitations would be extra
             # traffic the simulator does not have. No reverse-path filtering: MPTCP subflows
             # reach side a's single address over every path.
-            sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-                   "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
+            sysctl(
+                ns,
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+                "net.ipv4.conf.all.rp_filter=0",
+                "net.ipv4.conf.default.rp_filter=0",
+            )
         self._tmp = tempfile.TemporaryDirectory(prefix="mobipath-emu-")
         tmp = Path(self._tmp.name)
         cfg = {
             "paths": [
-                {"name": p["name"], "links": p["links"],
-                 "a": {"netns": self.ns_a, "ifname": self.dev("a", k)},
-                 "b": {"netns": self.ns_r or self.ns_b, "ifname": self.dev("b", k)}}
+                {
+                    "name": p["name"],
+                    "links": p["links"],
+                    "a": {"netns": self.ns_a, "ifname": self.dev("a", k)},
+                    "b": {"netns": self.ns_r or self.ns_b, "ifname": self.dev("b", k)},
+                }
                 for k, p in enumerate(self.paths)
             ],
             "seed": self.seed,
@@ -208,8 +219,19 @@ class Topology:
             ip("-n", ns, "mptcp", "limits", "set", "subflows", str(MAX_PATHS), "add_addr_accepted", str(MAX_PATHS))
         for k in range(n):
             flags = [] if k == 0 else ["subflow"] + (["backup"] if k < len(self.backup) and self.backup[k] else [])
-            ip("-n", self.ns_b, "mptcp", "endpoint", "add", self.addr("b", k),
-               "dev", "mpc0" if self.router else self.dev("b", k), "id", str(k + 1), *flags)
+            ip(
+                "-n",
+                self.ns_b,
+                "mptcp",
+                "endpoint",
+                "add",
+                self.addr("b", k),
+                "dev",
+                "mpc0" if self.router else self.dev("b", k),
+                "id",
+                str(k + 1),
+                *flags,
+            )
             if k > 0 and not self.router:
                 # Joins from 10.77.<k+1>.2 to side a's 10.77.1.1 leave through path k.
                 table = str(100 + k)

@@ -12,6 +12,7 @@ the TCP sender; for MPTCP ``MPTCP_INFO`` of the connection and ``MPTCP_TCPINFO``
 counted by the receiving application per bin, as the simulator defines it (metrics.md): in-order
 bytes delivered to the application.
 """
+
 from __future__ import annotations
 
 import socket
@@ -143,9 +144,14 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
         return active if mptcp else holder.get("passive")
 
     series: Dict[str, List[Optional[float]]] = {"cwnd_segments": [], "srtt_ms": [], "rto_ms": [], "throughput_mbps": []}
-    sub_series: Dict[int, Dict[str, List[Optional[float]]]] = {
-        k: {"goodput_mbps": [], "throughput_mbps": [], "cwnd_segments": [], "srtt_ms": []} for k in range(len(p.paths))
-    } if mptcp else {}
+    sub_series: Dict[int, Dict[str, List[Optional[float]]]] = (
+        {
+            k: {"goodput_mbps": [], "throughput_mbps": [], "cwnd_segments": [], "srtt_ms": []}
+            for k in range(len(p.paths))
+        }
+        if mptcp
+        else {}
+    )
     sub_last_sent: Dict[int, int] = {}
     sub_last_rcvd: Dict[int, int] = {}
     sub_final: Dict[int, Dict[str, Any]] = {}
@@ -174,7 +180,9 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
             e = prio.pop(0)
             _wait_until(t0 + float(e["at_s"]))
             topo.set_backup(int(e["subflow"]), bool(e["backup"]))
-            prio_done.append({"t_s": round(time.monotonic() - t0, 6), "subflow": int(e["subflow"]), "backup": bool(e["backup"])})
+            prio_done.append(
+                {"t_s": round(time.monotonic() - t0, 6), "subflow": int(e["subflow"]), "backup": bool(e["backup"])}
+            )
         _wait_until(bin_end)
         if errors:
             break
@@ -262,8 +270,13 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
     delivered = sum(rx_bins)
     window = max(p.duration_s - max(p.warmup_s, p.start_s), 1e-9)
     mbps = lambda b: round(b * 8 / window / 1e6, 6)  # noqa: E731
-    flow: Dict[str, Any] = {"protocol": p.protocol, "cc": p.cc, "goodput_mbps": mbps(delivered - (warm_rx or 0)),
-                            "bytes_delivered": delivered, "fct_s": None}
+    flow: Dict[str, Any] = {
+        "protocol": p.protocol,
+        "cc": p.cc,
+        "goodput_mbps": mbps(delivered - (warm_rx or 0)),
+        "bytes_delivered": delivered,
+        "fct_s": None,
+    }
     if mptcp:
         sent = final_mp.bytes_sent if final_mp else 0
         subs_out = []
@@ -276,38 +289,44 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
             seg_retx += snd.total_retrans if snd else 0
             rt = fin["rtts"] if fin else []
             w_sent, w_rcvd = sub_warm.get(j, (0, 0))
-            subs_out.append({
-                "path": p.paths[j]["name"],
-                "established": snd is not None,
-                "goodput_mbps": mbps(rcv.bytes_received - w_rcvd) if rcv else 0.0,
-                "throughput_mbps": mbps(snd.bytes_sent - w_sent) if snd else 0.0,
-                "bytes_delivered": rcv.bytes_received if rcv else 0,
-                "segments_sent": snd.data_segs_out if snd else 0,
-                "segments_retransmitted": snd.total_retrans if snd else 0,
-                "mean_rtt_ms": round(sum(rt) / len(rt), 6) if rt else None,
-            })
-        flow.update({
-            "scheduler": "linux-default",
-            "throughput_mbps": mbps(sent - (warm_sent or 0)),
-            "bytes_sent": sent,
-            "segments_sent": seg_out,
-            "segments_retransmitted": seg_retx,
-            "retransmission_ratio": round(seg_retx / seg_out, 6) if seg_out else 0.0,
-            "fallback_to_tcp": bool(final_mp.fallback) if final_mp else None,
-            "subflows": subs_out,
-        })
+            subs_out.append(
+                {
+                    "path": p.paths[j]["name"],
+                    "established": snd is not None,
+                    "goodput_mbps": mbps(rcv.bytes_received - w_rcvd) if rcv else 0.0,
+                    "throughput_mbps": mbps(snd.bytes_sent - w_sent) if snd else 0.0,
+                    "bytes_delivered": rcv.bytes_received if rcv else 0,
+                    "segments_sent": snd.data_segs_out if snd else 0,
+                    "segments_retransmitted": snd.total_retrans if snd else 0,
+                    "mean_rtt_ms": round(sum(rt) / len(rt), 6) if rt else None,
+                }
+            )
+        flow.update(
+            {
+                "scheduler": "linux-default",
+                "throughput_mbps": mbps(sent - (warm_sent or 0)),
+                "bytes_sent": sent,
+                "segments_sent": seg_out,
+                "segments_retransmitted": seg_retx,
+                "retransmission_ratio": round(seg_retx / seg_out, 6) if seg_out else 0.0,
+                "fallback_to_tcp": bool(final_mp.fallback) if final_mp else None,
+                "subflows": subs_out,
+            }
+        )
     else:
         assert final_tcp is not None or errors
         f = final_tcp
-        flow.update({
-            "throughput_mbps": mbps((f.bytes_sent if f else 0) - (warm_sent or 0)),
-            "bytes_sent": f.bytes_sent if f else 0,
-            "segments_sent": f.data_segs_out if f else 0,
-            "segments_retransmitted": f.total_retrans if f else 0,
-            "retransmission_ratio": round(f.total_retrans / f.data_segs_out, 6) if f and f.data_segs_out else 0.0,
-            "mean_rtt_ms": round(sum(rtts) / len(rtts), 6) if rtts else None,
-            "min_rtt_ms": round(f.min_rtt_ms, 6) if f and f.min_rtt_ms > 0 else None,
-            "final_cwnd_segments": f.cwnd if f else None,
-        })
+        flow.update(
+            {
+                "throughput_mbps": mbps((f.bytes_sent if f else 0) - (warm_sent or 0)),
+                "bytes_sent": f.bytes_sent if f else 0,
+                "segments_sent": f.data_segs_out if f else 0,
+                "segments_retransmitted": f.total_retrans if f else 0,
+                "retransmission_ratio": round(f.total_retrans / f.data_segs_out, 6) if f and f.data_segs_out else 0.0,
+                "mean_rtt_ms": round(sum(rtts) / len(rtts), 6) if rtts else None,
+                "min_rtt_ms": round(f.min_rtt_ms, 6) if f and f.min_rtt_ms > 0 else None,
+                "final_cwnd_segments": f.cwnd if f else None,
+            }
+        )
     series["goodput_mbps"] = [b * 8 / p.bin_s / 1e6 for b in rx_bins]
     return Measured(flow=flow, series=series, subflow_series=sub_series, mp_prio_events=prio_done)

@@ -1,6 +1,7 @@
 """Pieces every paper reproduction shares: confidence intervals, the parallel run loop with its
 cache of finished runs (resuming an interrupted reproduction), the results CSV and the provenance
 block. Results are keyed, so the number of worker processes never changes a number."""
+
 from __future__ import annotations
 
 import contextlib
@@ -15,9 +16,38 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Sequence, Tuple
 
 # Two-sided 95 % Student-t quantiles t(0.975, df) for df = 1..30; 1.96 beyond.
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042]
+T975 = [
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+]
 
 
 def t975(n: int) -> float:
@@ -150,10 +180,18 @@ def use_backend(name: str = "local", address: Optional[str] = None) -> Iterator[
         _BACKEND = before
 
 
-def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[Any], Tuple[Any, ...]],
-            jobs: Optional[int], bar: Any = None, cache: Optional[RunCache] = None,
-            describe: Optional[Callable[[Any], str]] = None, backend: Optional[Any] = None,
-            on_death: Optional[Callable[[Any, str], Any]] = None, native: bool = False) -> Tuple[Dict[Any, Any], int]:
+def run_all(
+    keys: Sequence[Hashable],
+    job: Callable[..., Any],
+    args: Callable[[Any], Tuple[Any, ...]],
+    jobs: Optional[int],
+    bar: Any = None,
+    cache: Optional[RunCache] = None,
+    describe: Optional[Callable[[Any], str]] = None,
+    backend: Optional[Any] = None,
+    on_death: Optional[Callable[[Any, str], Any]] = None,
+    native: bool = False,
+) -> Tuple[Dict[Any, Any], int]:
     """Runs `job(*args(key))` for every key through the sweep engine's executor
     (mobipath.executor): on `backend` (default: the one use_backend set, else local worker
     processes), `jobs` workers (default: all cores; 1 = in this process). `job` must be a
@@ -195,8 +233,9 @@ def run_all(keys: Sequence[Hashable], job: Callable[..., Any], args: Callable[[A
             bar.advance()
 
     keep = cache if cache is not None and cache.enabled and describe is not None else None
-    n = execute(todo, job, args, done, jobs, backend or _BACKEND, keep=keep, describe=describe, native=native,
-                on_death=on_death)
+    n = execute(
+        todo, job, args, done, jobs, backend or _BACKEND, keep=keep, describe=describe, native=native, on_death=on_death
+    )
     return results, n
 
 
@@ -207,7 +246,9 @@ def write_csv(path: Path, rows: List[Dict[str, Any]], fields: Sequence[str]) -> 
     w = csv.DictWriter(buf, fieldnames=list(fields), lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k])) for k in fields})
+        w.writerow(
+            {k: ("" if r.get(k) is None else (f"{r[k]:.6f}" if isinstance(r[k], float) else r[k])) for k in fields}
+        )
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
@@ -216,7 +257,9 @@ def core_revision() -> str:
     return str(getattr(__import__("mobipath._core", fromlist=["x"]), "GIT_REVISION", "unknown"))
 
 
-def ramp_up_time(times: Sequence[float], rates: Sequence[float], window_s: float = 1.0, frac: float = 0.9) -> Optional[float]:
+def ramp_up_time(
+    times: Sequence[float], rates: Sequence[float], window_s: float = 1.0, frac: float = 0.9
+) -> Optional[float]:
     """Ramp-up time of a rate series (docs/metrics.md): the first time at which the moving
     average over the last `window_s` reaches `frac` of the final rate, the mean over the series'
     last third. `times` are the bins' start times (equally spaced), `rates` their values. None if
@@ -224,7 +267,7 @@ def ramp_up_time(times: Sequence[float], rates: Sequence[float], window_s: float
     n = len(rates)
     if n == 0 or len(times) != n:
         return None
-    final = statistics.fmean(rates[n - max(1, n // 3):])
+    final = statistics.fmean(rates[n - max(1, n // 3) :])
     if not final > 0:
         return None
     step = (times[1] - times[0]) if n > 1 else window_s
@@ -239,8 +282,9 @@ def ramp_up_time(times: Sequence[float], rates: Sequence[float], window_s: float
     return None
 
 
-def provenance_record(command: Optional[str], *, seeds: int, runs: int, reused: int, jobs: int, t0: float,
-                      **extra: Any) -> Dict[str, Any]:
+def provenance_record(
+    command: Optional[str], *, seeds: int, runs: int, reused: int, jobs: int, t0: float, **extra: Any
+) -> Dict[str, Any]:
     """The provenance block every reproduction report ends with: command, versions, seeds,
     the experiment's own `extra` fields, run counts and wall time (from `t0`, time.monotonic)."""
     import time

@@ -25,6 +25,7 @@ and writes ``results.csv`` (one row per run), ``summary.json``, ``report.md``, f
 generated scenario files. Each run is deterministic and keyed, so the number of workers never
 changes a number.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,14 +45,16 @@ QUICK_S2_DELAYS = [5, 150]
 DURATION = {"s1": 10.0, "s2": 15.0}
 QUICK_DURATION = {"s1": 10.0, "s2": 30.0}
 HEADLINE_CC = "reno"
-HEADLINE_WHY = ("P1 names no congestion control. The headline uses uncoupled Reno on every subflow (and on "
-                "single-path TCP): the loss-based controller of the paper's time whose single-path form is "
-                "also what the coupled LIA of RFC 6356 (P1's reference [2]) reduces to, and one that keeps "
-                "path 2 in use at 1 % loss (coupled LIA moves traffic off the lossy path by design; the "
-                "sensitivity block compares the path-2 shares, paired by seed). At 1 % loss every loss-based controller caps path 2 (Reno near 1.22·MSS/(RTT·√p)), so "
-                "in scenario 2 path 2 carries 20 % of the data or more only at the shortest delays; BBR, which "
-                "does not back off on random loss, keeps it loaded and is where the flatness claim can be "
-                "tested (sensitivity block).")
+HEADLINE_WHY = (
+    "P1 names no congestion control. The headline uses uncoupled Reno on every subflow (and on "
+    "single-path TCP): the loss-based controller of the paper's time whose single-path form is "
+    "also what the coupled LIA of RFC 6356 (P1's reference [2]) reduces to, and one that keeps "
+    "path 2 in use at 1 % loss (coupled LIA moves traffic off the lossy path by design; the "
+    "sensitivity block compares the path-2 shares, paired by seed). At 1 % loss every loss-based controller caps path 2 (Reno near 1.22·MSS/(RTT·√p)), so "
+    "in scenario 2 path 2 carries 20 % of the data or more only at the shortest delays; BBR, which "
+    "does not back off on random loss, keeps it loaded and is where the flatness claim can be "
+    "tested (sensitivity block)."
+)
 SENS_CCS = ["cubic", "lia", "bbr"]
 SENS_X = {"s1": [2, 50], "s2": [5, 150]}
 QUICK_SENS_X: Dict[str, List[float]] = {"s1": [5], "s2": []}
@@ -64,30 +67,74 @@ FLAT_FACTOR = 0.25
 FIFO = '{ name = "delay-predictive", queue_on_slower_paths = true }'
 # variant -> (scheduler (TOML value) or None for single-path TCP, receiver-based recovery)
 VARIANTS: Dict[str, Dict[str, Tuple[Optional[str], bool]]] = {
-    "s1": {"tcp": (None, False), "minrtt": ('"minrtt"', False), "roundrobin": ('"roundrobin"', False),
-           "delay-predictive": ('"delay-predictive"', False), "delay-predictive-fifo": (FIFO, False)},
-    "s2": {"standard": ('"roundrobin"', False), "standard+recovery": ('"roundrobin"', True),
-           "proposed": ('"delay-predictive"', True)},
+    "s1": {
+        "tcp": (None, False),
+        "minrtt": ('"minrtt"', False),
+        "roundrobin": ('"roundrobin"', False),
+        "delay-predictive": ('"delay-predictive"', False),
+        "delay-predictive-fifo": (FIFO, False),
+    },
+    "s2": {
+        "standard": ('"roundrobin"', False),
+        "standard+recovery": ('"roundrobin"', True),
+        "proposed": ('"delay-predictive"', True),
+    },
 }
 MAIN = {"s1": ["tcp", "minrtt", "roundrobin", "delay-predictive"], "s2": ["standard", "standard+recovery", "proposed"]}
 SENS_VARIANTS = {"s1": ["tcp", "minrtt", "delay-predictive"], "s2": ["standard", "standard+recovery", "proposed"]}
-LABEL = {"tcp": "TCP on path 1", "minrtt": "MPTCP minRTT", "roundrobin": "MPTCP round robin",
-         "delay-predictive": "MPTCP delay-predictive",
-         "delay-predictive-fifo": "delay-predictive, FIFO on every path (literal)",
-         "standard": "standard (round robin)", "standard+recovery": "round robin + receiver-based recovery",
-         "proposed": "proposed (delay-predictive + receiver-based recovery)"}
+LABEL = {
+    "tcp": "TCP on path 1",
+    "minrtt": "MPTCP minRTT",
+    "roundrobin": "MPTCP round robin",
+    "delay-predictive": "MPTCP delay-predictive",
+    "delay-predictive-fifo": "delay-predictive, FIFO on every path (literal)",
+    "standard": "standard (round robin)",
+    "standard+recovery": "round robin + receiver-based recovery",
+    "proposed": "proposed (delay-predictive + receiver-based recovery)",
+}
 CC_LABEL = {"reno": "Reno", "cubic": "CUBIC", "lia": "LIA (coupled)", "bbr": "BBR"}
 X_NAME = {"s1": "path2_rate_mbps", "s2": "path2_delay_ms"}
 
-CSV_FIELDS = ["scenario", "variant", "x", "cc", "seed", "duration_s", "goodput_mbps", "subflow0_goodput_mbps",
-              "subflow1_goodput_mbps", "path2_share", "rcvbuf_mean_packets", "ofo_mean_packets",
-              "ofo_behind_path2_late_packets", "ofo_behind_path2_copy_packets", "ofo_behind_path1_packets",
-              "hol_delay_mean_ms", "retransmission_ratio", "retransmission_requests", "path2_losses",
-              "path2_recovery_from_send_mean_ms", "path2_recovery_from_detection_mean_ms"]
-METRICS = ["goodput_mbps", "subflow0_goodput_mbps", "subflow1_goodput_mbps", "path2_share", "rcvbuf_mean_packets",
-           "ofo_mean_packets", "ofo_behind_path2_late_packets", "ofo_behind_path2_copy_packets",
-           "ofo_behind_path1_packets", "hol_delay_mean_ms", "retransmission_ratio", "retransmission_requests",
-           "path2_losses", "path2_recovery_from_send_mean_ms", "path2_recovery_from_detection_mean_ms"]
+CSV_FIELDS = [
+    "scenario",
+    "variant",
+    "x",
+    "cc",
+    "seed",
+    "duration_s",
+    "goodput_mbps",
+    "subflow0_goodput_mbps",
+    "subflow1_goodput_mbps",
+    "path2_share",
+    "rcvbuf_mean_packets",
+    "ofo_mean_packets",
+    "ofo_behind_path2_late_packets",
+    "ofo_behind_path2_copy_packets",
+    "ofo_behind_path1_packets",
+    "hol_delay_mean_ms",
+    "retransmission_ratio",
+    "retransmission_requests",
+    "path2_losses",
+    "path2_recovery_from_send_mean_ms",
+    "path2_recovery_from_detection_mean_ms",
+]
+METRICS = [
+    "goodput_mbps",
+    "subflow0_goodput_mbps",
+    "subflow1_goodput_mbps",
+    "path2_share",
+    "rcvbuf_mean_packets",
+    "ofo_mean_packets",
+    "ofo_behind_path2_late_packets",
+    "ofo_behind_path2_copy_packets",
+    "ofo_behind_path1_packets",
+    "hol_delay_mean_ms",
+    "retransmission_ratio",
+    "retransmission_requests",
+    "path2_losses",
+    "path2_recovery_from_send_mean_ms",
+    "path2_recovery_from_detection_mean_ms",
+]
 
 Key = Tuple[str, str, float, str, int]
 
@@ -97,23 +144,29 @@ def scenario_text(part: str, variant: str, x: float, duration_s: float, cc: str 
     sched, recovery = VARIANTS[part][variant]
     if part == "s1":
         p1 = "rate_mbps = 100\ndelay_ms = 3\nqueue_packets = 200"
-        p2 = f"rate_mbps = {x:g}\ndelay_ms = 15\nqueue_packets = 100\nloss = {{ model = \"bernoulli\", p = 0.01 }}"
+        p2 = f'rate_mbps = {x:g}\ndelay_ms = 15\nqueue_packets = 100\nloss = {{ model = "bernoulli", p = 0.01 }}'
     else:
         p1 = "rate_mbps = 50\ndelay_ms = 3\nqueue_packets = 100"
-        p2 = f"rate_mbps = 50\ndelay_ms = {x:g}\nqueue_packets = 100\nloss = {{ model = \"bernoulli\", p = 0.01 }}"
-    head = (f"# P1 {'scenario 1' if part == 's1' else 'scenario 2'}: {LABEL[variant]}, "
-            f"{X_NAME[part]} = {x:g}, {CC_LABEL.get(cc, cc)} (generated by `mobipath reproduce p1`)\n"
-            f"name = \"p1-{part}-{variant}-{x:g}-{cc}\"\nseed = 1\nduration_s = {duration_s:g}\n\n"
-            f"[[links]]\nname = \"path1\"\n{p1}\n\n[[links]]\nname = \"path2\"\n{p2}\n\n"
-            "[[paths]]\nname = \"p1\"\nlinks = [\"path1\"]\n\n[[paths]]\nname = \"p2\"\nlinks = [\"path2\"]\n\n")
+        p2 = f'rate_mbps = 50\ndelay_ms = {x:g}\nqueue_packets = 100\nloss = {{ model = "bernoulli", p = 0.01 }}'
+    head = (
+        f"# P1 {'scenario 1' if part == 's1' else 'scenario 2'}: {LABEL[variant]}, "
+        f"{X_NAME[part]} = {x:g}, {CC_LABEL.get(cc, cc)} (generated by `mobipath reproduce p1`)\n"
+        f'name = "p1-{part}-{variant}-{x:g}-{cc}"\nseed = 1\nduration_s = {duration_s:g}\n\n'
+        f'[[links]]\nname = "path1"\n{p1}\n\n[[links]]\nname = "path2"\n{p2}\n\n'
+        '[[paths]]\nname = "p1"\nlinks = ["path1"]\n\n[[paths]]\nname = "p2"\nlinks = ["path2"]\n\n'
+    )
     if sched is None:
         # A coupled controller on one path is Reno (RFC 6356 §3).
         tcp_cc = "reno" if cc in COUPLED else cc
-        return head + (f"[[flows]]\nname = \"f\"\npath = \"p1\"\ncc = \"{tcp_cc}\"\ntraffic = {{ kind = \"bulk\" }}\n"
-                       f"receiver = {{ rcv_buf_bytes = {RCV_BUF_PACKETS * MSS} }}\n")
-    return head + (f"[[flows]]\nname = \"f\"\npaths = [\"p1\", \"p2\"]\ncc = \"{cc}\"\n"
-                   f"scheduler = {sched}\ntraffic = {{ kind = \"bulk\" }}\n"
-                   f"mptcp = {{ rcv_buf_packets = {RCV_BUF_PACKETS}, receiver_recovery = {str(recovery).lower()} }}\n")
+        return head + (
+            f'[[flows]]\nname = "f"\npath = "p1"\ncc = "{tcp_cc}"\ntraffic = {{ kind = "bulk" }}\n'
+            f"receiver = {{ rcv_buf_bytes = {RCV_BUF_PACKETS * MSS} }}\n"
+        )
+    return head + (
+        f'[[flows]]\nname = "f"\npaths = ["p1", "p2"]\ncc = "{cc}"\n'
+        f'scheduler = {sched}\ntraffic = {{ kind = "bulk" }}\n'
+        f"mptcp = {{ rcv_buf_packets = {RCV_BUF_PACKETS}, receiver_recovery = {str(recovery).lower()} }}\n"
+    )
 
 
 def run_one(key: Key, scenario_path: str) -> Dict[str, Any]:
@@ -122,23 +175,37 @@ def run_one(key: Key, scenario_path: str) -> Dict[str, Any]:
     part, variant, x, cc, seed = key
     s = mobipath.run(scenario_path, seed=seed).summary
     f = s["flows"]["f"]
-    row: Dict[str, Any] = {"scenario": part, "variant": variant, "x": x, "cc": cc, "seed": seed,
-                           "duration_s": float(s["duration_s"]), "goodput_mbps": f["goodput_mbps"],
-                           "retransmission_ratio": f.get("retransmission_ratio")}
+    row: Dict[str, Any] = {
+        "scenario": part,
+        "variant": variant,
+        "x": x,
+        "cc": cc,
+        "seed": seed,
+        "duration_s": float(s["duration_s"]),
+        "goodput_mbps": f["goodput_mbps"],
+        "retransmission_ratio": f.get("retransmission_ratio"),
+    }
     if f.get("protocol") == "mptcp":
         subs = f["subflows"]
         g = f["goodput_mbps"]
-        row.update({
-            "subflow0_goodput_mbps": subs[0]["goodput_mbps"], "subflow1_goodput_mbps": subs[1]["goodput_mbps"],
-            "path2_share": subs[1]["goodput_mbps"] / g if g > 0 else None,
-            "rcvbuf_mean_packets": f["rcvbuf_mean_bytes"] / MSS, "ofo_mean_packets": f["ofo_mean_bytes"] / MSS,
-            "ofo_behind_path2_late_packets": subs[1]["ofo_behind_late_original_mean_bytes"] / MSS,
-            "ofo_behind_path2_copy_packets": subs[1]["ofo_behind_copy_mean_bytes"] / MSS,
-            "ofo_behind_path1_packets": (subs[0]["ofo_behind_late_original_mean_bytes"]
-                                         + subs[0]["ofo_behind_copy_mean_bytes"]) / MSS,
-            "hol_delay_mean_ms": f["hol_delay_mean_ms"], "retransmission_requests": f["retransmission_requests"],
-            "path2_losses": subs[1]["loss_recovery_count"],
-        })
+        row.update(
+            {
+                "subflow0_goodput_mbps": subs[0]["goodput_mbps"],
+                "subflow1_goodput_mbps": subs[1]["goodput_mbps"],
+                "path2_share": subs[1]["goodput_mbps"] / g if g > 0 else None,
+                "rcvbuf_mean_packets": f["rcvbuf_mean_bytes"] / MSS,
+                "ofo_mean_packets": f["ofo_mean_bytes"] / MSS,
+                "ofo_behind_path2_late_packets": subs[1]["ofo_behind_late_original_mean_bytes"] / MSS,
+                "ofo_behind_path2_copy_packets": subs[1]["ofo_behind_copy_mean_bytes"] / MSS,
+                "ofo_behind_path1_packets": (
+                    subs[0]["ofo_behind_late_original_mean_bytes"] + subs[0]["ofo_behind_copy_mean_bytes"]
+                )
+                / MSS,
+                "hol_delay_mean_ms": f["hol_delay_mean_ms"],
+                "retransmission_requests": f["retransmission_requests"],
+                "path2_losses": subs[1]["loss_recovery_count"],
+            }
+        )
         if subs[1]["loss_recovery_count"] > 0:
             row["path2_recovery_from_send_mean_ms"] = subs[1]["loss_recovery_mean_ms"]
             row["path2_recovery_from_detection_mean_ms"] = subs[1]["loss_recovery_from_detection_mean_ms"]
@@ -154,10 +221,21 @@ def plan(parts: Sequence[str], seeds: int, quick: bool) -> List[Key]:
     sd = range(1, seeds + 1)
     keys: List[Key] = [(p, v, float(x), HEADLINE_CC, s) for p in parts for v in MAIN[p] for x in xs[p] for s in sd]
     if "s1" in parts:
-        keys += [("s1", "delay-predictive-fifo", float(x), HEADLINE_CC, s) for x in (QUICK_DIAG_X if quick else DIAG_X) for s in sd]
+        keys += [
+            ("s1", "delay-predictive-fifo", float(x), HEADLINE_CC, s)
+            for x in (QUICK_DIAG_X if quick else DIAG_X)
+            for s in sd
+        ]
     # Single-path TCP under a coupled controller is Reno: the headline's runs already have it.
-    keys += [(p, v, float(x), cc, s) for p in parts for cc in SENS_CCS for v in SENS_VARIANTS[p] for x in sens_x[p]
-             for s in sd if not (v == "tcp" and cc in COUPLED)]
+    keys += [
+        (p, v, float(x), cc, s)
+        for p in parts
+        for cc in SENS_CCS
+        for v in SENS_VARIANTS[p]
+        for x in sens_x[p]
+        for s in sd
+        if not (v == "tcp" and cc in COUPLED)
+    ]
     return keys
 
 
@@ -220,11 +298,19 @@ def _mean(agg: Dict[Point, Dict[str, Any]], p: str, v: str, x: float, m: str, cc
 def diff(rows: List[Dict[str, Any]], p: str, a: str, b: str, x: float, m: str, cc: str = HEADLINE_CC) -> Paired:
     """Metric `m` of variant a − variant b at (p, x, cc), paired by seed."""
     get = field(m)
-    return paired(by_seed(rows, get, scenario=p, variant=a, x=x, cc=cc), by_seed(rows, get, scenario=p, variant=b, x=x, cc=cc))
+    return paired(
+        by_seed(rows, get, scenario=p, variant=a, x=x, cc=cc), by_seed(rows, get, scenario=p, variant=b, x=x, cc=cc)
+    )
 
 
-def flatness(rows: List[Dict[str, Any]], variant: str, default: str = "standard", cc: str = HEADLINE_CC,
-             min_share: float = MIN_SHARE, factor: float = FLAT_FACTOR) -> Dict[str, Any]:
+def flatness(
+    rows: List[Dict[str, Any]],
+    variant: str,
+    default: str = "standard",
+    cc: str = HEADLINE_CC,
+    min_share: float = MIN_SHARE,
+    factor: float = FLAT_FACTOR,
+) -> Dict[str, Any]:
     """P1's flat recovery time (Fig. 10), tested where path 2 is really used: over the path-2 delays
     at which both `variant` and `default` carry at least `min_share` of the data on path 2 (mean
     over seeds), the growth of the mean recovery time from detection from the shortest to the
@@ -243,13 +329,20 @@ def flatness(rows: List[Dict[str, Any]], variant: str, default: str = "standard"
     def growth(v: str) -> Dict[Any, Optional[float]]:
         a = by_seed(s2, det, variant=v, x=hi)
         b = by_seed(s2, det, variant=v, x=lo)
-        return {sd: (a[sd] - b[sd]) if a.get(sd) is not None and b.get(sd) is not None else None for sd in set(a) & set(b)}
+        return {
+            sd: (a[sd] - b[sd]) if a.get(sd) is not None and b.get(sd) is not None else None for sd in set(a) & set(b)
+        }
 
     gv, gd = growth(variant), growth(default)
     out["growth"] = paired(gv, {sd: 0.0 for sd in gv})
     out["default_growth"] = paired(gd, {sd: 0.0 for sd in gd})
-    test = paired({sd: (gv[sd] - factor * gd[sd]) if gv.get(sd) is not None and gd.get(sd) is not None else None
-                   for sd in set(gv) & set(gd)}, {sd: 0.0 for sd in set(gv) & set(gd)})
+    test = paired(
+        {
+            sd: (gv[sd] - factor * gd[sd]) if gv.get(sd) is not None and gd.get(sd) is not None else None
+            for sd in set(gv) & set(gd)
+        },
+        {sd: 0.0 for sd in set(gv) & set(gd)},
+    )
     out["test"] = test
     out["holds"] = None if test.sign is None else test.sign < 0
     return out
@@ -276,8 +369,15 @@ def write_figures(out_dir: Path, agg: Dict[Point, Dict[str, Any]], parts: Sequen
                 pts = [(x, _val(agg, part, v, x, m)) for x in xs]
                 pts = [(x, val) for x, val in pts if isinstance(val, tuple) and val[0] is not None]
                 if pts:
-                    ax.errorbar([x for x, _ in pts], [val[0] for _, val in pts], yerr=[val[1] or 0.0 for _, val in pts],
-                                marker="o", ms=3, capsize=2, label=LABEL[v])
+                    ax.errorbar(
+                        [x for x, _ in pts],
+                        [val[0] for _, val in pts],
+                        yerr=[val[1] or 0.0 for _, val in pts],
+                        marker="o",
+                        ms=3,
+                        capsize=2,
+                        label=LABEL[v],
+                    )
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
             if log_x:
@@ -292,17 +392,43 @@ def write_figures(out_dir: Path, agg: Dict[Point, Dict[str, Any]], parts: Sequen
 
     bars = "mean ± 95 % CI over seeds"
     if "s1" in parts:
-        lines("s1", [("goodput_mbps", "goodput (Mbit/s)"), ("path2_share", "share of the data on path 2")],
-              "path-2 rate (Mbit/s)", f"Fig. 8: throughput vs path-2 rate ({bars})", "fig8-throughput.png", True)
-        lines("s1", [("rcvbuf_mean_packets", "receive-buffer occupancy (packets)")], "path-2 rate (Mbit/s)",
-              f"Fig. 9: packets waiting in the receive buffer vs path-2 rate ({bars})", "fig9-rcvbuf.png", True)
+        lines(
+            "s1",
+            [("goodput_mbps", "goodput (Mbit/s)"), ("path2_share", "share of the data on path 2")],
+            "path-2 rate (Mbit/s)",
+            f"Fig. 8: throughput vs path-2 rate ({bars})",
+            "fig8-throughput.png",
+            True,
+        )
+        lines(
+            "s1",
+            [("rcvbuf_mean_packets", "receive-buffer occupancy (packets)")],
+            "path-2 rate (Mbit/s)",
+            f"Fig. 9: packets waiting in the receive buffer vs path-2 rate ({bars})",
+            "fig9-rcvbuf.png",
+            True,
+        )
     if "s2" in parts:
-        lines("s2", [("path2_recovery_from_send_mean_ms", "from the original send (ms)"),
-                     ("path2_recovery_from_detection_mean_ms", "from detection (ms)"),
-                     ("path2_share", "share of the data on path 2")], "path-2 one-way delay (ms)",
-              f"Fig. 10: mean loss-recovery time of path-2 losses vs path-2 delay ({bars})", "fig10-recovery-time.png", False)
-        lines("s2", [("rcvbuf_mean_packets", "receive-buffer occupancy (packets)")], "path-2 one-way delay (ms)",
-              f"Fig. 11: packets waiting in the receive buffer vs path-2 delay ({bars})", "fig11-rcvbuf.png", False)
+        lines(
+            "s2",
+            [
+                ("path2_recovery_from_send_mean_ms", "from the original send (ms)"),
+                ("path2_recovery_from_detection_mean_ms", "from detection (ms)"),
+                ("path2_share", "share of the data on path 2"),
+            ],
+            "path-2 one-way delay (ms)",
+            f"Fig. 10: mean loss-recovery time of path-2 losses vs path-2 delay ({bars})",
+            "fig10-recovery-time.png",
+            False,
+        )
+        lines(
+            "s2",
+            [("rcvbuf_mean_packets", "receive-buffer occupancy (packets)")],
+            "path-2 one-way delay (ms)",
+            f"Fig. 11: packets waiting in the receive buffer vs path-2 delay ({bars})",
+            "fig11-rcvbuf.png",
+            False,
+        )
     return figs
 
 
@@ -315,7 +441,7 @@ def _xs(xs: Sequence[float]) -> str:
 
 
 def _verdicts(ds: Dict[float, Paired], higher: str, lower: str) -> str:
-    """"higher at 1, 2; lower at 10; no difference at 5" over the sweep values."""
+    """ "higher at 1, 2; lower at 10; no difference at 5" over the sweep values."""
     groups: Dict[str, List[float]] = {}
     for x, d in sorted(ds.items()):
         groups.setdefault(d.words(higher, lower, "no difference"), []).append(x)
@@ -347,11 +473,13 @@ def _flat_sentence(fl: Dict[str, Any]) -> str:
     if fl["holds"] is None:
         where = f"at {_xs(fl['delays'])} ms only" if fl["delays"] else "at no delay of the sweep"
         return f"Flatness of {v}: not testable — both it and standard carry ≥ {MIN_SHARE:.0%} of the data on path 2 {where}."
-    return (f"Flatness of {v} where both it and standard carry ≥ {MIN_SHARE:.0%} on path 2 ({_xs(fl['delays'])} ms): "
-            f"recovery from detection grows by {fl['growth'].text(1, 'ms')} from {fl['delays'][0]:g} to "
-            f"{fl['delays'][-1]:g} ms, standard's by {fl['default_growth'].text(1, 'ms')}; growth − {FLAT_FACTOR:g} × "
-            f"standard's = {fl['test'].text(1, 'ms')}: **{'holds' if fl['holds'] else 'does not hold'}** (the claim needs "
-            "that CI below 0).")
+    return (
+        f"Flatness of {v} where both it and standard carry ≥ {MIN_SHARE:.0%} on path 2 ({_xs(fl['delays'])} ms): "
+        f"recovery from detection grows by {fl['growth'].text(1, 'ms')} from {fl['delays'][0]:g} to "
+        f"{fl['delays'][-1]:g} ms, standard's by {fl['default_growth'].text(1, 'ms')}; growth − {FLAT_FACTOR:g} × "
+        f"standard's = {fl['test'].text(1, 'ms')}: **{'holds' if fl['holds'] else 'does not hold'}** (the claim needs "
+        "that CI below 0)."
+    )
 
 
 def worked_examples_section() -> List[str]:
@@ -361,44 +489,62 @@ def worked_examples_section() -> List[str]:
     out: List[str] = []
     w = out.append
     w("## Worked examples: Figs. 5 and 6 replayed packet by packet\n")
-    w("The delay-predictive scheduler places each packet, each path's FIFO drains through the simulator's link model "
-      "(a 1500-byte packet takes `D_t`; a lone packet arrives `RTT/2` after it is sent), and the arrivals feed the MPTCP "
-      "receiver with receiver-based recovery (`mptcp::p1_examples`, checked by `crates/sim/tests/p1_examples.rs`). "
-      "The paper's figures give the assignments, not the delays: the path numbers are ours, chosen so that P1's rule "
-      "gives the paper's assignment. Times in ms.\n")
+    w(
+        "The delay-predictive scheduler places each packet, each path's FIFO drains through the simulator's link model "
+        "(a 1500-byte packet takes `D_t`; a lone packet arrives `RTT/2` after it is sent), and the arrivals feed the MPTCP "
+        "receiver with receiver-based recovery (`mptcp::p1_examples`, checked by `crates/sim/tests/p1_examples.rs`). "
+        "The paper's figures give the assignments, not the delays: the path numbers are ours, chosen so that P1's rule "
+        "gives the paper's assignment. Times in ms.\n"
+    )
     for ex in json.loads(_core.p1_worked_examples()):
-        paths = "; ".join(f"path {p['path']}: RTT {p['rtt_us'] / 1000:g} ms, D_t {p['d_t_us'] / 1000:g} ms" for p in ex["paths"])
-        what = ("Fig. 5 (scheduling)" if ex["figure"] == "fig5" else
-                "Fig. 6 (receiver-based recovery; packet 7 is lost on path 2)")
+        paths = "; ".join(
+            f"path {p['path']}: RTT {p['rtt_us'] / 1000:g} ms, D_t {p['d_t_us'] / 1000:g} ms" for p in ex["paths"]
+        )
+        what = (
+            "Fig. 5 (scheduling)"
+            if ex["figure"] == "fig5"
+            else "Fig. 6 (receiver-based recovery; packet 7 is lost on path 2)"
+        )
         w(f"**{what}** — {paths}.\n")
         w("| packet (DSN) | path | subflow seq | predicted arrival | actual arrival | receiver |")
         w("|---|---|---|---|---|---|")
         for r in ex["rows"]:
             actual = "lost" if r["actual_us"] is None else f"{r['actual_us'] / 1000:.3f}"
-            w(f"| {r['packet']}{' (copy)' if r['copy'] else ''} | {r['path']} | {r['subflow_seq']} | "
-              f"{r['predicted_us'] / 1000:.3f} | {actual} | {r['receiver']} |")
-        reqs = "; ".join(f"packet {q['packet']} asked for on path {q['path']} at {q['at_us'] / 1000:.3f} ms" for q in ex["requests"])
+            w(
+                f"| {r['packet']}{' (copy)' if r['copy'] else ''} | {r['path']} | {r['subflow_seq']} | "
+                f"{r['predicted_us'] / 1000:.3f} | {actual} | {r['receiver']} |"
+            )
+        reqs = "; ".join(
+            f"packet {q['packet']} asked for on path {q['path']} at {q['at_us'] / 1000:.3f} ms" for q in ex["requests"]
+        )
         w(f"\nRequests: {reqs or 'none'}. Delivered in order at the end: {ex['delivered_packets']} packets.\n")
     return out
 
 
-def render_report(agg: Dict[Point, Dict[str, Any]], rows: List[Dict[str, Any]], prov: Dict[str, Any],
-                  figs: Dict[str, str], parts: Sequence[str]) -> str:
+def render_report(
+    agg: Dict[Point, Dict[str, Any]],
+    rows: List[Dict[str, Any]],
+    prov: Dict[str, Any],
+    figs: Dict[str, str],
+    parts: Sequence[str],
+) -> str:
     out: List[str] = []
     w = out.append
     seeds = prov["seeds"]
     _fci = lambda val, nd=2, sc=1.0: _fci_seeds(val, nd, sc, seeds)  # noqa: E731 - says n where seeds are missing
     w("# P1 reproduction: delay-predictive scheduling and receiver-based recovery on heterogeneous paths\n")
-    w("Paper: *Packet Scheduling Scheme and Receiver-Based Recovery Scheme for MPTCP in Heterogeneous "
-      "Networks* (J-KICS 2012), Table 2 setup: 1500-byte packets, 500-packet receive buffer, 1 % random loss "
-      "on path 2 only. The paper publishes curves only (Figs. 8–11), so the comparison is of their shape. "
-      f"Every number is the mean over {seeds} seeds ± the 95 % Student-t half-width over seeds, of the values in "
-      "`results.csv` (a run's loss-recovery time is its own mean over its path-2 losses; a run without any has none, "
-      f"and a cell over fewer than {seeds} seeds says how many: \"(n = 3)\"). Every comparison is the "
-      "difference paired by seed (the same seed draws the same losses): \"higher\"/\"lower\" only where its 95 % CI "
-      "excludes 0, \"no difference\" otherwise. Single-path TCP on path 1 depends on neither path 2 nor the seed "
-      "(path 1 has no random loss), so in the full run one TCP run per controller stands for all its rates and seeds "
-      "(`tcp runs reused` below; the quick run checks the premise). docs/p1.md explains the readings.\n")
+    w(
+        "Paper: *Packet Scheduling Scheme and Receiver-Based Recovery Scheme for MPTCP in Heterogeneous "
+        "Networks* (J-KICS 2012), Table 2 setup: 1500-byte packets, 500-packet receive buffer, 1 % random loss "
+        "on path 2 only. The paper publishes curves only (Figs. 8–11), so the comparison is of their shape. "
+        f"Every number is the mean over {seeds} seeds ± the 95 % Student-t half-width over seeds, of the values in "
+        "`results.csv` (a run's loss-recovery time is its own mean over its path-2 losses; a run without any has none, "
+        f'and a cell over fewer than {seeds} seeds says how many: "(n = 3)"). Every comparison is the '
+        'difference paired by seed (the same seed draws the same losses): "higher"/"lower" only where its 95 % CI '
+        'excludes 0, "no difference" otherwise. Single-path TCP on path 1 depends on neither path 2 nor the seed '
+        "(path 1 has no random loss), so in the full run one TCP run per controller stands for all its rates and seeds "
+        "(`tcp runs reused` below; the quick run checks the premise). docs/p1.md explains the readings.\n"
+    )
     w(f"**Congestion control.** {HEADLINE_WHY}\n")
     out.extend(worked_examples_section())
     if "s1" in parts:
@@ -423,69 +569,100 @@ def render_report(agg: Dict[Point, Dict[str, Any]], rows: List[Dict[str, Any]], 
         below = {x: diff(rows, "s1", "minrtt", "tcp", x, "goodput_mbps") for x in xs}
         dp_g = {x: diff(rows, "s1", "delay-predictive", "minrtt", x, "goodput_mbps") for x in xs}
         dp_b = {x: diff(rows, "s1", "delay-predictive", "minrtt", x, "rcvbuf_mean_packets") for x in xs}
-        w("\n**Against the paper's shape** (paired differences, path-2 rates in Mbit/s). The paper: standard MPTCP "
-          "falls below single-path TCP on path 1 when path 2 is much slower; the proposed scheduler reduces that loss "
-          "and holds fewer packets in the receive buffer.")
+        w(
+            "\n**Against the paper's shape** (paired differences, path-2 rates in Mbit/s). The paper: standard MPTCP "
+            "falls below single-path TCP on path 1 when path 2 is much slower; the proposed scheduler reduces that loss "
+            "and holds fewer packets in the receive buffer."
+        )
         w(f"- Goodput, minRTT − TCP on path 1: {_verdicts(below, 'above', 'below')}.")
         w(f"- Goodput, delay-predictive − minRTT: {_verdicts(dp_g, 'higher', 'lower')}.")
         w(f"- Receive buffer, delay-predictive − minRTT: {_verdicts(dp_b, 'more', 'fewer')}.")
-        w("\n| path-2 rate (Mbit/s) | goodput minRTT − TCP | goodput delay-predictive − minRTT | buffer delay-predictive − minRTT (packets) |")
+        w(
+            "\n| path-2 rate (Mbit/s) | goodput minRTT − TCP | goodput delay-predictive − minRTT | buffer delay-predictive − minRTT (packets) |"
+        )
         w("|---|---|---|---|")
         for x in xs:
             w(f"| {x:g} | {below[x].text()} | {dp_g[x].text()} | {dp_b[x].text(1)} |")
         dx = sorted({x for (p, v, x, cc) in agg if p == "s1" and v == "delay-predictive-fifo"})
         if dx:
             w("\n### Where the receive buffer's packets come from (Fig. 9)\n")
-            w("Out-of-order packets (time-weighted mean) split by the hole they wait behind: a path-2 packet that arrives "
-              "*late* (its original, overtaken by later data on path 1), a path-2 packet that was lost (filled by a copy), "
-              "or a path-1 packet. `delay-predictive, FIFO on every path` is P1's rule taken literally: a segment is also "
-              "queued behind a full window on the slower path (docs/p1.md).\n")
-            w("| path-2 rate (Mbit/s) | variant | buffer | behind late path-2 originals | behind lost path-2 packets | behind path 1 | path-2 share (%) |")
+            w(
+                "Out-of-order packets (time-weighted mean) split by the hole they wait behind: a path-2 packet that arrives "
+                "*late* (its original, overtaken by later data on path 1), a path-2 packet that was lost (filled by a copy), "
+                "or a path-1 packet. `delay-predictive, FIFO on every path` is P1's rule taken literally: a segment is also "
+                "queued behind a full window on the slower path (docs/p1.md).\n"
+            )
+            w(
+                "| path-2 rate (Mbit/s) | variant | buffer | behind late path-2 originals | behind lost path-2 packets | behind path 1 | path-2 share (%) |"
+            )
             w("|---|---|---|---|---|---|---|")
             for x in dx:
                 for v in ("minrtt", "delay-predictive", "delay-predictive-fifo"):
                     g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s1", v, x, m), nd, sc)
-                    w(f"| {x:g} | {LABEL[v]} | {g('rcvbuf_mean_packets')} | {g('ofo_behind_path2_late_packets')} | "
-                      f"{g('ofo_behind_path2_copy_packets')} | {g('ofo_behind_path1_packets')} | {g('path2_share', 1, 100.0)} |")
-            lit = {x: diff(rows, "s1", "delay-predictive", "delay-predictive-fifo", x, "rcvbuf_mean_packets") for x in dx}
-            late = {x: diff(rows, "s1", "delay-predictive", "delay-predictive-fifo", x, "ofo_behind_path2_late_packets") for x in dx}
+                    w(
+                        f"| {x:g} | {LABEL[v]} | {g('rcvbuf_mean_packets')} | {g('ofo_behind_path2_late_packets')} | "
+                        f"{g('ofo_behind_path2_copy_packets')} | {g('ofo_behind_path1_packets')} | {g('path2_share', 1, 100.0)} |"
+                    )
+            lit = {
+                x: diff(rows, "s1", "delay-predictive", "delay-predictive-fifo", x, "rcvbuf_mean_packets") for x in dx
+            }
+            late = {
+                x: diff(rows, "s1", "delay-predictive", "delay-predictive-fifo", x, "ofo_behind_path2_late_packets")
+                for x in dx
+            }
             litm = {x: diff(rows, "s1", "delay-predictive-fifo", "minrtt", x, "rcvbuf_mean_packets") for x in dx}
             w(f"\n- Buffer, literal FIFO − minRTT: {_verdicts(litm, 'more', 'fewer')}.")
-            w(f"- Buffer, delay-predictive − literal FIFO: {_verdicts(lit, 'more', 'fewer')}; packets behind late "
-              f"path-2 originals: {_verdicts(late, 'more', 'fewer')}.")
+            w(
+                f"- Buffer, delay-predictive − literal FIFO: {_verdicts(lit, 'more', 'fewer')}; packets behind late "
+                f"path-2 originals: {_verdicts(late, 'more', 'fewer')}."
+            )
         if "fig8" in figs:
             w(f"\n![Fig. 8]({figs['fig8']})\n\n![Fig. 9]({figs['fig9']})\n")
     if "s2" in parts:
         xs = sorted({x for (p, v, x, cc) in agg if p == "s2" and cc == HEADLINE_CC})
         w(f"## Scenario 2 — path 2's delay swept (Figs. 10, 11; {prov['duration_s']['s2']:g} s runs)\n")
-        w("Path 1 50 Mbit/s, 3 ms; path 2 50 Mbit/s. Each cell: mean loss-recovery time of path-2 losses from detection "
-          "(docs/metrics.md) ± CI, ms / the same from the original send / path-2 losses per run / share of the data on "
-          "path 2 (%):\n")
+        w(
+            "Path 1 50 Mbit/s, 3 ms; path 2 50 Mbit/s. Each cell: mean loss-recovery time of path-2 losses from detection "
+            "(docs/metrics.md) ± CI, ms / the same from the original send / path-2 losses per run / share of the data on "
+            "path 2 (%):\n"
+        )
         w("| path-2 delay (ms) | " + " | ".join(LABEL[v] for v in MAIN["s2"]) + " |")
         w("|---|" + "---|" * len(MAIN["s2"]))
         for x in xs:
             cells = []
             for v in MAIN["s2"]:
                 g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s2", v, x, m), nd, sc)
-                cells.append(f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_recovery_from_send_mean_ms')} / "
-                             f"{g('path2_losses', 1)} / {g('path2_share', 1, 100.0)} %")
+                cells.append(
+                    f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_recovery_from_send_mean_ms')} / "
+                    f"{g('path2_losses', 1)} / {g('path2_share', 1, 100.0)} %"
+                )
             w(f"| {x:g} | " + " | ".join(cells) + " |")
         w("\nPackets waiting in the receive buffer, and goodput (Mbit/s):\n")
         w("| path-2 delay (ms) | " + " | ".join(LABEL[v] for v in MAIN["s2"]) + " |")
         w("|---|" + "---|" * len(MAIN["s2"]))
         for x in xs:
-            w(f"| {x:g} | " + " | ".join(
-                f"{_fci(_val(agg, 's2', v, x, 'rcvbuf_mean_packets'), 1)} pkts, "
-                f"{_fci(_val(agg, 's2', v, x, 'goodput_mbps'), 1)} Mbit/s" for v in MAIN["s2"]) + " |")
-        w("\n**Against the paper's shape.** The paper: with its recovery, the loss-recovery time stays constant as "
-          "path-2 delay grows, while standard MPTCP's grows with it; the receive-buffer occupancy stays flat. From the "
-          "original send no scheme can be flat (a path-2 loss shows one path-2 delay after the send), so the flat curve "
-          "is looked for from detection, and only where path 2 carries a real share of the data.")
+            w(
+                f"| {x:g} | "
+                + " | ".join(
+                    f"{_fci(_val(agg, 's2', v, x, 'rcvbuf_mean_packets'), 1)} pkts, "
+                    f"{_fci(_val(agg, 's2', v, x, 'goodput_mbps'), 1)} Mbit/s"
+                    for v in MAIN["s2"]
+                )
+                + " |"
+            )
+        w(
+            "\n**Against the paper's shape.** The paper: with its recovery, the loss-recovery time stays constant as "
+            "path-2 delay grows, while standard MPTCP's grows with it; the receive-buffer occupancy stays flat. From the "
+            "original send no scheme can be flat (a path-2 loss shows one path-2 delay after the send), so the flat curve "
+            "is looked for from detection, and only where path 2 carries a real share of the data."
+        )
         for v in ("standard+recovery", "proposed"):
             rec = {x: diff(rows, "s2", v, "standard", x, "path2_recovery_from_detection_mean_ms") for x in xs}
             buf = {x: diff(rows, "s2", v, "standard", x, "rcvbuf_mean_packets") for x in xs}
-            w(f"- {LABEL[v]} − standard, recovery from detection: {_verdicts(rec, 'longer', 'shorter')} ms delay; "
-              f"receive buffer: {_verdicts(buf, 'more', 'fewer')} ms delay.")
+            w(
+                f"- {LABEL[v]} − standard, recovery from detection: {_verdicts(rec, 'longer', 'shorter')} ms delay; "
+                f"receive buffer: {_verdicts(buf, 'more', 'fewer')} ms delay."
+            )
             w(f"- {_flat_sentence(flatness(rows, v))}")
         if "fig10" in figs:
             w(f"\n![Fig. 10]({figs['fig10']})\n\n![Fig. 11]({figs['fig11']})\n")
@@ -493,12 +670,18 @@ def render_report(agg: Dict[Point, Dict[str, Any]], rows: List[Dict[str, Any]], 
     if sens:
         ccs = [HEADLINE_CC] + SENS_CCS
         w("## Sensitivity to the congestion control\n")
-        w(f"The same points with every subflow (and single-path TCP) under each controller; LIA is coupled (RFC 6356), "
-          f"and single-path TCP under it is Reno. The headline above uses {CC_LABEL[HEADLINE_CC]}.\n")
+        w(
+            f"The same points with every subflow (and single-path TCP) under each controller; LIA is coupled (RFC 6356), "
+            f"and single-path TCP under it is Reno. The headline above uses {CC_LABEL[HEADLINE_CC]}.\n"
+        )
         s1x = [x for p, x in sens if p == "s1"]
         if s1x:
             w("Scenario 1: goodput (Mbit/s) / receive buffer (packets) / path-2 share (%):\n")
-            w("| controller | path-2 rate (Mbit/s) | " + " | ".join(LABEL[v] for v in SENS_VARIANTS["s1"]) + " | delay-predictive − minRTT: goodput / buffer |")
+            w(
+                "| controller | path-2 rate (Mbit/s) | "
+                + " | ".join(LABEL[v] for v in SENS_VARIANTS["s1"])
+                + " | delay-predictive − minRTT: goodput / buffer |"
+            )
             w("|---|---|" + "---|" * (len(SENS_VARIANTS["s1"]) + 1))
             for cc in ccs:
                 for x in s1x:
@@ -506,48 +689,86 @@ def render_report(agg: Dict[Point, Dict[str, Any]], rows: List[Dict[str, Any]], 
                     for v in SENS_VARIANTS["s1"]:
                         vcc = HEADLINE_CC if (v == "tcp" and cc in COUPLED) else cc
                         g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s1", v, x, m, vcc), nd, sc)
-                        cells.append(g("goodput_mbps") if v == "tcp" else
-                                     f"{g('goodput_mbps')} / {g('rcvbuf_mean_packets')} / {g('path2_share', 1, 100.0)}")
+                        cells.append(
+                            g("goodput_mbps")
+                            if v == "tcp"
+                            else f"{g('goodput_mbps')} / {g('rcvbuf_mean_packets')} / {g('path2_share', 1, 100.0)}"
+                        )
                     dg = diff(rows, "s1", "delay-predictive", "minrtt", x, "goodput_mbps", cc)
                     db = diff(rows, "s1", "delay-predictive", "minrtt", x, "rcvbuf_mean_packets", cc)
-                    w(f"| {CC_LABEL[cc]} | {x:g} | " + " | ".join(cells) +
-                      f" | {dg.words()} ({dg.text(1)}) / {db.words('more', 'fewer')} ({db.text(1)}) |")
+                    w(
+                        f"| {CC_LABEL[cc]} | {x:g} | "
+                        + " | ".join(cells)
+                        + f" | {dg.words()} ({dg.text(1)}) / {db.words('more', 'fewer')} ({db.text(1)}) |"
+                    )
         s2x = [x for p, x in sens if p == "s2"]
         if s2x:
             w("\nScenario 2: recovery from detection (ms) / path-2 share (%) / receive buffer (packets):\n")
-            w("| controller | path-2 delay (ms) | " + " | ".join(LABEL[v] for v in SENS_VARIANTS["s2"]) + " | receiver-based − standard, recovery |")
+            w(
+                "| controller | path-2 delay (ms) | "
+                + " | ".join(LABEL[v] for v in SENS_VARIANTS["s2"])
+                + " | receiver-based − standard, recovery |"
+            )
             w("|---|---|" + "---|" * (len(SENS_VARIANTS["s2"]) + 1))
             for cc in ccs:
                 for x in s2x:
                     cells = []
                     for v in SENS_VARIANTS["s2"]:
                         g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s2", v, x, m, cc), nd, sc)
-                        cells.append(f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_share', 1, 100.0)} / {g('rcvbuf_mean_packets')}")
-                    d = diff(rows, "s2", "standard+recovery", "standard", x, "path2_recovery_from_detection_mean_ms", cc)
-                    w(f"| {CC_LABEL[cc]} | {x:g} | " + " | ".join(cells) + f" | {d.words('longer', 'shorter')} ({d.text(1)}) |")
+                        cells.append(
+                            f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_share', 1, 100.0)} / {g('rcvbuf_mean_packets')}"
+                        )
+                    d = diff(
+                        rows, "s2", "standard+recovery", "standard", x, "path2_recovery_from_detection_mean_ms", cc
+                    )
+                    w(
+                        f"| {CC_LABEL[cc]} | {x:g} | "
+                        + " | ".join(cells)
+                        + f" | {d.words('longer', 'shorter')} ({d.text(1)}) |"
+                    )
             w("")
         share_lines = []
         for p, v, pxs in (("s1", "minrtt", s1x), ("s2", "standard", s2x)):
             for cc in SENS_CCS:
                 get = field("path2_share")
-                ds = {x: paired(by_seed(rows, get, scenario=p, variant=v, x=x, cc=cc),
-                                by_seed(rows, get, scenario=p, variant=v, x=x, cc=HEADLINE_CC)) for x in pxs}
+                ds = {
+                    x: paired(
+                        by_seed(rows, get, scenario=p, variant=v, x=x, cc=cc),
+                        by_seed(rows, get, scenario=p, variant=v, x=x, cc=HEADLINE_CC),
+                    )
+                    for x in pxs
+                }
                 if ds:
                     unit = "Mbit/s" if p == "s1" else "ms"
-                    share_lines.append(f"- Path-2 share of {LABEL[v]}, {CC_LABEL[cc]} − {CC_LABEL[HEADLINE_CC]}: "
-                                       f"{_verdicts(ds, 'higher', 'lower')} {unit} ("
-                                       + ", ".join(f"{x:g}: {_points(d)}" for x, d in sorted(ds.items())) + ").")
+                    share_lines.append(
+                        f"- Path-2 share of {LABEL[v]}, {CC_LABEL[cc]} − {CC_LABEL[HEADLINE_CC]}: "
+                        f"{_verdicts(ds, 'higher', 'lower')} {unit} ("
+                        + ", ".join(f"{x:g}: {_points(d)}" for x, d in sorted(ds.items()))
+                        + ")."
+                    )
         out.extend(share_lines)
         if s2x:
-            w("\nThe flatness claim under each controller (the rule of scenario 2: only delays at which both the scheme "
-              f"and standard carry ≥ {MIN_SHARE:.0%} of the data on path 2):\n")
+            w(
+                "\nThe flatness claim under each controller (the rule of scenario 2: only delays at which both the scheme "
+                f"and standard carry ≥ {MIN_SHARE:.0%} of the data on path 2):\n"
+            )
             for cc in SENS_CCS:
                 for v in ("standard+recovery", "proposed"):
                     w(f"- {CC_LABEL[cc]}: {_flat_sentence(flatness(rows, v, cc=cc))}")
         w("")
     w("## Provenance\n")
-    for k in ("command", "mobipath_version", "git_revision", "core_build_git_revision", "seeds", "runs", "reused_runs",
-              "tcp_runs_reused", "jobs", "wall_time_s"):
+    for k in (
+        "command",
+        "mobipath_version",
+        "git_revision",
+        "core_build_git_revision",
+        "seeds",
+        "runs",
+        "reused_runs",
+        "tcp_runs_reused",
+        "jobs",
+        "wall_time_s",
+    ):
         if k in prov:
             w(f"- {k.replace('_', ' ')}: `{prov[k]}`")
     w("- scenario files: `scenarios/` next to this report; one row per run in `results.csv`.")
@@ -558,9 +779,17 @@ def render_report(agg: Dict[Point, Dict[str, Any]], rows: List[Dict[str, Any]], 
 # The experiment
 
 
-def reproduce(out_dir: Path, *, seeds: int = 10, parts: Sequence[str] = ("s1", "s2"), jobs: Optional[int] = None,
-              quick: bool = False, command: str = "",
-              progress: Optional[Callable[[str, int], Any]] = None, resume: bool = True) -> Dict[str, Any]:
+def reproduce(
+    out_dir: Path,
+    *,
+    seeds: int = 10,
+    parts: Sequence[str] = ("s1", "s2"),
+    jobs: Optional[int] = None,
+    quick: bool = False,
+    command: str = "",
+    progress: Optional[Callable[[str, int], Any]] = None,
+    resume: bool = True,
+) -> Dict[str, Any]:
     """Runs P1's two scenarios and writes the report into `out_dir`; returns the summary.
     `progress(description, total)` returns an object with `advance()` (or None for silence).
     Finished runs are kept in ``out_dir/runs`` and reused by the next call; `resume=False`
@@ -593,8 +822,9 @@ def reproduce(out_dir: Path, *, seeds: int = 10, parts: Sequence[str] = ("s1", "
     if bar is not None and stand_in:
         for _ in stand_in:
             bar.advance()
-    results, n_jobs = run_all(todo, run_one, lambda k: (k, paths[k[:4]]), jobs, bar, cache,
-                              lambda k: json.dumps(["p1 run", k, texts[k[:4]]]))
+    results, n_jobs = run_all(
+        todo, run_one, lambda k: (k, paths[k[:4]]), jobs, bar, cache, lambda k: json.dumps(["p1 run", k, texts[k[:4]]])
+    )
     for k, c in stand_in.items():
         results[k] = {**results[c], "x": k[2], "seed": k[4]}
     rows = [results[k] for k in keys]  # plan order, independent of completion order
@@ -602,7 +832,17 @@ def reproduce(out_dir: Path, *, seeds: int = 10, parts: Sequence[str] = ("s1", "
     written = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]
     agg = aggregate(written)
     figs = write_figures(out_dir, agg, parts)
-    prov = provenance_record(command, seeds=seeds, runs=len(rows), reused=cache.reused, jobs=n_jobs, t0=t0,
-                             scenarios=list(parts), duration_s={p: durations[p] for p in parts},
-                             headline_cc=HEADLINE_CC, sensitivity_ccs=SENS_CCS, tcp_runs_reused=len(stand_in))
+    prov = provenance_record(
+        command,
+        seeds=seeds,
+        runs=len(rows),
+        reused=cache.reused,
+        jobs=n_jobs,
+        t0=t0,
+        scenarios=list(parts),
+        duration_s={p: durations[p] for p in parts},
+        headline_cc=HEADLINE_CC,
+        sensitivity_ccs=SENS_CCS,
+        tcp_runs_reused=len(stand_in),
+    )
     return write_outputs(out_dir, prov, agg_to_json(agg), render_report(agg, written, prov, figs, parts))

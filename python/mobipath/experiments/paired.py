@@ -6,6 +6,7 @@ capacity schedule, handoff times), so their per-seed difference removes that sha
 stated. A sentence says "higher"/"lower" only when that interval excludes 0, and "no
 difference" otherwise.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ class Paired:
         return "not measured" if s is None else (higher if s > 0 else lower if s < 0 else same)
 
     def text(self, nd: int = 2, unit: str = "") -> str:
-        """"+1.23 ± 0.45 unit (n = 10)"; "n/a" when not measured."""
+        """ "+1.23 ± 0.45 unit (n = 10)"; "n/a" when not measured."""
         if self.mean is None:
             return "n/a"
         ci = "" if self.ci is None else f" ± {self.ci:.{nd}f}"
@@ -49,7 +50,9 @@ def paired(a: Mapping[Hashable, Optional[float]], b: Mapping[Hashable, Optional[
     return Paired(m, ci, len(d))
 
 
-def by_seed(rows: Iterable[Dict[str, Any]], value: Callable[[Dict[str, Any]], Optional[float]], **match: Any) -> Dict[Any, Optional[float]]:
+def by_seed(
+    rows: Iterable[Dict[str, Any]], value: Callable[[Dict[str, Any]], Optional[float]], **match: Any
+) -> Dict[Any, Optional[float]]:
     """seed → value(row) for the rows whose fields equal `match` (one row per seed)."""
     out: Dict[Any, Optional[float]] = {}
     for r in rows:

@@ -1,4 +1,5 @@
 """Router components: what runs on a real Linux MPTCP router (`mobipath router ...`)."""
+
 from __future__ import annotations
 
 import json
@@ -19,26 +20,95 @@ app.command("proxy")(_proxy.router_proxy)
 
 @app.command("pha-d")
 def pha_d(
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="Run the Rust daemon (mobipath-proxy pha-d) with this TOML config ([pha_d], and [router] to run the router proxy in the same process; crates/proxy/README.md). The other options are then not used.", show_default=False),
-    check: bool = typer.Option(False, "--check", help="With --config: only validate the config (exit 0 if valid, 2 with the field named if not)."),
-    table: Optional[Path] = typer.Option(None, "--table", help="Python controller: handover table CSV (`mobipath hotable learn` / `learn-recorded`).", show_default=False),
-    track: Optional[Path] = typer.Option(None, "--track", help="Python controller: the line's track, a lat,lon CSV polyline (same as learn-recorded).", show_default=False),
-    subflow: Optional[List[str]] = typer.Option(None, "--subflow", help="Python controller: OPERATOR=ENDPOINT_ID[:IFACE], once per uplink, e.g. A=1:wwan0.", show_default=False),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        "-c",
+        help="Run the Rust daemon (mobipath-proxy pha-d) with this TOML config ([pha_d], and [router] to run the router proxy in the same process; crates/proxy/README.md). The other options are then not used.",
+        show_default=False,
+    ),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="With --config: only validate the config (exit 0 if valid, 2 with the field named if not).",
+    ),
+    table: Optional[Path] = typer.Option(
+        None,
+        "--table",
+        help="Python controller: handover table CSV (`mobipath hotable learn` / `learn-recorded`).",
+        show_default=False,
+    ),
+    track: Optional[Path] = typer.Option(
+        None,
+        "--track",
+        help="Python controller: the line's track, a lat,lon CSV polyline (same as learn-recorded).",
+        show_default=False,
+    ),
+    subflow: Optional[List[str]] = typer.Option(
+        None,
+        "--subflow",
+        help="Python controller: OPERATOR=ENDPOINT_ID[:IFACE], once per uplink, e.g. A=1:wwan0.",
+        show_default=False,
+    ),
     gpsd: str = typer.Option("127.0.0.1:2947", "--gpsd", help="gpsd's HOST:PORT."),
-    policy: str = typer.Option("paper", "--policy", help="paper (B=1 one RTT ahead), queue-aware (plus --lead-ms) or resend (B=0 re-sent until data flows)."),
+    policy: str = typer.Option(
+        "paper",
+        "--policy",
+        help="paper (B=1 one RTT ahead), queue-aware (plus --lead-ms) or resend (B=0 re-sent until data flows).",
+    ),
     lead_ms: float = typer.Option(0.0, "--lead-ms", min=0, max=10000, help="queue-aware: extra lead of B=1 in ms."),
-    rtt_ms: float = typer.Option(100.0, "--rtt-ms", help="Path RTT to the proxy in ms (e.g. from ping), in (0, 10000]; with --rtt-from, used only where no measurement exists."),
-    rtt_from: Optional[str] = typer.Option(None, "--rtt-from", help="The proxy's metrics URL (mobipath router proxy, [metrics] listen, e.g. http://127.0.0.1:9464/metrics): each subflow's RTT as the kernel measures it on the proxy's connections from that endpoint's address, read at each fix.", show_default=False),
-    gps_period_ms: float = typer.Option(1000.0, "--gps-period-ms", help="The GPS receiver's fix period in ms, in (0, 10000]."),
-    max_offset_m: float = typer.Option(50.0, "--max-offset-m", min=0, help="Fixes farther than this from the track are ignored."),
-    tick_ms: float = typer.Option(50.0, "--tick-ms", min=0, max=1000, help="Also decide this often between fixes, from the extrapolated position (0 = at fixes only)."),
+    rtt_ms: float = typer.Option(
+        100.0,
+        "--rtt-ms",
+        help="Path RTT to the proxy in ms (e.g. from ping), in (0, 10000]; with --rtt-from, used only where no measurement exists.",
+    ),
+    rtt_from: Optional[str] = typer.Option(
+        None,
+        "--rtt-from",
+        help="The proxy's metrics URL (mobipath router proxy, [metrics] listen, e.g. http://127.0.0.1:9464/metrics): each subflow's RTT as the kernel measures it on the proxy's connections from that endpoint's address, read at each fix.",
+        show_default=False,
+    ),
+    gps_period_ms: float = typer.Option(
+        1000.0, "--gps-period-ms", help="The GPS receiver's fix period in ms, in (0, 10000]."
+    ),
+    max_offset_m: float = typer.Option(
+        50.0, "--max-offset-m", min=0, help="Fixes farther than this from the track are ignored."
+    ),
+    tick_ms: float = typer.Option(
+        50.0,
+        "--tick-ms",
+        min=0,
+        max=1000,
+        help="Also decide this often between fixes, from the extrapolated position (0 = at fixes only).",
+    ),
     netns: Optional[str] = typer.Option(None, "--netns", help="Apply the flags in this network namespace."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the decisions without touching the endpoints."),
-    max_fixes: Optional[int] = typer.Option(None, "--max-fixes", min=1, help="Stop after this many fixes (default: run until stopped)."),
-    stale_s: float = typer.Option(3.0, "--stale-s", min=0.1, max=60.0, help="Fail safe (every endpoint regular) when no usable fix came for this long."),
-    min_interval_ms: float = typer.Option(1000.0, "--min-interval-ms", min=0.0, max=60000.0, help="At most one B=1 per endpoint this often (B=0 is never held back)."),
-    retry_s: float = typer.Option(2.0, "--retry-s", min=0.1, max=600.0, help="After gpsd goes away or fails: reconnect after this long."),
-    max_retries: Optional[int] = typer.Option(None, "--max-retries", min=0, help="Give up (exit 1) after this many failed gpsd sessions in a row (default: never)."),
+    max_fixes: Optional[int] = typer.Option(
+        None, "--max-fixes", min=1, help="Stop after this many fixes (default: run until stopped)."
+    ),
+    stale_s: float = typer.Option(
+        3.0,
+        "--stale-s",
+        min=0.1,
+        max=60.0,
+        help="Fail safe (every endpoint regular) when no usable fix came for this long.",
+    ),
+    min_interval_ms: float = typer.Option(
+        1000.0,
+        "--min-interval-ms",
+        min=0.0,
+        max=60000.0,
+        help="At most one B=1 per endpoint this often (B=0 is never held back).",
+    ),
+    retry_s: float = typer.Option(
+        2.0, "--retry-s", min=0.1, max=600.0, help="After gpsd goes away or fails: reconnect after this long."
+    ),
+    max_retries: Optional[int] = typer.Option(
+        None,
+        "--max-retries",
+        min=0,
+        help="Give up (exit 1) after this many failed gpsd sessions in a row (default: never).",
+    ),
 ) -> None:
     """PHA-D on the train router: marks the subflow of the operator about to hand over as backup
     (MP_PRIO via the endpoint's backup flag) from live GPS positions and a handover table, and
@@ -54,17 +124,32 @@ def pha_d(
     if config is not None:
         from .proxy import exec_proxy
 
-        exec_proxy(["check-config", "--side", "pha-d", "--config", str(config)] if check else ["pha-d", "--config", str(config)])
+        exec_proxy(
+            ["check-config", "--side", "pha-d", "--config", str(config)]
+            if check
+            else ["pha-d", "--config", str(config)]
+        )
     missing = [n for n, v in (("--table", table), ("--track", track), ("--subflow", subflow)) if not v]
     if missing:
-        raise typer.BadParameter(f"give --config FILE (the Rust daemon), or {', '.join(missing)} for the Python controller")
+        raise typer.BadParameter(
+            f"give --config FILE (the Rust daemon), or {', '.join(missing)} for the Python controller"
+        )
 
     def go() -> None:
         from .. import gpsd as gps
 
         table_file, track_file = input_file(table), input_file(track)
-        from .phad import (FailSafeActuator, NetlinkActuator, PhaDRouter, ProxyRtt, RecordingActuator, RouterError,
-                           default_actuator, ip_rx_packets, parse_subflow)
+        from .phad import (
+            FailSafeActuator,
+            NetlinkActuator,
+            PhaDRouter,
+            ProxyRtt,
+            RecordingActuator,
+            RouterError,
+            default_actuator,
+            ip_rx_packets,
+            parse_subflow,
+        )
 
         try:
             specs = [parse_subflow(s) for s in subflow]
@@ -79,8 +164,12 @@ def pha_d(
             def log(ev: dict) -> None:
                 print(json.dumps(ev, sort_keys=True), flush=True)
 
-            actuator = FailSafeActuator(RecordingActuator() if dry_run else default_actuator(netns),
-                                        [s.endpoint_id for s in specs], min_interval_s=min_interval_ms / 1e3, log=log)
+            actuator = FailSafeActuator(
+                RecordingActuator() if dry_run else default_actuator(netns),
+                [s.endpoint_id for s in specs],
+                min_interval_s=min_interval_ms / 1e3,
+                log=log,
+            )
             rtt_source = None
             if rtt_from is not None:
                 if not rtt_from.startswith(("http://", "https://")):
@@ -88,29 +177,63 @@ def pha_d(
                 addrs = NetlinkActuator(netns).addresses()
                 missing = [s.endpoint_id for s in specs if s.endpoint_id not in addrs]
                 if missing:
-                    raise RouterError(f"--rtt-from: no MPTCP endpoint with id {missing} to match the proxy's subflows by address")
+                    raise RouterError(
+                        f"--rtt-from: no MPTCP endpoint with id {missing} to match the proxy's subflows by address"
+                    )
                 rtt_source = ProxyRtt(rtt_from, addrs, [s.endpoint_id for s in specs])
-            router = PhaDRouter(table_file.read_text(encoding="utf-8"), specs, actuator, policy=policy, lead_ms=lead_ms,
-                                gps_period_s=gps_period_ms / 1e3, rtt_s=rtt_ms / 1e3, rx_packets=rx, log=log,
-                                table_file=str(table_file), rtt_source=rtt_source)
+            router = PhaDRouter(
+                table_file.read_text(encoding="utf-8"),
+                specs,
+                actuator,
+                policy=policy,
+                lead_ms=lead_ms,
+                gps_period_s=gps_period_ms / 1e3,
+                rtt_s=rtt_ms / 1e3,
+                rx_packets=rx,
+                log=log,
+                table_file=str(table_file),
+                rtt_source=rtt_source,
+            )
             router.stale_s = stale_s
             # Rate-limit on PHA-D's decision time (it follows the GPS fixes), not the wall clock.
             actuator.clock = lambda: router.last_t
         except (RouterError, ValueError) as e:  # ValueError: the track file
             raise typer.BadParameter(str(e)) from None
-        run_failsafe(router, actuator, lambda: gps.GpsdClient(host, int(port_s), timeout=2 * stale_s + 1),
-                     lambda c: c.track_positions(trk, max_offset_m), max_fixes, tick_ms / 1e3 if tick_ms > 0 else None,
-                     retry_s, max_retries)
+        run_failsafe(
+            router,
+            actuator,
+            lambda: gps.GpsdClient(host, int(port_s), timeout=2 * stale_s + 1),
+            lambda c: c.track_positions(trk, max_offset_m),
+            max_fixes,
+            tick_ms / 1e3 if tick_ms > 0 else None,
+            retry_s,
+            max_retries,
+        )
 
     _guarded(go)()
 
 
 @app.command("handover-log")
 def handover_log(
-    cells: List[Path] = typer.Option([], "--cells", help="Cell-id log CSV `time,operator,cell` (repeatable).", show_default=False),
-    mmcli: List[str] = typer.Option([], "--mmcli", help="OPERATOR=FILE: repeated `mmcli -m N --location-get` outputs, each after a line with its time (repeatable, one per modem).", show_default=False),
-    out: Path = typer.Option(..., "-o", "--out", help="Handover log to write, `operator,start,end` (the --handovers of `mobipath hotable learn-recorded`).", show_default=False),
-    append: bool = typer.Option(False, "--append", help="Add this drive's rows to an existing log instead of overwriting it."),
+    cells: List[Path] = typer.Option(
+        [], "--cells", help="Cell-id log CSV `time,operator,cell` (repeatable).", show_default=False
+    ),
+    mmcli: List[str] = typer.Option(
+        [],
+        "--mmcli",
+        help="OPERATOR=FILE: repeated `mmcli -m N --location-get` outputs, each after a line with its time (repeatable, one per modem).",
+        show_default=False,
+    ),
+    out: Path = typer.Option(
+        ...,
+        "-o",
+        "--out",
+        help="Handover log to write, `operator,start,end` (the --handovers of `mobipath hotable learn-recorded`).",
+        show_default=False,
+    ),
+    append: bool = typer.Option(
+        False, "--append", help="Add this drive's rows to an existing log instead of overwriting it."
+    ),
 ) -> None:
     """The handover logger: serving-cell changes recorded on the train (a cell-id log, or
     ModemManager's mmcli output) -> the handover log `operator,start,end` that `mobipath hotable
@@ -140,18 +263,41 @@ def handover_log(
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(holog.to_csv(rows), encoding="utf-8")
         ops = sorted({r[0] for r in rows})
-        typer.echo(f"{len(rows)} handovers ({', '.join(ops) or 'none'}) from {len(obs)} observations {'appended to' if append else 'written to'} {out}")
+        typer.echo(
+            f"{len(rows)} handovers ({', '.join(ops) or 'none'}) from {len(obs)} observations {'appended to' if append else 'written to'} {out}"
+        )
 
     _guarded(go)()
 
 
 @app.command("cell-log")
 def cell_log(
-    modem: List[str] = typer.Option([], "--modem", help="OPERATOR=MODEM: ModemManager's modem index (as `mmcli -L` lists it) or object path, once per modem, e.g. A=0.", show_default=False),
-    out: Path = typer.Option(..., "-o", "--out", help="Cell-id log to write, `time,operator,cell` (the --cells of `mobipath router handover-log`).", show_default=False),
-    interval: float = typer.Option(1.0, "--interval", min=0.05, max=60.0, help="Seconds between polls of each modem, in [0.05, 60]: each handover's logged span is at most this much longer than the real one."),
-    seconds: Optional[float] = typer.Option(None, "--seconds", min=0.0, help="Stop after this long (default: run until SIGINT/SIGTERM).", show_default=False),
-    bus: Optional[str] = typer.Option(None, "--bus", help="D-Bus address of ModemManager's bus (default: the system bus).", show_default=False),
+    modem: List[str] = typer.Option(
+        [],
+        "--modem",
+        help="OPERATOR=MODEM: ModemManager's modem index (as `mmcli -L` lists it) or object path, once per modem, e.g. A=0.",
+        show_default=False,
+    ),
+    out: Path = typer.Option(
+        ...,
+        "-o",
+        "--out",
+        help="Cell-id log to write, `time,operator,cell` (the --cells of `mobipath router handover-log`).",
+        show_default=False,
+    ),
+    interval: float = typer.Option(
+        1.0,
+        "--interval",
+        min=0.05,
+        max=60.0,
+        help="Seconds between polls of each modem, in [0.05, 60]: each handover's logged span is at most this much longer than the real one.",
+    ),
+    seconds: Optional[float] = typer.Option(
+        None, "--seconds", min=0.0, help="Stop after this long (default: run until SIGINT/SIGTERM).", show_default=False
+    ),
+    bus: Optional[str] = typer.Option(
+        None, "--bus", help="D-Bus address of ModemManager's bus (default: the system bus).", show_default=False
+    ),
     append: bool = typer.Option(False, "--append", help="Add to an existing log instead of overwriting it."),
 ) -> None:
     """The live cell-id logger: each modem's serving cell read from ModemManager over D-Bus
@@ -229,4 +375,3 @@ def run_failsafe(router, actuator, connect, positions, max_fixes, tick_s, retry_
         actuator.restore_all(reason)
         for sig, h in old.items():
             signal.signal(sig, h)
-

@@ -20,6 +20,7 @@ contains the handover (the real interruption is shorter; the polling period boun
 Observations without service in between are skipped over (the same cell before and after:
 a re-attach, not a handover). Times must not go back; errors name the file, the line and the field.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -57,8 +58,9 @@ def parse_time(s: str) -> Optional[float]:
         return None
     try:
         sec = float(m.group(6))
-        d = dt.datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
-                        tzinfo=dt.timezone.utc)
+        d = dt.datetime(
+            int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)), tzinfo=dt.timezone.utc
+        )
     except ValueError:
         return None
     if not 0 <= sec < 61:
@@ -75,7 +77,9 @@ def _cell(v: str, file: str, n: int, errs: List[ConfigError]) -> Optional[str]:
     if v.lower() in _NONE:
         return None
     if not _CELL.match(v):
-        errs.append(ConfigError(f"{file}: line {n}: cell", v[:40], "a cell id of 1-16 letters or digits (empty or -- for none)"))
+        errs.append(
+            ConfigError(f"{file}: line {n}: cell", v[:40], "a cell id of 1-16 letters or digits (empty or -- for none)")
+        )
         return None
     return v.upper()
 
@@ -91,16 +95,28 @@ def parse_cell_log(text: str, file: str) -> List[Observation]:
             continue
         if not header:
             if line.replace(" ", "") != "time,operator,cell":
-                raise ScenarioError([ConfigError(f"{file}: line {n}: header", line[:60], "expected `time,operator,cell`")])
+                raise ScenarioError(
+                    [ConfigError(f"{file}: line {n}: header", line[:60], "expected `time,operator,cell`")]
+                )
             header = True
             continue
         c = [x.strip() for x in line.split(",")]
         if len(c) != 3:
-            errs.append(ConfigError(f"{file}: line {n}: columns", line[:60], f"expected 3 values (time,operator,cell), found {len(c)}"))
+            errs.append(
+                ConfigError(
+                    f"{file}: line {n}: columns", line[:60], f"expected 3 values (time,operator,cell), found {len(c)}"
+                )
+            )
             continue
         t = parse_time(c[0])
         if t is None:
-            errs.append(ConfigError(f"{file}: line {n}: time", c[0][:40], "a UTC time: Unix seconds or ISO 8601 (2024-05-01T12:34:56.25Z)"))
+            errs.append(
+                ConfigError(
+                    f"{file}: line {n}: time",
+                    c[0][:40],
+                    "a UTC time: Unix seconds or ISO 8601 (2024-05-01T12:34:56.25Z)",
+                )
+            )
         if not c[1]:
             errs.append(ConfigError(f"{file}: line {n}: operator", "", "must not be empty"))
         cell = _cell(c[2], file, n, errs)
@@ -120,7 +136,9 @@ _MM_KEY = re.compile(r"^\s*modem\.location\.3gpp\.cid\s*:\s*(\S*)\s*$")
 def parse_mmcli(text: str, file: str, operator: str) -> List[Observation]:
     """Repeated ``mmcli --location-get`` outputs, each after a line holding only its time."""
     if not operator or "," in operator:
-        raise ScenarioError([ConfigError("--mmcli", operator, "OPERATOR=FILE: a non-empty operator name without commas")])
+        raise ScenarioError(
+            [ConfigError("--mmcli", operator, "OPERATOR=FILE: a non-empty operator name without commas")]
+        )
     out: List[Observation] = []
     errs: List[ConfigError] = []
     t: Optional[float] = None
@@ -145,7 +163,13 @@ def parse_mmcli(text: str, file: str, operator: str) -> List[Observation]:
         m = _MM_HUMAN.match(raw) or _MM_KEY.match(raw)
         if m:
             if t is None:
-                errs.append(ConfigError(f"{file}: line {n}: time", "", "a cell id before any time line (each mmcli output must follow a line with its time)"))
+                errs.append(
+                    ConfigError(
+                        f"{file}: line {n}: time",
+                        "",
+                        "a cell id before any time line (each mmcli output must follow a line with its time)",
+                    )
+                )
                 continue
             found = (_cell(m.group(1), file, n, errs), n)
         elif line.lower().startswith("error"):
@@ -153,7 +177,9 @@ def parse_mmcli(text: str, file: str, operator: str) -> List[Observation]:
                 found = (None, n)  # mmcli failed (modem gone): no service
     close()
     if not out and not errs:
-        errs.append(ConfigError(file, "", "no time lines: each mmcli output must follow a line with its time (date -u +%s.%N)"))
+        errs.append(
+            ConfigError(file, "", "no time lines: each mmcli output must follow a line with its time (date -u +%s.%N)")
+        )
     if errs:
         raise ScenarioError(errs)
     return out
@@ -171,7 +197,13 @@ def handovers(obs: Iterable[Observation]) -> List[Tuple[str, float, float]]:
         prev_t: Optional[Observation] = None
         for o in os_:
             if prev_t is not None and o.t < prev_t.t:
-                errs.append(ConfigError(f"{o.file}: line {o.line}: time", f"{o.t:.3f}", f"goes back in time (operator {op}: line {prev_t.line} was later)"))
+                errs.append(
+                    ConfigError(
+                        f"{o.file}: line {o.line}: time",
+                        f"{o.t:.3f}",
+                        f"goes back in time (operator {op}: line {prev_t.line} was later)",
+                    )
+                )
                 continue
             prev_t = o
             if o.cell is None:

@@ -22,6 +22,7 @@ row being written.
 
 Needs the ``dbus-fast`` package (``pip install 'mobipath[router]'``).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,14 +51,24 @@ def parse_modem_specs(specs: Sequence[str]) -> List[Tuple[str, str]]:
     for spec in specs:
         op, sep, modem = spec.partition("=")
         if not sep or not _OPERATOR.match(op) or not modem:
-            errs.append(ConfigError("--modem", spec, "expected OPERATOR=MODEM, e.g. A=0 (ModemManager's modem index) or A=/org/freedesktop/ModemManager1/Modem/0"))
+            errs.append(
+                ConfigError(
+                    "--modem",
+                    spec,
+                    "expected OPERATOR=MODEM, e.g. A=0 (ModemManager's modem index) or A=/org/freedesktop/ModemManager1/Modem/0",
+                )
+            )
             continue
         if modem.isdigit():
             path = f"/org/freedesktop/ModemManager1/Modem/{int(modem)}"
         elif re.match(r"^/org/freedesktop/ModemManager1/Modem/\d+$", modem):
             path = modem
         else:
-            errs.append(ConfigError("--modem", spec, "MODEM must be an index (0, 1, ...) or /org/freedesktop/ModemManager1/Modem/N"))
+            errs.append(
+                ConfigError(
+                    "--modem", spec, "MODEM must be an index (0, 1, ...) or /org/freedesktop/ModemManager1/Modem/N"
+                )
+            )
             continue
         if any(o == op for o, _ in out):
             errs.append(ConfigError("--modem", spec, f"operator {op} given twice"))
@@ -91,8 +102,16 @@ class _Bus:
     async def call(self, path: str, interface: str, member: str, signature: str = "", body: Optional[list] = None):
         from dbus_fast import Message, MessageType
 
-        reply = await self.bus.call(Message(destination=MM_BUS_NAME, path=path, interface=interface, member=member,
-                                            signature=signature, body=body or []))
+        reply = await self.bus.call(
+            Message(
+                destination=MM_BUS_NAME,
+                path=path,
+                interface=interface,
+                member=member,
+                signature=signature,
+                body=body or [],
+            )
+        )
         if reply.message_type == MessageType.ERROR:
             raise _DBusError(reply.error_name or "error", " ".join(str(b) for b in reply.body))
         return reply.body
@@ -111,7 +130,11 @@ class _DBusError(Exception):
 def _explain(op: str, path: str, e: _DBusError) -> str:
     if e.name in ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"):
         return "ModemManager is not running on this bus (is the ModemManager service started? `mmcli -L` should list the modems)"
-    if e.name in ("org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownInterface", "org.freedesktop.DBus.Error.UnknownMethod"):
+    if e.name in (
+        "org.freedesktop.DBus.Error.UnknownObject",
+        "org.freedesktop.DBus.Error.UnknownInterface",
+        "org.freedesktop.DBus.Error.UnknownMethod",
+    ):
         return f"modem {op}: no modem at {path} with a Location interface (`mmcli -L` lists the modems)"
     return f"modem {op} ({path}): {e}"
 
@@ -121,20 +144,36 @@ async def _connect(bus_address: Optional[str]):
         from dbus_fast import BusType
         from dbus_fast.aio import MessageBus
     except ImportError:
-        raise ScenarioError([ConfigError("dbus-fast", "", "the D-Bus client is not installed: pip install 'mobipath[router]' (or pip install dbus-fast)")]) from None
+        raise ScenarioError(
+            [
+                ConfigError(
+                    "dbus-fast",
+                    "",
+                    "the D-Bus client is not installed: pip install 'mobipath[router]' (or pip install dbus-fast)",
+                )
+            ]
+        ) from None
     try:
         if bus_address:
             return await MessageBus(bus_address=bus_address).connect()
         return await MessageBus(bus_type=BusType.SYSTEM).connect()
     except Exception as e:  # noqa: BLE001 - any connection failure is reported the same way
         where = bus_address or "the system bus"
-        raise ScenarioError([ConfigError("--bus", bus_address or "system", f"cannot connect to {where}: {e}")]) from None
+        raise ScenarioError(
+            [ConfigError("--bus", bus_address or "system", f"cannot connect to {where}: {e}")]
+        ) from None
 
 
-async def record(modems: Sequence[Tuple[str, str]], out: TextIO, interval_s: float, seconds: Optional[float],
-                 bus_address: Optional[str] = None, clock: Callable[[], float] = time.time,
-                 log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
-                 stop: Optional[asyncio.Event] = None) -> int:
+async def record(
+    modems: Sequence[Tuple[str, str]],
+    out: TextIO,
+    interval_s: float,
+    seconds: Optional[float],
+    bus_address: Optional[str] = None,
+    clock: Callable[[], float] = time.time,
+    log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
+    stop: Optional[asyncio.Event] = None,
+) -> int:
     """Polls every modem's serving cell until ``seconds`` have passed or ``stop`` is set; writes one
     ``time,operator,cell`` row per successful poll to ``out`` (header included if ``out`` is at its
     start). Returns the number of rows written. Setup errors (no ModemManager, no such modem) raise
@@ -187,8 +226,14 @@ async def record(modems: Sequence[Tuple[str, str]], out: TextIO, interval_s: flo
         bus.disconnect()
 
 
-def run(modem_specs: Sequence[str], out_path: Path, interval_s: float, seconds: Optional[float],
-        bus_address: Optional[str], append: bool) -> int:
+def run(
+    modem_specs: Sequence[str],
+    out_path: Path,
+    interval_s: float,
+    seconds: Optional[float],
+    bus_address: Optional[str],
+    append: bool,
+) -> int:
     """The CLI's entry: records until ``seconds`` or SIGINT/SIGTERM (both end it cleanly)."""
     modems = parse_modem_specs(modem_specs)
     out_path.parent.mkdir(parents=True, exist_ok=True)

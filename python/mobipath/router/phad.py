@@ -14,6 +14,7 @@ RTT: the controller wants each subflow's RTT to lead by at least one RTT. A rout
 the proxied connections, so it takes the path RTT it is given (``rtt_s``, e.g. measured with
 ping to the proxy); the controller also keeps a slowly decaying maximum of it.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,16 @@ from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequenc
 
 from .. import _core
 
-__all__ = ["RouterError", "SubflowSpec", "parse_subflow", "EndpointActuator", "RecordingActuator",
-           "FailSafeActuator", "ip_rx_packets", "PhaDRouter"]
+__all__ = [
+    "RouterError",
+    "SubflowSpec",
+    "parse_subflow",
+    "EndpointActuator",
+    "RecordingActuator",
+    "FailSafeActuator",
+    "ip_rx_packets",
+    "PhaDRouter",
+]
 
 POLICIES = ("paper", "queue-aware", "resend")
 
@@ -42,6 +51,7 @@ class RouterError(Exception):
 class SubflowSpec:
     """One subflow of the router: the operator of its uplink (as named in the handover table),
     the MPTCP endpoint id it uses, and optionally its interface (for received-packet counts)."""
+
     operator: str
     endpoint_id: int
     iface: Optional[str] = None
@@ -80,8 +90,11 @@ class EndpointActuator:
         self.netns, self.runner = netns, runner
 
     def set_backup(self, endpoint_id: int, backup: bool) -> None:
-        _ip(["mptcp", "endpoint", "change", "id", str(endpoint_id), "backup" if backup else "nobackup"],
-            self.netns, self.runner)
+        _ip(
+            ["mptcp", "endpoint", "change", "id", str(endpoint_id), "backup" if backup else "nobackup"],
+            self.netns,
+            self.runner,
+        )
 
     def flags(self) -> Dict[int, List[str]]:
         """Endpoint id -> its flags, from `ip mptcp endpoint show`."""
@@ -90,7 +103,7 @@ class EndpointActuator:
             words = line.split()
             if "id" in words:
                 i = words.index("id")
-                flags = [w for w in words[i + 2:] if w in ("signal", "subflow", "backup", "fullmesh", "implicit")]
+                flags = [w for w in words[i + 2 :] if w in ("signal", "subflow", "backup", "fullmesh", "implicit")]
                 out[int(words[i + 1])] = flags
         return out
 
@@ -138,7 +151,7 @@ def default_actuator(netns: Optional[str] = None) -> Any:
     return NetlinkActuator(netns) if hasattr(_core, "mptcp_set_backup") else EndpointActuator(netns)
 
 
-_RTT_LINE = re.compile(r'^mobipath_proxy_subflow_rtt_seconds\{(?P<labels>[^}]*)\} (?P<v>\S+)$')
+_RTT_LINE = re.compile(r"^mobipath_proxy_subflow_rtt_seconds\{(?P<labels>[^}]*)\} (?P<v>\S+)$")
 _LOCAL = re.compile(r'(?:^|,)local="(?P<addr>[^"]*)"')
 
 
@@ -171,8 +184,13 @@ class ProxyRtt:
     ``None`` for an endpoint with no such subflow, and for all when the scrape fails (the caller
     then uses the given RTT). One local HTTP GET per call (PHA-D calls it at each fix)."""
 
-    def __init__(self, url: str, addresses: Dict[int, str], endpoint_ids: Sequence[int],
-                 fetch: Optional[Callable[[str], str]] = None):
+    def __init__(
+        self,
+        url: str,
+        addresses: Dict[int, str],
+        endpoint_ids: Sequence[int],
+        fetch: Optional[Callable[[str], str]] = None,
+    ):
         self.url, self.addresses, self.ids = url, addresses, list(endpoint_ids)
         self.fetch = fetch or self._get
         self.failures = 0
@@ -227,9 +245,22 @@ class FailSafeActuator:
 
     Each refusal and restore is passed to `log` as a JSON-ready dict with a `failsafe` key."""
 
-    def __init__(self, inner: Any, endpoint_ids: Sequence[int], *, min_interval_s: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic, log: Optional[Callable[[Dict[str, Any]], None]] = None):
-        self.inner, self.ids, self.min_interval_s, self.clock, self.log = inner, list(endpoint_ids), min_interval_s, clock, log
+    def __init__(
+        self,
+        inner: Any,
+        endpoint_ids: Sequence[int],
+        *,
+        min_interval_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        log: Optional[Callable[[Dict[str, Any]], None]] = None,
+    ):
+        self.inner, self.ids, self.min_interval_s, self.clock, self.log = (
+            inner,
+            list(endpoint_ids),
+            min_interval_s,
+            clock,
+            log,
+        )
         self.backup: Dict[int, bool] = {i: False for i in self.ids}
         self.last_change: Dict[int, float] = {}
         self.restores = 0
@@ -244,13 +275,25 @@ class FailSafeActuator:
         if backup:
             others = [i for i in self.ids if i != endpoint_id]
             if not others or all(self.backup.get(i, False) for i in others):
-                self._note({"failsafe": "refused", "endpoint_id": endpoint_id, "backup": True,
-                            "why": "it would leave no regular path"})
+                self._note(
+                    {
+                        "failsafe": "refused",
+                        "endpoint_id": endpoint_id,
+                        "backup": True,
+                        "why": "it would leave no regular path",
+                    }
+                )
                 return False
             last = self.last_change.get(endpoint_id)
             if last is not None and now - last < self.min_interval_s:
-                self._note({"failsafe": "refused", "endpoint_id": endpoint_id, "backup": True,
-                            "why": f"rate limit: one B=1 per {self.min_interval_s:g} s"})
+                self._note(
+                    {
+                        "failsafe": "refused",
+                        "endpoint_id": endpoint_id,
+                        "backup": True,
+                        "why": f"rate limit: one B=1 per {self.min_interval_s:g} s",
+                    }
+                )
                 return False
         try:
             self.inner.set_backup(endpoint_id, backup)
@@ -273,8 +316,15 @@ class FailSafeActuator:
                 self.backup[i] = False
             except Exception as e:
                 errors.append(f"endpoint {i}: {e}")
-        self._note({"failsafe": "restored", "reason": reason, "endpoint_ids": list(self.ids), "backup": False,
-                    **({"errors": errors} if errors else {})})
+        self._note(
+            {
+                "failsafe": "restored",
+                "reason": reason,
+                "endpoint_ids": list(self.ids),
+                "backup": False,
+                **({"errors": errors} if errors else {}),
+            }
+        )
         return errors
 
 
@@ -304,12 +354,23 @@ class PhaDRouter:
     `log` as dicts (JSON-ready); `events` keeps the last `keep_events` of them, `applied` counts
     them all."""
 
-    def __init__(self, table_csv: str, subflows: Sequence[SubflowSpec], actuator: Any, *, policy: str = "paper",
-                 lead_ms: float = 0.0, gps_period_s: float = 0.1, rtt_s: float = 0.1,
-                 rx_packets: Optional[Callable[[SubflowSpec], int]] = None,
-                 log: Optional[Callable[[Dict[str, Any]], None]] = None, table_file: str = "table",
-                 clock: Callable[[], float] = time.monotonic,
-                 rtt_source: Optional[Callable[[], List[Optional[float]]]] = None, keep_events: int = KEEP):
+    def __init__(
+        self,
+        table_csv: str,
+        subflows: Sequence[SubflowSpec],
+        actuator: Any,
+        *,
+        policy: str = "paper",
+        lead_ms: float = 0.0,
+        gps_period_s: float = 0.1,
+        rtt_s: float = 0.1,
+        rx_packets: Optional[Callable[[SubflowSpec], int]] = None,
+        log: Optional[Callable[[Dict[str, Any]], None]] = None,
+        table_file: str = "table",
+        clock: Callable[[], float] = time.monotonic,
+        rtt_source: Optional[Callable[[], List[Optional[float]]]] = None,
+        keep_events: int = KEEP,
+    ):
         if policy not in POLICIES:
             raise RouterError(f"--policy {policy!r}: must be one of {', '.join(POLICIES)}")
         if not subflows:
@@ -332,8 +393,9 @@ class PhaDRouter:
         self.rtt_source = rtt_source
         self.rtt_last = [rtt_s] * len(self.subflows)
         try:
-            self.ctl = _core.PhaDController(table_csv, [s.operator for s in self.subflows], policy, lead_ms,
-                                            gps_period_s, table_file)
+            self.ctl = _core.PhaDController(
+                table_csv, [s.operator for s in self.subflows], policy, lead_ms, gps_period_s, table_file
+            )
         except _core.ScenarioError as e:
             raise RouterError(str(e)) from None
         except ValueError as e:
@@ -417,8 +479,14 @@ class PhaDRouter:
             s = self.subflows[k]
             if self.actuator.set_backup(s.endpoint_id, backup) is False:
                 continue  # refused by the fail-safe layer (logged there)
-            ev = {"t": round(t, 6), "pos_m": None if pos_m is None else round(pos_m, 3), "operator": s.operator,
-                  "endpoint_id": s.endpoint_id, "backup": backup, "at": "fix" if pos_m is not None else "tick"}
+            ev = {
+                "t": round(t, 6),
+                "pos_m": None if pos_m is None else round(pos_m, 3),
+                "operator": s.operator,
+                "endpoint_id": s.endpoint_id,
+                "backup": backup,
+                "at": "fix" if pos_m is not None else "tick",
+            }
             applied.append(ev)
             self.events.append(ev)
             self.applied += 1
@@ -426,8 +494,9 @@ class PhaDRouter:
                 self.log(ev)
         return applied
 
-    def run(self, positions: Iterable[Tuple[float, float]], max_fixes: Optional[int] = None,
-            tick_s: Optional[float] = 0.05) -> int:
+    def run(
+        self, positions: Iterable[Tuple[float, float]], max_fixes: Optional[int] = None, tick_s: Optional[float] = 0.05
+    ) -> int:
         """Consumes (t, pos_m) fixes until they end or `max_fixes` were used, deciding also every
         `tick_s` seconds between fixes (None: at fixes only); returns the number of fixes. The
         fixes are read in a thread, so a blocking source (gpsd) does not hold the ticks back; its

@@ -1,6 +1,7 @@
 """``mobipath router proxy`` and ``mobipath proxy serve|keygen``: thin entry points that replace
 this process with the ``mobipath-proxy`` binary (crates/proxy), so SIGTERM from systemd or a
 shell reaches the proxy itself and its graceful shutdown."""
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,9 @@ import typer
 
 from .. import provenance
 
-app = typer.Typer(help="The server side of the TCP<->MPTCP proxy pair (mobipath-proxy).", no_args_is_help=True,
-                  rich_markup_mode=None)
+app = typer.Typer(
+    help="The server side of the TCP<->MPTCP proxy pair (mobipath-proxy).", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 def proxy_command() -> List[str]:
@@ -35,7 +37,9 @@ def proxy_command() -> List[str]:
 
     if hasattr(_core, "proxy_main"):
         return [sys.executable, "-m", "mobipath.router.proxy_process"]
-    raise FileNotFoundError("mobipath-proxy not found: build it with `cargo build --release -p mobipath-proxy` or set MOBIPATH_PROXY")
+    raise FileNotFoundError(
+        "mobipath-proxy not found: build it with `cargo build --release -p mobipath-proxy` or set MOBIPATH_PROXY"
+    )
 
 
 def exec_proxy(args: List[str]) -> NoReturn:
@@ -51,20 +55,26 @@ def exec_proxy(args: List[str]) -> NoReturn:
 
 
 _CONFIG = typer.Option(..., "--config", "-c", help="TOML config (format: crates/proxy/README.md).", show_default=False)
-_CHECK = typer.Option(False, "--check", help="Only validate the config (exit 0 if valid, 2 with the field named if not).")
+_CHECK = typer.Option(
+    False, "--check", help="Only validate the config (exit 0 if valid, 2 with the field named if not)."
+)
 
 
 def router_proxy(config: Path = _CONFIG, check: bool = _CHECK) -> None:
     """The router side of the proxy pair: plain TCP from the LAN (SOCKS5 and/or transparent) to one
     MPTCP connection per client connection to the server side. Runs until SIGTERM/SIGINT."""
-    exec_proxy(["check-config", "--side", "router", "--config", str(config)] if check else ["router", "--config", str(config)])
+    exec_proxy(
+        ["check-config", "--side", "router", "--config", str(config)] if check else ["router", "--config", str(config)]
+    )
 
 
 @app.command("serve")
 def serve(config: Path = _CONFIG, check: bool = _CHECK) -> None:
     """The server side of the proxy pair: MPTCP from authenticated routers to plain TCP towards
     allow-listed destinations. Runs until SIGTERM/SIGINT."""
-    exec_proxy(["check-config", "--side", "server", "--config", str(config)] if check else ["server", "--config", str(config)])
+    exec_proxy(
+        ["check-config", "--side", "server", "--config", str(config)] if check else ["server", "--config", str(config)]
+    )
 
 
 @app.command("keygen")

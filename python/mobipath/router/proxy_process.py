@@ -1,6 +1,7 @@
 """``python -m mobipath.router.proxy_process ARGS...``: the TCP<->MPTCP proxy (``mobipath-proxy``,
 crates/proxy) run from the Python extension, for installs without the standalone binary (e.g.
 ``pip install .``)."""
+
 import sys
 
 from .. import _core

@@ -5,6 +5,7 @@ CELLS is `SECONDS/CI;SECONDS/CI;...`: the serving cell from that many seconds af
 hex, 0 = no service). The 3GPP source starts disabled, as on a fresh modem; Setup records what it
 was asked. Prints "ready" once the name is owned. Used by tests/python/test_cell_log.py only.
 """
+
 import asyncio
 import sys
 import time

@@ -79,14 +79,19 @@ fn num(field: &str, v: Option<f64>, lo: f64, hi: f64, lo_open: bool, default: f6
     match v {
         None => Ok(default),
         Some(x) if x.is_finite() && x <= hi && (x > lo || (!lo_open && x == lo)) => Ok(x),
-        Some(x) => Err(format!("pha_d.{field}: {x} is out of range {}{lo}, {hi}]", if lo_open { "(" } else { "[" })),
+        Some(x) => Err(format!(
+            "pha_d.{field}: {x} is out of range {}{lo}, {hi}]",
+            if lo_open { "(" } else { "[" }
+        )),
     }
 }
 
 /// Parses `[pha_d]` (a TOML table) and loads its table and track. Errors: `field: why`, or the
 /// files' own `FILE: line N: field = value: why`.
 pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), String> {
-    let r: Raw = v.try_into().map_err(|e: toml::de::Error| format!("pha_d: {}", e.to_string().trim().replace('\n', " ")))?;
+    let r: Raw = v
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("pha_d: {}", e.to_string().trim().replace('\n', " ")))?;
     let source = Source::parse(&r.gps, base).map_err(|e| format!("pha_d.gps: {e}"))?;
     let policy = match r.policy.as_deref() {
         None => Policy::QueueAware,
@@ -98,10 +103,16 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
     let mut subflows = Vec::new();
     for (i, s) in r.subflows.iter().enumerate() {
         if s.operator.is_empty() || s.operator.contains(',') {
-            return Err(format!("pha_d.subflows[{i}].operator: `{}`: a non-empty name without commas, as in the handover table", s.operator));
+            return Err(format!(
+                "pha_d.subflows[{i}].operator: `{}`: a non-empty name without commas, as in the handover table",
+                s.operator
+            ));
         }
         if !(1..=255).contains(&s.endpoint) {
-            return Err(format!("pha_d.subflows[{i}].endpoint: {} is out of range 1..=255 (an `ip mptcp endpoint` id)", s.endpoint));
+            return Err(format!(
+                "pha_d.subflows[{i}].endpoint: {} is out of range 1..=255 (an `ip mptcp endpoint` id)",
+                s.endpoint
+            ));
         }
         if subflows.iter().any(|(_, e)| *e == s.endpoint as u8) {
             return Err(format!("pha_d.subflows[{i}].endpoint: {} is listed twice", s.endpoint));
@@ -117,19 +128,27 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
     }
     if r.peer_metrics.is_none() {
         if let Some(i) = seen_as.iter().position(Option::is_some) {
-            return Err(format!("pha_d.subflows[{i}].peer_address: only used with peer_metrics, which is not set"));
+            return Err(format!(
+                "pha_d.subflows[{i}].peer_address: only used with peer_metrics, which is not set"
+            ));
         }
     }
     let abs = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
     let table_file = abs(&r.table);
-    let text = std::fs::read_to_string(&table_file).map_err(|e| format!("pha_d.table: cannot read {}: {e}", table_file.display()))?;
+    let text = std::fs::read_to_string(&table_file)
+        .map_err(|e| format!("pha_d.table: cannot read {}: {e}", table_file.display()))?;
     let table = Table::parse(&text, &table_file.display().to_string()).map_err(|e| e.join("\n"))?;
     let track = match &r.track {
-        None if source.needs_track() => return Err("pha_d.track: missing: a lat,lon CSV of the line, needed to place the GPS fixes along it".into()),
+        None if source.needs_track() => {
+            return Err(
+                "pha_d.track: missing: a lat,lon CSV of the line, needed to place the GPS fixes along it".into(),
+            )
+        }
         None => None,
         Some(p) => {
             let p = abs(p);
-            let text = std::fs::read_to_string(&p).map_err(|e| format!("pha_d.track: cannot read {}: {e}", p.display()))?;
+            let text =
+                std::fs::read_to_string(&p).map_err(|e| format!("pha_d.track: cannot read {}: {e}", p.display()))?;
             Some(Track::parse(&text, &p.display().to_string()).map_err(|e| e.join("\n"))?)
         }
     };
@@ -145,7 +164,11 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
         table_file,
         track,
         subflows,
-        ctl: controller::Config { policy, lead_ms: num("lead_ms", r.lead_ms, 0.0, 10000.0, false, 0.0)?, resend_b0: r.resend_b0.unwrap_or(true) },
+        ctl: controller::Config {
+            policy,
+            lead_ms: num("lead_ms", r.lead_ms, 0.0, 10000.0, false, 0.0)?,
+            resend_b0: r.resend_b0.unwrap_or(true),
+        },
         gps_period: (gps_period_ms * NS_PER_MS as f64) as Time,
         tick: (tick_ms > 0.0).then(|| Duration::from_secs_f64(tick_ms / 1e3)),
         stale: Duration::from_secs_f64(num("stale_s", r.stale_s, 0.1, 60.0, false, 3.0)?),
@@ -174,10 +197,17 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
                 let poll_ms = num("peer_poll_ms", r.peer_poll_ms, 10.0, 10000.0, false, 100.0)?;
                 let stale_ms = num("peer_stale_ms", r.peer_stale_ms, 50.0, 60000.0, false, 1000.0)?;
                 if stale_ms < poll_ms {
-                    return Err(format!("pha_d.peer_stale_ms: {stale_ms} is below peer_poll_ms ({poll_ms}): every poll would be stale"));
+                    return Err(format!(
+                        "pha_d.peer_stale_ms: {stale_ms} is below peer_poll_ms ({poll_ms}): every poll would be stale"
+                    ));
                 }
                 Some(PeerConfig {
-                    settings: PeerSettings { authority, path, poll: Duration::from_secs_f64(poll_ms / 1e3), stale: Duration::from_secs_f64(stale_ms / 1e3) },
+                    settings: PeerSettings {
+                        authority,
+                        path,
+                        poll: Duration::from_secs_f64(poll_ms / 1e3),
+                        stale: Duration::from_secs_f64(stale_ms / 1e3),
+                    },
                     seen_as,
                 })
             }
@@ -212,22 +242,50 @@ mod tests {
         assert_eq!(t.ranges["A"].len(), 1);
         assert!(!s.idle_restart_off && cfg("slow_start_after_idle = \"off\"").unwrap().0.idle_restart_off);
         assert!(s.peer.is_none());
-        let p = cfg("peer_metrics = \"http://10.1.0.2:9464/metrics\"").unwrap().0.peer.unwrap();
-        assert_eq!((p.settings.authority.as_str(), p.settings.path.as_str()), ("10.1.0.2:9464", "/metrics"));
-        assert_eq!((p.settings.poll, p.settings.stale, p.seen_as), (Duration::from_millis(100), Duration::from_secs(1), vec![None, None]));
+        let p = cfg("peer_metrics = \"http://10.1.0.2:9464/metrics\"")
+            .unwrap()
+            .0
+            .peer
+            .unwrap();
+        assert_eq!(
+            (p.settings.authority.as_str(), p.settings.path.as_str()),
+            ("10.1.0.2:9464", "/metrics")
+        );
+        assert_eq!(
+            (p.settings.poll, p.settings.stale, p.seen_as),
+            (Duration::from_millis(100), Duration::from_secs(1), vec![None, None])
+        );
         for (extra, want) in [
             ("slow_start_after_idle = \"no\"", "pha_d.slow_start_after_idle"),
             ("policy = \"fast\"", "pha_d.policy"),
             ("lead_ms = -1.0", "pha_d.lead_ms: -1 is out of range [0, 10000]"),
             ("stale_s = 0.0", "pha_d.stale_s"),
-            ("gps_period_ms = 0.0", "pha_d.gps_period_ms: 0 is out of range (0, 10000]"),
+            (
+                "gps_period_ms = 0.0",
+                "pha_d.gps_period_ms: 0 is out of range (0, 10000]",
+            ),
             ("max_retries = -1", "pha_d.max_retries"),
             ("colour = 1", "pha_d: unknown field `colour`"),
-            ("peer_metrics = \"https://x:1/\"", "pha_d.peer_metrics: `https://x:1/`: must start with http://"),
-            ("peer_metrics = \"http://x:1/\"\npeer_poll_ms = 5.0", "pha_d.peer_poll_ms: 5 is out of range [10, 10000]"),
-            ("peer_metrics = \"http://x:1/\"\npeer_poll_ms = 500.0\npeer_stale_ms = 200.0", "pha_d.peer_stale_ms: 200 is below peer_poll_ms"),
-            ("peer_stale_ms = 2000.0", "pha_d.peer_stale_ms: only used with peer_metrics"),
-            ("peer_poll_ms = 200.0", "pha_d.peer_poll_ms: only used with peer_metrics"),
+            (
+                "peer_metrics = \"https://x:1/\"",
+                "pha_d.peer_metrics: `https://x:1/`: must start with http://",
+            ),
+            (
+                "peer_metrics = \"http://x:1/\"\npeer_poll_ms = 5.0",
+                "pha_d.peer_poll_ms: 5 is out of range [10, 10000]",
+            ),
+            (
+                "peer_metrics = \"http://x:1/\"\npeer_poll_ms = 500.0\npeer_stale_ms = 200.0",
+                "pha_d.peer_stale_ms: 200 is below peer_poll_ms",
+            ),
+            (
+                "peer_stale_ms = 2000.0",
+                "pha_d.peer_stale_ms: only used with peer_metrics",
+            ),
+            (
+                "peer_poll_ms = 200.0",
+                "pha_d.peer_poll_ms: only used with peer_metrics",
+            ),
         ] {
             let e = cfg(extra).unwrap_err();
             assert!(e.starts_with(want), "{extra}: {e}");
@@ -235,13 +293,23 @@ mod tests {
         let d = dir();
         let bad = |text: &str| parse(toml::from_str(text).unwrap(), &d).unwrap_err();
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"bad.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").contains("bad.csv: line 2: end_m = x"));
-        assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").starts_with("pha_d.track: missing"));
+        assert!(bad(
+            "gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]"
+        )
+        .starts_with("pha_d.track: missing"));
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 0 }]").starts_with("pha_d.subflows[0].endpoint: 0"));
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }, { operator = \"B\", endpoint = 1 }]").contains("listed twice"));
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\npeer_metrics = \"http://x:1/\"\nsubflows = [{ operator = \"A\", endpoint = 1, peer_address = \"10.1.0\" }]").starts_with("pha_d.subflows[0].peer_address: `10.1.0`"));
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1, peer_address = \"10.1.0.9\" }]").contains("only used with peer_metrics"));
         assert!(bad("gps = \"tcp:x\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = []").starts_with("pha_d.gps"));
         // A replay needs no track.
-        assert!(parse(toml::from_str("gps = \"replay:r.csv\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]").unwrap(), &d).is_ok());
+        assert!(parse(
+            toml::from_str(
+                "gps = \"replay:r.csv\"\ntable = \"t.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]"
+            )
+            .unwrap(),
+            &d
+        )
+        .is_ok());
     }
 }

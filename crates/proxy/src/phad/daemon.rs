@@ -48,7 +48,13 @@ pub struct PeerSide {
 impl Observer {
     pub fn new(reg: Arc<Registry>, addrs: Vec<Option<IpAddr>>) -> Self {
         let n = addrs.len();
-        Observer { reg, addrs, last: HashMap::new(), acc: vec![0; n], peer: None }
+        Observer {
+            reg,
+            addrs,
+            last: HashMap::new(),
+            acc: vec![0; n],
+            peer: None,
+        }
     }
 
     /// Also take the server's RTT and drain towards each endpoint (the larger of the two ends).
@@ -67,7 +73,9 @@ impl Observer {
         let (addrs, last, acc) = (&self.addrs, &mut self.last, &mut self.acc);
         self.reg.each_mptcp("router", |conn, fd| {
             for (i, s) in mptcp::subflows(fd).into_iter().enumerate() {
-                let Some(k) = s.local.and_then(|l| addrs.iter().position(|a| *a == Some(l.ip()))) else { continue };
+                let Some(k) = s.local.and_then(|l| addrs.iter().position(|a| *a == Some(l.ip()))) else {
+                    continue;
+                };
                 let t = &s.info;
                 let o = &mut out[k];
                 o.has_subflows = true;
@@ -121,7 +129,12 @@ struct Loop<F: Flags> {
 
 impl<F: Flags> Loop<F> {
     fn fresh(&self) -> Controller<Arc<Table>> {
-        Controller::new(self.s.ctl, self.table.clone(), self.s.subflows.iter().map(|(op, _)| Some(op.clone())).collect(), self.s.gps_period)
+        Controller::new(
+            self.s.ctl,
+            self.table.clone(),
+            self.s.subflows.iter().map(|(op, _)| Some(op.clone())).collect(),
+            self.s.gps_period,
+        )
     }
 
     fn now_ns(&self) -> u64 {
@@ -139,7 +152,11 @@ impl<F: Flags> Loop<F> {
         for d in ds {
             let id = self.s.subflows[d.subflow].1;
             let now_s = d.at as f64 / 1e9;
-            let ok = if d.resend { self.fs.resend_regular(id) } else { self.fs.set_backup(id, d.backup, now_s) };
+            let ok = if d.resend {
+                self.fs.resend_regular(id)
+            } else {
+                self.fs.set_backup(id, d.backup, now_s)
+            };
             if !ok {
                 continue;
             }
@@ -163,9 +180,17 @@ impl<F: Flags> Loop<F> {
     fn on_position(&mut self, pos_m: f64, observe: &mut dyn FnMut() -> Vec<Obs>) {
         let now = Instant::now();
         if let Some((t, p)) = self.last_pos {
-            let dt = now.duration_since(t).as_secs_f64().max(self.s.gps_period as f64 / 1e9 / 2.0);
+            let dt = now
+                .duration_since(t)
+                .as_secs_f64()
+                .max(self.s.gps_period as f64 / 1e9 / 2.0);
             if (pos_m - p).abs() / dt > self.s.max_speed_mps {
-                self.fail_safe(&format!("GPS position jumped {:.0} m along the track in {:.3} s (more than max_speed_mps = {})", (pos_m - p).abs(), dt, self.s.max_speed_mps));
+                self.fail_safe(&format!(
+                    "GPS position jumped {:.0} m along the track in {:.3} s (more than max_speed_mps = {})",
+                    (pos_m - p).abs(),
+                    dt,
+                    self.s.max_speed_mps
+                ));
                 self.last_pos = Some((now, pos_m));
                 return;
             }
@@ -183,20 +208,47 @@ impl<F: Flags> Loop<F> {
 /// Runs PHA-D until `stop` turns true (then every endpoint is set regular and `Ok` returned), or
 /// until the GPS source has failed more than `max_retries` times in a row (`Err`, after the
 /// same restore).
-pub async fn run<F: Flags>(s: PhaDSettings, table: Table, flags: F, mut observe: impl FnMut() -> Vec<Obs>, mut stop: watch::Receiver<bool>) -> Result<(), String> {
+pub async fn run<F: Flags>(
+    s: PhaDSettings,
+    table: Table,
+    flags: F,
+    mut observe: impl FnMut() -> Vec<Obs>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), String> {
     let ids: Vec<u8> = s.subflows.iter().map(|x| x.1).collect();
     let mut fs = FailSafe::new(flags, ids, s.min_interval_s);
     fs.echo_changes = false;
     let table = Arc::new(table);
-    let ctl = Controller::new(s.ctl, table.clone(), s.subflows.iter().map(|(op, _)| Some(op.clone())).collect(), s.gps_period);
-    let mut lp = Loop { s, table, fs, ctl, t0: Instant::now(), failed_safe: true, last_fix: None, last_pos: None, bad: BTreeMap::new(), fixes: 0, changes: 0 };
+    let ctl = Controller::new(
+        s.ctl,
+        table.clone(),
+        s.subflows.iter().map(|(op, _)| Some(op.clone())).collect(),
+        s.gps_period,
+    );
+    let mut lp = Loop {
+        s,
+        table,
+        fs,
+        ctl,
+        t0: Instant::now(),
+        failed_safe: true,
+        last_fix: None,
+        last_pos: None,
+        bad: BTreeMap::new(),
+        fixes: 0,
+        changes: 0,
+    };
     lp.fs.restore_all("start");
     // A backup episode longer than the RTO idles the path; with slow start after idle (RFC 5681
     // §4.1, the Linux default) its sender then restarts from the initial window. The router can
     // only speak for its own (upload) side: say so once when it is on.
     // With `slow_start_after_idle = "off"` PHA-D turns it off in its namespace while it runs
     // (the guard puts the old value back when `run` returns or unwinds).
-    let _idle_guard = if lp.s.idle_restart_off { IdleRestartGuard::turn_off(SSAI) } else { None };
+    let _idle_guard = if lp.s.idle_restart_off {
+        IdleRestartGuard::turn_off(SSAI)
+    } else {
+        None
+    };
     if std::fs::read_to_string(SSAI).is_ok_and(|v| v.trim() == "1") {
         println!("{{\"pha_d\":\"note\",\"why\":\"net.ipv4.tcp_slow_start_after_idle = 1: after a backup longer than the RTO this router's subflows restart from the initial window; set it to 0 here (upload; or slow_start_after_idle = \\\"off\\\" in [pha_d]) and on the server side (download) to keep the window\"}}");
     }
@@ -204,7 +256,10 @@ pub async fn run<F: Flags>(s: PhaDSettings, table: Table, flags: F, mut observe:
     let mut source = tokio::spawn(gps::run(lp.s.source.clone(), tx.clone()));
     let mut restart_at: Option<Instant> = None;
     let mut failures = 0u32;
-    let tick_every = lp.s.tick.unwrap_or(Duration::from_millis(100)).max(Duration::from_millis(5));
+    let tick_every =
+        lp.s.tick
+            .unwrap_or(Duration::from_millis(100))
+            .max(Duration::from_millis(5));
     let mut tick = tokio::time::interval(tick_every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let result: Result<String, String> = loop {
@@ -286,7 +341,12 @@ pub async fn run<F: Flags>(s: PhaDSettings, table: Table, flags: F, mut observe:
         Err(e) => format!("error: {e}"),
     };
     lp.fs.restore_all(&reason);
-    let bad = lp.bad.iter().map(|(k, v)| format!("{}:{v}", json_str(k))).collect::<Vec<_>>().join(",");
+    let bad = lp
+        .bad
+        .iter()
+        .map(|(k, v)| format!("{}:{v}", json_str(k)))
+        .collect::<Vec<_>>()
+        .join(",");
     println!(
         "{{\"pha_d\":\"stopped\",\"reason\":{},\"fixes\":{},\"changes\":{},\"restores\":{},\"refusals\":{},\"bad\":{{{bad}}}}}",
         json_str(&reason),
@@ -320,7 +380,11 @@ mod tests {
             table_file: "t.csv".into(),
             track: None,
             subflows: vec![("A".into(), 1), ("B".into(), 2)],
-            ctl: Config { policy: Policy::QueueAware, lead_ms: 0.0, resend_b0: true },
+            ctl: Config {
+                policy: Policy::QueueAware,
+                lead_ms: 0.0,
+                resend_b0: true,
+            },
             gps_period: 100 * NS_PER_MS,
             tick: None,
             stale: Duration::from_secs(3),
@@ -354,11 +418,20 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("header-only.csv");
         std::fs::write(&file, "# recorded nothing\ntime_s,position_m\n\n").unwrap();
-        let s = PhaDSettings { source: Source::Replay(file.clone()), max_retries: Some(0), ..settings() };
+        let s = PhaDSettings {
+            source: Source::Replay(file.clone()),
+            max_retries: Some(0),
+            ..settings()
+        };
         let table = Table::parse("operator,start_m,end_m,count\nA,1000,1100,1\n", "t.csv").unwrap();
         let flags = Shared::default();
         let (_stop_tx, stop) = watch::channel(false);
-        let r = tokio::time::timeout(Duration::from_secs(10), run(s, table, flags.clone(), || vec![Obs::default(); 2], stop)).await.expect("run did not give up");
+        let r = tokio::time::timeout(
+            Duration::from_secs(10),
+            run(s, table, flags.clone(), || vec![Obs::default(); 2], stop),
+        )
+        .await
+        .expect("run did not give up");
         let e = r.expect_err("a header-only replay must not be accepted");
         assert!(e.contains(&format!("{}: no fixes", file.display())), "{e}");
         let calls = flags.0.lock().unwrap().clone();
@@ -377,15 +450,38 @@ mod tests {
         *view.lock().unwrap() = PeerView {
             at: Some(Instant::now()),
             subflows: vec![
-                PeerSubflow { remote: ip("10.1.0.1"), rtt: 40 * NS_PER_MS, drain: 180 * NS_PER_MS },
-                PeerSubflow { remote: ip("10.1.0.1"), rtt: 45 * NS_PER_MS, drain: 20 * NS_PER_MS },
-                PeerSubflow { remote: ip("192.0.2.7"), rtt: 70 * NS_PER_MS, drain: 5 * NS_PER_MS },
+                PeerSubflow {
+                    remote: ip("10.1.0.1"),
+                    rtt: 40 * NS_PER_MS,
+                    drain: 180 * NS_PER_MS,
+                },
+                PeerSubflow {
+                    remote: ip("10.1.0.1"),
+                    rtt: 45 * NS_PER_MS,
+                    drain: 20 * NS_PER_MS,
+                },
+                PeerSubflow {
+                    remote: ip("192.0.2.7"),
+                    rtt: 70 * NS_PER_MS,
+                    drain: 5 * NS_PER_MS,
+                },
             ],
         };
-        let peer = PeerSide { view: view.clone(), seen_as: vec![Some(ip("10.1.0.1")), Some(ip("10.2.0.1"))], stale: Duration::from_secs(1) };
-        let mut o = Observer::new(Arc::new(Registry::default()), vec![Some(ip("10.1.0.1")), Some(ip("10.2.0.1"))]).with_peer(peer);
+        let peer = PeerSide {
+            view: view.clone(),
+            seen_as: vec![Some(ip("10.1.0.1")), Some(ip("10.2.0.1"))],
+            stale: Duration::from_secs(1),
+        };
+        let mut o = Observer::new(
+            Arc::new(Registry::default()),
+            vec![Some(ip("10.1.0.1")), Some(ip("10.2.0.1"))],
+        )
+        .with_peer(peer);
         let got = o.observe();
-        assert_eq!((got[0].rtt, got[0].drain, got[0].peer_drain), (45 * NS_PER_MS, 180 * NS_PER_MS, Some(180 * NS_PER_MS)));
+        assert_eq!(
+            (got[0].rtt, got[0].drain, got[0].peer_drain),
+            (45 * NS_PER_MS, 180 * NS_PER_MS, Some(180 * NS_PER_MS))
+        );
         assert_eq!(got[1], Obs::default(), "no server subflow towards 10.2.0.1");
         tokio::time::advance(Duration::from_millis(1001)).await;
         assert_eq!(o.observe()[0], Obs::default(), "stale figures are not used");
@@ -399,23 +495,64 @@ mod tests {
         let table = Table::parse("operator,start_m,end_m,count\nA,1000,1100,1\nB,1000,1100,1\n", "t.csv").unwrap();
         let s = settings();
         let table = Arc::new(table);
-        let ctl = Controller::new(s.ctl, table.clone(), vec![Some("A".into()), Some("B".into())], s.gps_period);
+        let ctl = Controller::new(
+            s.ctl,
+            table.clone(),
+            vec![Some("A".into()), Some("B".into())],
+            s.gps_period,
+        );
         let mut fs = FailSafe::new(Rec::default(), vec![1, 2], 0.0);
         fs.echo_changes = false;
-        let mut lp = Loop { s, table, fs, ctl, t0: Instant::now(), failed_safe: true, last_fix: None, last_pos: None, bad: BTreeMap::new(), fixes: 0, changes: 0 };
+        let mut lp = Loop {
+            s,
+            table,
+            fs,
+            ctl,
+            t0: Instant::now(),
+            failed_safe: true,
+            last_fix: None,
+            last_pos: None,
+            bad: BTreeMap::new(),
+            fixes: 0,
+            changes: 0,
+        };
         let mut backups_seen = Vec::new();
         for i in 0..20 {
-            lp.on_position(950.0 + 8.0 * i as f64, &mut || vec![Obs { rtt: 20 * NS_PER_MS, has_subflows: true, ..Default::default() }; 2]);
+            lp.on_position(950.0 + 8.0 * i as f64, &mut || {
+                vec![
+                    Obs {
+                        rtt: 20 * NS_PER_MS,
+                        has_subflows: true,
+                        ..Default::default()
+                    };
+                    2
+                ]
+            });
             let mut state = [false; 2];
             for &(id, b) in &lp.fs.inner.0 {
                 state[id as usize - 1] = b;
             }
-            assert!(!(state[0] && state[1]), "both endpoints backup after fix {i}: {:?}", lp.fs.inner.0);
+            assert!(
+                !(state[0] && state[1]),
+                "both endpoints backup after fix {i}: {:?}",
+                lp.fs.inner.0
+            );
             backups_seen.push(state);
             tokio::time::advance(Duration::from_millis(100)).await;
         }
-        assert!(backups_seen.iter().any(|s| s[0] || s[1]), "one endpoint went backup: {:?}", lp.fs.inner.0);
-        assert!(lp.fs.recent.iter().any(|l| l.contains("it would leave no regular path")), "{:?}", lp.fs.recent);
+        assert!(
+            backups_seen.iter().any(|s| s[0] || s[1]),
+            "one endpoint went backup: {:?}",
+            lp.fs.inner.0
+        );
+        assert!(
+            lp.fs
+                .recent
+                .iter()
+                .any(|l| l.contains("it would leave no regular path")),
+            "{:?}",
+            lp.fs.recent
+        );
         assert!(lp.fs.refusals > 0);
         // 500 m in 100 ms: untrustworthy, every endpoint regular.
         lp.on_position(1600.0, &mut || vec![Obs::default(); 2]);

@@ -34,11 +34,22 @@ pub enum Source {
 impl Source {
     /// Parses the `gps` setting; `base` resolves relative paths.
     pub fn parse(s: &str, base: &std::path::Path) -> Result<Source, String> {
-        let path = |p: &str| if p.is_empty() { Err("a path is needed".to_string()) } else { let p = PathBuf::from(p); Ok(if p.is_absolute() { p } else { base.join(p) }) };
-        let (kind, rest) = s.split_once(':').ok_or_else(|| format!("`{s}`: expected KIND:WHERE with KIND gpsd, nmea-serial, nmea-file, nmea-udp or replay"))?;
+        let path = |p: &str| {
+            if p.is_empty() {
+                Err("a path is needed".to_string())
+            } else {
+                let p = PathBuf::from(p);
+                Ok(if p.is_absolute() { p } else { base.join(p) })
+            }
+        };
+        let (kind, rest) = s.split_once(':').ok_or_else(|| {
+            format!("`{s}`: expected KIND:WHERE with KIND gpsd, nmea-serial, nmea-file, nmea-udp or replay")
+        })?;
         match kind {
             "gpsd" => {
-                let (h, p) = rest.rsplit_once(':').ok_or_else(|| format!("`{s}`: expected gpsd:HOST:PORT"))?;
+                let (h, p) = rest
+                    .rsplit_once(':')
+                    .ok_or_else(|| format!("`{s}`: expected gpsd:HOST:PORT"))?;
                 if h.is_empty() || !p.parse::<u16>().is_ok_and(|p| p > 0) {
                     return Err(format!("`{s}`: expected gpsd:HOST:PORT with a port in 1..=65535"));
                 }
@@ -46,7 +57,11 @@ impl Source {
             }
             "nmea-serial" => {
                 let (dev, baud) = match rest.rsplit_once('@') {
-                    Some((d, b)) => (d, b.parse::<u32>().map_err(|_| format!("`{s}`: baud rate `{b}` is not a number"))?),
+                    Some((d, b)) => (
+                        d,
+                        b.parse::<u32>()
+                            .map_err(|_| format!("`{s}`: baud rate `{b}` is not a number"))?,
+                    ),
                     None => (rest, 4800),
                 };
                 if baud_constant(baud).is_none() {
@@ -55,9 +70,14 @@ impl Source {
                 Ok(Source::NmeaSerial(path(dev)?, baud))
             }
             "nmea-file" => Ok(Source::NmeaFile(path(rest)?)),
-            "nmea-udp" => rest.parse().map(Source::NmeaUdp).map_err(|_| format!("`{s}`: expected nmea-udp:IP:PORT")),
+            "nmea-udp" => rest
+                .parse()
+                .map(Source::NmeaUdp)
+                .map_err(|_| format!("`{s}`: expected nmea-udp:IP:PORT")),
             "replay" => Ok(Source::Replay(path(rest)?)),
-            _ => Err(format!("`{s}`: unknown kind `{kind}` (gpsd, nmea-serial, nmea-file, nmea-udp or replay)")),
+            _ => Err(format!(
+                "`{s}`: unknown kind `{kind}` (gpsd, nmea-serial, nmea-file, nmea-udp or replay)"
+            )),
         }
     }
 
@@ -104,7 +124,10 @@ struct Lines {
 
 impl Lines {
     fn new() -> Self {
-        Lines { buf: Vec::new(), skipping: false }
+        Lines {
+            buf: Vec::new(),
+            skipping: false,
+        }
     }
 
     fn push(&mut self, data: &[u8], out: &mut Vec<Result<String, GpsEvent>>) {
@@ -116,7 +139,10 @@ impl Lines {
                     let line = std::mem::take(&mut self.buf);
                     match String::from_utf8(line) {
                         Ok(s) => out.push(Ok(s.trim_end_matches('\r').to_string())),
-                        Err(_) => out.push(Err(GpsEvent::Bad { kind: "not-utf8", detail: "a line that is not UTF-8 text".into() })),
+                        Err(_) => out.push(Err(GpsEvent::Bad {
+                            kind: "not-utf8",
+                            detail: "a line that is not UTF-8 text".into(),
+                        })),
                     }
                 }
                 self.buf.clear();
@@ -125,7 +151,10 @@ impl Lines {
                 if self.buf.len() > MAX_LINE {
                     self.buf.clear();
                     self.skipping = true;
-                    out.push(Err(GpsEvent::Bad { kind: "too-long", detail: format!("a line longer than {MAX_LINE} bytes") }));
+                    out.push(Err(GpsEvent::Bad {
+                        kind: "too-long",
+                        detail: format!("a line longer than {MAX_LINE} bytes"),
+                    }));
                 }
             }
         }
@@ -147,7 +176,10 @@ fn nmea_event(line: &str) -> Option<GpsEvent> {
                 return None;
             }
         }
-        Err(e) => GpsEvent::Bad { kind: e.kind, detail: e.detail },
+        Err(e) => GpsEvent::Bad {
+            kind: e.kind,
+            detail: e.detail,
+        },
     })
 }
 
@@ -158,25 +190,43 @@ pub fn gpsd_event(line: &str) -> Option<GpsEvent> {
     }
     let v: serde_json::Value = match serde_json::from_str(line) {
         Ok(v) => v,
-        Err(e) => return Some(GpsEvent::Bad { kind: "gpsd-json", detail: format!("not a JSON report: {e}") }),
+        Err(e) => {
+            return Some(GpsEvent::Bad {
+                kind: "gpsd-json",
+                detail: format!("not a JSON report: {e}"),
+            })
+        }
     };
     let Some(class) = v.get("class").and_then(|c| c.as_str()) else {
-        return Some(GpsEvent::Bad { kind: "gpsd-json", detail: "a report without `class`".into() });
+        return Some(GpsEvent::Bad {
+            kind: "gpsd-json",
+            detail: "a report without `class`".into(),
+        });
     };
     if class != "TPV" {
         return None; // VERSION, DEVICES, WATCH, SKY, ...
     }
     let mode = v.get("mode").and_then(|m| m.as_i64()).unwrap_or(0);
-    let (lat, lon) = (v.get("lat").and_then(|x| x.as_f64()), v.get("lon").and_then(|x| x.as_f64()));
+    let (lat, lon) = (
+        v.get("lat").and_then(|x| x.as_f64()),
+        v.get("lon").and_then(|x| x.as_f64()),
+    );
     match (mode >= 2, lat, lon) {
         (false, _, _) => Some(GpsEvent::NoFix),
         (true, Some(lat), Some(lon)) if lat.abs() <= 90.0 && lon.abs() <= 180.0 => Some(GpsEvent::Fix { lat, lon }),
-        (true, Some(_), Some(_)) => Some(GpsEvent::Bad { kind: "gpsd-tpv", detail: "lat/lon out of range".into() }),
+        (true, Some(_), Some(_)) => Some(GpsEvent::Bad {
+            kind: "gpsd-tpv",
+            detail: "lat/lon out of range".into(),
+        }),
         _ => Some(GpsEvent::NoFix),
     }
 }
 
-async fn pump<R: AsyncRead + Unpin>(mut r: R, tx: &mpsc::Sender<GpsEvent>, parse: fn(&str) -> Option<GpsEvent>) -> String {
+async fn pump<R: AsyncRead + Unpin>(
+    mut r: R,
+    tx: &mpsc::Sender<GpsEvent>,
+    parse: fn(&str) -> Option<GpsEvent>,
+) -> String {
     let mut lines = Lines::new();
     let mut chunk = vec![0u8; 4096];
     loop {
@@ -204,7 +254,10 @@ async fn pump<R: AsyncRead + Unpin>(mut r: R, tx: &mpsc::Sender<GpsEvent>, parse
 fn open_serial(dev: &std::path::Path, baud: u32) -> std::io::Result<std::fs::File> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOCTTY).open(dev)?;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(dev)?;
     let fd = f.as_raw_fd();
     // Raw 8N1 at `baud` (termios(3)); a non-tty (a test's pipe) is read as it is.
     if unsafe { libc::isatty(fd) } == 1 {
@@ -215,7 +268,10 @@ fn open_serial(dev: &std::path::Path, baud: u32) -> std::io::Result<std::fs::Fil
         unsafe { libc::cfmakeraw(&mut t) };
         t.c_cflag |= libc::CLOCAL | libc::CREAD;
         let sp = baud_constant(baud).unwrap_or(libc::B4800);
-        if unsafe { libc::cfsetispeed(&mut t, sp) } != 0 || unsafe { libc::cfsetospeed(&mut t, sp) } != 0 || unsafe { libc::tcsetattr(fd, libc::TCSANOW, &t) } != 0 {
+        if unsafe { libc::cfsetispeed(&mut t, sp) } != 0
+            || unsafe { libc::cfsetospeed(&mut t, sp) } != 0
+            || unsafe { libc::tcsetattr(fd, libc::TCSANOW, &t) } != 0
+        {
             return Err(std::io::Error::last_os_error());
         }
     }
@@ -243,7 +299,9 @@ pub fn parse_replay(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<Strin
     // A header alone is refused as the simulator refuses it (`[hst.gps_trace]`: "no fixes"):
     // replayed, it would end at once and look like a ride that ended, restarted every `retry_s`.
     if errs.is_empty() && out.is_empty() {
-        errs.push(format!("{file}: no fixes: expected rows `time_s,position_m` after the header"));
+        errs.push(format!(
+            "{file}: no fixes: expected rows `time_s,position_m` after the header"
+        ));
     }
     if errs.is_empty() {
         Ok(out)
@@ -255,18 +313,24 @@ pub fn parse_replay(text: &str, file: &str) -> Result<Vec<(f64, f64)>, Vec<Strin
 /// Runs `src` until it ends or the receiver is dropped; always sends `Ended` last (if it can).
 pub async fn run(src: Source, tx: mpsc::Sender<GpsEvent>) {
     let why = match &src {
-        Source::Gpsd(addr) => match tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr.as_str())).await {
-            Err(_) => format!("gpsd {addr}: connect timed out"),
-            Ok(Err(e)) => format!("gpsd {addr}: {e}"),
-            Ok(Ok(mut s)) => match s.write_all(b"?WATCH={\"enable\":true,\"json\":true};\n").await {
-                Err(e) => format!("gpsd {addr}: {e}"),
-                Ok(()) => format!("gpsd {addr}: {}", pump(s, &tx, gpsd_event).await),
-            },
-        },
+        Source::Gpsd(addr) => {
+            match tokio::time::timeout(Duration::from_secs(5), tokio::net::TcpStream::connect(addr.as_str())).await {
+                Err(_) => format!("gpsd {addr}: connect timed out"),
+                Ok(Err(e)) => format!("gpsd {addr}: {e}"),
+                Ok(Ok(mut s)) => match s.write_all(b"?WATCH={\"enable\":true,\"json\":true};\n").await {
+                    Err(e) => format!("gpsd {addr}: {e}"),
+                    Ok(()) => format!("gpsd {addr}: {}", pump(s, &tx, gpsd_event).await),
+                },
+            }
+        }
         Source::NmeaSerial(dev, baud) => {
             let (dev2, baud) = (dev.clone(), *baud);
             match tokio::task::spawn_blocking(move || open_serial(&dev2, baud)).await {
-                Ok(Ok(f)) => format!("{}: {}", dev.display(), pump(tokio::fs::File::from_std(f), &tx, nmea_event).await),
+                Ok(Ok(f)) => format!(
+                    "{}: {}",
+                    dev.display(),
+                    pump(tokio::fs::File::from_std(f), &tx, nmea_event).await
+                ),
                 Ok(Err(e)) => format!("{}: {e}", dev.display()),
                 Err(e) => format!("{}: {e}", dev.display()),
             }
@@ -336,24 +400,59 @@ mod tests {
     #[test]
     fn sources_parse() {
         let b = std::path::Path::new("/etc/x");
-        assert_eq!(Source::parse("gpsd:127.0.0.1:2947", b), Ok(Source::Gpsd("127.0.0.1:2947".into())));
-        assert_eq!(Source::parse("nmea-serial:/dev/ttyUSB0@9600", b), Ok(Source::NmeaSerial("/dev/ttyUSB0".into(), 9600)));
-        assert_eq!(Source::parse("nmea-serial:/dev/ttyS0", b), Ok(Source::NmeaSerial("/dev/ttyS0".into(), 4800)));
-        assert_eq!(Source::parse("replay:trace.csv", b), Ok(Source::Replay("/etc/x/trace.csv".into())));
-        assert_eq!(Source::parse("nmea-udp:0.0.0.0:10110", b), Ok(Source::NmeaUdp("0.0.0.0:10110".parse().unwrap())));
-        for bad in ["gpsd:host", "gpsd::1", "nmea-serial:/dev/x@1234", "nmea-udp:nowhere", "nmea-file:", "serial:/dev/x", "x"] {
+        assert_eq!(
+            Source::parse("gpsd:127.0.0.1:2947", b),
+            Ok(Source::Gpsd("127.0.0.1:2947".into()))
+        );
+        assert_eq!(
+            Source::parse("nmea-serial:/dev/ttyUSB0@9600", b),
+            Ok(Source::NmeaSerial("/dev/ttyUSB0".into(), 9600))
+        );
+        assert_eq!(
+            Source::parse("nmea-serial:/dev/ttyS0", b),
+            Ok(Source::NmeaSerial("/dev/ttyS0".into(), 4800))
+        );
+        assert_eq!(
+            Source::parse("replay:trace.csv", b),
+            Ok(Source::Replay("/etc/x/trace.csv".into()))
+        );
+        assert_eq!(
+            Source::parse("nmea-udp:0.0.0.0:10110", b),
+            Ok(Source::NmeaUdp("0.0.0.0:10110".parse().unwrap()))
+        );
+        for bad in [
+            "gpsd:host",
+            "gpsd::1",
+            "nmea-serial:/dev/x@1234",
+            "nmea-udp:nowhere",
+            "nmea-file:",
+            "serial:/dev/x",
+            "x",
+        ] {
             assert!(Source::parse(bad, b).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn gpsd_reports() {
-        assert_eq!(gpsd_event(r#"{"class":"TPV","mode":3,"lat":37.5,"lon":127.0}"#), Some(GpsEvent::Fix { lat: 37.5, lon: 127.0 }));
+        assert_eq!(
+            gpsd_event(r#"{"class":"TPV","mode":3,"lat":37.5,"lon":127.0}"#),
+            Some(GpsEvent::Fix { lat: 37.5, lon: 127.0 })
+        );
         assert_eq!(gpsd_event(r#"{"class":"TPV","mode":1}"#), Some(GpsEvent::NoFix));
         assert_eq!(gpsd_event(r#"{"class":"SKY"}"#), None);
-        assert!(matches!(gpsd_event("\u{1}garbage"), Some(GpsEvent::Bad { kind: "gpsd-json", .. })));
-        assert!(matches!(gpsd_event(r#"{"mode":3}"#), Some(GpsEvent::Bad { kind: "gpsd-json", .. })));
-        assert!(matches!(gpsd_event(r#"{"class":"TPV","mode":2,"lat":99,"lon":0}"#), Some(GpsEvent::Bad { kind: "gpsd-tpv", .. })));
+        assert!(matches!(
+            gpsd_event("\u{1}garbage"),
+            Some(GpsEvent::Bad { kind: "gpsd-json", .. })
+        ));
+        assert!(matches!(
+            gpsd_event(r#"{"mode":3}"#),
+            Some(GpsEvent::Bad { kind: "gpsd-json", .. })
+        ));
+        assert!(matches!(
+            gpsd_event(r#"{"class":"TPV","mode":2,"lat":99,"lon":0}"#),
+            Some(GpsEvent::Bad { kind: "gpsd-tpv", .. })
+        ));
     }
 
     #[test]
@@ -364,7 +463,14 @@ mod tests {
         l.push(b"e\n", &mut out);
         l.push(&vec![b'x'; MAX_LINE + 10], &mut out);
         l.push(b"\nok\n\xff\xfe\n", &mut out);
-        let kinds: Vec<String> = out.iter().map(|r| match r { Ok(s) => s.clone(), Err(GpsEvent::Bad { kind, .. }) => format!("!{kind}"), Err(e) => format!("{e:?}") }).collect();
+        let kinds: Vec<String> = out
+            .iter()
+            .map(|r| match r {
+                Ok(s) => s.clone(),
+                Err(GpsEvent::Bad { kind, .. }) => format!("!{kind}"),
+                Err(e) => format!("{e:?}"),
+            })
+            .collect();
         assert_eq!(kinds, vec!["ab", "cde", "!too-long", "ok", "!not-utf8"]);
     }
 
@@ -372,16 +478,37 @@ mod tests {
     fn nmea_events() {
         let good = with_checksum("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,");
         assert!(matches!(nmea_event(&good), Some(GpsEvent::Fix { .. })));
-        assert_eq!(nmea_event(&with_checksum("GPGGA,123519,,,,,0,00,,,M,,M,,")), Some(GpsEvent::NoFix));
+        assert_eq!(
+            nmea_event(&with_checksum("GPGGA,123519,,,,,0,00,,,M,,M,,")),
+            Some(GpsEvent::NoFix)
+        );
         assert_eq!(nmea_event(&with_checksum("GPGSV,1,1,00")), None);
-        assert!(matches!(nmea_event("$GPGGA,1*00"), Some(GpsEvent::Bad { kind: "checksum-mismatch", .. })));
+        assert!(matches!(
+            nmea_event("$GPGGA,1*00"),
+            Some(GpsEvent::Bad {
+                kind: "checksum-mismatch",
+                ..
+            })
+        ));
     }
 
     #[test]
     fn replay_trace() {
-        assert_eq!(parse_replay("time_s,position_m\n0,10\n0.5,20\n", "r.csv"), Ok(vec![(0.0, 10.0), (0.5, 20.0)]));
-        for (t, want) in [("x\n", "r.csv: line 1: header"), ("time_s,position_m\n1,2\n0,3\n", "r.csv: line 3: time_s = 0"), ("time_s,position_m\n1,-2\n", "r.csv: line 2: position_m = -2"), ("", "r.csv: empty trace"),
-            ("time_s,position_m\n", "r.csv: no fixes"), ("# recorded 2024-05-01\ntime_s, position_m\n\n# nothing\n", "r.csv: no fixes")] {
+        assert_eq!(
+            parse_replay("time_s,position_m\n0,10\n0.5,20\n", "r.csv"),
+            Ok(vec![(0.0, 10.0), (0.5, 20.0)])
+        );
+        for (t, want) in [
+            ("x\n", "r.csv: line 1: header"),
+            ("time_s,position_m\n1,2\n0,3\n", "r.csv: line 3: time_s = 0"),
+            ("time_s,position_m\n1,-2\n", "r.csv: line 2: position_m = -2"),
+            ("", "r.csv: empty trace"),
+            ("time_s,position_m\n", "r.csv: no fixes"),
+            (
+                "# recorded 2024-05-01\ntime_s, position_m\n\n# nothing\n",
+                "r.csv: no fixes",
+            ),
+        ] {
             let e = parse_replay(t, "r.csv").unwrap_err();
             assert!(e[0].starts_with(want), "{t:?}: {e:?}");
         }
@@ -399,7 +526,13 @@ mod tests {
         let good = with_checksum("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,");
         s.send_to(format!("{good}\r\n$GPGGA,x*00").as_bytes(), addr).unwrap();
         assert!(matches!(rx.recv().await, Some(GpsEvent::Fix { .. })));
-        assert!(matches!(rx.recv().await, Some(GpsEvent::Bad { kind: "checksum-mismatch", .. })));
+        assert!(matches!(
+            rx.recv().await,
+            Some(GpsEvent::Bad {
+                kind: "checksum-mismatch",
+                ..
+            })
+        ));
         h.abort();
     }
 
@@ -413,9 +546,20 @@ mod tests {
         use std::os::fd::FromRawFd;
         let (mut master, mut slave) = (-1, -1);
         let mut name = [0 as libc::c_char; 128];
-        let ok = unsafe { libc::openpty(&mut master, &mut slave, name.as_mut_ptr(), std::ptr::null(), std::ptr::null()) };
+        let ok = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                name.as_mut_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
         assert_eq!(ok, 0, "openpty: {}", std::io::Error::last_os_error());
-        let dev = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_str().unwrap().to_string();
+        let dev = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+            .to_str()
+            .unwrap()
+            .to_string();
         let (tx, mut rx) = mpsc::channel(16);
         let h = tokio::spawn(run(Source::NmeaSerial(dev.clone().into(), 9600), tx));
         // The source has opened and configured the device once its speed reads 9600.
@@ -429,7 +573,11 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "{dev} was never set to 9600 baud");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert_eq!(t.c_lflag & (libc::ICANON | libc::ECHO), 0, "raw mode: no line editing, no echo");
+        assert_eq!(
+            t.c_lflag & (libc::ICANON | libc::ECHO),
+            0,
+            "raw mode: no line editing, no echo"
+        );
         assert_eq!(t.c_cflag & libc::CSIZE, libc::CS8, "8 data bits");
         assert_eq!(t.c_cflag & (libc::PARENB | libc::CSTOPB), 0, "no parity, one stop bit");
         unsafe { libc::close(slave) };
@@ -442,7 +590,10 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         m.write_all(format!("{b}\r\n").as_bytes()).unwrap();
         match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
-            Ok(Some(GpsEvent::Fix { lat, lon })) => assert!((lat - 48.1173).abs() < 1e-4 && (lon - 11.5167).abs() < 1e-4, "{lat} {lon}"),
+            Ok(Some(GpsEvent::Fix { lat, lon })) => assert!(
+                (lat - 48.1173).abs() < 1e-4 && (lon - 11.5167).abs() < 1e-4,
+                "{lat} {lon}"
+            ),
             other => panic!("expected a fix, got {other:?}"),
         }
         drop(m); // the receiver unplugged

@@ -36,7 +36,10 @@ impl fmt::Display for NmeaError {
 }
 
 fn bad(kind: &'static str, detail: impl Into<String>) -> NmeaError {
-    NmeaError { kind, detail: detail.into() }
+    NmeaError {
+        kind,
+        detail: detail.into(),
+    }
 }
 
 /// The longest sentence accepted (NMEA 0183 allows 82 characters; receivers exceed it a little).
@@ -57,7 +60,13 @@ pub fn parse_sentence(line: &str) -> Result<Option<NmeaFix>, NmeaError> {
         return Err(bad("too-long", format!("{} bytes (at most {MAX_LEN})", line.len())));
     }
     let Some(body) = line.strip_prefix('$') else {
-        return Err(bad("not-nmea", format!("`{}`: a sentence starts with `$`", line.chars().take(24).collect::<String>())));
+        return Err(bad(
+            "not-nmea",
+            format!(
+                "`{}`: a sentence starts with `$`",
+                line.chars().take(24).collect::<String>()
+            ),
+        ));
     };
     if !line.is_ascii() {
         return Err(bad("not-ascii", "NMEA 0183 sentences are ASCII"));
@@ -67,8 +76,13 @@ pub fn parse_sentence(line: &str) -> Result<Option<NmeaFix>, NmeaError> {
     let fix = parse_body(body).map_err(|fault| match fault {
         Fault::ChecksumMissing => bad("checksum-missing", "no `*hh` checksum (required)"),
         Fault::ChecksumFormat(cks) => bad("checksum-format", format!("`{cks}`: two hex digits after `*`")),
-        Fault::ChecksumMismatch { given, computed } => bad("checksum-mismatch", format!("`{given}` given, the bytes give {computed:02X}")),
-        Fault::TooFewFields { kind, fields, needs } => bad("too-few-fields", format!("{kind}: {fields} fields, needs {needs}")),
+        Fault::ChecksumMismatch { given, computed } => bad(
+            "checksum-mismatch",
+            format!("`{given}` given, the bytes give {computed:02X}"),
+        ),
+        Fault::TooFewFields { kind, fields, needs } => {
+            bad("too-few-fields", format!("{kind}: {fields} fields, needs {needs}"))
+        }
         Fault::FixQuality(v) => bad("fix-quality", format!("`{v}`: an integer 0-8")),
         Fault::Latitude(v, e) => bad("latitude", coord_detail(v, e)),
         Fault::Longitude(v, e) => bad("longitude", coord_detail(v, e)),
@@ -76,7 +90,11 @@ pub fn parse_sentence(line: &str) -> Result<Option<NmeaFix>, NmeaError> {
         Fault::Status(v) => bad("status", format!("`{v}`: A (valid) or V (void)")),
         Fault::Date(v) => bad("date", format!("`{v}`: expected ddmmyy")),
     })?;
-    Ok(fix.map(|f| NmeaFix { tod_s: f.tod_s, lat: f.lat, lon: f.lon }))
+    Ok(fix.map(|f| NmeaFix {
+        tod_s: f.tod_s,
+        lat: f.lat,
+        lon: f.lon,
+    }))
 }
 
 #[cfg(test)]
@@ -98,7 +116,12 @@ mod tests {
         let f = parse_sentence(&format!("{rmc}\r\n")).unwrap().unwrap();
         assert!(f.lat < -33.7 && f.lon < -151.1 && f.tod_s == 1.0);
         // No fix, void, other sentences, proprietary: valid, nothing in them.
-        for body in ["GPGGA,123519,,,,,0,00,,,M,,M,,", "GPRMC,123519,V,4807.038,N,01131.000,E,0,0,230394,,", "GPGSV,1,1,00", "PGRME,15.0,M,45.0,M,25.0,M"] {
+        for body in [
+            "GPGGA,123519,,,,,0,00,,,M,,M,,",
+            "GPRMC,123519,V,4807.038,N,01131.000,E,0,0,230394,,",
+            "GPGSV,1,1,00",
+            "PGRME,15.0,M,45.0,M,25.0,M",
+        ] {
             assert_eq!(parse_sentence(&with_checksum(body)), Ok(None), "{body}");
         }
     }
@@ -110,18 +133,40 @@ mod tests {
         assert_eq!(parse_sentence(&flipped).unwrap_err().kind, "checksum-mismatch");
         let (head, _) = good.split_once('*').unwrap();
         assert_eq!(parse_sentence(head).unwrap_err().kind, "checksum-missing");
-        assert_eq!(parse_sentence(&format!("{head}*G1")).unwrap_err().kind, "checksum-format");
-        assert_eq!(parse_sentence(&format!("{head}*1")).unwrap_err().kind, "checksum-format");
-        assert_eq!(parse_sentence(&good.to_lowercase()).unwrap_err().kind, "checksum-mismatch", "the data's case is part of the sum");
+        assert_eq!(
+            parse_sentence(&format!("{head}*G1")).unwrap_err().kind,
+            "checksum-format"
+        );
+        assert_eq!(
+            parse_sentence(&format!("{head}*1")).unwrap_err().kind,
+            "checksum-format"
+        );
+        assert_eq!(
+            parse_sentence(&good.to_lowercase()).unwrap_err().kind,
+            "checksum-mismatch",
+            "the data's case is part of the sum"
+        );
     }
 
     #[test]
     fn bad_fields_are_named() {
         let cases = [
-            ("GPGGA,123519,4807.038,X,01131.000,E,1,08,0.9,545.4,M,46.9,M,,", "latitude"),
-            ("GPGGA,123519,9907.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,", "latitude"),
-            ("GPGGA,123519,4807.038,N,1131.000,E,1,08,0.9,545.4,M,46.9,M,,", "longitude"),
-            ("GPGGA,123519,4867.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,", "latitude"),
+            (
+                "GPGGA,123519,4807.038,X,01131.000,E,1,08,0.9,545.4,M,46.9,M,,",
+                "latitude",
+            ),
+            (
+                "GPGGA,123519,9907.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,",
+                "latitude",
+            ),
+            (
+                "GPGGA,123519,4807.038,N,1131.000,E,1,08,0.9,545.4,M,46.9,M,,",
+                "longitude",
+            ),
+            (
+                "GPGGA,123519,4867.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,",
+                "latitude",
+            ),
             ("GPGGA,25xx19,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,", "time"),
             ("GPGGA,123519,4807.038,N,01131.000,E,9,08", "fix-quality"),
             ("GPGGA,123519,4807.038", "too-few-fields"),
@@ -133,7 +178,10 @@ mod tests {
             assert_eq!(e.kind, kind, "{body}: {e}");
         }
         assert_eq!(parse_sentence("hello").unwrap_err().kind, "not-nmea");
-        assert_eq!(parse_sentence(&format!("${}", "A".repeat(300))).unwrap_err().kind, "too-long");
+        assert_eq!(
+            parse_sentence(&format!("${}", "A".repeat(300))).unwrap_err().kind,
+            "too-long"
+        );
     }
 
     /// Arbitrary bytes (as lossy text), truncations of good sentences and multi-byte characters
@@ -152,12 +200,28 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                b.push(if x.is_multiple_of(3) { b"$GPRMC,*0123456789.NSEWAV"[(x >> 8) as usize % 25] } else { (x >> 16) as u8 });
+                b.push(if x.is_multiple_of(3) {
+                    b"$GPRMC,*0123456789.NSEWAV"[(x >> 8) as usize % 25]
+                } else {
+                    (x >> 16) as u8
+                });
             }
             let _ = parse_sentence(&String::from_utf8_lossy(&b));
         }
-        for s in ["$GPGGA,12é519,4807.038,N,01131.000,E,1*00", "$é*00", "$GPGGA,ééé519*00", "$*00", "$"] {
-            let s2 = format!("{}*{:02X}", &s[..s.rfind('*').unwrap_or(s.len())], s[1..s.rfind('*').unwrap_or(s.len()).max(1)].bytes().fold(0u8, |a, b| a ^ b));
+        for s in [
+            "$GPGGA,12é519,4807.038,N,01131.000,E,1*00",
+            "$é*00",
+            "$GPGGA,ééé519*00",
+            "$*00",
+            "$",
+        ] {
+            let s2 = format!(
+                "{}*{:02X}",
+                &s[..s.rfind('*').unwrap_or(s.len())],
+                s[1..s.rfind('*').unwrap_or(s.len()).max(1)]
+                    .bytes()
+                    .fold(0u8, |a, b| a ^ b)
+            );
             let _ = parse_sentence(s);
             let _ = parse_sentence(&s2);
         }

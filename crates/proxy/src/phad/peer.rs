@@ -62,10 +62,7 @@ impl PeerSettings {
                 "`{url}`: expected http://HOST:PORT/PATH with a port in 1..=65535"
             ));
         }
-        if path
-            .bytes()
-            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-        {
+        if path.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
             return Err(format!(
                 "`{url}`: the path must not contain spaces or control characters"
             ));
@@ -100,13 +97,10 @@ impl PeerView {
         if now.saturating_duration_since(at) > stale {
             return None;
         }
-        self.subflows
-            .iter()
-            .filter(|s| s.remote == addr)
-            .fold(None, |acc, s| {
-                let (r, d) = acc.unwrap_or((0, 0));
-                Some((r.max(s.rtt), d.max(s.drain)))
-            })
+        self.subflows.iter().filter(|s| s.remote == addr).fold(None, |acc, s| {
+            let (r, d) = acc.unwrap_or((0, 0));
+            Some((r.max(s.rtt), d.max(s.drain)))
+        })
     }
 }
 
@@ -122,9 +116,7 @@ fn split_sample(line: &str) -> Option<Result<Sample<'_>, String>> {
     if line.trim().is_empty() || line.starts_with('#') {
         return None;
     }
-    let name_end = line
-        .find(['{', ' '])
-        .unwrap_or(line.len());
+    let name_end = line.find(['{', ' ']).unwrap_or(line.len());
     let name = &line[..name_end];
     let mut labels = BTreeMap::new();
     let mut rest = &line[name_end..];
@@ -155,10 +147,7 @@ fn split_sample(line: &str) -> Option<Result<Sample<'_>, String>> {
                 key.push(c);
                 chars.next();
             }
-            if key.is_empty()
-                || chars.next().map(|x| x.1) != Some('=')
-                || chars.next().map(|x| x.1) != Some('"')
-            {
+            if key.is_empty() || chars.next().map(|x| x.1) != Some('=') || chars.next().map(|x| x.1) != Some('"') {
                 return Some(Err("expected label=\"value\"".into()));
             }
             let mut value = String::new();
@@ -201,8 +190,7 @@ fn split_sample(line: &str) -> Option<Result<Sample<'_>, String>> {
 pub fn parse_exposition(text: &str) -> Result<Vec<PeerSubflow>, String> {
     const RTT: &str = "mobipath_proxy_subflow_rtt_seconds";
     const DRAIN: &str = "mobipath_proxy_subflow_drain_seconds";
-    let mut by_key: BTreeMap<(String, String), Partial> =
-        BTreeMap::new();
+    let mut by_key: BTreeMap<(String, String), Partial> = BTreeMap::new();
     for (n, line) in text.lines().enumerate() {
         // Only the two families are parsed; everything else (other families, other exporters'
         // lines) is skipped unread.
@@ -214,19 +202,14 @@ pub fn parse_exposition(text: &str) -> Result<Vec<PeerSubflow>, String> {
             Some(Ok(s)) => s,
             Some(Err(e)) => return Err(format!("line {}: {e}", n + 1)),
         };
-        if (name != RTT && name != DRAIN)
-            || labels.get("side").map(String::as_str) != Some("server")
-        {
+        if (name != RTT && name != DRAIN) || labels.get("side").map(String::as_str) != Some("server") {
             continue;
         }
         let secs: f64 = value
             .parse()
             .map_err(|_| format!("line {}: {name} = {value}: not a number", n + 1))?;
         if !(secs.is_finite() && (0.0..=3600.0).contains(&secs)) {
-            return Err(format!(
-                "line {}: {name} = {value}: out of range [0, 3600] s",
-                n + 1
-            ));
+            return Err(format!("line {}: {name} = {value}: out of range [0, 3600] s", n + 1));
         }
         let key = (
             labels.get("conn").cloned().unwrap_or_default(),
@@ -268,17 +251,13 @@ pub async fn fetch(authority: &str, path: &str, timeout: Duration) -> Result<Str
         let mut s = TcpStream::connect(authority)
             .await
             .map_err(|e| format!("connect {authority}: {e}"))?;
-        let req = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/plain\r\nConnection: close\r\n\r\n");
-        s.write_all(req.as_bytes())
-            .await
-            .map_err(|e| format!("request: {e}"))?;
+        let req =
+            format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/plain\r\nConnection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).await.map_err(|e| format!("request: {e}"))?;
         let mut buf = Vec::with_capacity(16 << 10);
         let mut chunk = [0u8; 16 << 10];
         loop {
-            let n = s
-                .read(&mut chunk)
-                .await
-                .map_err(|e| format!("response: {e}"))?;
+            let n = s.read(&mut chunk).await.map_err(|e| format!("response: {e}"))?;
             if n == 0 {
                 break;
             }
@@ -305,9 +284,7 @@ pub async fn fetch(authority: &str, path: &str, timeout: Duration) -> Result<Str
         .lines()
         .any(|l| l.to_ascii_lowercase().starts_with("transfer-encoding:"))
     {
-        return Err(
-            "chunked responses are not read (expected mobipath-proxy's metrics endpoint)".into(),
-        );
+        return Err("chunked responses are not read (expected mobipath-proxy's metrics endpoint)".into());
     }
     String::from_utf8(buf[head_end + 4..].to_vec()).map_err(|_| "the body is not UTF-8".into())
 }
@@ -398,10 +375,7 @@ mobipath_proxy_connections_active{side=\"server\"} 2\n";
             view.towards(ip("10.1.0.1"), now, Duration::from_secs(1)),
             Some((41_000_000, 300_000_000))
         );
-        assert_eq!(
-            view.towards(ip("10.9.9.9"), now, Duration::from_secs(1)),
-            None
-        );
+        assert_eq!(view.towards(ip("10.9.9.9"), now, Duration::from_secs(1)), None);
         assert_eq!(
             view.towards(
                 ip("10.1.0.1"),
@@ -416,13 +390,31 @@ mobipath_proxy_connections_active{side=\"server\"} 2\n";
     #[test]
     fn malformed_lines_name_the_line_and_never_panic() {
         for (text, want) in [
-            ("mobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"10.1.0.1:4\"} -1\n", "line 1: mobipath_proxy_subflow_rtt_seconds = -1: out of range"),
-            ("\nmobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"10.1.0.1:4\"} NaN\n", "line 2:"),
-            ("mobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"nowhere\"} 0.1\n", "remote = \"nowhere\": not an address"),
-            ("mobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"10.1.0.1:4\" 0.1\n", "line 1:"),
-            ("mobipath_proxy_subflow_rtt_seconds{side=\"ser\\qver\"} 0.1\n", "bad escape"),
+            (
+                "mobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"10.1.0.1:4\"} -1\n",
+                "line 1: mobipath_proxy_subflow_rtt_seconds = -1: out of range",
+            ),
+            (
+                "\nmobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"10.1.0.1:4\"} NaN\n",
+                "line 2:",
+            ),
+            (
+                "mobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"nowhere\"} 0.1\n",
+                "remote = \"nowhere\": not an address",
+            ),
+            (
+                "mobipath_proxy_subflow_rtt_seconds{side=\"server\",remote=\"10.1.0.1:4\" 0.1\n",
+                "line 1:",
+            ),
+            (
+                "mobipath_proxy_subflow_rtt_seconds{side=\"ser\\qver\"} 0.1\n",
+                "bad escape",
+            ),
             ("mobipath_proxy_subflow_drain_seconds{side=\"server\"}\n", "no value"),
-            ("mobipath_proxy_subflow_drain_seconds{side=\"server\",remote=\"10.1.0.1:4\"} 1e400\n", "out of range"),
+            (
+                "mobipath_proxy_subflow_drain_seconds{side=\"server\",remote=\"10.1.0.1:4\"} 1e400\n",
+                "out of range",
+            ),
         ] {
             let e = parse_exposition(text).unwrap_err();
             assert!(e.contains(want), "{text:?}: {e}");
@@ -438,14 +430,14 @@ mobipath_proxy_connections_active{side=\"server\"} 2\n";
             let s: String = (0..60)
                 .map(|_| {
                     x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                    b"mobipath_proxy_subflow_rtt_seconds{}=\",\\ 0.1\nremote:side"
-                        [(x >> 16) as usize % 56] as char
+                    b"mobipath_proxy_subflow_rtt_seconds{}=\",\\ 0.1\nremote:side"[(x >> 16) as usize % 56] as char
                 })
                 .collect();
             let _ = parse_exposition(&format!("mobipath_proxy_subflow_rtt_seconds{s}"));
         }
         // A subflow with only one of the two gauges is left out, not guessed.
-        let half = "mobipath_proxy_subflow_rtt_seconds{side=\"server\",conn=\"1\",subflow=\"0\",remote=\"10.1.0.1:4\"} 0.1\n";
+        let half =
+            "mobipath_proxy_subflow_rtt_seconds{side=\"server\",conn=\"1\",subflow=\"0\",remote=\"10.1.0.1:4\"} 0.1\n";
         assert_eq!(parse_exposition(half).unwrap(), vec![]);
     }
 
@@ -500,10 +492,7 @@ mobipath_proxy_connections_active{side=\"server\"} 2\n";
         let task = tokio::spawn(poll(s, view.clone(), rx));
         let t0 = std::time::Instant::now();
         while view.lock().unwrap().at.is_none() {
-            assert!(
-                t0.elapsed() < Duration::from_secs(5),
-                "no poll reached the endpoint"
-            );
+            assert!(t0.elapsed() < Duration::from_secs(5), "no poll reached the endpoint");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         server.await.unwrap();
@@ -512,10 +501,8 @@ mobipath_proxy_connections_active{side=\"server\"} 2\n";
         assert_eq!(view.lock().unwrap().subflows.len(), 3);
         tx.send(true).unwrap();
         task.await.unwrap();
-        assert!(
-            fetch(&addr.to_string(), "/metrics", Duration::from_millis(200))
-                .await
-                .is_err()
-        );
+        assert!(fetch(&addr.to_string(), "/metrics", Duration::from_millis(200))
+            .await
+            .is_err());
     }
 }

@@ -21,7 +21,13 @@ pub struct Table {
 /// The ranges PHA-D uses: stretches summed and those seen in at least `k` runs merged, by the
 /// simulator's rules (the crate both use, crates/hst).
 fn ranges_of(items: Vec<(f64, f64, u64)>, k: u64) -> Vec<Range> {
-    stretches::at_least(&stretches::sum(items), k).into_iter().map(|s| Range { start_m: s.start_m, end_m: s.end_m }).collect()
+    stretches::at_least(&stretches::sum(items), k)
+        .into_iter()
+        .map(|s| Range {
+            start_m: s.start_m,
+            end_m: s.end_m,
+        })
+        .collect()
 }
 
 impl Ranges for Table {
@@ -67,7 +73,11 @@ impl Table {
             }
             let cols: Vec<&str> = line.split(',').map(str::trim).collect();
             if cols.len() != 4 {
-                errs.push(at("columns", line, &format!("expected 4 comma-separated values ({HEADER}), found {}", cols.len())));
+                errs.push(at(
+                    "columns",
+                    line,
+                    &format!("expected 4 comma-separated values ({HEADER}), found {}", cols.len()),
+                ));
                 continue;
             }
             if cols[0].is_empty() {
@@ -90,7 +100,11 @@ impl Table {
             };
             if let (Some(s), Some(e)) = (start, end) {
                 if s > e {
-                    errs.push(at("end_m", cols[2], &format!("must not be less than start_m ({})", cols[1])));
+                    errs.push(at(
+                        "end_m",
+                        cols[2],
+                        &format!("must not be less than start_m ({})", cols[1]),
+                    ));
                     continue;
                 }
                 if let (Some(c), false) = (count, cols[0].is_empty()) {
@@ -109,7 +123,11 @@ impl Table {
             .map(|(op, items)| (op, ranges_of(items, min_support)))
             .filter(|(_, r)| !r.is_empty())
             .collect();
-        Ok(Table { ranges, runs, min_support })
+        Ok(Table {
+            ranges,
+            runs,
+            min_support,
+        })
     }
 }
 
@@ -120,9 +138,27 @@ mod tests {
     #[test]
     fn support_and_min_support() {
         let t = Table::parse("# mobipath handover table v2\n# runs = 3\n# min_support = 2\noperator,start_m,end_m,count\nA,100,110,1\nA,105,120,1\nA,300,310,1\nB,5,5,2\n", "t.csv").unwrap();
-        assert_eq!(t.ranges["A"], vec![Range { start_m: 105.0, end_m: 110.0 }]);
-        assert_eq!(t.ranges["B"], vec![Range { start_m: 5.0, end_m: 5.1 }]);
-        assert_eq!(t.next_range("A", 0.0), Some(Range { start_m: 105.0, end_m: 110.0 }));
+        assert_eq!(
+            t.ranges["A"],
+            vec![Range {
+                start_m: 105.0,
+                end_m: 110.0
+            }]
+        );
+        assert_eq!(
+            t.ranges["B"],
+            vec![Range {
+                start_m: 5.0,
+                end_m: 5.1
+            }]
+        );
+        assert_eq!(
+            t.next_range("A", 0.0),
+            Some(Range {
+                start_m: 105.0,
+                end_m: 110.0
+            })
+        );
         assert_eq!(t.next_range("A", 111.0), None);
         assert_eq!(t.next_range("C", 0.0), None);
     }
@@ -132,14 +168,29 @@ mod tests {
         let cases = [
             ("", "t.csv: empty table"),
             ("op,start,end\n", "t.csv: line 1: header"),
-            ("operator,start_m,end_m,count\nA,10,5,1\n", "t.csv: line 2: end_m = 5: must not be less than start_m (10)"),
-            ("operator,start_m,end_m,count\nA,x,5,1\n", "t.csv: line 2: start_m = x: must be a finite number"),
+            (
+                "operator,start_m,end_m,count\nA,10,5,1\n",
+                "t.csv: line 2: end_m = 5: must not be less than start_m (10)",
+            ),
+            (
+                "operator,start_m,end_m,count\nA,x,5,1\n",
+                "t.csv: line 2: start_m = x: must be a finite number",
+            ),
             ("operator,start_m,end_m,count\nA,1,5\n", "t.csv: line 2: columns"),
             ("operator,start_m,end_m,count\nA,1,5,0\n", "t.csv: line 2: count = 0"),
             ("operator,start_m,end_m,count\n,1,5,1\n", "t.csv: line 2: operator"),
-            ("operator,start_m,end_m,count\nA,NaN,5,1\n", "t.csv: line 2: start_m = NaN"),
-            ("# min_support = 0\noperator,start_m,end_m,count\n", "t.csv: line 1: min_support = 0"),
-            ("# runs = many\noperator,start_m,end_m,count\n", "t.csv: line 1: runs = many"),
+            (
+                "operator,start_m,end_m,count\nA,NaN,5,1\n",
+                "t.csv: line 2: start_m = NaN",
+            ),
+            (
+                "# min_support = 0\noperator,start_m,end_m,count\n",
+                "t.csv: line 1: min_support = 0",
+            ),
+            (
+                "# runs = many\noperator,start_m,end_m,count\n",
+                "t.csv: line 1: runs = many",
+            ),
         ];
         for (text, want) in cases {
             let errs = Table::parse(text, "t.csv").expect_err(text);

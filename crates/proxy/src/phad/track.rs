@@ -18,24 +18,31 @@ impl Track {
     /// Parses the CSV; errors `FILE: line N: FIELD = VALUE: why`.
     pub fn parse(text: &str, file: &str) -> Result<Track, Vec<String>> {
         let mut pts: Vec<(f64, f64)> = Vec::new();
-        let mut errs = super::twocol::walk(text, file, "track", "lat,lon", " (decimal degrees, WGS84)", |r, errs| {
-            let [lat_s, lon_s] = r.cols;
-            let lat = lat_s.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 90.0);
-            let lon = lon_s.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 180.0);
-            if lat.is_none() {
-                errs.push(r.err("lat", lat_s, "must be a number in [-90, 90]"));
-            }
-            if lon.is_none() {
-                errs.push(r.err("lon", lon_s, "must be a number in [-180, 180]"));
-            }
-            if let (Some(a), Some(b)) = (lat, lon) {
-                if pts.last() == Some(&(a, b)) {
-                    errs.push(r.err("lat,lon", r.line, "repeats the previous point (zero-length segment)"));
-                } else {
-                    pts.push((a, b));
+        let mut errs = super::twocol::walk(
+            text,
+            file,
+            "track",
+            "lat,lon",
+            " (decimal degrees, WGS84)",
+            |r, errs| {
+                let [lat_s, lon_s] = r.cols;
+                let lat = lat_s.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 90.0);
+                let lon = lon_s.parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 180.0);
+                if lat.is_none() {
+                    errs.push(r.err("lat", lat_s, "must be a number in [-90, 90]"));
                 }
-            }
-        });
+                if lon.is_none() {
+                    errs.push(r.err("lon", lon_s, "must be a number in [-180, 180]"));
+                }
+                if let (Some(a), Some(b)) = (lat, lon) {
+                    if pts.last() == Some(&(a, b)) {
+                        errs.push(r.err("lat,lon", r.line, "repeats the previous point (zero-length segment)"));
+                    } else {
+                        pts.push((a, b));
+                    }
+                }
+            },
+        );
         // A header error stands alone; otherwise a track needs two points.
         if errs.is_empty() && pts.len() < 2 {
             errs.push(format!("{file}: a track needs at least 2 points, found {}", pts.len()));

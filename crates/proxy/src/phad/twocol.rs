@@ -22,8 +22,14 @@ impl Row<'_> {
 /// `header`) and the error list it may add to. A wrong header ends the walk with that error
 /// alone (`header_note` says what was expected); a row without exactly two values is an error
 /// and skipped; a file without a header is an error. Returns the errors, in line order.
-pub fn walk<'a>(text: &'a str, file: &'a str, what: &str, header: &str, header_note: &str,
-                mut row: impl FnMut(Row<'a>, &mut Vec<String>)) -> Vec<String> {
+pub fn walk<'a>(
+    text: &'a str,
+    file: &'a str,
+    what: &str,
+    header: &str,
+    header_note: &str,
+    mut row: impl FnMut(Row<'a>, &mut Vec<String>),
+) -> Vec<String> {
     let mut errs = Vec::new();
     let mut seen_header = false;
     for (i, l) in text.lines().enumerate() {
@@ -41,10 +47,22 @@ pub fn walk<'a>(text: &'a str, file: &'a str, what: &str, header: &str, header_n
         }
         let c: Vec<&str> = line.split(',').map(str::trim).collect();
         if c.len() != 2 {
-            errs.push(at("columns", line, &format!("expected 2 values ({header}), found {}", c.len())));
+            errs.push(at(
+                "columns",
+                line,
+                &format!("expected 2 values ({header}), found {}", c.len()),
+            ));
             continue;
         }
-        row(Row { cols: [c[0], c[1]], line, line_no: i + 1, file }, &mut errs);
+        row(
+            Row {
+                cols: [c[0], c[1]],
+                line,
+                line_no: i + 1,
+                file,
+            },
+            &mut errs,
+        );
     }
     if !seen_header {
         errs.push(format!("{file}: empty {what}: expected the header `{header}`"));
@@ -72,19 +90,34 @@ mod tests {
     fn comments_blanks_and_spaces_are_skipped() {
         let (got, errs) = rows("# note\n\n a , b \n1, 2\n  # again\n3,4\n");
         assert!(errs.is_empty(), "{errs:?}");
-        assert_eq!(got, [["1".to_string(), "2".to_string()], ["3".to_string(), "4".to_string()]]);
+        assert_eq!(
+            got,
+            [["1".to_string(), "2".to_string()], ["3".to_string(), "4".to_string()]]
+        );
     }
 
     #[test]
     fn errors_name_the_line_and_field_in_order() {
         let (got, errs) = rows("a,b\n1,2,3\nbad,2\n5,6\n");
         assert_eq!(got.len(), 1);
-        assert_eq!(errs, ["f.csv: line 2: columns = 1,2,3: expected 2 values (a,b), found 3", "f.csv: line 3: a = bad: not a number"]);
+        assert_eq!(
+            errs,
+            [
+                "f.csv: line 2: columns = 1,2,3: expected 2 values (a,b), found 3",
+                "f.csv: line 3: a = bad: not a number"
+            ]
+        );
     }
 
     #[test]
     fn a_wrong_or_missing_header_is_an_error() {
-        assert_eq!(rows("x,y\n1,2\n").1, ["f.csv: line 1: header = x,y: expected `a,b` (two numbers)"]);
-        assert_eq!(rows("# only a comment\n").1, ["f.csv: empty table: expected the header `a,b`"]);
+        assert_eq!(
+            rows("x,y\n1,2\n").1,
+            ["f.csv: line 1: header = x,y: expected `a,b` (two numbers)"]
+        );
+        assert_eq!(
+            rows("# only a comment\n").1,
+            ["f.csv: empty table: expected the header `a,b`"]
+        );
     }
 }

@@ -5,7 +5,9 @@ use libfuzzer_sys::fuzz_target;
 use mobipath_sim::hst::gps::parse_position_trace;
 
 fuzz_target!(|data: &[u8]| {
-    let Some(text) = mobipath_sim_fuzz::text(data) else { return };
+    let Some(text) = mobipath_sim_fuzz::text(data) else {
+        return;
+    };
     if let Ok(fixes) = parse_position_trace(text, "fuzz.csv") {
         assert!(!fixes.is_empty());
         assert!(fixes.iter().all(|&(t, p)| t.is_finite() && t >= 0.0 && p.is_finite()));

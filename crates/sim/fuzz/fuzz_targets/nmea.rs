@@ -11,9 +11,15 @@ fn check(text: &str) {
         Ok(fixes) => {
             assert!(!fixes.is_empty());
             for f in &fixes {
-                assert!(f.time_s.is_finite() && f.lat.abs() <= 90.0 && f.lon.abs() <= 180.0, "{f:?}");
+                assert!(
+                    f.time_s.is_finite() && f.lat.abs() <= 90.0 && f.lon.abs() <= 180.0,
+                    "{f:?}"
+                );
             }
-            assert!(fixes.windows(2).all(|w| w[0].time_s < w[1].time_s), "fixes not in time order");
+            assert!(
+                fixes.windows(2).all(|w| w[0].time_s < w[1].time_s),
+                "fixes not in time order"
+            );
         }
         Err(errs) => assert!(!errs.is_empty()),
     }
@@ -36,7 +42,9 @@ fn fix_checksums(text: &str) -> String {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some(text) = mobipath_sim_fuzz::text(data) else { return };
+    let Some(text) = mobipath_sim_fuzz::text(data) else {
+        return;
+    };
     check(text);
     check(&fix_checksums(text));
 });

@@ -5,7 +5,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use mobipath_sim::api::{run_toml, validate_toml};
-use mobipath_sim_fuzz::{check_summary, cheap_to_run, data_dir, known_issue, may_validate, text};
+use mobipath_sim_fuzz::{cheap_to_run, check_summary, data_dir, known_issue, may_validate, text};
 
 fuzz_target!(|data: &[u8]| {
     let Some(text) = text(data) else { return };
@@ -25,7 +25,12 @@ fuzz_target!(|data: &[u8]| {
             check_summary(&out.summary);
             // Deterministic: the same text and seed give the same summary.
             let again = run_toml(text, "fuzz.toml", &dir, None, None).expect("second run");
-            assert!(again.summary == out.summary, "two runs differ:\n{}\n{}", out.summary, again.summary);
+            assert!(
+                again.summary == out.summary,
+                "two runs differ:\n{}\n{}",
+                out.summary,
+                again.summary
+            );
         }
         Err(e) => panic!("validate_toml accepted the scenario but run_toml refused it: {e:?}"),
     }

@@ -6,10 +6,16 @@ use mobipath_sim::link::capacity::Capacity;
 use mobipath_sim::link::trace::parse_mahimahi;
 
 fuzz_target!(|data: &[u8]| {
-    let Some(text) = mobipath_sim_fuzz::text(data) else { return };
+    let Some(text) = mobipath_sim_fuzz::text(data) else {
+        return;
+    };
     match parse_mahimahi(text) {
         Ok(Capacity::Opportunities { times, period }) => {
-            assert!(period > 0 && times.last() == Some(&period), "period {period} vs last {:?}", times.last());
+            assert!(
+                period > 0 && times.last() == Some(&period),
+                "period {period} vs last {:?}",
+                times.last()
+            );
             assert!(times.windows(2).all(|w| w[0] <= w[1]), "times not sorted");
         }
         Ok(other) => panic!("mahimahi parsed into {other:?}"),

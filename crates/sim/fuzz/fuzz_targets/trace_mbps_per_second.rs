@@ -8,10 +8,15 @@ use mobipath_sim::link::config::MissingPolicy;
 use mobipath_sim::link::trace::parse_mbps_per_second;
 
 fuzz_target!(|data: &[u8]| {
-    let Some(text) = mobipath_sim_fuzz::text(data) else { return };
+    let Some(text) = mobipath_sim_fuzz::text(data) else {
+        return;
+    };
     for missing in [MissingPolicy::Zero, MissingPolicy::Hold] {
         match parse_mbps_per_second(text, missing) {
-            Ok(Capacity::Schedule { points, period: Some(p) }) => {
+            Ok(Capacity::Schedule {
+                points,
+                period: Some(p),
+            }) => {
                 assert_eq!(points.first().map(|q| q.0), Some(0));
                 assert!(points.windows(2).all(|w| w[0].0 < w[1].0), "not strictly increasing");
                 assert!(points.last().unwrap().0 < p, "a point at or after the period");

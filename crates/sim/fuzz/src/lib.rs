@@ -68,8 +68,14 @@ pub fn known_run_issue(t: &toml::Table) -> Option<&'static str> {
     // F2: the train's shadowing grid covers [0, train.start_m + ...] in `radio.shadowing.grid_m`
     // steps. Validation now refuses maps beyond 2e7 cells (160 MB), but even that is too slow
     // for one fuzz iteration: far-away starts are validated, not run.
-    let start = t.get("hst").and_then(|h| h.get("train")).and_then(|tr| tr.get("start_m"));
-    if start.and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64))).is_some_and(|s| !(s <= 100_000.0)) {
+    let start = t
+        .get("hst")
+        .and_then(|h| h.get("train"))
+        .and_then(|tr| tr.get("start_m"));
+    if start
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+        .is_some_and(|s| !(s <= 100_000.0))
+    {
         return Some("F2");
     }
     None
@@ -80,7 +86,9 @@ pub fn known_run_issue(t: &toml::Table) -> Option<&'static str> {
 /// MAX_RUN_FLOWS flows and MAX_RUN_LINKS links. Packet counts grow with rate × time, so this
 /// bounds the work; the trace files in `data/` are all slower than MAX_RUN_MBPS.
 pub fn cheap_to_run(text: &str) -> bool {
-    let Ok(t) = text.parse::<toml::Table>() else { return false };
+    let Ok(t) = text.parse::<toml::Table>() else {
+        return false;
+    };
     let num = |v: &toml::Value| v.as_float().or_else(|| v.as_integer().map(|i| i as f64));
     let dur_ok = t.get("duration_s").and_then(num).is_some_and(|d| d <= MAX_RUN_S);
     let count = |k: &str| t.get(k).and_then(|v| v.as_array()).map_or(0, |a| a.len());
@@ -96,7 +104,9 @@ fn rates_ok(v: &toml::Value) -> bool {
         toml::Value::Array(a) => a.iter().all(rates_ok),
         toml::Value::Table(t) => t.iter().all(|(k, v)| {
             let fast = k.ends_with("_mbps")
-                && v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).is_some_and(|x| !(x <= MAX_RUN_MBPS));
+                && v.as_float()
+                    .or_else(|| v.as_integer().map(|i| i as f64))
+                    .is_some_and(|x| !(x <= MAX_RUN_MBPS));
             !fast && rates_ok(v)
         }),
         _ => true,
@@ -109,8 +119,15 @@ fn rates_ok(v: &toml::Value) -> bool {
 pub fn check_summary(summary: &serde_json::Value) {
     let flows = summary["flows"].as_object().expect("summary has a `flows` object");
     for (name, f) in flows {
-        assert_eq!(f["delivery_errors"].as_u64(), Some(0), "flow {name}: delivery errors: {f}");
+        assert_eq!(
+            f["delivery_errors"].as_u64(),
+            Some(0),
+            "flow {name}: delivery errors: {f}"
+        );
         let (d, s) = (f["bytes_delivered"].as_u64(), f["bytes_sent"].as_u64());
-        assert!(matches!((d, s), (Some(d), Some(s)) if d <= s), "flow {name}: delivered {d:?} > sent {s:?}");
+        assert!(
+            matches!((d, s), (Some(d), Some(s)) if d <= s),
+            "flow {name}: delivered {d:?} > sent {s:?}"
+        );
     }
 }

@@ -42,7 +42,14 @@ pub struct Buffer {
 
 impl Buffer {
     pub fn new(max_packets: u64, max_bytes: u64, overhead: u32, ack_priority: bool) -> Self {
-        Buffer { lanes: Default::default(), max_packets, max_bytes, overhead, ack_priority, packets: 0 }
+        Buffer {
+            lanes: Default::default(),
+            max_packets,
+            max_bytes,
+            overhead,
+            ack_priority,
+            packets: 0,
+        }
     }
 
     /// Size a packet takes in the buffer (IP bytes plus layer-2 overhead).

@@ -6,7 +6,7 @@
 //! is the flow's endpoint behind the cell.
 use super::congestion::{BsrDropInputs, PChoice, UlPolicy};
 use super::frame::Frame;
-use super::phy::{bytes_for, dl_re_per_rb, resource_blocks, UL_RE_PER_RB, BANDWIDTHS};
+use super::phy::{bytes_for, dl_re_per_rb, resource_blocks, BANDWIDTHS, UL_RE_PER_RB};
 use super::sched::SchedKind;
 use crate::core::time::{from_secs_f64, Time};
 use crate::error::{fmt_num, ConfigError, Errors};
@@ -116,7 +116,10 @@ fn d_sched() -> String {
 }
 impl Default for SchedulerPair {
     fn default() -> Self {
-        SchedulerPair { dl: d_sched(), ul: d_sched() }
+        SchedulerPair {
+            dl: d_sched(),
+            ul: d_sched(),
+        }
     }
 }
 
@@ -133,7 +136,10 @@ fn d_max_ues() -> u32 {
 }
 impl Default for PerDirection {
     fn default() -> Self {
-        PerDirection { dl: d_max_ues(), ul: d_max_ues() }
+        PerDirection {
+            dl: d_max_ues(),
+            ul: d_max_ues(),
+        }
     }
 }
 
@@ -159,7 +165,10 @@ fn d_bsr_period() -> u32 {
 }
 impl Default for BsrConfig {
     fn default() -> Self {
-        BsrConfig { every_tb: true, periodic_ms: d_bsr_period() }
+        BsrConfig {
+            every_tb: true,
+            periodic_ms: d_bsr_period(),
+        }
     }
 }
 /// srsRAN RRC ASN.1 `periodic_bsr_timer_r12_opts` (0 = infinity).
@@ -184,7 +193,10 @@ fn d_sr_rbs() -> u32 {
 }
 impl Default for SrConfig {
     fn default() -> Self {
-        SrConfig { period_ms: d_sr_period(), grant_rbs: d_sr_rbs() }
+        SrConfig {
+            period_ms: d_sr_period(),
+            grant_rbs: d_sr_rbs(),
+        }
     }
 }
 pub const SR_PERIODS_MS: [u32; 7] = [1, 2, 5, 10, 20, 40, 80];
@@ -204,7 +216,10 @@ fn d_buf_pkts() -> u64 {
 }
 impl Default for BufferLimit {
     fn default() -> Self {
-        BufferLimit { packets: d_buf_pkts(), bytes: None }
+        BufferLimit {
+            packets: d_buf_pkts(),
+            bytes: None,
+        }
     }
 }
 
@@ -391,8 +406,12 @@ impl CellSpec {
         let (d, s) = if self.frame.is_fdd() {
             (1000.0, 0.0)
         } else {
-            let n_s = (0..10).filter(|&t| self.frame.subframe(t) == super::frame::Subframe::S).count() as f64;
-            let n_d = (0..10).filter(|&t| self.frame.subframe(t) == super::frame::Subframe::D).count() as f64;
+            let n_s = (0..10)
+                .filter(|&t| self.frame.subframe(t) == super::frame::Subframe::S)
+                .count() as f64;
+            let n_d = (0..10)
+                .filter(|&t| self.frame.subframe(t) == super::frame::Subframe::D)
+                .count() as f64;
             (100.0 * n_d, 100.0 * n_s)
         };
         (d * full + s * special) * 8.0
@@ -416,86 +435,204 @@ impl CellConfig {
     /// `None` if it has errors (reported into `errs`).
     pub fn resolve(&self, pre: &str, base_dir: &Path, duration_s: f64, errs: &mut Errors) -> Option<CellSpec> {
         let n0 = errs.0.len();
-        errs.check(!self.name.trim().is_empty(), format!("{pre}.name"), "\"\"", "must not be empty");
+        errs.check(
+            !self.name.trim().is_empty(),
+            format!("{pre}.name"),
+            "\"\"",
+            "must not be empty",
+        );
         let frame = match (self.duplex.as_str(), self.tdd_config) {
             ("fdd", None) => Some(Frame::fdd()),
             ("fdd", Some(c)) => {
-                errs.push(ConfigError::new(format!("{pre}.tdd_config"), c, "only for duplex = \"tdd\" (FDD has no uplink-downlink configuration)"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.tdd_config"),
+                    c,
+                    "only for duplex = \"tdd\" (FDD has no uplink-downlink configuration)",
+                ));
                 None
             }
             ("tdd", Some(c)) if c <= 6 => Some(Frame::tdd(c, self.special_subframe.min(9))),
             ("tdd", Some(c)) => {
-                errs.push(ConfigError::new(format!("{pre}.tdd_config"), c, "unknown TDD uplink-downlink configuration: must be in [0, 6] (TS 36.211 Table 4.2-2)"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.tdd_config"),
+                    c,
+                    "unknown TDD uplink-downlink configuration: must be in [0, 6] (TS 36.211 Table 4.2-2)",
+                ));
                 None
             }
             ("tdd", None) => {
-                errs.push(ConfigError::new(format!("{pre}.tdd_config"), "", "missing: duplex = \"tdd\" needs a configuration in [0, 6] (TS 36.211 Table 4.2-2)"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.tdd_config"),
+                    "",
+                    "missing: duplex = \"tdd\" needs a configuration in [0, 6] (TS 36.211 Table 4.2-2)",
+                ));
                 None
             }
             (d, _) => {
-                errs.push(ConfigError::new(format!("{pre}.duplex"), format!("\"{d}\""), "must be \"fdd\" or \"tdd\""));
+                errs.push(ConfigError::new(
+                    format!("{pre}.duplex"),
+                    format!("\"{d}\""),
+                    "must be \"fdd\" or \"tdd\"",
+                ));
                 None
             }
         };
-        errs.check(self.special_subframe <= 9, format!("{pre}.special_subframe"), self.special_subframe, "must be in [0, 9] (TS 36.211 Table 4.2-1)");
+        errs.check(
+            self.special_subframe <= 9,
+            format!("{pre}.special_subframe"),
+            self.special_subframe,
+            "must be in [0, 9] (TS 36.211 Table 4.2-1)",
+        );
         let dl_rbs = resource_blocks(self.bandwidth_mhz);
         if dl_rbs.is_none() {
             let allowed: Vec<String> = BANDWIDTHS.iter().map(|(b, _)| fmt_num(*b)).collect();
-            errs.push(ConfigError::new(format!("{pre}.bandwidth_mhz"), fmt_num(self.bandwidth_mhz), format!("must be one of {} (TS 36.101 Table 5.6-1)", allowed.join(", "))));
+            errs.push(ConfigError::new(
+                format!("{pre}.bandwidth_mhz"),
+                fmt_num(self.bandwidth_mhz),
+                format!("must be one of {} (TS 36.101 Table 5.6-1)", allowed.join(", ")),
+            ));
         }
-        errs.check((1..=3).contains(&self.cfi), format!("{pre}.cfi"), self.cfi, "must be in [1, 3]");
+        errs.check(
+            (1..=3).contains(&self.cfi),
+            format!("{pre}.cfi"),
+            self.cfi,
+            "must be in [1, 3]",
+        );
         let dl_rbs = dl_rbs.unwrap_or(0);
         if dl_rbs > 0 && self.pucch_rbs >= dl_rbs {
-            errs.push(ConfigError::new(format!("{pre}.pucch_rbs"), self.pucch_rbs, format!("leaves zero uplink resource blocks for PUSCH: must be in [0, {}] at {} MHz ({dl_rbs} RBs)", dl_rbs - 1, fmt_num(self.bandwidth_mhz))));
+            errs.push(ConfigError::new(
+                format!("{pre}.pucch_rbs"),
+                self.pucch_rbs,
+                format!(
+                    "leaves zero uplink resource blocks for PUSCH: must be in [0, {}] at {} MHz ({dl_rbs} RBs)",
+                    dl_rbs - 1,
+                    fmt_num(self.bandwidth_mhz)
+                ),
+            ));
         }
         let ul_rbs = dl_rbs.saturating_sub(self.pucch_rbs);
-        errs.check((1..=15).contains(&self.ul_max_cqi), format!("{pre}.ul_max_cqi"), self.ul_max_cqi, "must be in [1, 15]");
+        errs.check(
+            (1..=15).contains(&self.ul_max_cqi),
+            format!("{pre}.ul_max_cqi"),
+            self.ul_max_cqi,
+            "must be in [1, 15]",
+        );
         let dl_sched = SchedKind::from_name(&self.scheduler.dl);
         let ul_sched = SchedKind::from_name(&self.scheduler.ul);
-        for (d, s, k) in [("dl", &self.scheduler.dl, dl_sched), ("ul", &self.scheduler.ul, ul_sched)] {
+        for (d, s, k) in [
+            ("dl", &self.scheduler.dl, dl_sched),
+            ("ul", &self.scheduler.ul, ul_sched),
+        ] {
             if k.is_none() {
-                errs.push(ConfigError::new(format!("{pre}.scheduler.{d}"), format!("\"{s}\""), format!("unknown MAC scheduler; allowed: {}", SchedKind::names().join(", "))));
+                errs.push(ConfigError::new(
+                    format!("{pre}.scheduler.{d}"),
+                    format!("\"{s}\""),
+                    format!("unknown MAC scheduler; allowed: {}", SchedKind::names().join(", ")),
+                ));
             }
         }
         for (d, v) in [("dl", self.max_ues_per_tti.dl), ("ul", self.max_ues_per_tti.ul)] {
-            errs.check((1..=10_000).contains(&v), format!("{pre}.max_ues_per_tti.{d}"), v, "must be in [1, 10000]");
+            errs.check(
+                (1..=10_000).contains(&v),
+                format!("{pre}.max_ues_per_tti.{d}"),
+                v,
+                "must be in [1, 10000]",
+            );
         }
         errs.range(format!("{pre}.pf_window_tti"), self.pf_window_tti, 1.0, 100_000.0);
         if !BSR_PERIODS_MS.contains(&self.bsr.periodic_ms) {
             errs.push(ConfigError::new(format!("{pre}.bsr.periodic_ms"), self.bsr.periodic_ms, "must be one of 0 (infinity), 5, 10, 16, 20, 32, 40, 64, 80, 128, 160, 320, 640, 1280, 2560 (periodicBSR-Timer, TS 36.331)"));
         }
         if !SR_PERIODS_MS.contains(&self.sr.period_ms) {
-            errs.push(ConfigError::new(format!("{pre}.sr.period_ms"), self.sr.period_ms, "must be one of 1, 2, 5, 10, 20, 40, 80 (TS 36.213 Table 10.1.5-1)"));
+            errs.push(ConfigError::new(
+                format!("{pre}.sr.period_ms"),
+                self.sr.period_ms,
+                "must be one of 1, 2, 5, 10, 20, 40, 80 (TS 36.213 Table 10.1.5-1)",
+            ));
         }
         if ul_rbs > 0 && !(1..=ul_rbs).contains(&self.sr.grant_rbs) {
-            errs.push(ConfigError::new(format!("{pre}.sr.grant_rbs"), self.sr.grant_rbs, format!("must be in [1, {ul_rbs}] (the PUSCH resource blocks)")));
+            errs.push(ConfigError::new(
+                format!("{pre}.sr.grant_rbs"),
+                self.sr.grant_rbs,
+                format!("must be in [1, {ul_rbs}] (the PUSCH resource blocks)"),
+            ));
         }
-        errs.check(self.enb_processing_ms <= 10, format!("{pre}.enb_processing_ms"), self.enb_processing_ms, "must be in [0, 10]");
-        for (f, b) in [("ue_ul_buffer", &self.ue_ul_buffer), ("enb_dl_buffer", &self.enb_dl_buffer)] {
-            errs.check((1..=1_000_000).contains(&b.packets), format!("{pre}.{f}.packets"), b.packets, "must be in [1, 1000000]");
+        errs.check(
+            self.enb_processing_ms <= 10,
+            format!("{pre}.enb_processing_ms"),
+            self.enb_processing_ms,
+            "must be in [0, 10]",
+        );
+        for (f, b) in [
+            ("ue_ul_buffer", &self.ue_ul_buffer),
+            ("enb_dl_buffer", &self.enb_dl_buffer),
+        ] {
+            errs.check(
+                (1..=1_000_000).contains(&b.packets),
+                format!("{pre}.{f}.packets"),
+                b.packets,
+                "must be in [1, 1000000]",
+            );
             if let Some(x) = b.bytes {
-                errs.check((1..=1 << 30).contains(&x), format!("{pre}.{f}.bytes"), x, "must be in [1, 1073741824]");
+                errs.check(
+                    (1..=1 << 30).contains(&x),
+                    format!("{pre}.{f}.bytes"),
+                    x,
+                    "must be in [1, 1073741824]",
+                );
             }
         }
-        errs.check(self.l2_overhead_bytes <= 100, format!("{pre}.l2_overhead_bytes"), self.l2_overhead_bytes, "must be in [0, 100]");
+        errs.check(
+            self.l2_overhead_bytes <= 100,
+            format!("{pre}.l2_overhead_bytes"),
+            self.l2_overhead_bytes,
+            "must be in [0, 100]",
+        );
 
         // UEs
         if self.ues.is_empty() {
-            errs.push(ConfigError::new(format!("{pre}.ues"), "[]", "a cell needs at least one UE"));
+            errs.push(ConfigError::new(
+                format!("{pre}.ues"),
+                "[]",
+                "a cell needs at least one UE",
+            ));
         }
         let mut names = HashSet::new();
         let mut ues = Vec::with_capacity(self.ues.len());
         for (j, u) in self.ues.iter().enumerate() {
             let upre = format!("{pre}.ues[{j}]");
             if !names.insert(u.name.as_str()) {
-                errs.push(ConfigError::new(format!("{upre}.name"), &u.name, "duplicate UE name in this cell"));
+                errs.push(ConfigError::new(
+                    format!("{upre}.name"),
+                    &u.name,
+                    "duplicate UE name in this cell",
+                ));
             }
-            errs.check(!u.name.trim().is_empty(), format!("{upre}.name"), "\"\"", "must not be empty");
-            errs.check(u.dl_cqi <= 15, format!("{upre}.dl_cqi"), u.dl_cqi, "must be in [0, 15] (TS 36.213 Table 7.2.3-1)");
-            errs.check(u.ul_cqi <= 15, format!("{upre}.ul_cqi"), u.ul_cqi, "must be in [0, 15] (TS 36.213 Table 7.2.3-1)");
+            errs.check(
+                !u.name.trim().is_empty(),
+                format!("{upre}.name"),
+                "\"\"",
+                "must not be empty",
+            );
+            errs.check(
+                u.dl_cqi <= 15,
+                format!("{upre}.dl_cqi"),
+                u.dl_cqi,
+                "must be in [0, 15] (TS 36.213 Table 7.2.3-1)",
+            );
+            errs.check(
+                u.ul_cqi <= 15,
+                format!("{upre}.ul_cqi"),
+                u.ul_cqi,
+                "must be in [0, 15] (TS 36.213 Table 7.2.3-1)",
+            );
             let mut cqi = vec![(0, u.dl_cqi.min(15), u.ul_cqi.min(15))];
             if let (Some(file), Some(_)) = (&u.cqi_trace, &u.cqi_train) {
-                errs.push(ConfigError::new(format!("{upre}.cqi_train"), "", format!("not with cqi_trace = {file}: the CQIs come from one source")));
+                errs.push(ConfigError::new(
+                    format!("{upre}.cqi_train"),
+                    "",
+                    format!("not with cqi_trace = {file}: the CQIs come from one source"),
+                ));
             }
             if let Some(file) = &u.cqi_trace {
                 match read_cqi_trace(&base_dir.join(file), duration_s) {
@@ -514,11 +651,20 @@ impl CellConfig {
             let mut gbr = Vec::new();
             for (k, g) in u.gbr.iter().enumerate() {
                 if !(g.kbps.is_finite() && g.kbps > 0.0) {
-                    errs.push(ConfigError::new(format!("{upre}.gbr[{k}].kbps"), fmt_num(g.kbps), "must be > 0"));
+                    errs.push(ConfigError::new(
+                        format!("{upre}.gbr[{k}].kbps"),
+                        fmt_num(g.kbps),
+                        "must be > 0",
+                    ));
                 }
                 gbr.push((g.flow.clone(), g.kbps * 1000.0 / 8.0));
             }
-            ues.push(UeSpec { name: u.name.clone(), cqi, train_operator: u.cqi_train.clone(), gbr });
+            ues.push(UeSpec {
+                name: u.name.clone(),
+                cqi,
+                train_operator: u.cqi_train.clone(),
+                gbr,
+            });
         }
         if errs.0.len() > n0 {
             return None;
@@ -552,16 +698,35 @@ impl CellConfig {
         // GBR load against the direction's peak (at the UE's initial CQI).
         for (j, u) in spec.ues.iter().enumerate() {
             let rate: f64 = u.gbr.iter().map(|g| g.1 * 8.0).sum();
-            let ul_peak = spec.frame.ul_ttis_per_second() as f64 * bytes_for(spec.ul_rbs, UL_RE_PER_RB, u.cqi[0].2.min(spec.ul_max_cqi)) as f64 * 8.0;
+            let ul_peak = spec.frame.ul_ttis_per_second() as f64
+                * bytes_for(spec.ul_rbs, UL_RE_PER_RB, u.cqi[0].2.min(spec.ul_max_cqi)) as f64
+                * 8.0;
             if rate > ul_peak {
-                errs.push(ConfigError::new(format!("{pre}.ues[{j}].gbr"), format!("{} kbit/s", fmt_num(rate / 1000.0)), format!("exceeds the UE's uplink peak ({} kbit/s at CQI {})", fmt_num((ul_peak / 1000.0).floor()), u.cqi[0].2.min(spec.ul_max_cqi))));
+                errs.push(ConfigError::new(
+                    format!("{pre}.ues[{j}].gbr"),
+                    format!("{} kbit/s", fmt_num(rate / 1000.0)),
+                    format!(
+                        "exceeds the UE's uplink peak ({} kbit/s at CQI {})",
+                        fmt_num((ul_peak / 1000.0).floor()),
+                        u.cqi[0].2.min(spec.ul_max_cqi)
+                    ),
+                ));
             }
         }
         let total_gbr: f64 = spec.ues.iter().flat_map(|u| u.gbr.iter().map(|g| g.1 * 8.0)).sum();
         if total_gbr > spec.ul_peak_bps() {
-            errs.push(ConfigError::new(format!("{pre}.ues"), format!("{} kbit/s of GBR", fmt_num(total_gbr / 1000.0)), format!("exceeds the cell's uplink peak ({} kbit/s)", fmt_num((spec.ul_peak_bps() / 1000.0).floor()))));
+            errs.push(ConfigError::new(
+                format!("{pre}.ues"),
+                format!("{} kbit/s of GBR", fmt_num(total_gbr / 1000.0)),
+                format!(
+                    "exceeds the cell's uplink peak ({} kbit/s)",
+                    fmt_num((spec.ul_peak_bps() / 1000.0).floor())
+                ),
+            ));
         }
-        spec.policy = self.ul_congestion.resolve(&format!("{pre}.ul_congestion"), &spec, errs)?;
+        spec.policy = self
+            .ul_congestion
+            .resolve(&format!("{pre}.ul_congestion"), &spec, errs)?;
         (errs.0.len() == n0).then_some(spec)
     }
 }
@@ -574,30 +739,93 @@ impl UlCongestionConfig {
             UlCongestionConfig::AckPrio {} => UlPolicy::AckPrio,
             UlCongestionConfig::RedLarge { p, th_packet_bytes } => {
                 errs.range(format!("{pre}.p"), *p, 0.0, 1.0);
-                errs.check((52..=9051).contains(th_packet_bytes), format!("{pre}.th_packet_bytes"), th_packet_bytes, "must be in [52, 9051] (a pure ACK is 52 bytes; larger packets can be dropped)");
-                UlPolicy::RedLarge { p: *p, th_packet: *th_packet_bytes }
+                errs.check(
+                    (52..=9051).contains(th_packet_bytes),
+                    format!("{pre}.th_packet_bytes"),
+                    th_packet_bytes,
+                    "must be in [52, 9051] (a pure ACK is 52 bytes; larger packets can be dropped)",
+                );
+                UlPolicy::RedLarge {
+                    p: *p,
+                    th_packet: *th_packet_bytes,
+                }
             }
-            UlCongestionConfig::BsrDrop { n_ref, cw_target, mss_bytes, rtt_target_ms, th_packet_bytes, p, n_ues, t_peak_mbps, t1_mbps, m, th_cell_1_bytes, th_cell_n_bytes, th_ue_bytes } => {
-                errs.check(*n_ref >= 2 && *n_ref <= 100_000, format!("{pre}.n_ref"), n_ref, "must be in [2, 100000] (TH_Cell_n interpolates between 1 and N UEs)");
-                errs.check(*cw_target >= 2 && *cw_target <= 1000 && cw_target % 2 == 0, format!("{pre}.cw_target"), cw_target, "must be even and in [2, 1000] (P4: CW_target/2 is an integer)");
-                errs.check((64..=9000).contains(mss_bytes), format!("{pre}.mss_bytes"), mss_bytes, "must be in [64, 9000]");
+            UlCongestionConfig::BsrDrop {
+                n_ref,
+                cw_target,
+                mss_bytes,
+                rtt_target_ms,
+                th_packet_bytes,
+                p,
+                n_ues,
+                t_peak_mbps,
+                t1_mbps,
+                m,
+                th_cell_1_bytes,
+                th_cell_n_bytes,
+                th_ue_bytes,
+            } => {
+                errs.check(
+                    *n_ref >= 2 && *n_ref <= 100_000,
+                    format!("{pre}.n_ref"),
+                    n_ref,
+                    "must be in [2, 100000] (TH_Cell_n interpolates between 1 and N UEs)",
+                );
+                errs.check(
+                    *cw_target >= 2 && *cw_target <= 1000 && cw_target % 2 == 0,
+                    format!("{pre}.cw_target"),
+                    cw_target,
+                    "must be even and in [2, 1000] (P4: CW_target/2 is an integer)",
+                );
+                errs.check(
+                    (64..=9000).contains(mss_bytes),
+                    format!("{pre}.mss_bytes"),
+                    mss_bytes,
+                    "must be in [64, 9000]",
+                );
                 if !(rtt_target_ms.is_finite() && *rtt_target_ms > 0.0 && *rtt_target_ms <= 10_000.0) {
-                    errs.push(ConfigError::new(format!("{pre}.rtt_target_ms"), fmt_num(*rtt_target_ms), "must be in (0, 10000]"));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.rtt_target_ms"),
+                        fmt_num(*rtt_target_ms),
+                        "must be in (0, 10000]",
+                    ));
                 }
                 let max_th = mss_bytes + 51;
-                errs.check(*th_packet_bytes >= 52 && *th_packet_bytes <= max_th, format!("{pre}.th_packet_bytes"), th_packet_bytes, &format!("must be in [52, {max_th}] (a pure ACK is 52 bytes; a full segment {} bytes)", mss_bytes + 52));
+                errs.check(
+                    *th_packet_bytes >= 52 && *th_packet_bytes <= max_th,
+                    format!("{pre}.th_packet_bytes"),
+                    th_packet_bytes,
+                    &format!(
+                        "must be in [52, {max_th}] (a pure ACK is 52 bytes; a full segment {} bytes)",
+                        mss_bytes + 52
+                    ),
+                );
                 if let Some(n) = n_ues {
-                    errs.check((1..=100_000).contains(n), format!("{pre}.n_ues"), n, "must be in [1, 100000]");
+                    errs.check(
+                        (1..=100_000).contains(n),
+                        format!("{pre}.n_ues"),
+                        n,
+                        "must be in [1, 100000]",
+                    );
                 }
                 for (f, v) in [("t_peak_mbps", t_peak_mbps), ("t1_mbps", t1_mbps)] {
                     if let Some(v) = v {
                         if !(v.is_finite() && *v > 0.0 && *v <= 100_000.0) {
-                            errs.push(ConfigError::new(format!("{pre}.{f}"), fmt_num(*v), "must be in (0, 100000]"));
+                            errs.push(ConfigError::new(
+                                format!("{pre}.{f}"),
+                                fmt_num(*v),
+                                "must be in (0, 100000]",
+                            ));
                         }
                     }
                 }
                 if let Some(m) = m {
-                    errs.check((1..=1000).contains(m), format!("{pre}.m"), m, "must be in [1, 1000] (uplink TTIs per second)");
+                    errs.check(
+                        (1..=1000).contains(m),
+                        format!("{pre}.m"),
+                        m,
+                        "must be in [1, 1000] (uplink TTIs per second)",
+                    );
                 }
                 let pchoice = match p {
                     PValue::Number(x) => {
@@ -607,7 +835,11 @@ impl UlCongestionConfig {
                     PValue::Reading(s) if s == "paper" => PChoice::Paper,
                     PValue::Reading(s) if s == "consistent" => PChoice::Consistent,
                     PValue::Reading(s) => {
-                        errs.push(ConfigError::new(format!("{pre}.p"), format!("\"{s}\""), "must be \"paper\", \"consistent\" or a number in [0, 1]"));
+                        errs.push(ConfigError::new(
+                            format!("{pre}.p"),
+                            format!("\"{s}\""),
+                            "must be \"paper\", \"consistent\" or a number in [0, 1]",
+                        ));
                         PChoice::Paper
                     }
                 };
@@ -640,11 +872,21 @@ impl UlCongestionConfig {
                 }
                 // P4 §2.3.1 design (i)/(ii): TH_UE < TH_Cell_1 ≤ TH_Cell_N.
                 if params.th_cell_1 > params.th_cell_n_ref {
-                    let field = if th_cell_1_bytes.is_some() { "th_cell_1_bytes" } else if th_cell_n_bytes.is_some() { "th_cell_n_bytes" } else { "rtt_target_ms" };
+                    let field = if th_cell_1_bytes.is_some() {
+                        "th_cell_1_bytes"
+                    } else if th_cell_n_bytes.is_some() {
+                        "th_cell_n_bytes"
+                    } else {
+                        "rtt_target_ms"
+                    };
                     errs.push(ConfigError::new(format!("{pre}.{field}"), "", format!("thresholds in the wrong order: TH_Cell_1 = {:.0} B (one UE) exceeds TH_Cell_N = {:.0} B ({n_ref} UEs); need TH_Cell_1 ≤ TH_Cell_N", params.th_cell_1, params.th_cell_n_ref)));
                 }
                 if params.th_ue >= params.th_cell_1.min(params.th_cell_n_ref) {
-                    let field = if th_ue_bytes.is_some() { "th_ue_bytes" } else { "cw_target" };
+                    let field = if th_ue_bytes.is_some() {
+                        "th_ue_bytes"
+                    } else {
+                        "cw_target"
+                    };
                     errs.push(ConfigError::new(format!("{pre}.{field}"), "", format!("thresholds in the wrong order: TH_UE = {:.0} B must be below TH_Cell_1 = {:.0} B and TH_Cell_N = {:.0} B", params.th_ue, params.th_cell_1, params.th_cell_n_ref)));
                 }
                 UlPolicy::BsrDrop { inputs, params }
@@ -677,11 +919,19 @@ fn read_cqi_trace(path: &Path, duration_s: f64) -> Result<Vec<(Time, u8, u8)>, S
     let mut rows: Vec<(Time, u8, u8)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || (i == 0 && line.chars().next().is_some_and(|c| c.is_alphabetic())) {
+        if line.is_empty()
+            || line.starts_with('#')
+            || (i == 0 && line.chars().next().is_some_and(|c| c.is_alphabetic()))
+        {
             continue;
         }
         let cols: Vec<&str> = line.split(',').map(str::trim).collect();
-        let bad = || format!("line {}: expected `time_s,dl_cqi,ul_cqi` with CQIs in [0, 15], got {line:?}", i + 1);
+        let bad = || {
+            format!(
+                "line {}: expected `time_s,dl_cqi,ul_cqi` with CQIs in [0, 15], got {line:?}",
+                i + 1
+            )
+        };
         if cols.len() != 3 {
             return Err(bad());
         }
@@ -709,28 +959,53 @@ fn read_cqi_trace(path: &Path, duration_s: f64) -> Result<Vec<(Time, u8, u8)>, S
 /// The checks that involve paths and flows: every path that names a cell has it first (its
 /// `from` a UE of the cell) or last (`to` a UE), each GBR flow exists and runs through its UE,
 /// and names are unique across links, cells and nodes.
-pub fn check_references(cells: &[CellConfig], links: &[String], nodes: &[String], paths: &[crate::scenario::PathConfig], flows: &[crate::scenario::FlowConfig], errs: &mut Errors) {
+pub fn check_references(
+    cells: &[CellConfig],
+    links: &[String],
+    nodes: &[String],
+    paths: &[crate::scenario::PathConfig],
+    flows: &[crate::scenario::FlowConfig],
+    errs: &mut Errors,
+) {
     let mut seen_ue: HashSet<&str> = HashSet::new();
     let mut cell_names: HashSet<&str> = HashSet::new();
     for (i, c) in cells.iter().enumerate() {
         if !cell_names.insert(&c.name) {
-            errs.push(ConfigError::new(format!("cells[{i}].name"), &c.name, "duplicate cell name"));
+            errs.push(ConfigError::new(
+                format!("cells[{i}].name"),
+                &c.name,
+                "duplicate cell name",
+            ));
         }
         if links.contains(&c.name) {
-            errs.push(ConfigError::new(format!("cells[{i}].name"), &c.name, "a link has this name: paths name links and cells alike, so names must differ"));
+            errs.push(ConfigError::new(
+                format!("cells[{i}].name"),
+                &c.name,
+                "a link has this name: paths name links and cells alike, so names must differ",
+            ));
         }
         if nodes.contains(&c.name) {
-            errs.push(ConfigError::new(format!("cells[{i}].name"), &c.name, "a node has this name: the summary lists cells and node elements together, so names must differ"));
+            errs.push(ConfigError::new(
+                format!("cells[{i}].name"),
+                &c.name,
+                "a node has this name: the summary lists cells and node elements together, so names must differ",
+            ));
         }
         for (j, u) in c.ues.iter().enumerate() {
             if !seen_ue.insert(&u.name) && c.ues.iter().filter(|x| x.name == u.name).count() == 1 {
-                errs.push(ConfigError::new(format!("cells[{i}].ues[{j}].name"), &u.name, "this UE is already served by another cell"));
+                errs.push(ConfigError::new(
+                    format!("cells[{i}].ues[{j}].name"),
+                    &u.name,
+                    "this UE is already served by another cell",
+                ));
             }
         }
     }
     for (pi, p) in paths.iter().enumerate() {
         for (j, l) in p.links.iter().enumerate() {
-            let Some((ci, c)) = cells.iter().enumerate().find(|(_, c)| &c.name == l) else { continue };
+            let Some((ci, c)) = cells.iter().enumerate().find(|(_, c)| &c.name == l) else {
+                continue;
+            };
             let ue_names = || c.ues.iter().map(|u| u.name.as_str()).collect::<Vec<_>>().join(", ");
             let first = j == 0;
             let last = j + 1 == p.links.len();
@@ -742,10 +1017,23 @@ pub fn check_references(cells: &[CellConfig], links: &[String], nodes: &[String]
             let ok = (first && ue_ok(&p.from)) || (last && ue_ok(&p.to));
             if !ok {
                 let (field, node) = if first { ("from", &p.from) } else { ("to", &p.to) };
-                errs.push(ConfigError::new(format!("paths[{pi}].{field}"), node, format!("must be a UE of cell `{}` (cells[{ci}]), which this path {} it; UEs: {}", c.name, if first { "starts at" } else { "ends at" }, ue_names())));
+                errs.push(ConfigError::new(
+                    format!("paths[{pi}].{field}"),
+                    node,
+                    format!(
+                        "must be a UE of cell `{}` (cells[{ci}]), which this path {} it; UEs: {}",
+                        c.name,
+                        if first { "starts at" } else { "ends at" },
+                        ue_names()
+                    ),
+                ));
             }
             if p.links.iter().filter(|x| *x == l).count() > 1 {
-                errs.push(ConfigError::new(format!("paths[{pi}].links"), l, "names the cell twice"));
+                errs.push(ConfigError::new(
+                    format!("paths[{pi}].links"),
+                    l,
+                    "names the cell twice",
+                ));
             }
         }
     }
@@ -754,15 +1042,24 @@ pub fn check_references(cells: &[CellConfig], links: &[String], nodes: &[String]
         for (j, u) in c.ues.iter().enumerate() {
             for (k, g) in u.gbr.iter().enumerate() {
                 let Some(f) = flows.iter().find(|f| f.name == g.flow) else {
-                    errs.push(ConfigError::new(format!("cells[{i}].ues[{j}].gbr[{k}].flow"), &g.flow, "no flow with this name"));
+                    errs.push(ConfigError::new(
+                        format!("cells[{i}].ues[{j}].gbr[{k}].flow"),
+                        &g.flow,
+                        "no flow with this name",
+                    ));
                     continue;
                 };
                 let fpaths: Vec<&String> = f.path.iter().chain(f.paths.iter().flatten()).collect();
-                let through = paths.iter().filter(|p| fpaths.contains(&&p.name)).any(|p| {
-                    p.links.iter().any(|l| l == &c.name) && (p.from == u.name || p.to == u.name)
-                });
+                let through = paths
+                    .iter()
+                    .filter(|p| fpaths.contains(&&p.name))
+                    .any(|p| p.links.iter().any(|l| l == &c.name) && (p.from == u.name || p.to == u.name));
                 if !through {
-                    errs.push(ConfigError::new(format!("cells[{i}].ues[{j}].gbr[{k}].flow"), &g.flow, format!("does not run through UE `{}` of cell `{}`", u.name, c.name)));
+                    errs.push(ConfigError::new(
+                        format!("cells[{i}].ues[{j}].gbr[{k}].flow"),
+                        &g.flow,
+                        format!("does not run through UE `{}` of cell `{}`", u.name, c.name),
+                    ));
                 }
             }
         }

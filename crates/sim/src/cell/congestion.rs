@@ -106,9 +106,17 @@ pub fn th_cell_n(n: u32, n_ref: u32, th1: f64, th_n: f64) -> f64 {
 
 impl BsrDropInputs {
     pub fn compute(&self) -> BsrDropParams {
-        let th1 = self.th_cell_1.map_or(4.0 / 3.0 * self.t1_bps / 8.0 * self.rtt_target_s, |v| v as f64);
-        let th_n = self.th_cell_n_ref.map_or(self.n_ref as f64 * self.cw_target as f64 * self.mss as f64, |v| v as f64);
-        let th_ue = self.th_ue.map_or(self.cw_target as f64 / 2.0 * self.mss as f64, |v| v as f64);
+        let th1 = self
+            .th_cell_1
+            .map_or(4.0 / 3.0 * self.t1_bps / 8.0 * self.rtt_target_s, |v| v as f64);
+        let th_n = self
+            .th_cell_n_ref
+            .map_or(self.n_ref as f64 * self.cw_target as f64 * self.mss as f64, |v| {
+                v as f64
+            });
+        let th_ue = self
+            .th_ue
+            .map_or(self.cw_target as f64 / 2.0 * self.mss as f64, |v| v as f64);
         let denom = self.mss as f64 * window_sum_bits_per_byte(self.cw_target) * self.m as f64;
         let p_consistent = self.t_peak_bps / denom;
         let p_paper = p_consistent / 8.0;
@@ -134,8 +142,14 @@ impl BsrDropInputs {
 #[derive(Clone, Debug, PartialEq)]
 pub enum UlPolicy {
     None,
-    BsrDrop { inputs: BsrDropInputs, params: BsrDropParams },
-    RedLarge { p: f64, th_packet: u32 },
+    BsrDrop {
+        inputs: BsrDropInputs,
+        params: BsrDropParams,
+    },
+    RedLarge {
+        p: f64,
+        th_packet: u32,
+    },
     AckPrio,
 }
 
@@ -229,7 +243,11 @@ mod tests {
         assert!((q.p_paper - 0.029666).abs() < 1e-6);
         assert_eq!(q.p, q.p_paper);
         // A 7 Mbit/s peak gives the paper's 0.031.
-        let q7 = BsrDropInputs { t_peak_bps: 7e6, ..p4() }.compute();
+        let q7 = BsrDropInputs {
+            t_peak_bps: 7e6,
+            ..p4()
+        }
+        .compute();
         assert!((q7.p_paper - 0.031214).abs() < 1e-6);
     }
 
@@ -241,8 +259,19 @@ mod tests {
         assert_eq!(th_cell_n(2, 3, 100.0, 500.0), 300.0);
         let q = BsrDropInputs { n_ues: 60, ..p4() }.compute();
         assert_eq!(q.th_cell, 438_000.0);
-        let q = BsrDropInputs { th_cell_1: Some(1000), th_cell_n_ref: Some(2000), th_ue: Some(10), p: PChoice::Fixed(0.5), n_ues: 1, ..p4() }.compute();
-        assert_eq!((q.th_cell_1, q.th_cell_n_ref, q.th_cell, q.th_ue, q.p), (1000.0, 2000.0, 1000.0, 10.0, 0.5));
+        let q = BsrDropInputs {
+            th_cell_1: Some(1000),
+            th_cell_n_ref: Some(2000),
+            th_ue: Some(10),
+            p: PChoice::Fixed(0.5),
+            n_ues: 1,
+            ..p4()
+        }
+        .compute();
+        assert_eq!(
+            (q.th_cell_1, q.th_cell_n_ref, q.th_cell, q.th_ue, q.p),
+            (1000.0, 2000.0, 1000.0, 10.0, 0.5)
+        );
         // Sum identity: 8 · Σ_{i=CW/2}^{CW−1} i = 3CW² − 2CW for every even CW.
         for cw in (2..=40).step_by(2) {
             let s: u32 = (cw / 2..cw).sum();

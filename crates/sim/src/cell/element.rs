@@ -28,8 +28,8 @@
 //! control and power headroom (every UE can use the whole PUSCH), frequency-selective
 //! scheduling (flat channel), PDCCH capacity (`max_ues_per_tti`), DRX, RRC states, handover,
 //! MIMO.
-use super::buffer::{Buffer, Lane, Sent};
 use super::bsr;
+use super::buffer::{Buffer, Lane, Sent};
 use super::config::{dl_bytes, CellSpec};
 use super::congestion::{PolicyStats, UlPolicy};
 use super::frame::Frame;
@@ -167,17 +167,30 @@ impl Cell {
             .routes
             .iter()
             .map(|r| {
-                let here: Vec<usize> = r.hops.iter().enumerate().filter(|(_, h)| **h == Some(ctx.index)).map(|(i, _)| i).collect();
+                let here: Vec<usize> = r
+                    .hops
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, h)| **h == Some(ctx.index))
+                    .map(|(i, _)| i)
+                    .collect();
                 let first = here.first() == Some(&0);
                 let last = here.last() == Some(&(r.hops.len() - 1));
-                match (first.then(|| ue_index(&r.from)).flatten(), last.then(|| ue_index(&r.to)).flatten()) {
+                match (
+                    first.then(|| ue_index(&r.from)).flatten(),
+                    last.then(|| ue_index(&r.to)).flatten(),
+                ) {
                     (Some(u), _) => Some((u as u32, true)),
                     (None, Some(u)) => Some((u as u32, false)),
                     _ => None,
                 }
             })
             .collect();
-        let gbr_flow = ctx.flows.iter().map(|f| spec.ues.iter().any(|u| u.gbr.iter().any(|g| &g.0 == f))).collect();
+        let gbr_flow = ctx
+            .flows
+            .iter()
+            .map(|f| spec.ues.iter().any(|u| u.gbr.iter().any(|g| &g.0 == f)))
+            .collect();
         // SR opportunities: uplink subframes; UE i uses the (i mod m)-th distinct offset mod P.
         let p = spec.sr_period_ms as u64;
         let mut offsets: Vec<u64> = (0..10 * p).filter(|&t| frame.is_ul(t)).map(|t| t % p).collect();
@@ -309,11 +322,18 @@ impl Cell {
         let end = (k + 1) * NS_PER_MS;
         let proc = self.spec.processing_ttis as u64;
         for (i, u) in self.ues.iter_mut().enumerate() {
-            let Some(pos) = u.grants.iter().position(|g| g.0 == k) else { continue };
+            let Some(pos) = u.grants.iter().position(|g| g.0 == k) else {
+                continue;
+            };
             let bytes = u.grants[pos].1;
-            let periodic_due = self.spec.bsr_periodic_ms > 0 && u.last_bsr_tti.is_none_or(|t| k >= t + self.spec.bsr_periodic_ms as u64);
+            let periodic_due = self.spec.bsr_periodic_ms > 0
+                && u.last_bsr_tti.is_none_or(|t| k >= t + self.spec.bsr_periodic_ms as u64);
             let mut with_bsr = self.spec.bsr_every_tb || u.regular_pending || periodic_due;
-            let payload = if with_bsr { bytes.saturating_sub(BSR_CE_BYTES) } else { bytes };
+            let payload = if with_bsr {
+                bytes.saturating_sub(BSR_CE_BYTES)
+            } else {
+                bytes
+            };
             self.done.clear();
             let sent = u.ul.send(payload, &mut self.done);
             if !with_bsr && payload - sent >= BSR_CE_BYTES {
@@ -322,7 +342,12 @@ impl Cell {
             if with_bsr {
                 let gbr = u.ul.lane_bytes(Lane::Gbr);
                 let ngbr = u.ul.bytes() - gbr;
-                let r = Report { tti: k, usable_at: k + 1 + proc, gbr: bsr::upper_bound(bsr::index(gbr)), ngbr: bsr::upper_bound(bsr::index(ngbr)) };
+                let r = Report {
+                    tti: k,
+                    usable_at: k + 1 + proc,
+                    gbr: bsr::upper_bound(bsr::index(gbr)),
+                    ngbr: bsr::upper_bound(bsr::index(ngbr)),
+                };
                 u.reports.push_back(r);
                 u.latest = Some(r);
                 u.regular_pending = false;
@@ -335,7 +360,11 @@ impl Cell {
                 u.stats.ul_bytes += size;
                 u.stats.ul_packets += 1;
                 let d = (end - s.entered) as f64;
-                let acc = if s.pkt.kind == PacketKind::Ack && s.pkt.len == 0 { &mut u.stats.ul_ack_delay } else { &mut u.stats.ul_data_delay };
+                let acc = if s.pkt.kind == PacketKind::Ack && s.pkt.len == 0 {
+                    &mut u.stats.ul_ack_delay
+                } else {
+                    &mut u.stats.ul_data_delay
+                };
                 acc.0 += d;
                 acc.1 += 1;
                 self.ul_done.push((i, s, false));
@@ -357,7 +386,9 @@ impl Cell {
 
     /// P4's bsr-drop or red-large on this uplink TTI's completed packets (`congestion.rs`).
     fn congestion_policy(&mut self) {
-        let Some((p, th)) = self.spec.policy.drop_parameters() else { return };
+        let Some((p, th)) = self.spec.policy.drop_parameters() else {
+            return;
+        };
         let st = &mut self.policy_stats;
         st.ttis += 1;
         // Armed drops first: the first large packet of a UE with one pending.
@@ -379,7 +410,12 @@ impl Cell {
                     return;
                 }
                 st.congested_ttis += 1;
-                let cands: Vec<usize> = self.scheduled.iter().copied().filter(|&i| reported(&self.ues[i]) as f64 > params.th_ue).collect();
+                let cands: Vec<usize> = self
+                    .scheduled
+                    .iter()
+                    .copied()
+                    .filter(|&i| reported(&self.ues[i]) as f64 > params.th_ue)
+                    .collect();
                 if cands.is_empty() {
                     return;
                 }
@@ -399,7 +435,11 @@ impl Cell {
             return;
         }
         st.decisions += 1;
-        if let Some(e) = self.ul_done.iter_mut().find(|(i, s, dropped)| *i == target && !*dropped && s.pkt.wire_bytes() > th) {
+        if let Some(e) = self
+            .ul_done
+            .iter_mut()
+            .find(|(i, s, dropped)| *i == target && !*dropped && s.pkt.wire_bytes() > th)
+        {
             e.2 = true;
             st.drops += 1;
         } else if self.ues[target].pending_drop {
@@ -426,7 +466,11 @@ impl Cell {
             }
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                if bytes(mid, cqi) >= b { hi = mid } else { lo = mid + 1 }
+                if bytes(mid, cqi) >= b {
+                    hi = mid
+                } else {
+                    lo = mid + 1
+                }
             }
             lo
         };
@@ -454,7 +498,11 @@ impl Cell {
             let rest = total.saturating_sub(self.gbr_bytes[i]);
             if cqi == 0 || rest == 0 || left == 0 {
                 if total == 0 {
-                    if dir == 1 { self.ul_sched.forget(i) } else { self.dl_sched.forget(i) }
+                    if dir == 1 {
+                        self.ul_sched.forget(i)
+                    } else {
+                        self.dl_sched.forget(i)
+                    }
                 }
                 continue;
             }
@@ -463,10 +511,23 @@ impl Cell {
             if need == 0 {
                 continue;
             }
-            self.cands.push(Candidate { ue: i, need_rbs: need, buffered: rest, full_band_bytes: bytes(n_rbs, cqi) });
+            self.cands.push(Candidate {
+                ue: i,
+                need_rbs: need,
+                buffered: rest,
+                full_band_bytes: bytes(n_rbs, cqi),
+            });
         }
-        let max_ues = if dir == 1 { self.spec.max_ues_ul } else { self.spec.max_ues_dl } as usize;
-        let sched = if dir == 1 { &mut self.ul_sched } else { &mut self.dl_sched };
+        let max_ues = if dir == 1 {
+            self.spec.max_ues_ul
+        } else {
+            self.spec.max_ues_dl
+        } as usize;
+        let sched = if dir == 1 {
+            &mut self.ul_sched
+        } else {
+            &mut self.dl_sched
+        };
         sched.allocate(&self.cands, left, max_ues, &mut self.alloc);
         for (c, &a) in self.cands.iter().zip(&self.alloc) {
             self.rbs[c.ue] += a;
@@ -476,7 +537,11 @@ impl Cell {
     fn downlink(&mut self, _k: u64, f: f64) {
         self.dl_ttis += 1;
         let re = self.spec.dl_re;
-        let est: Vec<(u64, u64, u8)> = self.ues.iter().map(|u| (u.dl.lane_bytes(Lane::Gbr), u.dl.bytes(), u.dl_cqi)).collect();
+        let est: Vec<(u64, u64, u8)> = self
+            .ues
+            .iter()
+            .map(|u| (u.dl.lane_bytes(Lane::Gbr), u.dl.bytes(), u.dl_cqi))
+            .collect();
         if est.iter().all(|e| e.1 == 0) {
             self.served.iter_mut().for_each(|s| *s = 0);
             self.dl_sched.end_tti(&self.served);
@@ -518,7 +583,11 @@ impl Cell {
                 let cqi = u.ul_cqi(max_cqi);
                 let (g, t) = u.estimate();
                 let sr_usable = u.sr.is_some_and(|(_, at)| at <= k);
-                let t = if t == 0 && sr_usable { sr_bytes(cqi, self.spec.sr_grant_rbs) } else { t };
+                let t = if t == 0 && sr_usable {
+                    sr_bytes(cqi, self.spec.sr_grant_rbs)
+                } else {
+                    t
+                };
                 (g, t, cqi)
             })
             .collect();
@@ -564,11 +633,19 @@ impl Cell {
 }
 
 fn gbr_depth(rate_per_ms: f64) -> f64 {
-    if rate_per_ms <= 0.0 { 0.0 } else { (rate_per_ms * 1000.0 * GBR_DEPTH_S).max(1600.0) }
+    if rate_per_ms <= 0.0 {
+        0.0
+    } else {
+        (rate_per_ms * 1000.0 * GBR_DEPTH_S).max(1600.0)
+    }
 }
 
 fn mean_ms(acc: (f64, u64)) -> Value {
-    if acc.1 == 0 { Value::Null } else { json!(crate::metrics::round6(acc.0 / acc.1 as f64 / 1e6)) }
+    if acc.1 == 0 {
+        Value::Null
+    } else {
+        json!(crate::metrics::round6(acc.0 / acc.1 as f64 / 1e6))
+    }
 }
 
 impl Element for Cell {
@@ -628,7 +705,11 @@ impl Element for Cell {
     }
 
     fn next_timer(&self) -> Time {
-        if self.asleep { NEVER } else { self.next_tti * NS_PER_MS }
+        if self.asleep {
+            NEVER
+        } else {
+            self.next_tti * NS_PER_MS
+        }
     }
 
     fn summary(&self) -> Value {

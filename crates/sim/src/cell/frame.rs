@@ -76,7 +76,12 @@ pub struct Frame {
 
 impl Frame {
     pub fn fdd() -> Frame {
-        Frame { tdd_config: None, pattern: [Subframe::D; 10], grant_k: [FDD_GRANT_K; 10], special_fraction: 1.0 }
+        Frame {
+            tdd_config: None,
+            pattern: [Subframe::D; 10],
+            grant_k: [FDD_GRANT_K; 10],
+            special_fraction: 1.0,
+        }
     }
 
     /// TDD configuration `cfg` (0–6) with special subframe configuration `special` (0–9).
@@ -89,7 +94,12 @@ impl Frame {
                 _ => Subframe::U,
             };
         }
-        Frame { tdd_config: Some(cfg), pattern, grant_k: TDD_GRANT_K[cfg as usize], special_fraction: special_dl_fraction(special) }
+        Frame {
+            tdd_config: Some(cfg),
+            pattern,
+            grant_k: TDD_GRANT_K[cfg as usize],
+            special_fraction: special_dl_fraction(special),
+        }
     }
 
     pub fn is_fdd(&self) -> bool {
@@ -132,7 +142,11 @@ impl Frame {
 
     /// M: uplink TTIs per second.
     pub fn ul_ttis_per_second(&self) -> u32 {
-        if self.is_fdd() { 1000 } else { 100 * self.pattern.iter().filter(|s| **s == Subframe::U).count() as u32 }
+        if self.is_fdd() {
+            1000
+        } else {
+            100 * self.pattern.iter().filter(|s| **s == Subframe::U).count() as u32
+        }
     }
 
     /// Uplink TTIs in [from, to).
@@ -154,7 +168,9 @@ impl Frame {
             return to - from;
         }
         let per_frame = self.pattern.iter().filter(|s| pred(**s)).count() as u64;
-        let upto = |t: u64| (t / 10) * per_frame + self.pattern[..(t % 10) as usize].iter().filter(|s| pred(**s)).count() as u64;
+        let upto = |t: u64| {
+            (t / 10) * per_frame + self.pattern[..(t % 10) as usize].iter().filter(|s| pred(**s)).count() as u64
+        };
         upto(to) - upto(from)
     }
 
@@ -163,11 +179,14 @@ impl Frame {
         if self.is_fdd() {
             return "F".repeat(10);
         }
-        self.pattern.iter().map(|s| match s {
-            Subframe::D => 'D',
-            Subframe::S => 'S',
-            Subframe::U => 'U',
-        }).collect()
+        self.pattern
+            .iter()
+            .map(|s| match s {
+                Subframe::D => 'D',
+                Subframe::S => 'S',
+                Subframe::U => 'U',
+            })
+            .collect()
     }
 }
 
@@ -215,7 +234,10 @@ mod tests {
             let f = Frame::tdd(c, 7);
             let pairs: Vec<(u64, u64)> = (0..10).flat_map(|n| f.grant_targets(n).map(move |u| (n, u))).collect();
             assert_eq!(pairs, expected[c as usize], "configuration {c}");
-            let mut targets: Vec<u64> = (10..20).flat_map(|n| f.grant_targets(n).collect::<Vec<_>>()).map(|u| u % 10).collect();
+            let mut targets: Vec<u64> = (10..20)
+                .flat_map(|n| f.grant_targets(n).collect::<Vec<_>>())
+                .map(|u| u % 10)
+                .collect();
             targets.sort_unstable();
             let ul: Vec<u64> = (0..10).filter(|&u| f.is_ul(u)).collect();
             assert_eq!(targets, ul, "configuration {c}: each UL subframe granted once");

@@ -23,7 +23,10 @@ pub const BANDWIDTHS: [(f64, u32); 6] = [(1.4, 6), (3.0, 15), (5.0, 25), (10.0, 
 
 /// Resource blocks of a channel bandwidth, `None` if it is not one of [`BANDWIDTHS`].
 pub fn resource_blocks(bandwidth_mhz: f64) -> Option<u32> {
-    BANDWIDTHS.iter().find(|(b, _)| (b - bandwidth_mhz).abs() < 1e-9).map(|&(_, n)| n)
+    BANDWIDTHS
+        .iter()
+        .find(|(b, _)| (b - bandwidth_mhz).abs() < 1e-9)
+        .map(|&(_, n)| n)
 }
 
 /// TS 36.213 Table 7.2.3-1: per CQI (0–15) the modulation order, code rate × 1024 and
@@ -119,7 +122,10 @@ mod tests {
 
     #[test]
     fn bandwidths_map_to_36_101_resource_blocks() {
-        let rbs: Vec<u32> = [1.4, 3.0, 5.0, 10.0, 15.0, 20.0].iter().map(|&b| resource_blocks(b).unwrap()).collect();
+        let rbs: Vec<u32> = [1.4, 3.0, 5.0, 10.0, 15.0, 20.0]
+            .iter()
+            .map(|&b| resource_blocks(b).unwrap())
+            .collect();
         assert_eq!(rbs, [6, 15, 25, 50, 75, 100]);
         assert_eq!(resource_blocks(7.0), None);
     }
@@ -149,8 +155,14 @@ mod tests {
         for cqi in 1..=15u8 {
             for bytes in [1u64, 52, 100, 1512, 4158, 9000, 20000] {
                 let k = rbs_for(bytes, UL_RE_PER_RB, cqi, 100_000).unwrap();
-                assert!(bytes_for(k, UL_RE_PER_RB, cqi) >= bytes, "cqi {cqi} bytes {bytes} k {k}");
-                assert!(k == 0 || bytes_for(k - 1, UL_RE_PER_RB, cqi) < bytes, "cqi {cqi} bytes {bytes} k {k}");
+                assert!(
+                    bytes_for(k, UL_RE_PER_RB, cqi) >= bytes,
+                    "cqi {cqi} bytes {bytes} k {k}"
+                );
+                assert!(
+                    k == 0 || bytes_for(k - 1, UL_RE_PER_RB, cqi) < bytes,
+                    "cqi {cqi} bytes {bytes} k {k}"
+                );
             }
         }
         assert_eq!(rbs_for(10, UL_RE_PER_RB, 0, 96), None);

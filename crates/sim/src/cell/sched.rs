@@ -46,13 +46,21 @@ pub enum SchedKind {
 }
 
 impl SchedKind {
-    pub const ALL: [(SchedKind, &'static str); 3] = [(SchedKind::RoundRobin, "rr"), (SchedKind::ProportionalFair, "pf"), (SchedKind::BsrProportional, "bsr-proportional")];
+    pub const ALL: [(SchedKind, &'static str); 3] = [
+        (SchedKind::RoundRobin, "rr"),
+        (SchedKind::ProportionalFair, "pf"),
+        (SchedKind::BsrProportional, "bsr-proportional"),
+    ];
 
     pub fn from_name(s: &str) -> Option<SchedKind> {
         Self::ALL.iter().find(|(_, n)| *n == s).map(|(k, _)| *k)
     }
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(k, _)| *k == self).map(|(_, n)| *n).expect("registered")
+        Self::ALL
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map(|(_, n)| *n)
+            .expect("registered")
     }
     pub fn names() -> Vec<&'static str> {
         Self::ALL.iter().map(|(_, n)| *n).collect()
@@ -61,8 +69,16 @@ impl SchedKind {
     pub fn build(self, n_ues: usize, pf_window: f64) -> Box<dyn MacScheduler> {
         match self {
             SchedKind::RoundRobin => Box::new(RoundRobin { next: 0 }),
-            SchedKind::ProportionalFair => Box::new(ProportionalFair { avg: vec![1.0; n_ues], window: pf_window, order: Vec::new() }),
-            SchedKind::BsrProportional => Box::new(BsrProportional { credit: vec![0.0; n_ues], rr: RoundRobin { next: 0 }, picked: Vec::new() }),
+            SchedKind::ProportionalFair => Box::new(ProportionalFair {
+                avg: vec![1.0; n_ues],
+                window: pf_window,
+                order: Vec::new(),
+            }),
+            SchedKind::BsrProportional => Box::new(BsrProportional {
+                credit: vec![0.0; n_ues],
+                rr: RoundRobin { next: 0 },
+                picked: Vec::new(),
+            }),
         }
     }
 }
@@ -159,7 +175,12 @@ impl MacScheduler for ProportionalFair {
         let avg = &self.avg;
         let metric = |i: usize| cands[i].full_band_bytes as f64 / avg[cands[i].ue].max(1e-9);
         // Highest metric first; ties by UE index (deterministic).
-        self.order.sort_by(|&a, &b| metric(b).partial_cmp(&metric(a)).unwrap_or(std::cmp::Ordering::Equal).then(cands[a].ue.cmp(&cands[b].ue)));
+        self.order.sort_by(|&a, &b| {
+            metric(b)
+                .partial_cmp(&metric(a))
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(cands[a].ue.cmp(&cands[b].ue))
+        });
         let mut left = n_rbs;
         for &i in self.order.iter().take(max_ues) {
             if left == 0 {
@@ -204,7 +225,11 @@ impl MacScheduler for BsrProportional {
         }
         let n = n_rbs as f64;
         // Every candidate's entitlement this TTI: its proportional share plus what it is owed.
-        let mut shares: Vec<(usize, f64)> = cands.iter().enumerate().map(|(i, c)| (i, n * c.buffered as f64 / total + self.credit[c.ue])).collect();
+        let mut shares: Vec<(usize, f64)> = cands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, n * c.buffered as f64 / total + self.credit[c.ue]))
+            .collect();
         // At most K UEs: those due at least one RB (entitlement ≥ 1) in round-robin order from a
         // pointer, then, if fewer than K are due, the largest entitlements; the others keep theirs
         // as credit, so long-run shares stay proportional to the buffers.
@@ -213,13 +238,28 @@ impl MacScheduler for BsrProportional {
         if cands.len() <= max_ues {
             picked.extend(0..cands.len());
         } else {
-            let due: Vec<Candidate> = cands.iter().zip(&shares).filter(|(_, s)| s.1 >= 1.0).map(|(c, _)| *c).collect();
+            let due: Vec<Candidate> = cands
+                .iter()
+                .zip(&shares)
+                .filter(|(_, s)| s.1 >= 1.0)
+                .map(|(c, _)| *c)
+                .collect();
             let mut order = Vec::new();
             self.rr.pick(&due, max_ues, &mut order);
-            picked.extend(order.iter().map(|&j| cands.iter().position(|c| c.ue == due[j].ue).expect("a candidate")));
+            picked.extend(
+                order
+                    .iter()
+                    .map(|&j| cands.iter().position(|c| c.ue == due[j].ue).expect("a candidate")),
+            );
             if picked.len() < max_ues {
                 let mut rest: Vec<usize> = (0..cands.len()).filter(|i| shares[*i].1 < 1.0).collect();
-                rest.sort_by(|&a, &b| shares[b].1.partial_cmp(&shares[a].1).unwrap_or(std::cmp::Ordering::Equal).then(cands[a].ue.cmp(&cands[b].ue)));
+                rest.sort_by(|&a, &b| {
+                    shares[b]
+                        .1
+                        .partial_cmp(&shares[a].1)
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then(cands[a].ue.cmp(&cands[b].ue))
+                });
                 picked.extend(rest.into_iter().take(max_ues - picked.len()));
             }
             picked.sort_unstable();
@@ -229,7 +269,13 @@ impl MacScheduler for BsrProportional {
         let present: f64 = picked.iter().map(|&i| shares[i].1).sum();
         let w_picked: f64 = picked.iter().map(|&i| cands[i].buffered as f64).sum();
         let split: Vec<f64> = (0..cands.len())
-            .map(|i| if present < n && w_picked > 0.0 { shares[i].1 + (n - present) * cands[i].buffered as f64 / w_picked } else { shares[i].1 })
+            .map(|i| {
+                if present < n && w_picked > 0.0 {
+                    shares[i].1 + (n - present) * cands[i].buffered as f64 / w_picked
+                } else {
+                    shares[i].1
+                }
+            })
             .collect();
         let mut left = n_rbs;
         for &i in &picked {
@@ -243,14 +289,23 @@ impl MacScheduler for BsrProportional {
                 .iter()
                 .copied()
                 .filter(|&i| alloc[i] < cands[i].need_rbs)
-                .max_by(|&a, &b| (split[a] - alloc[a] as f64).partial_cmp(&(split[b] - alloc[b] as f64)).unwrap_or(std::cmp::Ordering::Equal).then(cands[b].ue.cmp(&cands[a].ue)));
+                .max_by(|&a, &b| {
+                    (split[a] - alloc[a] as f64)
+                        .partial_cmp(&(split[b] - alloc[b] as f64))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then(cands[b].ue.cmp(&cands[a].ue))
+                });
             let Some(i) = best else { break };
             alloc[i] += 1;
             left -= 1;
         }
         for (i, s) in shares.iter_mut() {
             let c = &cands[*i];
-            self.credit[c.ue] = if alloc[*i] >= c.need_rbs { 0.0 } else { (*s - alloc[*i] as f64).clamp(-n, n) };
+            self.credit[c.ue] = if alloc[*i] >= c.need_rbs {
+                0.0
+            } else {
+                (*s - alloc[*i] as f64).clamp(-n, n)
+            };
         }
         self.picked = picked;
     }
@@ -264,7 +319,12 @@ mod tests {
     use super::*;
 
     fn cand(ue: usize, need: u32, buffered: u64, full: u64) -> Candidate {
-        Candidate { ue, need_rbs: need, buffered, full_band_bytes: full }
+        Candidate {
+            ue,
+            need_rbs: need,
+            buffered,
+            full_band_bytes: full,
+        }
     }
 
     fn run(s: &mut dyn MacScheduler, cands: &[Candidate], n: u32, k: usize) -> Vec<u32> {
@@ -276,7 +336,12 @@ mod tests {
     #[test]
     fn round_robin_rotates_and_is_work_conserving() {
         let mut s = SchedKind::RoundRobin.build(4, 99.0);
-        let c = [cand(0, 100, 1, 1), cand(1, 100, 1, 1), cand(2, 10, 1, 1), cand(3, 100, 1, 1)];
+        let c = [
+            cand(0, 100, 1, 1),
+            cand(1, 100, 1, 1),
+            cand(2, 10, 1, 1),
+            cand(3, 100, 1, 1),
+        ];
         assert_eq!(run(s.as_mut(), &c, 100, 4), [30, 30, 10, 30]);
         // K = 2: two at a time, in turn.
         assert_eq!(run(s.as_mut(), &c, 100, 2), [50, 50, 0, 0]);

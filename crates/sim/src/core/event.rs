@@ -128,7 +128,14 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        Self { heap: Store::Sorted(Vec::with_capacity(SORTED_MAX + 1)), now_fifo: VecDeque::with_capacity(16), now: 0, last_key: (0, 0), next_seq: 0, popped: 0 }
+        Self {
+            heap: Store::Sorted(Vec::with_capacity(SORTED_MAX + 1)),
+            now_fifo: VecDeque::with_capacity(16),
+            now: 0,
+            last_key: (0, 0),
+            next_seq: 0,
+            popped: 0,
+        }
     }
     pub fn push(&mut self, at: Time, ev: E) {
         let seq = self.next_seq;
@@ -285,7 +292,10 @@ mod tests {
                 was_heap = is_heap;
             }
         }
-        assert!(switches >= 30, "the test must cross the thresholds ({switches} switches)");
+        assert!(
+            switches >= 30,
+            "the test must cross the thresholds ({switches} switches)"
+        );
     }
 
     /// Events pushed for the current instant (the FIFO) interleave with heap events at that

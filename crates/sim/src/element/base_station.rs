@@ -34,7 +34,16 @@ pub struct BaseStation {
 impl BaseStation {
     pub fn new(buffer_freeze: bool, mut handoffs: Vec<(Time, Time)>) -> Self {
         handoffs.sort_unstable();
-        BaseStation { buffer_freeze, handoffs, next_start: 0, greeted: BTreeMap::new(), last_ack: BTreeMap::new(), greets: 0, probes_answered: 0, zero_windows_sent: 0 }
+        BaseStation {
+            buffer_freeze,
+            handoffs,
+            next_start: 0,
+            greeted: BTreeMap::new(),
+            last_ack: BTreeMap::new(),
+            greets: 0,
+            probes_answered: 0,
+            zero_windows_sent: 0,
+        }
     }
 
     /// The end of the handoff under way at `t` (or the next one, for a Greet sent just before).

@@ -20,7 +20,14 @@ pub struct DelayEveryNth {
 
 impl DelayEveryNth {
     pub fn new(n: u64, delay: Time) -> Self {
-        DelayEveryNth { n: n.max(1), delay, seen: [0; 2], held: VecDeque::new(), delayed: 0, forwarded: 0 }
+        DelayEveryNth {
+            n: n.max(1),
+            delay,
+            seen: [0; 2],
+            held: VecDeque::new(),
+            delayed: 0,
+            forwarded: 0,
+        }
     }
 }
 

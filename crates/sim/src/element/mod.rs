@@ -19,8 +19,8 @@
 //! - P4's cell: one element in place of the radio link, holding per-UE uplink and downlink
 //!   queues and releasing packets per TTI from its MAC scheduler (its timer fires every TTI).
 use crate::core::time::{Time, NEVER};
-use crate::packet::Pkt;
 use crate::error::{ConfigError, Errors};
+use crate::packet::Pkt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -138,10 +138,13 @@ impl ElementSpec {
 
     pub fn build(&self, ctx: &ElementContext) -> Box<dyn Element> {
         match self {
-            ElementSpec::DelayEveryNth { n, delay_ms } => {
-                Box::new(delay_every_nth::DelayEveryNth::new(*n, crate::core::time::from_ms_f64(*delay_ms)))
+            ElementSpec::DelayEveryNth { n, delay_ms } => Box::new(delay_every_nth::DelayEveryNth::new(
+                *n,
+                crate::core::time::from_ms_f64(*delay_ms),
+            )),
+            ElementSpec::BaseStation { buffer_freeze } => {
+                Box::new(base_station::BaseStation::new(*buffer_freeze, ctx.handoffs.clone()))
             }
-            ElementSpec::BaseStation { buffer_freeze } => Box::new(base_station::BaseStation::new(*buffer_freeze, ctx.handoffs.clone())),
             ElementSpec::Cell(spec) => Box::new(crate::cell::element::Cell::new(spec, ctx)),
         }
     }

@@ -62,7 +62,9 @@ impl Outbox {
     /// must be written: it may hold a delivered packet).
     #[inline]
     pub fn spare_box(&mut self) -> Pkt {
-        self.spare.pop().unwrap_or_else(|| Box::new(Packet::new(PacketKind::Data)))
+        self.spare
+            .pop()
+            .unwrap_or_else(|| Box::new(Packet::new(PacketKind::Data)))
     }
 
     /// Sends a packet already in its box on `subflow`.
@@ -133,7 +135,12 @@ pub struct Io<'a> {
 
 impl<'a> Io<'a> {
     pub fn new(out: &'a mut Outbox) -> Self {
-        Io { out, app_limit: 0, read: 0, delivered: None }
+        Io {
+            out,
+            app_limit: 0,
+            read: 0,
+            delivered: None,
+        }
     }
 }
 
@@ -259,7 +266,12 @@ pub trait Endpoint {
 
 /// The two ends of a flow's connection: (data sender, data receiver). The registry of
 /// transports: one arm per transport.
-pub fn build(f: &FlowPlan, flow: u32, rngs: &RngStreams, split_windows: &[(Time, Time)]) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+pub fn build(
+    f: &FlowPlan,
+    flow: u32,
+    rngs: &RngStreams,
+    split_windows: &[(Time, Time)],
+) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
     match &f.transport {
         Transport::Tcp { .. } => tcp::build(f, flow, rngs),
         Transport::Mptcp(m) => mptcp::build(f, m, flow, rngs, split_windows),
@@ -293,7 +305,10 @@ mod tests {
         for (_, p) in v {
             out.recycle(p);
         }
-        assert!(out.push_with(0, |p| std::ptr::eq(p, addr)), "the last box recycled is reused first");
+        assert!(
+            out.push_with(0, |p| std::ptr::eq(p, addr)),
+            "the last box recycled is reused first"
+        );
         out.clear();
         for _ in 0..SPARE_BOXES + 10 {
             out.recycle(Box::new(Packet::new(PacketKind::Ack)));

@@ -19,7 +19,13 @@ use serde_json::json;
 /// windows a run's plan gives are P0's handover windows.
 pub const SPLIT_LABEL: &str = "handover";
 
-pub fn build(f: &FlowPlan, m: &MptcpPlan, flow: u32, rngs: &RngStreams, split_windows: &[(Time, Time)]) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+pub fn build(
+    f: &FlowPlan,
+    m: &MptcpPlan,
+    flow: u32,
+    rngs: &RngStreams,
+    split_windows: &[(Time, Time)],
+) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
     let n = m.paths.len();
     let coupling = f.cc.coupled().then(|| coupled::new_coupling(n));
     let mut subs = Vec::with_capacity(n);
@@ -32,7 +38,12 @@ pub fn build(f: &FlowPlan, m: &MptcpPlan, flow: u32, rngs: &RngStreams, split_wi
         .expect("the plan's controller fits the coupling");
         let mut tcp = TcpSender::new(f.sender.clone(), algo, flow, k as u16);
         tcp.set_app_limit(0);
-        subs.push(MptcpSender::new_subflow(tcp, k == 0, m.backup[k], if k == 0 { NEVER } else { m.join_at }));
+        subs.push(MptcpSender::new_subflow(
+            tcp,
+            k == 0,
+            m.backup[k],
+            if k == 0 { NEVER } else { m.join_at },
+        ));
         // Subflow-level buffers are not the limit: the connection-level window is. Quick ACKs
         // follow the window the connection-level buffer allows.
         let mut rcfg = f.receiver.clone();
@@ -45,7 +56,8 @@ pub fn build(f: &FlowPlan, m: &MptcpPlan, flow: u32, rngs: &RngStreams, split_wi
         rcfg.autotune = false;
         rcvs.push(TcpReceiver::new(rcfg, flow, k as u16));
     }
-    let inner = sched::build(&m.scheduler, rngs.seed_for(&format!("flow/{}/scheduler", f.name))).expect("the plan's scheduler is checked");
+    let inner = sched::build(&m.scheduler, rngs.seed_for(&format!("flow/{}/scheduler", f.name)))
+        .expect("the plan's scheduler is checked");
     let scheduler = match &m.wrapper {
         Some(w) => w.wrap(inner),
         None => inner,
@@ -53,8 +65,14 @@ pub fn build(f: &FlowPlan, m: &MptcpPlan, flow: u32, rngs: &RngStreams, split_wi
     let mut receiver = MptcpReceiver::new(rcvs, m.rcv_buf, m.receiver_recovery);
     receiver.set_split_windows(split_windows.to_vec());
     (
-        Box::new(MptcpSenderEnd { s: MptcpSender::new(flow, subs, scheduler, coupling, f.mss, m.rcv_buf), cc: f.cc.name() }),
-        Box::new(MptcpReceiverEnd { r: receiver, split: !split_windows.is_empty() }),
+        Box::new(MptcpSenderEnd {
+            s: MptcpSender::new(flow, subs, scheduler, coupling, f.mss, m.rcv_buf),
+            cc: f.cc.name(),
+        }),
+        Box::new(MptcpReceiverEnd {
+            r: receiver,
+            split: !split_windows.is_empty(),
+        }),
     )
 }
 
@@ -190,7 +208,10 @@ impl Endpoint for MptcpSenderEnd {
         smp.cwnd_segments = subs.iter().map(|s| s.tcp.tcb.cwnd).sum::<u32>() as f64;
         smp.srtt_ms = subs.iter().map(|s| s.tcp.rtt.srtt).min().unwrap_or(0) as f64 / 1e6;
         smp.rto_ms = subs.iter().map(|s| s.tcp.rto()).max().unwrap_or(0) as f64 / 1e6;
-        smp.subflows = subs.iter().map(|s| (s.tcp.tcb.cwnd as f64, s.tcp.rtt.srtt as f64 / 1e6)).collect();
+        smp.subflows = subs
+            .iter()
+            .map(|s| (s.tcp.tcb.cwnd as f64, s.tcp.rtt.srtt as f64 / 1e6))
+            .collect();
     }
 
     fn summary(&mut self, _end: Time, _since: Time) -> EndpointSummary {
@@ -199,7 +220,11 @@ impl Endpoint for MptcpSenderEnd {
         let segs: u64 = subs.iter().map(|x| x.tcp.stats.segments_sent).sum();
         let retx: u64 = subs.iter().map(|x| x.tcp.stats.segments_retransmitted).sum();
         let reinj = s.stats.reinjections + s.stats.opportunistic_retransmissions + s.stats.retx_requests_served;
-        let ratio = if segs > 0 { (retx + reinj) as f64 / segs as f64 } else { 0.0 };
+        let ratio = if segs > 0 {
+            (retx + reinj) as f64 / segs as f64
+        } else {
+            0.0
+        };
         let fields = to_map(&SenderSummary {
             protocol: "mptcp",
             cc: self.cc,
@@ -329,9 +354,18 @@ impl Endpoint for MptcpReceiverEnd {
         });
         if self.split {
             for (k, tag) in [(1usize, "in"), (0usize, "outside")] {
-                fields.insert(format!("hol_delay_{tag}_{SPLIT_LABEL}_mean_ms"), json!(ms(r.hol_split[k].mean())));
-                fields.insert(format!("hol_delay_{tag}_{SPLIT_LABEL}_p99_ms"), json!(ms(r.hol_split[k].quantile(0.99))));
-                fields.insert(format!("ofo_{tag}_{SPLIT_LABEL}_mean_bytes"), json!(round6(r.ofo_split[k].mean())));
+                fields.insert(
+                    format!("hol_delay_{tag}_{SPLIT_LABEL}_mean_ms"),
+                    json!(ms(r.hol_split[k].mean())),
+                );
+                fields.insert(
+                    format!("hol_delay_{tag}_{SPLIT_LABEL}_p99_ms"),
+                    json!(ms(r.hol_split[k].quantile(0.99))),
+                );
+                fields.insert(
+                    format!("ofo_{tag}_{SPLIT_LABEL}_mean_bytes"),
+                    json!(round6(r.ofo_split[k].mean())),
+                );
             }
         }
         let subflows = (0..r.subflows.len())

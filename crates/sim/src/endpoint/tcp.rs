@@ -13,15 +13,24 @@ use rand::Rng as _;
 use serde::Serialize;
 
 pub fn build(f: &FlowPlan, flow: u32, rngs: &RngStreams) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-    let cc = f.cc.build(rngs.seed_for(&format!("flow/{}/cc", f.name))).expect("the plan holds an uncoupled controller for TCP");
-    let handoff = f.handoff.clone().filter(|h| h.scheme != HandoffScheme::None).map(|plan| Handoffs {
-        rng: rngs.stream(&format!("flow/{}/handoff", f.name)),
-        plan,
-        stats: HandoffStats::default(),
-    });
+    let cc =
+        f.cc.build(rngs.seed_for(&format!("flow/{}/cc", f.name)))
+            .expect("the plan holds an uncoupled controller for TCP");
+    let handoff = f
+        .handoff
+        .clone()
+        .filter(|h| h.scheme != HandoffScheme::None)
+        .map(|plan| Handoffs {
+            rng: rngs.stream(&format!("flow/{}/handoff", f.name)),
+            plan,
+            stats: HandoffStats::default(),
+        });
     (
         Box::new(TcpSenderEnd(TcpSender::new(f.sender.clone(), cc, flow, 0))),
-        Box::new(TcpReceiverEnd { r: TcpReceiver::new(f.receiver.clone(), flow, 0), handoff }),
+        Box::new(TcpReceiverEnd {
+            r: TcpReceiver::new(f.receiver.clone(), flow, 0),
+            handoff,
+        }),
     )
 }
 
@@ -50,7 +59,8 @@ struct HandoffStats {
 impl Handoffs {
     /// Sends `p` unless it is lost (a `lose`-listed kind, or `message_loss`).
     fn send(&mut self, what: &str, p: Packet, io: &mut Io) {
-        let lost = self.plan.lose.iter().any(|m| m == what) || (self.plan.message_loss > 0.0 && self.rng.gen::<f64>() < self.plan.message_loss);
+        let lost = self.plan.lose.iter().any(|m| m == what)
+            || (self.plan.message_loss > 0.0 && self.rng.gen::<f64>() < self.plan.message_loss);
         if lost {
             self.stats.handoff_messages_lost += 1;
         } else {
@@ -149,7 +159,10 @@ impl Endpoint for TcpSenderEnd {
     }
 
     fn counters(&self) -> Counters {
-        Counters { sent: self.0.stats.bytes_sent, ..Default::default() }
+        Counters {
+            sent: self.0.stats.bytes_sent,
+            ..Default::default()
+        }
     }
 
     fn record(&self, s: &mut Sample) {
@@ -161,7 +174,11 @@ impl Endpoint for TcpSenderEnd {
     fn summary(&mut self, _end: Time, _since: Time) -> EndpointSummary {
         let s = &self.0;
         let st = &s.stats;
-        let ratio = if st.segments_sent > 0 { st.segments_retransmitted as f64 / st.segments_sent as f64 } else { 0.0 };
+        let ratio = if st.segments_sent > 0 {
+            st.segments_retransmitted as f64 / st.segments_sent as f64
+        } else {
+            0.0
+        };
         let fields = to_map(&SenderSummary {
             protocol: "tcp",
             cc: s.cc_name(),
@@ -186,7 +203,10 @@ impl Endpoint for TcpSenderEnd {
                 frozen_s: round6(s.ehn_stats.frozen_ns as f64 / 1e9),
             }),
         });
-        EndpointSummary { fields, subflows: Vec::new() }
+        EndpointSummary {
+            fields,
+            subflows: Vec::new(),
+        }
     }
 }
 
@@ -233,7 +253,9 @@ impl Endpoint for TcpReceiverEnd {
     }
 
     fn act(&mut self, now: Time, action: &Action, io: &mut Io) {
-        let (Action::Handoff { phase, id }, Some(h)) = (action, self.handoff.as_mut()) else { return };
+        let (Action::Handoff { phase, id }, Some(h)) = (action, self.handoff.as_mut()) else {
+            return;
+        };
         let (phase, id) = (*phase, *id);
         let r = &mut self.r;
         match (h.plan.scheme, phase) {
@@ -287,7 +309,10 @@ impl Endpoint for TcpReceiverEnd {
     }
 
     fn counters(&self) -> Counters {
-        Counters { delivered: self.r.stats.bytes_delivered, ..Default::default() }
+        Counters {
+            delivered: self.r.stats.bytes_delivered,
+            ..Default::default()
+        }
     }
 
     fn record(&self, s: &mut Sample) {
@@ -315,7 +340,10 @@ impl Endpoint for TcpReceiverEnd {
                 fields.extend(to_map(p));
             }
         }
-        EndpointSummary { fields, subflows: Vec::new() }
+        EndpointSummary {
+            fields,
+            subflows: Vec::new(),
+        }
     }
 }
 

@@ -23,12 +23,27 @@ pub(crate) fn build(plan: &Plan) -> Sim {
         let name = &spec.name;
         let (mut fwd, mut rev) = spec.build(&rngs);
         // The train's radio outside handovers (hst/harq.rs), on the links that follow an operator.
-        if let Some(h) = plan.train.as_ref().filter(|t| t.links.contains(name)).and_then(|t| t.harq.as_ref()) {
+        if let Some(h) = plan
+            .train
+            .as_ref()
+            .filter(|t| t.links.contains(name))
+            .and_then(|t| t.harq.as_ref())
+        {
             fwd.set_retransmission(h.process(rngs.stream(&format!("hst/harq/{name}/forward"))));
             rev.set_retransmission(h.process(rngs.stream(&format!("hst/harq/{name}/reverse"))));
         }
-        links.push(LinkSlot { dir: fwd, name: format!("{name}.forward"), wake_at: NEVER, pipe: VecDeque::new() });
-        links.push(LinkSlot { dir: rev, name: format!("{name}.reverse"), wake_at: NEVER, pipe: VecDeque::new() });
+        links.push(LinkSlot {
+            dir: fwd,
+            name: format!("{name}.forward"),
+            wake_at: NEVER,
+            pipe: VecDeque::new(),
+        });
+        links.push(LinkSlot {
+            dir: rev,
+            name: format!("{name}.reverse"),
+            wake_at: NEVER,
+            pipe: VecDeque::new(),
+        });
     }
     // Routes come in pairs per path: 2p = data direction, 2p + 1 = its reverse.
     let mut routes: Vec<Vec<u32>> = Vec::with_capacity(plan.paths.len() * 2);
@@ -46,7 +61,12 @@ pub(crate) fn build(plan: &Plan) -> Sim {
         .elements
         .iter()
         .enumerate()
-        .map(|(e, (node, spec))| ElementSlot { node: node.clone(), element: spec.build(&element_context(plan, e)), wake_at: NEVER, dropped: 0 })
+        .map(|(e, (node, spec))| ElementSlot {
+            node: node.clone(),
+            element: spec.build(&element_context(plan, e)),
+            wake_at: NEVER,
+            dropped: 0,
+        })
         .collect();
     let windows = plan.train.as_ref().map_or(&[][..], |t| t.windows.as_slice());
     let mut flows = Vec::with_capacity(plan.flows.len());
@@ -62,29 +82,64 @@ pub(crate) fn build(plan: &Plan) -> Sim {
                 let mut names: Vec<String> = Vec::with_capacity(path_ids.len());
                 for &p in &path_ids {
                     let base = &plan.paths[p].name;
-                    let seen = names.iter().filter(|n| *n == base || n.starts_with(&format!("{base}#"))).count();
-                    names.push(if seen == 0 { base.clone() } else { format!("{base}#{}", seen + 1) });
+                    let seen = names
+                        .iter()
+                        .filter(|n| *n == base || n.starts_with(&format!("{base}#")))
+                        .count();
+                    names.push(if seen == 0 {
+                        base.clone()
+                    } else {
+                        format!("{base}#{}", seen + 1)
+                    });
                 }
                 names
             }
             Transport::Tcp { .. } => Vec::new(),
         };
         let ends = endpoint::build(fp, i as u32, &rngs, windows);
-        flows.push(Flow::new(fp.name.clone(), ends, flow_routes, subflow_names, fp.traffic.clone(), fp.start, fp.stop, fp.mss as u64, plan.bin, plan.n_bins));
+        flows.push(Flow::new(
+            fp.name.clone(),
+            ends,
+            flow_routes,
+            subflow_names,
+            fp.traffic.clone(),
+            fp.start,
+            fp.stop,
+            fp.mss as u64,
+            plan.bin,
+            plan.n_bins,
+        ));
         if let Transport::Mptcp(m) = &fp.transport {
             if !m.mp_prio.is_empty() {
-                drivers.push(Some(Box::new(MpPrioSchedule { flow: i, events: m.mp_prio.clone() })));
+                drivers.push(Some(Box::new(MpPrioSchedule {
+                    flow: i,
+                    events: m.mp_prio.clone(),
+                })));
             }
             if m.blocking.iter().any(|w| !w.is_empty()) {
-                drivers.push(Some(Box::new(Blocking { flow: i, windows: m.blocking.clone() })));
+                drivers.push(Some(Box::new(Blocking {
+                    flow: i,
+                    windows: m.blocking.clone(),
+                })));
             }
             if let Some(p) = &m.pha_d {
                 let ctl = PhaD::new(p.cfg.clone(), p.table.clone(), p.operators.clone(), p.gps_period);
-                drivers.push(Some(Box::new(PhaDDriver { flow: i, ctl, fixes: p.fixes.clone() })));
+                drivers.push(Some(Box::new(PhaDDriver {
+                    flow: i,
+                    ctl,
+                    fixes: p.fixes.clone(),
+                })));
             }
         }
-        if let Some(h) = fp.handoff.as_ref().filter(|h| h.scheme != HandoffScheme::None && !h.intervals.is_empty()) {
-            drivers.push(Some(Box::new(HandoffDriver { flow: i, plan: h.clone() })));
+        if let Some(h) = fp
+            .handoff
+            .as_ref()
+            .filter(|h| h.scheme != HandoffScheme::None && !h.intervals.is_empty())
+        {
+            drivers.push(Some(Box::new(HandoffDriver {
+                flow: i,
+                plan: h.clone(),
+            })));
         }
     }
     // Relays (P2): the output flow reads its input's receiver, at most `buffer` bytes ahead of
@@ -135,7 +190,12 @@ fn element_context(plan: &Plan, e: usize) -> ElementContext {
             }
         }
     }
-    let mut handoffs: Vec<_> = plan.handoffs.iter().filter(|h| adjacent.contains(&h.link)).flat_map(|h| h.intervals.iter().copied()).collect();
+    let mut handoffs: Vec<_> = plan
+        .handoffs
+        .iter()
+        .filter(|h| adjacent.contains(&h.link))
+        .flat_map(|h| h.intervals.iter().copied())
+        .collect();
     handoffs.sort_unstable();
     handoffs.dedup();
     let hop = |h: &Hop| match *h {
@@ -148,10 +208,29 @@ fn element_context(plan: &Plan, e: usize) -> ElementContext {
         .iter()
         .flat_map(|p| {
             [
-                RouteInfo { path: p.name.clone(), reverse: false, from: p.from.clone(), to: p.to.clone(), hops: p.hops.iter().map(hop).collect() },
-                RouteInfo { path: p.name.clone(), reverse: true, from: p.to.clone(), to: p.from.clone(), hops: p.hops.iter().rev().map(hop).collect() },
+                RouteInfo {
+                    path: p.name.clone(),
+                    reverse: false,
+                    from: p.from.clone(),
+                    to: p.to.clone(),
+                    hops: p.hops.iter().map(hop).collect(),
+                },
+                RouteInfo {
+                    path: p.name.clone(),
+                    reverse: true,
+                    from: p.to.clone(),
+                    to: p.from.clone(),
+                    hops: p.hops.iter().rev().map(hop).collect(),
+                },
             ]
         })
         .collect();
-    ElementContext { name: plan.elements[e].0.clone(), index: e, seed: plan.seed, routes, flows: plan.flows.iter().map(|f| f.name.clone()).collect(), handoffs }
+    ElementContext {
+        name: plan.elements[e].0.clone(),
+        index: e,
+        seed: plan.seed,
+        routes,
+        flows: plan.flows.iter().map(|f| f.name.clone()).collect(),
+        handoffs,
+    }
 }

@@ -90,6 +90,12 @@ impl Driver for Blocking {
         }
     }
     fn fire(&mut self, _now: Time, token: u32, world: &mut dyn World, _q: &mut Schedule) {
-        world.act(self.flow, Side::Sender, Action::CollapseCwnd { subflow: token as usize });
+        world.act(
+            self.flow,
+            Side::Sender,
+            Action::CollapseCwnd {
+                subflow: token as usize,
+            },
+        );
     }
 }

@@ -73,10 +73,27 @@ pub(crate) struct Flow {
 
 impl Flow {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(name: String, ends: (Box<dyn Endpoint>, Box<dyn Endpoint>), routes: Vec<(u16, u16)>, subflow_names: Vec<String>, traffic: Traffic, start: Time, stop: Time, mss: u64, bin: Time, n_bins: usize) -> Self {
+    pub fn new(
+        name: String,
+        ends: (Box<dyn Endpoint>, Box<dyn Endpoint>),
+        routes: Vec<(u16, u16)>,
+        subflow_names: Vec<String>,
+        traffic: Traffic,
+        start: Time,
+        stop: Time,
+        mss: u64,
+        bin: Time,
+        n_bins: usize,
+    ) -> Self {
         let n_sub = subflow_names.len();
         let cbr = matches!(traffic, Traffic::Cbr { .. });
-        let series = || SubflowSeries { delivered_seen: 0, goodput: Bins::new(bin, n_bins), sent: Bins::new(bin, n_bins), cwnd: Vec::new(), srtt_ms: Vec::new() };
+        let series = || SubflowSeries {
+            delivered_seen: 0,
+            goodput: Bins::new(bin, n_bins),
+            sent: Bins::new(bin, n_bins),
+            cwnd: Vec::new(),
+            srtt_ms: Vec::new(),
+        };
         Flow {
             name,
             sender: ends.0,
@@ -128,7 +145,14 @@ impl Flow {
         }
         let until = now.min(self.stop);
         match &self.traffic {
-            Traffic::Bulk {} => (if now < self.stop { u64::MAX } else { self.sender.app_position().0 }, NEVER),
+            Traffic::Bulk {} => (
+                if now < self.stop {
+                    u64::MAX
+                } else {
+                    self.sender.app_position().0
+                },
+                NEVER,
+            ),
             Traffic::File { bytes } => (*bytes, NEVER),
             Traffic::Relay { .. } => (self.relay_input, NEVER),
             Traffic::Cbr { rate_mbps } => {
@@ -197,7 +221,8 @@ impl Flow {
         self.rto_ms.push(s.rto_ms);
         self.ofo_bytes.push(s.ofo_bytes);
         self.rcvbuf_bytes.push(s.rcvbuf_bytes);
-        self.acks_per_s.push((s.acks_sent - self.acks_seen.min(s.acks_sent)) as f64 / self.bin_s);
+        self.acks_per_s
+            .push((s.acks_sent - self.acks_seen.min(s.acks_sent)) as f64 / self.bin_s);
         if self.relay_from.is_some() {
             self.relay_buffer.push(self.relay_occupancy() as f64);
         }
@@ -212,10 +237,21 @@ impl Flow {
 
     /// Keeps the first `n` bins of every series (a run stopped early).
     pub fn truncate_series(&mut self, n: usize) {
-        for b in [&mut self.goodput, &mut self.sent].into_iter().chain(self.sub.iter_mut().flat_map(|s| [&mut s.goodput, &mut s.sent])) {
+        for b in [&mut self.goodput, &mut self.sent]
+            .into_iter()
+            .chain(self.sub.iter_mut().flat_map(|s| [&mut s.goodput, &mut s.sent]))
+        {
             b.values.truncate(n);
         }
-        for v in [&mut self.cwnd, &mut self.srtt_ms, &mut self.rto_ms, &mut self.ofo_bytes, &mut self.rcvbuf_bytes, &mut self.acks_per_s, &mut self.relay_buffer] {
+        for v in [
+            &mut self.cwnd,
+            &mut self.srtt_ms,
+            &mut self.rto_ms,
+            &mut self.ofo_bytes,
+            &mut self.rcvbuf_bytes,
+            &mut self.acks_per_s,
+            &mut self.relay_buffer,
+        ] {
             v.truncate(n);
         }
         for s in &mut self.sub {
@@ -229,7 +265,16 @@ impl Flow {
     pub fn counters(&self) -> Counters {
         let s = self.sender.counters();
         let r = self.receiver.counters();
-        let subflows = s.subflows.iter().enumerate().map(|(k, &(_, sent))| (r.subflows.get(k).map_or(0, |x| x.0), sent)).collect();
-        Counters { delivered: r.delivered, sent: s.sent, subflows }
+        let subflows = s
+            .subflows
+            .iter()
+            .enumerate()
+            .map(|(k, &(_, sent))| (r.subflows.get(k).map_or(0, |x| x.0), sent))
+            .collect();
+        Counters {
+            delivered: r.delivered,
+            sent: s.sent,
+            subflows,
+        }
     }
 }

@@ -113,8 +113,11 @@ pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
     let windows = plan.train.as_ref().map(|t| t.windows.clone()).unwrap_or_default();
     let handovers = plan.train.as_ref().map(HandoverSection);
     let handoffs = (!plan.handoffs.is_empty()).then(|| HandoffSection(&plan.handoffs));
-    let sections: Vec<&dyn Section> =
-        handovers.iter().map(|s| s as &dyn Section).chain(handoffs.iter().map(|s| s as &dyn Section)).collect();
+    let sections: Vec<&dyn Section> = handovers
+        .iter()
+        .map(|s| s as &dyn Section)
+        .chain(handoffs.iter().map(|s| s as &dyn Section))
+        .collect();
     report::finish(sim, plan, &warm, &windows, extras, &sections, stopped)
 }
 

@@ -28,12 +28,19 @@ impl RunView for Sim {
     fn ip_gap_ms(&self, name: &str, start: Time) -> Option<f64> {
         let l = self.links.iter().find(|l| l.name == name)?;
         // Outage times went through seconds (f64): match within a microsecond.
-        let g = l.dir.forwarding_gaps().iter().find(|g| g.start.abs_diff(start) <= 1_000)?;
+        let g = l
+            .dir
+            .forwarding_gaps()
+            .iter()
+            .find(|g| g.start.abs_diff(start) <= 1_000)?;
         Some((g.first_after? - g.last_before?) as f64 / 1e6)
     }
 
     fn flow_stalls(&self) -> Vec<(&str, &[(Time, Time)])> {
-        self.flows.iter().map(|f| (f.name.as_str(), f.stalls.as_slice())).collect()
+        self.flows
+            .iter()
+            .map(|f| (f.name.as_str(), f.stalls.as_slice()))
+            .collect()
     }
 }
 
@@ -43,7 +50,15 @@ pub(crate) type FlowExtras = Vec<Vec<(String, Value)>>;
 /// Builds the run's output. `warm` holds each flow's counters at the end of the warm-up;
 /// `windows` are the metric split windows (P0's handover windows), `sections` the extra
 /// top-level parts.
-pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(Time, Time)], extras: FlowExtras, sections: &[&dyn Section], partial: Option<Time>) -> RunOutput {
+pub(crate) fn finish(
+    mut sim: Sim,
+    plan: &Plan,
+    warm: &[Counters],
+    windows: &[(Time, Time)],
+    extras: FlowExtras,
+    sections: &[&dyn Section],
+    partial: Option<Time>,
+) -> RunOutput {
     let end = sim.end;
     let bin_s = to_secs_f64(sim.bin);
     let mut table = LongTable::default();
@@ -58,8 +73,16 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
         let window_s = to_secs_f64(until.saturating_sub(from)).max(1e-9);
         let (delivered, sent) = (counters[i].delivered, counters[i].sent);
         let mut m = Map::new();
-        m.insert("goodput_mbps".into(), json!(round6((delivered - warm[i].delivered.min(delivered)) as f64 * 8.0 / window_s / 1e6)));
-        m.insert("throughput_mbps".into(), json!(round6((sent - warm[i].sent.min(sent)) as f64 * 8.0 / window_s / 1e6)));
+        m.insert(
+            "goodput_mbps".into(),
+            json!(round6(
+                (delivered - warm[i].delivered.min(delivered)) as f64 * 8.0 / window_s / 1e6
+            )),
+        );
+        m.insert(
+            "throughput_mbps".into(),
+            json!(round6((sent - warm[i].sent.min(sent)) as f64 * 8.0 / window_s / 1e6)),
+        );
         m.insert("bytes_delivered".into(), json!(delivered));
         m.insert("bytes_sent".into(), json!(sent));
         m.insert("fct_s".into(), json!(fl.fct.map(|t| round6(to_secs_f64(t)))));
@@ -84,7 +107,10 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
             m.insert("relay_from".into(), json!(plan.flows[inn as usize].name));
             m.insert("relay_buffer_bytes".into(), json!(buffer));
             m.insert("relay_buffer_max_bytes".into(), json!(fl.relay_buffer_max));
-            m.insert("relay_buffer_mean_bytes".into(), json!(round6(fl.relay_buffer.iter().sum::<f64>() / n)));
+            m.insert(
+                "relay_buffer_mean_bytes".into(),
+                json!(round6(fl.relay_buffer.iter().sum::<f64>() / n)),
+            );
         }
         if is_multipath {
             let mut subs = Vec::new();
@@ -92,8 +118,14 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
                 let (g, st) = counters[i].subflows.get(k).copied().unwrap_or((0, 0));
                 // Over the same window as the flow: minus what was counted by the end of the warm-up.
                 let (g0, s0) = warm[i].subflows.get(k).copied().unwrap_or((0, 0));
-                s.insert("goodput_mbps".into(), json!(round6((g - g0.min(g)) as f64 * 8.0 / window_s / 1e6)));
-                s.insert("throughput_mbps".into(), json!(round6((st - s0.min(st)) as f64 * 8.0 / window_s / 1e6)));
+                s.insert(
+                    "goodput_mbps".into(),
+                    json!(round6((g - g0.min(g)) as f64 * 8.0 / window_s / 1e6)),
+                );
+                s.insert(
+                    "throughput_mbps".into(),
+                    json!(round6((st - s0.min(st)) as f64 * 8.0 / window_s / 1e6)),
+                );
                 s.extend(r);
                 s.insert("path".into(), json!(fl.subflow_names[k]));
                 subs.push(Value::Object(s));
@@ -168,7 +200,13 @@ pub(crate) fn finish(mut sim: Sim, plan: &Plan, warm: &[Counters], windows: &[(T
     if let Some(t) = partial {
         summary["partial"] = json!({ "stopped_at_s": round6(to_secs_f64(t)) });
     }
-    RunOutput { summary, resolved_scenario: plan.resolved.clone(), timeseries: table.finish(), events, seed_matters: plan.seed_matters() }
+    RunOutput {
+        summary,
+        resolved_scenario: plan.resolved.clone(),
+        timeseries: table.finish(),
+        events,
+        seed_matters: plan.seed_matters(),
+    }
 }
 
 /// Instantaneous throughput during handovers (metrics.md): the mean over handover windows of the
@@ -196,5 +234,8 @@ fn window_goodput(goodput: &Bins, bin: Time, windows: &[(Time, Time)], start: Ti
             n_out += 1;
         }
     }
-    (if n_in > 0 { inside / n_in as f64 } else { 0.0 }, if n_out > 0 { outside / n_out as f64 } else { 0.0 })
+    (
+        if n_in > 0 { inside / n_in as f64 } else { 0.0 },
+        if n_out > 0 { outside / n_out as f64 } else { 0.0 },
+    )
 }

@@ -49,7 +49,12 @@ pub struct LazyTimer {
 
 impl Default for LazyTimer {
     fn default() -> Self {
-        Self { at: NEVER, held: VecDeque::new(), queued: VecDeque::new(), now_slot: false }
+        Self {
+            at: NEVER,
+            held: VecDeque::new(),
+            queued: VecDeque::new(),
+            now_slot: false,
+        }
     }
 }
 
@@ -126,7 +131,10 @@ impl LazyTimer {
             self.at = NEVER;
             return true;
         }
-        let key = self.queued.pop_front().expect("a timer event fired that was not queued");
+        let key = self
+            .queued
+            .pop_front()
+            .expect("a timer event fired that was not queued");
         debug_assert_eq!(key.0, t);
         // Held events up to this one would have fired stale.
         while self.held.front().is_some_and(|&h| h <= key) {

@@ -110,7 +110,8 @@ impl Sim {
             Ev::PipeHead(l) => {
                 let slot = &mut self.links[l as usize];
                 let Some((_, _, p)) = slot.pipe.pop_front() else { return };
-                self.heads.set(l as usize, slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq)));
+                self.heads
+                    .set(l as usize, slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq)));
                 self.forward(p);
             }
             Ev::Arrive(idx) => {
@@ -129,7 +130,10 @@ impl Sim {
                 }
             }
             Ev::ReceiverTimer(fi) => {
-                if self.flows[fi as usize].rcv_timer.fire(t, &mut self.queue, || Ev::ReceiverTimer(fi)) {
+                if self.flows[fi as usize]
+                    .rcv_timer
+                    .fire(t, &mut self.queue, || Ev::ReceiverTimer(fi))
+                {
                     self.receiver_timer(fi);
                 }
             }
@@ -203,7 +207,9 @@ impl Sim {
     fn deliver_to_element(&mut self, e: u32, p: Pkt) {
         let reverse = self.route_reverse[p.route as usize];
         let mut out = ElementOut::default();
-        self.elements[e as usize].element.on_packet(self.now, p, reverse, &mut out);
+        self.elements[e as usize]
+            .element
+            .on_packet(self.now, p, reverse, &mut out);
         self.element_out(e, out);
     }
 
@@ -236,7 +242,9 @@ impl Sim {
 
     fn deliver_to_sender(&mut self, fi: u32, p: Pkt) {
         let now = self.now;
-        self.flows[fi as usize].sender.on_packet(now, &p, &mut Io::new(&mut self.outbox));
+        self.flows[fi as usize]
+            .sender
+            .on_packet(now, &p, &mut Io::new(&mut self.outbox));
         self.recycle(p);
         self.inject_all(fi, true);
         self.pump(fi);
@@ -278,7 +286,9 @@ impl Sim {
     /// Flow `o` is a relay's output and may have had data acknowledged: the relay reads its
     /// input up to the room in its buffer (a window update reopens the input's window).
     fn relay_drained(&mut self, o: u32) {
-        let Some((inn, buffer)) = self.flows[o as usize].relay_from else { return };
+        let Some((inn, buffer)) = self.flows[o as usize].relay_from else {
+            return;
+        };
         let now = self.now;
         let limit = self.flows[o as usize].sender.acked_bytes().saturating_add(buffer);
         let fl = &mut self.flows[inn as usize];
@@ -360,7 +370,9 @@ impl Sim {
 
     fn sender_timer(&mut self, fi: u32) {
         let now = self.now;
-        self.flows[fi as usize].sender.on_timeout(now, &mut Io::new(&mut self.outbox));
+        self.flows[fi as usize]
+            .sender
+            .on_timeout(now, &mut Io::new(&mut self.outbox));
         self.inject_all(fi, true);
         self.pump(fi);
         self.relay_drained(fi);

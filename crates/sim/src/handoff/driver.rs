@@ -13,7 +13,12 @@ pub struct HandoffDriver {
     pub plan: FlowHandoffPlan,
 }
 
-const PHASES: [HandoffPhase; 4] = [HandoffPhase::Warn, HandoffPhase::Start, HandoffPhase::SendEhn, HandoffPhase::End];
+const PHASES: [HandoffPhase; 4] = [
+    HandoffPhase::Warn,
+    HandoffPhase::Start,
+    HandoffPhase::SendEhn,
+    HandoffPhase::End,
+];
 
 impl Driver for HandoffDriver {
     fn flow(&self) -> usize {

@@ -87,7 +87,10 @@ pub enum HandoffPattern {
     },
     /// Good periods and handoffs of random length, alternating from t = 0 (good first), drawn
     /// from the stream `handoff/<link>`.
-    Random { good: SojournConfig, handoff: SojournConfig },
+    Random {
+        good: SojournConfig,
+        handoff: SojournConfig,
+    },
     /// Handoffs at given times.
     List { intervals: Vec<HandoffInterval> },
     /// The handovers of the `[hst]` train on this link (the link must be one of `hst.links`;
@@ -173,23 +176,43 @@ pub const MESSAGES: &[&str] = &["ehn", "greet", "resume"];
 impl HandoffConfig {
     pub fn validate(&self, prefix: &str, link_names: &[String], train_links: &[String], errs: &mut Errors) {
         if !link_names.contains(&self.link) {
-            errs.push(ConfigError::new(format!("{prefix}.link"), &self.link, "no link with this name"));
+            errs.push(ConfigError::new(
+                format!("{prefix}.link"),
+                &self.link,
+                "no link with this name",
+            ));
         }
         let on_train = train_links.contains(&self.link);
         match &self.pattern {
             HandoffPattern::Train {} if !on_train => {
-                errs.push(ConfigError::new(format!("{prefix}.pattern.kind"), "train", "the link must follow a train operator (`[hst] links`)"));
+                errs.push(ConfigError::new(
+                    format!("{prefix}.pattern.kind"),
+                    "train",
+                    "the link must follow a train operator (`[hst] links`)",
+                ));
             }
             HandoffPattern::Train {} => {}
             _ if on_train => {
-                errs.push(ConfigError::new(format!("{prefix}.link"), &self.link, "follows the train's handovers already (`[hst] links`): use pattern = { kind = \"train\" }"));
+                errs.push(ConfigError::new(
+                    format!("{prefix}.link"),
+                    &self.link,
+                    "follows the train's handovers already (`[hst] links`): use pattern = { kind = \"train\" }",
+                ));
             }
             HandoffPattern::Deterministic { good_s, handoff_s } => {
                 if !(good_s.is_finite() && *good_s > 0.0 && *good_s <= 86400.0) {
-                    errs.push(ConfigError::new(format!("{prefix}.pattern.good_s"), fmt_num(*good_s), "must be in (0, 86400]"));
+                    errs.push(ConfigError::new(
+                        format!("{prefix}.pattern.good_s"),
+                        fmt_num(*good_s),
+                        "must be in (0, 86400]",
+                    ));
                 }
                 if !(handoff_s.is_finite() && *handoff_s > 0.0 && *handoff_s <= 3600.0) {
-                    errs.push(ConfigError::new(format!("{prefix}.pattern.handoff_s"), fmt_num(*handoff_s), "must be in (0, 3600]"));
+                    errs.push(ConfigError::new(
+                        format!("{prefix}.pattern.handoff_s"),
+                        fmt_num(*handoff_s),
+                        "must be in (0, 3600]",
+                    ));
                 }
             }
             HandoffPattern::Random { good, handoff } => {
@@ -202,16 +225,29 @@ impl HandoffConfig {
                     let f = format!("{prefix}.pattern.intervals[{i}]");
                     errs.range(format!("{f}.start_s"), iv.start_s, 0.0, 86400.0);
                     if !(iv.duration_s.is_finite() && iv.duration_s > 0.0 && iv.duration_s <= 3600.0) {
-                        errs.push(ConfigError::new(format!("{f}.duration_s"), fmt_num(iv.duration_s), "must be in (0, 3600]"));
+                        errs.push(ConfigError::new(
+                            format!("{f}.duration_s"),
+                            fmt_num(iv.duration_s),
+                            "must be in (0, 3600]",
+                        ));
                     }
                     if iv.start_s < prev_end {
-                        errs.push(ConfigError::new(format!("{f}.start_s"), fmt_num(iv.start_s), "must not start before the previous handoff ends (sorted, not overlapping)"));
+                        errs.push(ConfigError::new(
+                            format!("{f}.start_s"),
+                            fmt_num(iv.start_s),
+                            "must not start before the previous handoff ends (sorted, not overlapping)",
+                        ));
                     }
                     prev_end = iv.start_s + iv.duration_s;
                 }
             }
         }
-        errs.range(format!("{prefix}.forward_delay_ms"), self.forward_delay_ms, 0.0, 10_000.0);
+        errs.range(
+            format!("{prefix}.forward_delay_ms"),
+            self.forward_delay_ms,
+            0.0,
+            10_000.0,
+        );
     }
 
     /// The handoff intervals `[start, end)` in `[0, duration)` for this run (`Train`: none here;
@@ -253,11 +289,38 @@ impl HandoffConfig {
     /// The link direction's outages (and forwarding) that model the handoffs.
     pub fn outages(&self, intervals: &[(Time, Time)]) -> (Vec<Outage>, Vec<Forwarding>) {
         match self.queued {
-            HandoffQueued::Lost => (intervals.iter().map(|&(start, end)| Outage { start, end, queued: OutageQueued::Drop }).collect(), Vec::new()),
+            HandoffQueued::Lost => (
+                intervals
+                    .iter()
+                    .map(|&(start, end)| Outage {
+                        start,
+                        end,
+                        queued: OutageQueued::Drop,
+                    })
+                    .collect(),
+                Vec::new(),
+            ),
             HandoffQueued::Forward => {
                 let delay = from_ms_f64(self.forward_delay_ms);
-                let outages = intervals.iter().map(|&(start, end)| Outage { start, end, queued: OutageQueued::Hold }).collect();
-                let fwd = intervals.iter().map(|&(start, end)| Forwarding { start, end, extra_delay: delay, loss_prob: 0.0, queued_loss: 0.0, buffer_bytes: u64::MAX }).collect();
+                let outages = intervals
+                    .iter()
+                    .map(|&(start, end)| Outage {
+                        start,
+                        end,
+                        queued: OutageQueued::Hold,
+                    })
+                    .collect();
+                let fwd = intervals
+                    .iter()
+                    .map(|&(start, end)| Forwarding {
+                        start,
+                        end,
+                        extra_delay: delay,
+                        loss_prob: 0.0,
+                        queued_loss: 0.0,
+                        buffer_bytes: u64::MAX,
+                    })
+                    .collect();
                 (outages, fwd)
             }
         }
@@ -273,7 +336,11 @@ impl FlowHandoffConfig {
         errs.range(format!("{prefix}.ehn_delay_ms"), self.ehn_delay_ms, 0.0, 3_600_000.0);
         for (i, m) in self.lose.iter().enumerate() {
             if !MESSAGES.contains(&m.as_str()) {
-                errs.push(ConfigError::new(format!("{prefix}.lose[{i}]"), m, format!("unknown message; allowed: {}", MESSAGES.join(", "))));
+                errs.push(ConfigError::new(
+                    format!("{prefix}.lose[{i}]"),
+                    m,
+                    format!("unknown message; allowed: {}", MESSAGES.join(", ")),
+                ));
             }
         }
     }

@@ -49,7 +49,15 @@ pub struct PredictionStats {
 
 /// Episodes at the true handoff times.
 pub fn from_schedule(intervals: &[(Time, Time)], warning: Time, ehn_delay: Time) -> Vec<Episode> {
-    intervals.iter().map(|&(s, e)| Episode { warn: Some(s.saturating_sub(warning)), start: s, ehn: s + ehn_delay, end: e }).collect()
+    intervals
+        .iter()
+        .map(|&(s, e)| Episode {
+            warn: Some(s.saturating_sub(warning)),
+            start: s,
+            ehn: s + ehn_delay,
+            end: e,
+        })
+        .collect()
 }
 
 /// Episodes from the handover table and the GPS fixes (see the module docs). `intervals` are
@@ -106,13 +114,23 @@ pub fn from_table(
         }
         stats.predicted_episodes += 1;
         stats.false_alarms += u64::from(!hit);
-        episodes.push(Episode { warn: Some(a), start: a, ehn: a + ehn_delay, end });
+        episodes.push(Episode {
+            warn: Some(a),
+            start: a,
+            ehn: a + ehn_delay,
+            end,
+        });
     }
     for (k, &(s, e)) in intervals.iter().enumerate() {
         if !used[k] {
             stats.missed_handovers += 1;
             if scheme == HandoffScheme::Ehn {
-                episodes.push(Episode { warn: None, start: s, ehn: s + ehn_delay, end: e });
+                episodes.push(Episode {
+                    warn: None,
+                    start: s,
+                    ehn: s + ehn_delay,
+                    end: e,
+                });
             }
         }
     }
@@ -140,13 +158,22 @@ mod tests {
     /// A table with one range of operator A, 1000-1010 m widened by 15 m: [985, 1025] m.
     fn table() -> HandoverTable {
         let mut t = HandoverTable::new();
-        t.learn(&[ObservedHandover { operator: "A".into(), gps_start_m: 1000.0, gps_end_m: 1010.0 }], 15.0);
+        t.learn(
+            &[ObservedHandover {
+                operator: "A".into(),
+                gps_start_m: 1000.0,
+                gps_end_m: 1010.0,
+            }],
+            15.0,
+        );
         t
     }
 
     /// Fixes every 100 ms at 100 m/s (360 km/h) from 900 m.
     fn fixes() -> Vec<(Time, f64)> {
-        (0..30).map(|k| (k as Time * 100 * MS, 900.0 + 10.0 * k as f64)).collect()
+        (0..30)
+            .map(|k| (k as Time * 100 * MS, 900.0 + 10.0 * k as f64))
+            .collect()
     }
 
     #[test]
@@ -154,10 +181,32 @@ mod tests {
         // In range from the fix at 900 ms (990 m) to the first fix past 1025 m (1030 m at 1300 ms).
         let ho = [(1000 * MS, 1050 * MS)];
         let (eps, st) = from_table(&table(), "A", &fixes(), &ho, HandoffScheme::Ehn, 0);
-        assert_eq!(eps, vec![Episode { warn: Some(900 * MS), start: 900 * MS, ehn: 900 * MS, end: 1300 * MS }]);
-        assert_eq!(st, PredictionStats { predicted_episodes: 1, false_alarms: 0, missed_handovers: 0 });
+        assert_eq!(
+            eps,
+            vec![Episode {
+                warn: Some(900 * MS),
+                start: 900 * MS,
+                ehn: 900 * MS,
+                end: 1300 * MS
+            }]
+        );
+        assert_eq!(
+            st,
+            PredictionStats {
+                predicted_episodes: 1,
+                false_alarms: 0,
+                missed_handovers: 0
+            }
+        );
         // A handover that outlasts the range extends the episode to its end.
-        let (eps, _) = from_table(&table(), "A", &fixes(), &[(1200 * MS, 1800 * MS)], HandoffScheme::FreezeTcp, 0);
+        let (eps, _) = from_table(
+            &table(),
+            "A",
+            &fixes(),
+            &[(1200 * MS, 1800 * MS)],
+            HandoffScheme::FreezeTcp,
+            0,
+        );
         assert_eq!(eps[0].end, 1800 * MS);
     }
 
@@ -166,10 +215,25 @@ mod tests {
         // No handover in the range; one at 2500 ms outside it.
         let ho = [(2500 * MS, 2550 * MS)];
         let (eps, st) = from_table(&table(), "A", &fixes(), &ho, HandoffScheme::Ehn, 5 * MS);
-        assert_eq!(st, PredictionStats { predicted_episodes: 1, false_alarms: 1, missed_handovers: 1 });
+        assert_eq!(
+            st,
+            PredictionStats {
+                predicted_episodes: 1,
+                false_alarms: 1,
+                missed_handovers: 1
+            }
+        );
         // EHN still acts on the missed one at its true start; the false alarm freezes for the range.
         assert_eq!(eps.len(), 2);
-        assert_eq!(eps[1], Episode { warn: None, start: 2500 * MS, ehn: 2505 * MS, end: 2550 * MS });
+        assert_eq!(
+            eps[1],
+            Episode {
+                warn: None,
+                start: 2500 * MS,
+                ehn: 2505 * MS,
+                end: 2550 * MS
+            }
+        );
         // Freeze-TCP cannot act on what was not predicted.
         let (eps, _) = from_table(&table(), "A", &fixes(), &ho, HandoffScheme::FreezeTcp, 0);
         assert_eq!(eps.len(), 1);
@@ -192,12 +256,25 @@ mod tests {
         // Two passes 2 s apart stay two episodes.
         let mut two = fx.clone();
         two.extend(fx.iter().map(|&(t, p)| (t + 2000 * MS, p)));
-        assert_eq!(from_table(&table(), "A", &two, &[], HandoffScheme::Ehn, 0).1.predicted_episodes, 2);
+        assert_eq!(
+            from_table(&table(), "A", &two, &[], HandoffScheme::Ehn, 0)
+                .1
+                .predicted_episodes,
+            2
+        );
     }
 
     #[test]
     fn the_schedule_warns_before_each_handoff() {
         let eps = from_schedule(&[(100 * MS, 200 * MS)], 300 * MS, 0);
-        assert_eq!(eps, vec![Episode { warn: Some(0), start: 100 * MS, ehn: 100 * MS, end: 200 * MS }]);
+        assert_eq!(
+            eps,
+            vec![Episode {
+                warn: Some(0),
+                start: 100 * MS,
+                ehn: 100 * MS,
+                end: 200 * MS
+            }]
+        );
     }
 }

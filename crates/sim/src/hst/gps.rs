@@ -76,7 +76,13 @@ fn csv_rows<'a>(
         }
         let c: Vec<&str> = line.split(',').map(str::trim).collect();
         if c.len() != n {
-            errs.push(err(file, i + 1, "columns", line, format!("expected {n} values ({header}), found {}", c.len())));
+            errs.push(err(
+                file,
+                i + 1,
+                "columns",
+                line,
+                format!("expected {n} values ({header}), found {}", c.len()),
+            ));
             continue;
         }
         if !row(i + 1, line, &c, errs) {
@@ -96,10 +102,16 @@ fn parse_sentence(line: &str, file: &str, n: usize) -> Result<SentenceFix, Confi
     let fix = parse_body(&line[1..]).map_err(|fault| match fault {
         Fault::ChecksumMissing => err(file, n, "checksum", line, "missing `*hh` checksum (required)"),
         Fault::ChecksumFormat(cks) => err(file, n, "checksum", cks, "must be two hex digits after `*`"),
-        Fault::ChecksumMismatch { given, computed } => {
-            err(file, n, "checksum", given, format!("mismatch: the sentence's bytes give {computed:02X}"))
+        Fault::ChecksumMismatch { given, computed } => err(
+            file,
+            n,
+            "checksum",
+            given,
+            format!("mismatch: the sentence's bytes give {computed:02X}"),
+        ),
+        Fault::TooFewFields { kind, fields, needs } => {
+            err(file, n, kind, fields, format!("{kind} needs at least {needs} fields"))
         }
-        Fault::TooFewFields { kind, fields, needs } => err(file, n, kind, fields, format!("{kind} needs at least {needs} fields")),
         Fault::FixQuality(v) => err(file, n, "fix quality", v, "must be an integer 0-8"),
         Fault::Latitude(v, e) => err(file, n, "latitude", v, e.message()),
         Fault::Longitude(v, e) => err(file, n, "longitude", v, e.message()),
@@ -121,7 +133,13 @@ pub fn parse_nmea(text: &str, file: &str) -> Result<Vec<GeoFix>, Vec<ConfigError
             continue;
         }
         if !line.starts_with('$') || !line.is_ascii() {
-            errs.push(err(file, i + 1, "sentence", line.chars().take(40).collect::<String>(), "not an NMEA 0183 sentence (ASCII, starting with `$`)"));
+            errs.push(err(
+                file,
+                i + 1,
+                "sentence",
+                line.chars().take(40).collect::<String>(),
+                "not an NMEA 0183 sentence (ASCII, starting with `$`)",
+            ));
             continue;
         }
         match parse_sentence(line, file, i + 1) {
@@ -159,17 +177,32 @@ pub fn parse_nmea(text: &str, file: &str) -> Result<Vec<GeoFix>, Vec<ConfigError
                 continue; // GGA + RMC of the same instant
             }
             if t < prev.time_s {
-                errs.push(err(file, r.4, "time", format!("{:.3}", r.0), format!("goes back in time (previous fix at line {})", prev.line)));
+                errs.push(err(
+                    file,
+                    r.4,
+                    "time",
+                    format!("{:.3}", r.0),
+                    format!("goes back in time (previous fix at line {})", prev.line),
+                ));
                 continue;
             }
         }
-        out.push(GeoFix { time_s: t, lat: r.2, lon: r.3, line: r.4 });
+        out.push(GeoFix {
+            time_s: t,
+            lat: r.2,
+            lon: r.3,
+            line: r.4,
+        });
     }
     if !errs.is_empty() {
         return Err(errs);
     }
     if out.is_empty() {
-        return Err(vec![ConfigError::new(file, "", "no GGA or RMC sentence with a valid fix")]);
+        return Err(vec![ConfigError::new(
+            file,
+            "",
+            "no GGA or RMC sentence with a valid fix",
+        )]);
     }
     Ok(out)
 }
@@ -189,24 +222,37 @@ impl GeoTrack {
     pub fn from_csv(text: &str, file: &str) -> Result<GeoTrack, Vec<ConfigError>> {
         let mut errs = Vec::new();
         let mut pts: Vec<(f64, f64)> = Vec::new();
-        let header = csv_rows(text, file, "lat,lon", "expected `lat,lon` (decimal degrees, WGS84)", &mut errs, |n, line, c, errs| {
-            let lat = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 90.0);
-            let lon = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 180.0);
-            if lat.is_none() {
-                errs.push(err(file, n, "lat", c[0], "must be a number in [-90, 90]"));
-            }
-            if lon.is_none() {
-                errs.push(err(file, n, "lon", c[1], "must be a number in [-180, 180]"));
-            }
-            if let (Some(a), Some(b)) = (lat, lon) {
-                if pts.last() == Some(&(a, b)) {
-                    errs.push(err(file, n, "lat,lon", line, "repeats the previous point (zero-length segment)"));
-                } else {
-                    pts.push((a, b));
+        let header = csv_rows(
+            text,
+            file,
+            "lat,lon",
+            "expected `lat,lon` (decimal degrees, WGS84)",
+            &mut errs,
+            |n, line, c, errs| {
+                let lat = c[0].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 90.0);
+                let lon = c[1].parse::<f64>().ok().filter(|v| v.is_finite() && v.abs() <= 180.0);
+                if lat.is_none() {
+                    errs.push(err(file, n, "lat", c[0], "must be a number in [-90, 90]"));
                 }
-            }
-            true
-        })?;
+                if lon.is_none() {
+                    errs.push(err(file, n, "lon", c[1], "must be a number in [-180, 180]"));
+                }
+                if let (Some(a), Some(b)) = (lat, lon) {
+                    if pts.last() == Some(&(a, b)) {
+                        errs.push(err(
+                            file,
+                            n,
+                            "lat,lon",
+                            line,
+                            "repeats the previous point (zero-length segment)",
+                        ));
+                    } else {
+                        pts.push((a, b));
+                    }
+                }
+                true
+            },
+        )?;
         if !header {
             errs.push(ConfigError::new(file, "", "empty track: expected the header `lat,lon`"));
         } else if errs.is_empty() && pts.len() < 2 {
@@ -267,13 +313,29 @@ pub fn parse_utc(s: &str) -> Option<f64> {
     let (date, time) = s.split_once(['T', ' '])?;
     let d: Vec<&str> = date.split('-').collect();
     let t: Vec<&str> = time.split(':').collect();
-    if d.len() != 3 || t.len() != 3 || d[0].len() != 4 || d[1].len() != 2 || d[2].len() != 2 || t[0].len() != 2 || t[1].len() != 2 {
+    if d.len() != 3
+        || t.len() != 3
+        || d[0].len() != 4
+        || d[1].len() != 2
+        || d[2].len() != 2
+        || t[0].len() != 2
+        || t[1].len() != 2
+    {
         return None;
     }
     let (y, mo, da): (i64, u32, u32) = (d[0].parse().ok()?, d[1].parse().ok()?, d[2].parse().ok()?);
     let (h, mi): (u32, u32) = (t[0].parse().ok()?, t[1].parse().ok()?);
-    let sec: f64 = t[2].parse().ok().filter(|_| t[2].len() >= 2 && t[2].as_bytes()[..2].iter().all(u8::is_ascii_digit))?;
-    if !(1..=12).contains(&mo) || da < 1 || da > days_in_month(y, mo) || h > 23 || mi > 59 || !(0.0..61.0).contains(&sec) {
+    let sec: f64 = t[2]
+        .parse()
+        .ok()
+        .filter(|_| t[2].len() >= 2 && t[2].as_bytes()[..2].iter().all(u8::is_ascii_digit))?;
+    if !(1..=12).contains(&mo)
+        || da < 1
+        || da > days_in_month(y, mo)
+        || h > 23
+        || mi > 59
+        || !(0.0..61.0).contains(&sec)
+    {
         return None;
     }
     Some(days_from_civil(y, mo, da) as f64 * 86_400.0 + h as f64 * 3600.0 + mi as f64 * 60.0 + sec)
@@ -292,30 +354,52 @@ pub struct LoggedHandover {
 pub fn parse_handover_log(text: &str, file: &str) -> Result<Vec<LoggedHandover>, Vec<ConfigError>> {
     let mut errs = Vec::new();
     let mut out = Vec::new();
-    let header = csv_rows(text, file, "operator,start,end", "expected `operator,start,end`", &mut errs, |n, _, c, errs| {
-        if c[0].is_empty() {
-            errs.push(err(file, n, "operator", c[0], "must not be empty"));
-        }
-        const TIME: &str = "must be a UTC time: Unix seconds or ISO 8601 (2024-05-01T12:34:56.25Z)";
-        let s = parse_utc(c[1]);
-        let e = parse_utc(c[2]);
-        if s.is_none() {
-            errs.push(err(file, n, "start", c[1], TIME));
-        }
-        if e.is_none() {
-            errs.push(err(file, n, "end", c[2], TIME));
-        }
-        if let (Some(s), Some(e), false) = (s, e, c[0].is_empty()) {
-            if e < s {
-                errs.push(err(file, n, "end", c[2], format!("must not be before start ({})", c[1])));
-            } else {
-                out.push(LoggedHandover { operator: c[0].to_string(), start_s: s, end_s: e, line: n });
+    let header = csv_rows(
+        text,
+        file,
+        "operator,start,end",
+        "expected `operator,start,end`",
+        &mut errs,
+        |n, _, c, errs| {
+            if c[0].is_empty() {
+                errs.push(err(file, n, "operator", c[0], "must not be empty"));
             }
-        }
-        true
-    })?;
+            const TIME: &str = "must be a UTC time: Unix seconds or ISO 8601 (2024-05-01T12:34:56.25Z)";
+            let s = parse_utc(c[1]);
+            let e = parse_utc(c[2]);
+            if s.is_none() {
+                errs.push(err(file, n, "start", c[1], TIME));
+            }
+            if e.is_none() {
+                errs.push(err(file, n, "end", c[2], TIME));
+            }
+            if let (Some(s), Some(e), false) = (s, e, c[0].is_empty()) {
+                if e < s {
+                    errs.push(err(
+                        file,
+                        n,
+                        "end",
+                        c[2],
+                        format!("must not be before start ({})", c[1]),
+                    ));
+                } else {
+                    out.push(LoggedHandover {
+                        operator: c[0].to_string(),
+                        start_s: s,
+                        end_s: e,
+                        line: n,
+                    });
+                }
+            }
+            true
+        },
+    )?;
     if !header {
-        errs.push(ConfigError::new(file, "", "empty log: expected the header `operator,start,end`"));
+        errs.push(ConfigError::new(
+            file,
+            "",
+            "empty log: expected the header `operator,start,end`",
+        ));
     }
     if !errs.is_empty() {
         return Err(errs);
@@ -344,7 +428,11 @@ pub fn parse_position_trace(text: &str, file: &str) -> Result<Vec<(f64, f64)>, V
         errs.len() < 20
     })?;
     if !header {
-        errs.push(ConfigError::new(file, "", "empty trace: expected the header `time_s,position_m`"));
+        errs.push(ConfigError::new(
+            file,
+            "",
+            "empty trace: expected the header `time_s,position_m`",
+        ));
     } else if errs.is_empty() && out.is_empty() {
         errs.push(ConfigError::new(file, "", "no fixes"));
     }
@@ -386,7 +474,10 @@ pub fn learn_from_recordings(
     table: &mut HandoverTable,
 ) -> Result<RecordedLearnReport, Vec<ConfigError>> {
     let mut errs = Vec::new();
-    let mut rep = RecordedLearnReport { runs: runs.len(), ..Default::default() };
+    let mut rep = RecordedLearnReport {
+        runs: runs.len(),
+        ..Default::default()
+    };
     let mut observed: Vec<Vec<ObservedHandover>> = Vec::new();
     for r in runs {
         let fixes = parse_nmea(r.nmea, r.nmea_file);
@@ -403,14 +494,25 @@ pub fn learn_from_recordings(
         rep.fixes += fixes.len();
         rep.fixes_off_track += off;
         if pos.is_empty() {
-            errs.push(ConfigError::new(r.nmea_file, "", format!("no fix within {max_offset_m} m of the track (wrong track file?)")));
+            errs.push(ConfigError::new(
+                r.nmea_file,
+                "",
+                format!("no fix within {max_offset_m} m of the track (wrong track file?)"),
+            ));
             continue;
         }
         let mut run = Vec::new();
         for h in &log {
-            match (position_at(&pos, h.start_s, max_gap_s), position_at(&pos, h.end_s, max_gap_s)) {
+            match (
+                position_at(&pos, h.start_s, max_gap_s),
+                position_at(&pos, h.end_s, max_gap_s),
+            ) {
                 (Some(a), Some(b)) => {
-                    run.push(ObservedHandover { operator: h.operator.clone(), gps_start_m: a, gps_end_m: b });
+                    run.push(ObservedHandover {
+                        operator: h.operator.clone(),
+                        gps_start_m: a,
+                        gps_end_m: b,
+                    });
                     rep.handovers_used += 1;
                 }
                 _ => rep.handovers_skipped.push((r.handovers_file.to_string(), h.line)),
@@ -446,8 +548,16 @@ pub fn nmea_sentences(time_s: f64, lat: f64, lon: f64) -> String {
     let (ns, ew) = (if lat >= 0.0 { 'N' } else { 'S' }, if lon >= 0.0 { 'E' } else { 'W' });
     let (y, mo, d) = civil_from_days(days as i64);
     let date = format!("{:02}{:02}{:02}", d, mo, y.rem_euclid(100));
-    let gga = format!("GPGGA,{hms},{},{ns},{},{ew},1,10,0.9,30.0,M,20.0,M,,", dm(lat, 2), dm(lon, 3));
-    let rmc = format!("GPRMC,{hms},A,{},{ns},{},{ew},162.0,90.0,{date},,,A", dm(lat, 2), dm(lon, 3));
+    let gga = format!(
+        "GPGGA,{hms},{},{ns},{},{ew},1,10,0.9,30.0,M,20.0,M,,",
+        dm(lat, 2),
+        dm(lon, 3)
+    );
+    let rmc = format!(
+        "GPRMC,{hms},A,{},{ns},{},{ew},162.0,90.0,{date},,,A",
+        dm(lat, 2),
+        dm(lon, 3)
+    );
     format!("${gga}*{:02X}\n${rmc}*{:02X}\n", checksum(&gga), checksum(&rmc))
 }
 
@@ -486,29 +596,57 @@ mod tests {
         let f = parse_nmea(&text, "b.nmea").unwrap();
         assert_eq!(f.len(), 2);
         assert!(f[0].lat < 0.0 && f[0].lon < 0.0);
-        assert!((f[1].time_s - f[0].time_s - 1.0).abs() < 1e-9, "midnight rollover: {f:?}");
+        assert!(
+            (f[1].time_s - f[0].time_s - 1.0).abs() < 1e-9,
+            "midnight rollover: {f:?}"
+        );
     }
 
     #[test]
     fn malformed_sentences_get_line_numbered_errors() {
         let cases = [
-            ("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48", "a: line 1: checksum = 48: mismatch"),
-            ("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,", "a: line 1: checksum"),
+            (
+                "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*48",
+                "a: line 1: checksum = 48: mismatch",
+            ),
+            (
+                "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,",
+                "a: line 1: checksum",
+            ),
             ("GPGGA,1", "a: line 1: sentence"),
-            (&with_ck("GPGGA,123519,4807.038,X,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"), "a: line 1: latitude = 4807.038: hemisphere"),
-            (&with_ck("GPGGA,126519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"), "a: line 1: time = 126519"),
-            (&with_ck("GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,320394,003.1,W"), "a: line 1: date = 320394"),
+            (
+                &with_ck("GPGGA,123519,4807.038,X,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"),
+                "a: line 1: latitude = 4807.038: hemisphere",
+            ),
+            (
+                &with_ck("GPGGA,126519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"),
+                "a: line 1: time = 126519",
+            ),
+            (
+                &with_ck("GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,320394,003.1,W"),
+                "a: line 1: date = 320394",
+            ),
             (&with_ck("GPRMC,123519,A,4807.038,N"), "a: line 1: RMC"),
-            (&with_ck("GPGGA,123519,9107.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"), "a: line 1: latitude = 9107.038: must be <= 90"),
+            (
+                &with_ck("GPGGA,123519,9107.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"),
+                "a: line 1: latitude = 9107.038: must be <= 90",
+            ),
             // Qualities above 8 were accepted before the router's rules and these became one.
-            (&with_ck("GPGGA,123519,4807.038,N,01131.000,E,9,08,0.9,545.4,M,46.9,M,,"), "a: line 1: fix quality = 9: must be an integer 0-8"),
+            (
+                &with_ck("GPGGA,123519,4807.038,N,01131.000,E,9,08,0.9,545.4,M,46.9,M,,"),
+                "a: line 1: fix quality = 9: must be an integer 0-8",
+            ),
             ("", "a: no GGA or RMC"),
         ];
         for (text, want) in cases {
             let e = parse_nmea(text, "a").expect_err(text);
             assert!(e.iter().any(|x| x.to_string().starts_with(want)), "{text}: {e:?}");
         }
-        let back = [with_ck("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"), with_ck("GPGGA,123518,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")].join("\n");
+        let back = [
+            with_ck("GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"),
+            with_ck("GPGGA,123518,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,"),
+        ]
+        .join("\n");
         let e = parse_nmea(&back, "a").unwrap_err();
         assert!(e[0].to_string().starts_with("a: line 2: time"), "{e:?}");
     }
@@ -528,8 +666,14 @@ mod tests {
         let p = t.point_at(1000.0);
         assert!((t.project(p.0, p.1).0 - 1000.0).abs() < 1e-6);
         let e = GeoTrack::from_csv("lat,lon\n95,1\n1,1\n1,1\n", "t.csv").unwrap_err();
-        assert!(e.iter().any(|x| x.to_string().starts_with("t.csv: line 2: lat = 95")), "{e:?}");
-        assert!(e.iter().any(|x| x.to_string().starts_with("t.csv: line 4: lat,lon")), "{e:?}");
+        assert!(
+            e.iter().any(|x| x.to_string().starts_with("t.csv: line 2: lat = 95")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter().any(|x| x.to_string().starts_with("t.csv: line 4: lat,lon")),
+            "{e:?}"
+        );
         assert!(GeoTrack::from_csv("x,y\n", "t.csv").is_err());
     }
 
@@ -541,18 +685,29 @@ mod tests {
         assert_eq!(parse_utc("2024-02-30T00:00:00Z"), None);
         assert_eq!(parse_utc("2024-05-01T12:34:56+09:00"), None);
         assert_eq!(civil_from_days(days_from_civil(2024, 2, 29)), (2024, 2, 29));
-        let log = parse_handover_log("operator,start,end\nA,2024-05-01T12:34:56Z,2024-05-01T12:34:56.04Z\n", "h.csv").unwrap();
+        let log = parse_handover_log(
+            "operator,start,end\nA,2024-05-01T12:34:56Z,2024-05-01T12:34:56.04Z\n",
+            "h.csv",
+        )
+        .unwrap();
         assert!((log[0].end_s - log[0].start_s - 0.04).abs() < 1e-6);
         let e = parse_handover_log("operator,start,end\nA,5,4\n,x,1\nA,1\n", "h.csv").unwrap_err();
         let s: Vec<String> = e.iter().map(|x| x.to_string()).collect();
-        assert!(s.iter().any(|x| x.starts_with("h.csv: line 2: end = 4: must not be before start")), "{s:?}");
+        assert!(
+            s.iter()
+                .any(|x| x.starts_with("h.csv: line 2: end = 4: must not be before start")),
+            "{s:?}"
+        );
         assert!(s.iter().any(|x| x.starts_with("h.csv: line 3: operator")), "{s:?}");
         assert!(s.iter().any(|x| x.starts_with("h.csv: line 3: start = x")), "{s:?}");
         assert!(s.iter().any(|x| x.starts_with("h.csv: line 4: columns")), "{s:?}");
         let e = parse_position_trace("time_s,position_m\n0,10\n-1,x\n0.5,2\n0.2,3\n", "g.csv").unwrap_err();
         let s: Vec<String> = e.iter().map(|x| x.to_string()).collect();
         assert!(s.iter().any(|x| x.starts_with("g.csv: line 3: time_s = -1")), "{s:?}");
-        assert!(s.iter().any(|x| x.starts_with("g.csv: line 3: position_m = x")), "{s:?}");
+        assert!(
+            s.iter().any(|x| x.starts_with("g.csv: line 3: position_m = x")),
+            "{s:?}"
+        );
         assert!(s.iter().any(|x| x.starts_with("g.csv: line 5: time_s = 0.2")), "{s:?}");
     }
 
@@ -569,9 +724,22 @@ mod tests {
             nmea.push_str(&nmea_sentences(t0 + 0.1 * i as f64, lat, lon));
         }
         nmea.push_str(&nmea_sentences(t0 + 60.5, 38.0, 127.0)); // far off the track
-        let log = format!("operator,start,end\nA,{},{}\nB,{},{}\nA,{},{}\n", t0 + 10.0, t0 + 10.04, t0 + 30.0, t0 + 30.04, t0 + 90.0, t0 + 90.04);
+        let log = format!(
+            "operator,start,end\nA,{},{}\nB,{},{}\nA,{},{}\n",
+            t0 + 10.0,
+            t0 + 10.04,
+            t0 + 30.0,
+            t0 + 30.04,
+            t0 + 90.0,
+            t0 + 90.04
+        );
         let mut table = HandoverTable::new();
-        let runs = [RecordedRun { nmea: &nmea, nmea_file: "r.nmea", handovers: &log, handovers_file: "h.csv" }];
+        let runs = [RecordedRun {
+            nmea: &nmea,
+            nmea_file: "r.nmea",
+            handovers: &log,
+            handovers_file: "h.csv",
+        }];
         let rep = learn_from_recordings(&track, &runs, 15.0, 50.0, 2.0, &mut table).unwrap();
         assert_eq!(rep.fixes_off_track, 1);
         assert_eq!(rep.handovers_used, 2);

@@ -60,7 +60,12 @@ fn d_rtt() -> f64 {
 
 impl Default for HarqConfig {
     fn default() -> Self {
-        HarqConfig { bler: d_bler(), max_retx: d_max_retx(), rtt_ms: d_rtt(), residual_loss: 0.0 }
+        HarqConfig {
+            bler: d_bler(),
+            max_retx: d_max_retx(),
+            rtt_ms: d_rtt(),
+            residual_loss: 0.0,
+        }
     }
 }
 
@@ -77,7 +82,12 @@ impl HarqConfig {
         errs.range("hst.harq.bler", self.bler, 0.0, 0.5);
         errs.range("hst.harq.rtt_ms", self.rtt_ms, 1.0, 100.0);
         errs.range("hst.harq.residual_loss", self.residual_loss, 0.0, 0.1);
-        errs.check(self.max_retx <= 7, "hst.harq.max_retx", self.max_retx, "must be in [0, 7]");
+        errs.check(
+            self.max_retx <= 7,
+            "hst.harq.max_retx",
+            self.max_retx,
+            "must be in [0, 7]",
+        );
     }
 
     /// One packet's fate (see the module doc).
@@ -129,7 +139,12 @@ mod tests {
 
     #[test]
     fn delays_are_whole_harq_round_trips_with_geometric_counts_and_exhaustion_loses() {
-        let cfg = HarqConfig { bler: 0.2, max_retx: 3, rtt_ms: 8.0, residual_loss: 0.0 };
+        let cfg = HarqConfig {
+            bler: 0.2,
+            max_retx: 3,
+            rtt_ms: 8.0,
+            residual_loss: 0.0,
+        };
         let mut rng = RngStreams::new(7).stream("t");
         let n = 200_000;
         let mut counts = [0u64; 5];
@@ -156,13 +171,24 @@ mod tests {
 
     #[test]
     fn residual_loss_is_the_configured_fraction_and_off_means_untouched() {
-        let cfg = HarqConfig { bler: 0.0, residual_loss: 0.003, ..HarqConfig::default() };
+        let cfg = HarqConfig {
+            bler: 0.0,
+            residual_loss: 0.003,
+            ..HarqConfig::default()
+        };
         let mut rng = RngStreams::new(1).stream("t");
         let n = 400_000;
-        let lost = (0..n).filter(|_| matches!(cfg.draw(&mut rng), Outcome::Lost(_))).count() as f64 / n as f64;
+        let lost = (0..n)
+            .filter(|_| matches!(cfg.draw(&mut rng), Outcome::Lost(_)))
+            .count() as f64
+            / n as f64;
         let sd = (0.003f64 * 0.997 / n as f64).sqrt();
         assert!((lost - 0.003).abs() < 5.0 * sd, "{lost}");
-        let off = HarqConfig { bler: 0.0, residual_loss: 0.0, ..HarqConfig::default() };
+        let off = HarqConfig {
+            bler: 0.0,
+            residual_loss: 0.0,
+            ..HarqConfig::default()
+        };
         assert!((0..1000).all(|_| off.draw(&mut rng) == Outcome::Delivered(0)));
     }
 
@@ -194,12 +220,19 @@ mod tests {
         let mut out = Vec::new();
         dir.wake(Time::MAX / 2, &mut out);
         let got: Vec<(u64, Time)> = out.iter().map(|(t, p)| (p.seq, *t)).collect();
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![0, 1, 3, 4], "packet 2 lost");
+        assert_eq!(
+            got.iter().map(|g| g.0).collect::<Vec<_>>(),
+            vec![0, 1, 3, 4],
+            "packet 2 lost"
+        );
         let tx = (1000 + 40) * 8 * 10; // ns per packet at 100 Mbit/s (wire bytes >= payload)
         let (t0, t1, t3) = (got[0].1, got[1].1, got[2].1);
         assert!(t0 >= 26 * ms && t0 < 26 * ms + 2 * tx as Time, "packet 0 at {t0}");
         assert_eq!(t1, t0, "packet 1 waits behind packet 0");
-        assert!(t3 >= 10 * ms + 24 * ms, "packet 3 waits for packet 2's last attempt: {t3}");
+        assert!(
+            t3 >= 10 * ms + 24 * ms,
+            "packet 3 waits for packet 2's last attempt: {t3}"
+        );
         assert_eq!(dir.stats().drops_loss, 1);
         assert_eq!(dir.stats().delivered_packets, 4);
     }
@@ -208,7 +241,12 @@ mod tests {
     /// afresh.
     #[test]
     fn packets_of_one_tti_share_their_transport_blocks_fate() {
-        let cfg = HarqConfig { bler: 0.5, max_retx: 7, rtt_ms: 8.0, residual_loss: 0.0 };
+        let cfg = HarqConfig {
+            bler: 0.5,
+            max_retx: 7,
+            rtt_ms: 8.0,
+            residual_loss: 0.0,
+        };
         let mut p = cfg.process(RngStreams::new(3).stream("t"));
         let ms = NS_PER_MS;
         let mut differ = 0;
@@ -225,9 +263,20 @@ mod tests {
     #[test]
     fn out_of_range_fields_are_named() {
         let mut errs = Errors::default();
-        HarqConfig { bler: 0.9, max_retx: 9, rtt_ms: 0.0, residual_loss: 0.5 }.validate(&mut errs);
+        HarqConfig {
+            bler: 0.9,
+            max_retx: 9,
+            rtt_ms: 0.0,
+            residual_loss: 0.5,
+        }
+        .validate(&mut errs);
         let fields: Vec<String> = errs.0.iter().map(|e| e.to_string()).collect();
-        for f in ["hst.harq.bler", "hst.harq.max_retx", "hst.harq.rtt_ms", "hst.harq.residual_loss"] {
+        for f in [
+            "hst.harq.bler",
+            "hst.harq.max_retx",
+            "hst.harq.rtt_ms",
+            "hst.harq.residual_loss",
+        ] {
             assert!(fields.iter().any(|e| e.contains(f)), "{f} not in {fields:?}");
         }
         let mut ok = Errors::default();

@@ -22,7 +22,12 @@ use crate::mptcp::sched::SubflowView;
 /// track; `None` before the first fix). `operators[i]` is subflow i's operator (`None`: never
 /// excluded). PHA owns its GPS view: the wrapper ([`super::wrappers::WrapperPlan::Pha`]) looks the
 /// position up in the train's fixes at the decision time.
-pub fn exclude_in_handover_ranges(table: &HandoverTable, operators: &[Option<String>], position_m: Option<f64>, views: &mut [SubflowView]) {
+pub fn exclude_in_handover_ranges(
+    table: &HandoverTable,
+    operators: &[Option<String>],
+    position_m: Option<f64>,
+    views: &mut [SubflowView],
+) {
     exclude_until_handover_done(table, operators, position_m, views, |_, _| false);
 }
 
@@ -66,19 +71,38 @@ mod tests {
 
     /// PHA over `inner` with one GPS fix per second: at second k the train is at `positions[k]`.
     fn pha(inner: Box<dyn Scheduler>, table: Rc<HandoverTable>, operators: Vec<Option<String>>) -> Box<dyn Scheduler> {
-        let gps: Vec<(Time, f64)> = POSITIONS.iter().enumerate().map(|(k, &p)| ((k as Time + 1) * NS_PER_S, p)).collect();
-        WrapperPlan::Pha { table, operators, gps: gps.into(), completions: Vec::new() }.wrap(inner)
+        let gps: Vec<(Time, f64)> = POSITIONS
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| ((k as Time + 1) * NS_PER_S, p))
+            .collect();
+        WrapperPlan::Pha {
+            table,
+            operators,
+            gps: gps.into(),
+            completions: Vec::new(),
+        }
+        .wrap(inner)
     }
 
     const POSITIONS: [f64; 5] = [985.0, 1000.0, 1024.9, 1100.0, 0.0];
 
     /// The decision time at which the train is at `pos` (t = 0: before the first fix).
     fn at(pos: Option<f64>) -> Time {
-        pos.map_or(0, |p| (POSITIONS.iter().position(|&x| x == p).expect("a listed position") as Time + 1) * NS_PER_S)
+        pos.map_or(0, |p| {
+            (POSITIONS.iter().position(|&x| x == p).expect("a listed position") as Time + 1) * NS_PER_S
+        })
     }
 
     fn view(id: usize, srtt_ms: u64) -> SubflowView {
-        SubflowView { id, established: true, cwnd: 10, srtt: srtt_ms * 1_000_000, mss: 1448, ..Default::default() }
+        SubflowView {
+            id,
+            established: true,
+            cwnd: 10,
+            srtt: srtt_ms * 1_000_000,
+            mss: 1448,
+            ..Default::default()
+        }
     }
 
     fn conn(pos: Option<f64>) -> ConnView {
@@ -87,14 +111,26 @@ mod tests {
             send_window_left: 1 << 30,
             send_window: 1 << 30,
             unsent_bytes: 0,
-            segment: SegmentInfo { dsn: 0, len: 1448, reinjection: false, sent_on: 0 },
+            segment: SegmentInfo {
+                dsn: 0,
+                len: 1448,
+                reinjection: false,
+                sent_on: 0,
+            },
         }
     }
 
     #[test]
     fn never_schedules_on_a_subflow_inside_its_operators_handover_range() {
         let mut table = HandoverTable::new();
-        table.learn(&[ObservedHandover { operator: "A".into(), gps_start_m: 1000.0, gps_end_m: 1010.0 }], 15.0);
+        table.learn(
+            &[ObservedHandover {
+                operator: "A".into(),
+                gps_start_m: 1000.0,
+                gps_end_m: 1010.0,
+            }],
+            15.0,
+        );
         let table = Rc::new(table);
         let ops = vec![Some("A".to_string()), Some("B".to_string())];
         for name in SchedulerKind::names() {
@@ -113,8 +149,15 @@ mod tests {
             }
         }
         // Outside the range minRTT uses the faster subflow again.
-        let mut s = pha(build(&SchedulerConfig::named("minrtt"), 1).unwrap(), table.clone(), ops.clone());
-        assert_eq!(s.schedule(&conn(Some(1100.0)), &[view(0, 10), view(1, 30)]), Decision::Send(0));
+        let mut s = pha(
+            build(&SchedulerConfig::named("minrtt"), 1).unwrap(),
+            table.clone(),
+            ops.clone(),
+        );
+        assert_eq!(
+            s.schedule(&conn(Some(1100.0)), &[view(0, 10), view(1, 30)]),
+            Decision::Send(0)
+        );
         assert_eq!(s.schedule(&conn(None), &[view(0, 10), view(1, 30)]), Decision::Send(0));
     }
 
@@ -123,18 +166,46 @@ mod tests {
     #[test]
     fn a_handover_completed_inside_the_range_ends_the_exclusion() {
         let mut table = HandoverTable::new();
-        table.learn(&[ObservedHandover { operator: "A".into(), gps_start_m: 1000.0, gps_end_m: 1010.0 }], 15.0);
+        table.learn(
+            &[ObservedHandover {
+                operator: "A".into(),
+                gps_start_m: 1000.0,
+                gps_end_m: 1010.0,
+            }],
+            15.0,
+        );
         let table = Rc::new(table); // [985, 1025]
-        let gps: Vec<(Time, f64)> = POSITIONS.iter().enumerate().map(|(k, &p)| ((k as Time + 1) * NS_PER_S, p)).collect();
+        let gps: Vec<(Time, f64)> = POSITIONS
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| ((k as Time + 1) * NS_PER_S, p))
+            .collect();
         let ops = vec![Some("A".to_string()), Some("B".to_string())];
-        let plan = |completions: Vec<Vec<Time>>| WrapperPlan::Pha { table: table.clone(), operators: ops.clone(), gps: gps.clone().into(), completions };
+        let plan = |completions: Vec<Vec<Time>>| WrapperPlan::Pha {
+            table: table.clone(),
+            operators: ops.clone(),
+            gps: gps.clone().into(),
+            completions,
+        };
         // The handover completes at 2.5 s (GPS at 1000 m, inside the range).
-        let mut s = plan(vec![vec![2 * NS_PER_S + NS_PER_S / 2], vec![]]).wrap(build(&SchedulerConfig::named("minrtt"), 1).unwrap());
-        assert_eq!(s.schedule(&conn(Some(1000.0)), &[view(0, 10), view(1, 30)]), Decision::Send(1), "before the completion");
-        assert_eq!(s.schedule(&conn(Some(1024.9)), &[view(0, 10), view(1, 30)]), Decision::Send(0), "after it, still in the range");
+        let mut s = plan(vec![vec![2 * NS_PER_S + NS_PER_S / 2], vec![]])
+            .wrap(build(&SchedulerConfig::named("minrtt"), 1).unwrap());
+        assert_eq!(
+            s.schedule(&conn(Some(1000.0)), &[view(0, 10), view(1, 30)]),
+            Decision::Send(1),
+            "before the completion"
+        );
+        assert_eq!(
+            s.schedule(&conn(Some(1024.9)), &[view(0, 10), view(1, 30)]),
+            Decision::Send(0),
+            "after it, still in the range"
+        );
         // A completion before the range (GPS at 0 m... none here: at 1 s the train is at 985 m,
         // in the range) — one long before, outside the range, does not end the exclusion.
         let mut s = plan(vec![vec![NS_PER_S / 2], vec![]]).wrap(build(&SchedulerConfig::named("minrtt"), 1).unwrap());
-        assert_eq!(s.schedule(&conn(Some(1024.9)), &[view(0, 10), view(1, 30)]), Decision::Send(1));
+        assert_eq!(
+            s.schedule(&conn(Some(1024.9)), &[view(0, 10), view(1, 30)]),
+            Decision::Send(1)
+        );
     }
 }

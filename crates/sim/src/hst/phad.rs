@@ -64,7 +64,10 @@ pub struct PrioSent {
 /// The handover table as the shared controller reads it.
 impl controller::Ranges for HandoverTable {
     fn next_range(&self, operator: &str, pos_m: f64) -> Option<controller::Range> {
-        HandoverTable::next_range(self, operator, pos_m).map(|r| controller::Range { start_m: r.start_m, end_m: r.end_m })
+        HandoverTable::next_range(self, operator, pos_m).map(|r| controller::Range {
+            start_m: r.start_m,
+            end_m: r.end_m,
+        })
     }
 }
 
@@ -83,8 +86,15 @@ impl PhaD {
             PhaDPolicy::QueueAware => controller::Policy::QueueAware,
             PhaDPolicy::Resend => controller::Policy::Resend,
         };
-        let cfg = controller::Config { policy, lead_ms: cfg.lead_ms, resend_b0: false };
-        PhaD { ctl: controller::Controller::new(cfg, table, operators, gps_period), log: Vec::new() }
+        let cfg = controller::Config {
+            policy,
+            lead_ms: cfg.lead_ms,
+            resend_b0: false,
+        };
+        PhaD {
+            ctl: controller::Controller::new(cfg, table, operators, gps_period),
+            log: Vec::new(),
+        }
     }
 
     /// A GPS fix at `now`. `rtt[k]`: the receiver's RTT estimate for subflow k (0 = unknown);
@@ -107,7 +117,12 @@ impl PhaD {
     /// restart is flagged).
     fn observations(&self, rtt: &[Time], rx: &[u64]) -> Vec<controller::Obs> {
         (0..self.ctl.subflows().max(rtt.len()).max(rx.len()))
-            .map(|k| controller::Obs { rtt: rtt.get(k).copied().unwrap_or(0), rx: rx.get(k).copied().unwrap_or(0), has_subflows: true, ..Default::default() })
+            .map(|k| controller::Obs {
+                rtt: rtt.get(k).copied().unwrap_or(0),
+                rx: rx.get(k).copied().unwrap_or(0),
+                has_subflows: true,
+                ..Default::default()
+            })
             .collect()
     }
 
@@ -115,7 +130,13 @@ impl PhaD {
         decisions
             .into_iter()
             .map(|d| {
-                self.log.push(PrioSent { at: d.at, subflow: d.subflow, backup: d.backup, predicted_lead_ns: d.predicted_lead_ns, rtt: d.rtt });
+                self.log.push(PrioSent {
+                    at: d.at,
+                    subflow: d.subflow,
+                    backup: d.backup,
+                    predicted_lead_ns: d.predicted_lead_ns,
+                    rtt: d.rtt,
+                });
                 (d.subflow, d.backup)
             })
             .collect()
@@ -142,13 +163,23 @@ impl crate::engine::drivers::Driver for PhaDDriver {
         }
     }
 
-    fn fire(&mut self, now: Time, token: u32, world: &mut dyn crate::engine::drivers::World, q: &mut crate::engine::drivers::Schedule) {
+    fn fire(
+        &mut self,
+        now: Time,
+        token: u32,
+        world: &mut dyn crate::engine::drivers::World,
+        q: &mut crate::engine::drivers::Schedule,
+    ) {
         use crate::engine::drivers::Side;
         let k = token as usize;
         let Some(&(_, pos)) = self.fixes.get(k) else { return };
         let obs = world.observe(self.flow, Side::Receiver);
         for (subflow, backup) in self.ctl.on_fix(now, pos, &obs.rtt, &obs.segments_received) {
-            world.act(self.flow, Side::Receiver, crate::endpoint::Action::SetBackup { subflow, backup });
+            world.act(
+                self.flow,
+                Side::Receiver,
+                crate::endpoint::Action::SetBackup { subflow, backup },
+            );
         }
         if let Some(&(t, _)) = self.fixes.get(k + 1) {
             q.at(t, token + 1);
@@ -176,13 +207,25 @@ mod tests {
 
     fn table() -> Rc<HandoverTable> {
         let mut t = HandoverTable::new();
-        t.learn(&[ObservedHandover { operator: "A".into(), gps_start_m: 1000.0, gps_end_m: 1003.0 }], 10.0);
+        t.learn(
+            &[ObservedHandover {
+                operator: "A".into(),
+                gps_start_m: 1000.0,
+                gps_end_m: 1003.0,
+            }],
+            10.0,
+        );
         Rc::new(t) // range [990, 1013]
     }
 
     /// Drives the controller along a track at `speed` m/s with perfect GPS every 10 ms.
     fn ride(policy: PhaDPolicy, lead_ms: f64, rx_of: impl Fn(Time) -> u64) -> Vec<PrioSent> {
-        let mut c = PhaD::new(PhaDConfig { policy, lead_ms }, table(), vec![Some("A".into()), Some("B".into())], 10 * NS_PER_MS);
+        let mut c = PhaD::new(
+            PhaDConfig { policy, lead_ms },
+            table(),
+            vec![Some("A".into()), Some("B".into())],
+            10 * NS_PER_MS,
+        );
         let speed = 83.33;
         let rtt = 50 * NS_PER_MS;
         for i in 0..2000u64 {
@@ -203,7 +246,10 @@ mod tests {
         assert!(b1.predicted_lead_ns >= b1.rtt as i64, "{b1:?}");
         assert!(b1.predicted_lead_ns <= (b1.rtt + 30 * NS_PER_MS) as i64);
         // B=0 at most one RTT before the predicted end.
-        assert!(b0.predicted_lead_ns <= b0.rtt as i64 && b0.predicted_lead_ns > b0.rtt as i64 - 20_000_000, "{b0:?}");
+        assert!(
+            b0.predicted_lead_ns <= b0.rtt as i64 && b0.predicted_lead_ns > b0.rtt as i64 - 20_000_000,
+            "{b0:?}"
+        );
         // True times: the train reaches 990 m at (490/83.33) s.
         let start = (490.0 / 83.33 * 1e9) as i64;
         assert!(start - b1.at as i64 >= 50_000_000);
@@ -221,19 +267,36 @@ mod tests {
     fn resend_repeats_b0_until_data_flows() {
         // No data arrives on subflow 0 until 200 ms after the first B=0.
         let first_b0 = ride(PhaDPolicy::Paper, 0.0, |_| 0)[1].at;
-        let log = ride(PhaDPolicy::Resend, 0.0, |t| if t >= first_b0 + 200 * NS_PER_MS { 1 } else { 0 });
+        let log = ride(PhaDPolicy::Resend, 0.0, |t| {
+            if t >= first_b0 + 200 * NS_PER_MS {
+                1
+            } else {
+                0
+            }
+        });
         let b0s: Vec<&PrioSent> = log.iter().filter(|p| !p.backup).collect();
         assert!(b0s.len() >= 4 && b0s.len() <= 6, "{} B=0 sent", b0s.len());
         assert!(b0s.windows(2).all(|w| w[1].at - w[0].at >= 50 * NS_PER_MS));
         // The paper policy sends it once.
-        assert_eq!(ride(PhaDPolicy::Paper, 0.0, |_| 0).iter().filter(|p| !p.backup).count(), 1);
+        assert_eq!(
+            ride(PhaDPolicy::Paper, 0.0, |_| 0).iter().filter(|p| !p.backup).count(),
+            1
+        );
     }
 
     /// Subflows the caller gives no figures for are still subflows: under `resend` their B=0 is
     /// re-sent (at the default 100 ms RTT) until data is seen, as for any other.
     #[test]
     fn resend_without_figures_keeps_resending() {
-        let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Resend, lead_ms: 0.0 }, table(), vec![Some("A".into())], 10 * NS_PER_MS);
+        let mut c = PhaD::new(
+            PhaDConfig {
+                policy: PhaDPolicy::Resend,
+                lead_ms: 0.0,
+            },
+            table(),
+            vec![Some("A".into())],
+            10 * NS_PER_MS,
+        );
         for i in 0..2000u64 {
             let t = i * 10 * NS_PER_MS;
             c.on_fix(t, 500.0 + 83.33 * t as f64 / 1e9, &[], &[]);
@@ -250,7 +313,15 @@ mod tests {
         let speed = 83.33;
         let rtt = 50 * NS_PER_MS;
         let run = |ticks: bool| {
-            let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Paper, lead_ms: 0.0 }, table(), vec![Some("A".into())], NS_PER_S);
+            let mut c = PhaD::new(
+                PhaDConfig {
+                    policy: PhaDPolicy::Paper,
+                    lead_ms: 0.0,
+                },
+                table(),
+                vec![Some("A".into())],
+                NS_PER_S,
+            );
             for ms in (0..30_000u64).step_by(50) {
                 let t = ms * NS_PER_MS;
                 if ms % 1000 == 0 {
@@ -265,11 +336,18 @@ mod tests {
         let end = ((1013.0 - 100.0) / speed * 1e9) as i64;
         let at_fixes = run(false);
         assert_eq!(at_fixes.len(), 2);
-        assert!(at_fixes[1].at as i64 > end, "at fixes only, B=0 comes after the end: {:?}", at_fixes[1]);
+        assert!(
+            at_fixes[1].at as i64 > end,
+            "at fixes only, B=0 comes after the end: {:?}",
+            at_fixes[1]
+        );
         let ticked = run(true);
         assert_eq!(ticked.len(), 2);
         let lead = end - ticked[1].at as i64;
-        assert!(lead > 0 && lead <= (rtt + 50 * NS_PER_MS) as i64, "B=0 {lead} ns before the end");
+        assert!(
+            lead > 0 && lead <= (rtt + 50 * NS_PER_MS) as i64,
+            "B=0 {lead} ns before the end"
+        );
         // B=1 keeps its lead of at least one RTT.
         assert!(ticked[0].predicted_lead_ns >= rtt as i64);
     }
@@ -282,7 +360,15 @@ mod tests {
     #[test]
     fn no_decision_long_after_the_last_fix() {
         let silent_after = |last_m: f64| {
-            let mut c = PhaD::new(PhaDConfig { policy: PhaDPolicy::Paper, lead_ms: 0.0 }, table(), vec![Some("A".into())], 100 * NS_PER_MS);
+            let mut c = PhaD::new(
+                PhaDConfig {
+                    policy: PhaDPolicy::Paper,
+                    lead_ms: 0.0,
+                },
+                table(),
+                vec![Some("A".into())],
+                100 * NS_PER_MS,
+            );
             for i in 0..10u64 {
                 c.on_fix(i * 100 * NS_PER_MS, last_m - 8.333 * (9 - i) as f64, &[0], &[0]);
             }
@@ -291,11 +377,21 @@ mod tests {
         let mut far = silent_after(575.0);
         assert!(far.on_tick(NS_PER_S / 2, &[0], &[0]).is_empty(), "before the last fix");
         for ms in (950..12_000u64).step_by(50) {
-            assert!(far.on_tick(ms * NS_PER_MS, &[0], &[0]).is_empty(), "a decision at {ms} ms, {} ms after the last fix", ms - 900);
+            assert!(
+                far.on_tick(ms * NS_PER_MS, &[0], &[0]).is_empty(),
+                "a decision at {ms} ms, {} ms after the last fix",
+                ms - 900
+            );
         }
         assert!(far.log.is_empty());
         let mut near = silent_after(875.0);
-        let b1: Vec<u64> = (950..2_900u64).step_by(50).filter(|&ms| near.on_tick(ms * NS_PER_MS, &[0], &[0]) == [(0, true)]).collect();
-        assert!(b1.len() == 1 && (1_800..=1_950).contains(&b1[0]), "B=1 by a tick within the limit, at ~1.9 s: {b1:?}");
+        let b1: Vec<u64> = (950..2_900u64)
+            .step_by(50)
+            .filter(|&ms| near.on_tick(ms * NS_PER_MS, &[0], &[0]) == [(0, true)])
+            .collect();
+        assert!(
+            b1.len() == 1 && (1_800..=1_950).contains(&b1[0]),
+            "B=1 by a tick within the limit, at ~1.9 s: {b1:?}"
+        );
     }
 }

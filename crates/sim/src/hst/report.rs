@@ -36,13 +36,19 @@ impl Section for HandoverSection<'_> {
                     "outcome": e.outcome.as_str(),
                 });
                 let fwd_end = e.end + t.forwarding_delay;
-                if let Some(ms) = t.links.get(e.operator).and_then(|l| view.ip_gap_ms(&format!("{l}.forward"), e.start)) {
+                if let Some(ms) = t
+                    .links
+                    .get(e.operator)
+                    .and_then(|l| view.ip_gap_ms(&format!("{l}.forward"), e.start))
+                {
                     j["ip_gap_ms"] = json!(round6(ms));
                 }
                 let app: Map<String, Value> = view
                     .flow_stalls()
                     .into_iter()
-                    .filter_map(|(name, stalls)| stall_over(stalls, e.start, fwd_end).map(|ms| (name.to_string(), json!(round6(ms)))))
+                    .filter_map(|(name, stalls)| {
+                        stall_over(stalls, e.start, fwd_end).map(|ms| (name.to_string(), json!(round6(ms))))
+                    })
                     .collect();
                 j["app_gap_ms"] = Value::Object(app);
                 j
@@ -55,5 +61,9 @@ impl Section for HandoverSection<'_> {
 /// The longest application-level delivery gap (ms) among `stalls` that overlaps `[a, b]`.
 pub(crate) fn stall_over(stalls: &[(Time, Time)], a: Time, b: Time) -> Option<f64> {
     let i = stalls.partition_point(|&(_, to)| to < a);
-    stalls[i..].iter().take_while(|&&(from, _)| from <= b).map(|&(from, to)| (to - from) as f64 / 1e6).reduce(f64::max)
+    stalls[i..]
+        .iter()
+        .take_while(|&&(from, _)| from <= b)
+        .map(|&(from, to)| (to - from) as f64 / 1e6)
+        .reduce(f64::max)
 }

@@ -3,10 +3,10 @@
 use super::gps;
 use super::table::{HandoverTable, ObservedHandover};
 use crate::core::time::{from_secs_f64, to_secs_f64, Time};
-use crate::link::config::{ForwardingConfig, LinkConfig, OutageConfig, RateStep};
-use crate::link::OutageQueued;
 use crate::core::RngStreams;
 use crate::error::{ConfigError, Errors};
+use crate::link::config::{ForwardingConfig, LinkConfig, OutageConfig, RateStep};
+use crate::link::OutageQueued;
 use crate::radio::config::{CapacityConfig, HandoverConfig, HstConfig, RadioConfig, TrainConfig, UplinkAtHandover};
 use crate::radio::effect::{capacity_schedule, outages_and_spikes};
 use crate::radio::handover::{HandoverEvent, HstRun};
@@ -72,10 +72,20 @@ impl GpsTraceConfig {
     pub fn load(&self, base_dir: &Path) -> Result<Vec<(Time, f64)>, Vec<ConfigError>> {
         let read = |field: &str, f: &str| {
             let path = base_dir.join(f);
-            std::fs::read_to_string(&path).map_err(|e| vec![ConfigError::new(field, f, format!("cannot read {}: {e}", path.display()))])
+            std::fs::read_to_string(&path).map_err(|e| {
+                vec![ConfigError::new(
+                    field,
+                    f,
+                    format!("cannot read {}: {e}", path.display()),
+                )]
+            })
         };
         if !(self.max_offset_m > 0.0 && self.max_offset_m <= 100_000.0) {
-            return Err(vec![ConfigError::new("hst.gps_trace.max_offset_m", crate::error::fmt_num(self.max_offset_m), "must be in (0, 100000]")]);
+            return Err(vec![ConfigError::new(
+                "hst.gps_trace.max_offset_m",
+                crate::error::fmt_num(self.max_offset_m),
+                "must be in (0, 100000]",
+            )]);
         }
         let text = read("hst.gps_trace.file", &self.file)?;
         let pts: Vec<(f64, f64)> = match &self.track {
@@ -85,7 +95,10 @@ impl GpsTraceConfig {
                 let fixes = gps::parse_nmea(&text, &self.file)?;
                 let (pos, _) = gps::positions_along(&fixes, &track, self.max_offset_m);
                 let Some(&(t0, _)) = pos.first() else {
-                    let msg = format!("no fix within {} m of the track {t}", crate::error::fmt_num(self.max_offset_m));
+                    let msg = format!(
+                        "no fix within {} m of the track {t}",
+                        crate::error::fmt_num(self.max_offset_m)
+                    );
                     return Err(vec![ConfigError::new("hst.gps_trace.file", &self.file, msg)]);
                 };
                 pos.into_iter().map(|(t, s)| (t - t0, s)).collect()
@@ -97,7 +110,12 @@ impl GpsTraceConfig {
 
 impl HstScenario {
     pub fn model(&self) -> HstConfig {
-        HstConfig { environment_seed: self.environment_seed, train: self.train.clone(), radio: self.radio.clone(), handover: self.handover.clone() }
+        HstConfig {
+            environment_seed: self.environment_seed,
+            train: self.train.clone(),
+            radio: self.radio.clone(),
+            handover: self.handover.clone(),
+        }
     }
 
     pub fn validate(&self, link_names: &[String], base_dir: &Path, errs: &mut Errors) {
@@ -106,14 +124,22 @@ impl HstScenario {
         }
         let n_ops = self.radio.operators.len();
         if self.links.len() > n_ops {
-            errs.push(ConfigError::new("hst.links", self.links.len(), format!("more links than operators ({n_ops})")));
+            errs.push(ConfigError::new(
+                "hst.links",
+                self.links.len(),
+                format!("more links than operators ({n_ops})"),
+            ));
         }
         for (i, l) in self.links.iter().enumerate() {
             if !link_names.contains(l) {
                 errs.push(ConfigError::new(format!("hst.links[{i}]"), l, "no link with this name"));
             }
             if self.links[..i].contains(l) {
-                errs.push(ConfigError::new(format!("hst.links[{i}]"), l, "already follows another operator: each link follows one operator"));
+                errs.push(ConfigError::new(
+                    format!("hst.links[{i}]"),
+                    l,
+                    "already follows another operator: each link follows one operator",
+                ));
             }
         }
         if let Some(h) = &self.harq {
@@ -140,13 +166,23 @@ impl HstScenario {
     pub fn load_table(&self, base_dir: &Path) -> Result<Option<HandoverTable>, Vec<ConfigError>> {
         let Some(t) = &self.table else { return Ok(None) };
         let path = base_dir.join(t);
-        let text = std::fs::read_to_string(&path).map_err(|e| vec![ConfigError::new("hst.table", t, format!("cannot read {}: {e}", path.display()))])?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            vec![ConfigError::new(
+                "hst.table",
+                t,
+                format!("cannot read {}: {e}", path.display()),
+            )]
+        })?;
         HandoverTable::from_csv(&text, t).map(Some)
     }
 
     /// Operator name of operator `i`.
     pub fn operator_name(&self, i: usize) -> String {
-        self.radio.operators.get(i).map(|o| o.name.clone()).unwrap_or_else(|| format!("op{i}"))
+        self.radio
+            .operators
+            .get(i)
+            .map(|o| o.name.clone())
+            .unwrap_or_else(|| format!("op{i}"))
     }
 }
 
@@ -170,12 +206,20 @@ impl TrainRun {
         let run = HstRun::new(&model, seed, duration);
         let handovers = run.handovers(&model.handover);
         let capacity = matches!(model.radio.capacity, CapacityConfig::Sinr { .. }).then(|| {
-            (0..model.radio.operators.len()).map(|op| capacity_schedule(&run, &model, &handovers, op)).collect()
+            (0..model.radio.operators.len())
+                .map(|op| capacity_schedule(&run, &model, &handovers, op))
+                .collect()
         });
         let mobility = run.mobility.clone();
         let streams = RngStreams::new(seed);
         let gps = gps_samples(&mobility, &model.train.gps, &streams, duration);
-        TrainRun { handovers, mobility, gps, capacity, radio: run }
+        TrainRun {
+            handovers,
+            mobility,
+            gps,
+            capacity,
+            radio: run,
+        }
     }
 
     /// The run of a scenario's train: as [`TrainRun::new`], with the GPS fixes of
@@ -196,7 +240,12 @@ impl TrainRun {
     /// The GPS sampling period: the median spacing of the fixes (a recorded trace), else the
     /// configured `train.gps.period_ms`.
     pub fn gps_period(&self, h: &HstScenario) -> Time {
-        let mut d: Vec<Time> = self.gps.windows(2).map(|w| w[1].0 - w[0].0).filter(|&x| x > 0).collect();
+        let mut d: Vec<Time> = self
+            .gps
+            .windows(2)
+            .map(|w| w[1].0 - w[0].0)
+            .filter(|&x| x > 0)
+            .collect();
         if h.gps_trace.is_none() || d.is_empty() {
             return crate::core::time::from_ms_f64(h.train.gps.period_ms);
         }
@@ -215,7 +264,11 @@ impl TrainRun {
         self.handovers
             .iter()
             .filter_map(|e| {
-                Some(ObservedHandover { operator: h.operator_name(e.operator), gps_start_m: self.gps_at(e.start)?, gps_end_m: self.gps_at(e.end)? })
+                Some(ObservedHandover {
+                    operator: h.operator_name(e.operator),
+                    gps_start_m: self.gps_at(e.start)?,
+                    gps_end_m: self.gps_at(e.end)?,
+                })
             })
             .collect()
     }
@@ -224,7 +277,14 @@ impl TrainRun {
 /// Learns a table from `runs` preliminary runs (seeds `first_seed..first_seed+runs`), each
 /// handover widened by `margin_m` (default: 3 σ of the GPS error), accumulated into `table` run by
 /// run (the table's `min_support` decides which stretches become ranges).
-pub fn learn_table(h: &HstScenario, duration_s: f64, first_seed: u64, runs: u64, margin_m: Option<f64>, table: &mut HandoverTable) {
+pub fn learn_table(
+    h: &HstScenario,
+    duration_s: f64,
+    first_seed: u64,
+    runs: u64,
+    margin_m: Option<f64>,
+    table: &mut HandoverTable,
+) {
     let margin = margin_m.unwrap_or(3.0 * h.train.gps.sigma_m);
     let duration = from_secs_f64(duration_s);
     for seed in first_seed..first_seed + runs {
@@ -252,7 +312,10 @@ pub fn train_link(
     for (o, sp) in outages.iter().zip(&spikes) {
         let (a, b) = (to_secs_f64(o.start), to_secs_f64(o.end));
         // The link's own outages win over a handover that overlaps one (they must not overlap).
-        let clash = orig.outages.iter().any(|u| u.start_s < b && a < u.start_s + u.duration_s);
+        let clash = orig
+            .outages
+            .iter()
+            .any(|u| u.start_s < b && a < u.start_s + u.duration_s);
         if o.end <= o.start || clash {
             continue;
         }
@@ -260,7 +323,12 @@ pub fn train_link(
             start_s: to_secs_f64(o.start),
             duration_s: to_secs_f64(o.end - o.start),
             queued: OutageQueued::Hold,
-            forwarding: Some(ForwardingConfig { delay_ms: sp.extra_delay as f64 / 1e6, loss: sp.loss_prob, queued_loss: sp.queued_loss, buffer_bytes: sp.buffer_bytes }),
+            forwarding: Some(ForwardingConfig {
+                delay_ms: sp.extra_delay as f64 / 1e6,
+                loss: sp.loss_prob,
+                queued_loss: sp.queued_loss,
+                buffer_bytes: sp.buffer_bytes,
+            }),
             reverse_queued: (ho.uplink == UplinkAtHandover::Discard).then_some(OutageQueued::Drop),
         });
     }
@@ -272,7 +340,15 @@ pub fn train_link(
         l.reverse = Some(rev);
         l.rate_mbps = None;
         l.trace = None;
-        l.rate_schedule = Some(points.iter().map(|&(t, bps)| RateStep { at_s: to_secs_f64(t), rate_mbps: bps as f64 / 1e6 }).collect());
+        l.rate_schedule = Some(
+            points
+                .iter()
+                .map(|&(t, bps)| RateStep {
+                    at_s: to_secs_f64(t),
+                    rate_mbps: bps as f64 / 1e6,
+                })
+                .collect(),
+        );
     }
     l
 }
@@ -308,7 +384,9 @@ mod tests {
         l.outages[0].start_s = to_secs_f64(mine[0].start) - 0.01;
         let l2 = train_link(&l, &run.handovers, 0, &h.handover, None);
         assert_eq!(l2.outages.len(), mine.len());
-        assert!(l2.build::<crate::packet::Packet>(Path::new("."), &RngStreams::new(1)).is_ok());
+        assert!(l2
+            .build::<crate::packet::Packet>(Path::new("."), &RngStreams::new(1))
+            .is_ok());
     }
 
     #[test]
@@ -320,7 +398,9 @@ mod tests {
         let s = RngStreams::new(1);
         let (fwd, rev) = l.build::<crate::packet::Packet>(Path::new("."), &s).unwrap();
         let rates: Vec<f64> = (0..700).map(|i| fwd.rate_bps_at(i * 100 * NS_PER_MS + 1)).collect();
-        let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &r| (a.min(r), b.max(r)));
+        let (lo, hi) = rates
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), &r| (a.min(r), b.max(r)));
         assert!(hi <= 20e6 && hi == 20e6, "max {hi}");
         assert!(lo < 10e6, "never dips at a cell edge: min {lo}");
         let distinct: std::collections::BTreeSet<u64> = rates.iter().map(|&r| r as u64).collect();

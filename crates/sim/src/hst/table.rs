@@ -68,7 +68,12 @@ pub struct HandoverTable {
 
 impl Default for HandoverTable {
     fn default() -> Self {
-        HandoverTable { operators: BTreeMap::new(), support: BTreeMap::new(), runs: 0, min_support: 1 }
+        HandoverTable {
+            operators: BTreeMap::new(),
+            support: BTreeMap::new(),
+            runs: 0,
+            min_support: 1,
+        }
     }
 }
 
@@ -89,12 +94,22 @@ impl HandoverTable {
     pub fn learn(&mut self, observed: &[ObservedHandover], margin_m: f64) {
         let mut per_op: BTreeMap<&str, Vec<(f64, f64, u64)>> = BTreeMap::new();
         for h in observed {
-            let (a, b) = if h.gps_start_m <= h.gps_end_m { (h.gps_start_m, h.gps_end_m) } else { (h.gps_end_m, h.gps_start_m) };
-            per_op.entry(&h.operator).or_default().push(((a - margin_m).max(0.0), b + margin_m, 1));
+            let (a, b) = if h.gps_start_m <= h.gps_end_m {
+                (h.gps_start_m, h.gps_end_m)
+            } else {
+                (h.gps_end_m, h.gps_start_m)
+            };
+            per_op
+                .entry(&h.operator)
+                .or_default()
+                .push(((a - margin_m).max(0.0), b + margin_m, 1));
         }
         for (op, items) in per_op {
             // The run's own union first: overlapping handovers of one run count once.
-            let union: Vec<(f64, f64, u64)> = stretches::at_least(&stretches::sum(items), 1).into_iter().map(|r| (r.start_m, r.end_m, 1)).collect();
+            let union: Vec<(f64, f64, u64)> = stretches::at_least(&stretches::sum(items), 1)
+                .into_iter()
+                .map(|r| (r.start_m, r.end_m, 1))
+                .collect();
             let entry = self.support.entry(op.to_string()).or_default();
             let old = std::mem::take(entry);
             *entry = stretches::sum(old.into_iter().map(|r| (r.start_m, r.end_m, r.count)).chain(union));
@@ -109,7 +124,11 @@ impl HandoverTable {
         for (op, rs) in &other.support {
             let entry = self.support.entry(op.clone()).or_default();
             let old = std::mem::take(entry);
-            *entry = stretches::sum(old.into_iter().chain(rs.iter().cloned()).map(|r| (r.start_m, r.end_m, r.count)));
+            *entry = stretches::sum(
+                old.into_iter()
+                    .chain(rs.iter().cloned())
+                    .map(|r| (r.start_m, r.end_m, r.count)),
+            );
         }
         self.runs = self.runs.saturating_add(other.runs);
         self.rebuild();
@@ -123,12 +142,21 @@ impl HandoverTable {
 
     fn rebuild(&mut self) {
         self.support.retain(|_, v| !v.is_empty());
-        self.operators = self.support.iter().map(|(op, s)| (op.clone(), stretches::at_least(s, self.min_support))).filter(|(_, r)| !r.is_empty()).collect();
+        self.operators = self
+            .support
+            .iter()
+            .map(|(op, s)| (op.clone(), stretches::at_least(s, self.min_support)))
+            .filter(|(_, r)| !r.is_empty())
+            .collect();
     }
 
     /// Metres of `operator`'s ranges inside `[from_m, to_m]` (the part of a ride PHA excludes).
     pub fn covered_m(&self, operator: &str, from_m: f64, to_m: f64) -> f64 {
-        self.operators.get(operator).map_or(0.0, |rs| rs.iter().map(|r| (r.end_m.min(to_m) - r.start_m.max(from_m)).max(0.0)).sum())
+        self.operators.get(operator).map_or(0.0, |rs| {
+            rs.iter()
+                .map(|r| (r.end_m.min(to_m) - r.start_m.max(from_m)).max(0.0))
+                .sum()
+        })
     }
 
     /// Whether `position_m` lies in a handover range of `operator`.
@@ -156,7 +184,13 @@ impl HandoverTable {
         self.support
             .keys()
             .filter(|op| !operators.contains(op))
-            .map(|op| ConfigError::new(file, op, format!("rows of an unknown operator; operators here: {}", operators.join(", "))))
+            .map(|op| {
+                ConfigError::new(
+                    file,
+                    op,
+                    format!("rows of an unknown operator; operators here: {}", operators.join(", ")),
+                )
+            })
             .collect()
     }
 
@@ -165,7 +199,13 @@ impl HandoverTable {
         self.support
             .iter()
             .flat_map(|(op, rs)| rs.iter().filter(|r| r.end_m > length_m).map(move |r| (op, r)))
-            .map(|(op, r)| ConfigError::new(file, format!("{op},{:.1},{:.1}", r.start_m, r.end_m), format!("range ends beyond the track ({length_m:.1} m long)")))
+            .map(|(op, r)| {
+                ConfigError::new(
+                    file,
+                    format!("{op},{:.1},{:.1}", r.start_m, r.end_m),
+                    format!("range ends beyond the track ({length_m:.1} m long)"),
+                )
+            })
             .collect()
     }
 
@@ -202,7 +242,15 @@ impl HandoverTable {
                         match value.parse::<u64>() {
                             Ok(v) if key == "runs" => runs = v,
                             Ok(v) if v >= 1 => min_support = v,
-                            _ => errs.push(ConfigError::new(at(key), value, if key == "runs" { "must be an integer >= 0" } else { "must be an integer >= 1" })),
+                            _ => errs.push(ConfigError::new(
+                                at(key),
+                                value,
+                                if key == "runs" {
+                                    "must be an integer >= 0"
+                                } else {
+                                    "must be an integer >= 1"
+                                },
+                            )),
                         }
                     }
                 }
@@ -221,7 +269,11 @@ impl HandoverTable {
             }
             let cols: Vec<&str> = line.split(',').map(str::trim).collect();
             if cols.len() != 4 {
-                errs.push(ConfigError::new(at("columns"), line, format!("expected 4 comma-separated values ({HEADER}), found {}", cols.len())));
+                errs.push(ConfigError::new(
+                    at("columns"),
+                    line,
+                    format!("expected 4 comma-separated values ({HEADER}), found {}", cols.len()),
+                ));
                 continue;
             }
             let op = cols[0];
@@ -233,7 +285,11 @@ impl HandoverTable {
                     // Bounded so that sums of positions stay finite.
                     Ok(v) if v.is_finite() && (0.0..=1e12).contains(&v) => Some(v),
                     _ => {
-                        errs.push(ConfigError::new(at(name), cols[i], "must be a finite number in [0, 1e12] (metres)"));
+                        errs.push(ConfigError::new(
+                            at(name),
+                            cols[i],
+                            "must be a finite number in [0, 1e12] (metres)",
+                        ));
                         None
                     }
                 }
@@ -243,7 +299,11 @@ impl HandoverTable {
             let count = match cols[3].parse::<u64>() {
                 Ok(c) if (1..=1_000_000_000).contains(&c) => Some(c),
                 _ => {
-                    errs.push(ConfigError::new(at("count"), cols[3], "must be an integer in [1, 1000000000]"));
+                    errs.push(ConfigError::new(
+                        at("count"),
+                        cols[3],
+                        "must be an integer in [1, 1000000000]",
+                    ));
                     None
                 }
             };
@@ -251,7 +311,11 @@ impl HandoverTable {
                 // A zero-width row is a handover seen at one GPS position, learned without a
                 // margin (`--margin-m 0` and a handover shorter than the GPS period).
                 if s > e {
-                    errs.push(ConfigError::new(at("end_m"), cols[2], format!("must not be less than start_m ({})", cols[1])));
+                    errs.push(ConfigError::new(
+                        at("end_m"),
+                        cols[2],
+                        format!("must not be less than start_m ({})", cols[1]),
+                    ));
                     continue;
                 }
                 if let (Some(c), false) = (count, op.is_empty()) {
@@ -260,13 +324,25 @@ impl HandoverTable {
             }
         }
         if !saw_header {
-            errs.push(ConfigError::new(file, "", format!("empty table: expected the header `{HEADER}`")));
+            errs.push(ConfigError::new(
+                file,
+                "",
+                format!("empty table: expected the header `{HEADER}`"),
+            ));
         }
         if !errs.is_empty() {
             return Err(errs);
         }
-        let support = rows.into_iter().map(|(op, items)| (op, stretches::sum(items))).collect();
-        let mut table = HandoverTable { operators: BTreeMap::new(), support, runs, min_support };
+        let support = rows
+            .into_iter()
+            .map(|(op, items)| (op, stretches::sum(items)))
+            .collect();
+        let mut table = HandoverTable {
+            operators: BTreeMap::new(),
+            support,
+            runs,
+            min_support,
+        };
         table.rebuild();
         Ok(table)
     }
@@ -277,20 +353,36 @@ mod tests {
     use super::*;
 
     fn obs(op: &str, a: f64, b: f64) -> ObservedHandover {
-        ObservedHandover { operator: op.into(), gps_start_m: a, gps_end_m: b }
+        ObservedHandover {
+            operator: op.into(),
+            gps_start_m: a,
+            gps_end_m: b,
+        }
     }
 
     #[test]
     fn learning_widens_and_merges_per_operator() {
         let mut t = HandoverTable::new();
         // Four runs; the first two overlap at 1005..1009.
-        for o in [obs("A", 1000.0, 1004.0), obs("A", 1010.0, 1013.0), obs("A", 3000.0, 3004.0), obs("B", 1005.0, 1009.0)] {
+        for o in [
+            obs("A", 1000.0, 1004.0),
+            obs("A", 1010.0, 1013.0),
+            obs("A", 3000.0, 3004.0),
+            obs("B", 1005.0, 1009.0),
+        ] {
             t.learn(&[o], 5.0);
         }
         assert_eq!(t.runs, 4);
         let a = &t.operators["A"];
         assert_eq!(a.len(), 2, "{a:?}");
-        assert_eq!(a[0], Range { start_m: 995.0, end_m: 1018.0, count: 2 });
+        assert_eq!(
+            a[0],
+            Range {
+                start_m: 995.0,
+                end_m: 1018.0,
+                count: 2
+            }
+        );
         assert_eq!(a[1].count, 1);
         assert!(t.contains("A", 1017.0) && !t.contains("A", 1019.0));
         assert!(t.contains("B", 1000.5) && !t.contains("C", 1000.5));
@@ -301,7 +393,14 @@ mod tests {
     fn one_run_supports_a_stretch_once() {
         let mut t = HandoverTable::new();
         t.learn(&[obs("A", 1000.0, 1004.0), obs("A", 1002.0, 1006.0)], 5.0);
-        assert_eq!(t.support["A"], vec![Range { start_m: 995.0, end_m: 1011.0, count: 1 }]);
+        assert_eq!(
+            t.support["A"],
+            vec![Range {
+                start_m: 995.0,
+                end_m: 1011.0,
+                count: 1
+            }]
+        );
     }
 
     /// k of n: with min_support k only the stretches that k runs saw stay, so the range is the
@@ -324,9 +423,16 @@ mod tests {
         let r = &t.operators["A"];
         assert_eq!(r.len(), 1, "{r:?}");
         // Every run's span 1000..1003 widened by 5 m; the three positions differ by a metre.
-        assert!(r[0].start_m >= 993.0 && r[0].start_m <= 995.0 && r[0].end_m >= 1007.0 && r[0].end_m <= 1009.0, "{r:?}");
+        assert!(
+            r[0].start_m >= 993.0 && r[0].start_m <= 995.0 && r[0].end_m >= 1007.0 && r[0].end_m <= 1009.0,
+            "{r:?}"
+        );
         assert_eq!(r[0].count, 8);
-        assert!(union > 27.0 && t.covered_m("A", 0.0, 5000.0) < 16.0, "{union} {}", t.covered_m("A", 0.0, 5000.0));
+        assert!(
+            union > 27.0 && t.covered_m("A", 0.0, 5000.0) < 16.0,
+            "{union} {}",
+            t.covered_m("A", 0.0, 5000.0)
+        );
         assert_eq!(t.covered_m("A", 1000.0, 1001.0), 1.0);
         // The support survives the CSV, and so does k.
         let back = HandoverTable::from_csv(&t.to_csv(), "t.csv").unwrap();
@@ -336,7 +442,14 @@ mod tests {
     /// Accumulating is exact: two batches of runs give the table of all the runs at once.
     #[test]
     fn accumulating_batches_equals_learning_at_once() {
-        let runs: Vec<Vec<ObservedHandover>> = (0..10).map(|i| vec![obs("A", 1000.0 + 2.0 * i as f64, 1003.0 + 2.0 * i as f64), obs("B", 2000.0 - i as f64, 2001.0)]).collect();
+        let runs: Vec<Vec<ObservedHandover>> = (0..10)
+            .map(|i| {
+                vec![
+                    obs("A", 1000.0 + 2.0 * i as f64, 1003.0 + 2.0 * i as f64),
+                    obs("B", 2000.0 - i as f64, 2001.0),
+                ]
+            })
+            .collect();
         let mut all = HandoverTable::new();
         runs.iter().for_each(|r| all.learn(r, 4.0));
         let (mut first, mut second) = (HandoverTable::new(), HandoverTable::new());
@@ -357,7 +470,8 @@ mod tests {
     /// row is a range.
     #[test]
     fn v1_tables_read_as_before() {
-        let v1 = "# mobipath handover table v1\noperator,start_m,end_m,count\nA,608.4,679.7,24\nA,705.6,750.2,2\nB,5,5,1\n";
+        let v1 =
+            "# mobipath handover table v1\noperator,start_m,end_m,count\nA,608.4,679.7,24\nA,705.6,750.2,2\nB,5,5,1\n";
         let t = HandoverTable::from_csv(v1, "v1.csv").unwrap();
         assert_eq!((t.runs, t.min_support), (0, 1));
         assert_eq!(t.operators["A"].len(), 2);
@@ -394,18 +508,39 @@ mod tests {
         let cases = [
             ("", "t.csv: empty table"),
             ("op,start,end\n", "t.csv: line 1: header"),
-            ("operator,start_m,end_m,count\nA,10,5,1\n", "t.csv: line 2: end_m = 5: must not be less than start_m (10)"),
-            ("operator,start_m,end_m,count\nA,x,5,1\n", "t.csv: line 2: start_m = x: must be a finite number in [0, 1e12]"),
+            (
+                "operator,start_m,end_m,count\nA,10,5,1\n",
+                "t.csv: line 2: end_m = 5: must not be less than start_m (10)",
+            ),
+            (
+                "operator,start_m,end_m,count\nA,x,5,1\n",
+                "t.csv: line 2: start_m = x: must be a finite number in [0, 1e12]",
+            ),
             ("operator,start_m,end_m,count\nA,1,5\n", "t.csv: line 2: columns"),
-            ("operator,start_m,end_m,count\nA,1,5,0\n", "t.csv: line 2: count = 0: must be an integer in [1, 1000000000]"),
+            (
+                "operator,start_m,end_m,count\nA,1,5,0\n",
+                "t.csv: line 2: count = 0: must be an integer in [1, 1000000000]",
+            ),
             ("operator,start_m,end_m,count\n,1,5,1\n", "t.csv: line 2: operator"),
-            ("operator,start_m,end_m,count\nA,-3,5,1\n", "t.csv: line 2: start_m = -3"),
-            ("# min_support = 0\noperator,start_m,end_m,count\n", "t.csv: line 1: min_support = 0: must be an integer >= 1"),
-            ("# runs = many\noperator,start_m,end_m,count\n", "t.csv: line 1: runs = many: must be an integer >= 0"),
+            (
+                "operator,start_m,end_m,count\nA,-3,5,1\n",
+                "t.csv: line 2: start_m = -3",
+            ),
+            (
+                "# min_support = 0\noperator,start_m,end_m,count\n",
+                "t.csv: line 1: min_support = 0: must be an integer >= 1",
+            ),
+            (
+                "# runs = many\noperator,start_m,end_m,count\n",
+                "t.csv: line 1: runs = many: must be an integer >= 0",
+            ),
         ];
         for (text, want) in cases {
             let errs = HandoverTable::from_csv(text, "t.csv").expect_err(text);
-            assert!(errs.iter().any(|e| e.to_string().starts_with(want)), "{text:?}: {errs:?}");
+            assert!(
+                errs.iter().any(|e| e.to_string().starts_with(want)),
+                "{text:?}: {errs:?}"
+            );
         }
     }
 }

@@ -28,10 +28,18 @@ pub enum Wrapper {
 
 impl Wrapper {
     /// The registry: (wrapper, name as written before the parenthesis).
-    pub const ALL: &'static [(Wrapper, &'static str)] = &[(Wrapper::Pha, "pha"), (Wrapper::Oracle, "oracle"), (Wrapper::Block, "block")];
+    pub const ALL: &'static [(Wrapper, &'static str)] = &[
+        (Wrapper::Pha, "pha"),
+        (Wrapper::Oracle, "oracle"),
+        (Wrapper::Block, "block"),
+    ];
 
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(w, _)| *w == self).map(|(_, n)| *n).expect("every wrapper is listed in ALL")
+        Self::ALL
+            .iter()
+            .find(|(w, _)| *w == self)
+            .map(|(_, n)| *n)
+            .expect("every wrapper is listed in ALL")
     }
 
     /// Whether it needs a handover table (`[hst] table`) besides a train.
@@ -44,7 +52,12 @@ impl Wrapper {
 /// parameters); anything else → (None, itself).
 pub fn split_wrapper(cfg: &SchedulerConfig) -> (Option<Wrapper>, SchedulerConfig) {
     for &(w, name) in Wrapper::ALL {
-        if let Some(inner) = cfg.name.strip_prefix(name).and_then(|r| r.strip_prefix('(')).and_then(|r| r.strip_suffix(')')) {
+        if let Some(inner) = cfg
+            .name
+            .strip_prefix(name)
+            .and_then(|r| r.strip_prefix('('))
+            .and_then(|r| r.strip_suffix(')'))
+        {
             let mut c = cfg.clone();
             c.name = inner.trim().to_string();
             return (Some(w), c);
@@ -59,7 +72,12 @@ pub enum WrapperPlan {
     /// PHA: the table, each subflow's operator (`None`: never excluded), the GPS fixes
     /// `(time, metres along the track)` the train's receiver produces, and per subflow the times
     /// its operator's handovers completed (sorted; the modem reports them).
-    Pha { table: Rc<HandoverTable>, operators: Vec<Option<String>>, gps: Rc<[(Time, f64)]>, completions: Vec<Vec<Time>> },
+    Pha {
+        table: Rc<HandoverTable>,
+        operators: Vec<Option<String>>,
+        gps: Rc<[(Time, f64)]>,
+        completions: Vec<Vec<Time>>,
+    },
     /// The true handover intervals `[start, end)` of each subflow's operator.
     Oracle { windows: Vec<Vec<(Time, Time)>> },
     /// The same, for subflow blocking (the cwnd collapse itself is a driver's action).
@@ -78,25 +96,46 @@ impl WrapperPlan {
     /// Wraps `inner` (its name becomes `wrapper(inner)`).
     pub fn wrap(&self, inner: Box<dyn Scheduler>) -> Box<dyn Scheduler> {
         match self.clone() {
-            WrapperPlan::Pha { table, operators, gps, completions } => Box::new(Filtered::new("pha", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
-                let done = |k: usize, r: &super::table::Range| completions.get(k).is_some_and(|c| completed_in_range(c, conn.now, &gps, r));
-                exclude_until_handover_done(&table, &operators, gps_at(&gps, conn.now), views, done)
-            })),
-            WrapperPlan::Oracle { windows } => Box::new(Filtered::new("oracle", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
-                for v in views.iter_mut() {
-                    let lead = v.srtt.max(NS_PER_MS);
-                    if windows[v.id].iter().any(|&(s, e)| conn.now + lead >= s && conn.now < e) {
-                        v.established = false;
+            WrapperPlan::Pha {
+                table,
+                operators,
+                gps,
+                completions,
+            } => Box::new(Filtered::new(
+                "pha",
+                inner,
+                move |conn: &ConnView, views: &mut [SubflowView]| {
+                    let done = |k: usize, r: &super::table::Range| {
+                        completions
+                            .get(k)
+                            .is_some_and(|c| completed_in_range(c, conn.now, &gps, r))
+                    };
+                    exclude_until_handover_done(&table, &operators, gps_at(&gps, conn.now), views, done)
+                },
+            )),
+            WrapperPlan::Oracle { windows } => Box::new(Filtered::new(
+                "oracle",
+                inner,
+                move |conn: &ConnView, views: &mut [SubflowView]| {
+                    for v in views.iter_mut() {
+                        let lead = v.srtt.max(NS_PER_MS);
+                        if windows[v.id].iter().any(|&(s, e)| conn.now + lead >= s && conn.now < e) {
+                            v.established = false;
+                        }
                     }
-                }
-            })),
-            WrapperPlan::Block { windows } => Box::new(Filtered::new("block", inner, move |conn: &ConnView, views: &mut [SubflowView]| {
-                for v in views.iter_mut() {
-                    if windows[v.id].iter().any(|&(s, e)| conn.now >= s && conn.now < e) {
-                        v.established = false;
+                },
+            )),
+            WrapperPlan::Block { windows } => Box::new(Filtered::new(
+                "block",
+                inner,
+                move |conn: &ConnView, views: &mut [SubflowView]| {
+                    for v in views.iter_mut() {
+                        if windows[v.id].iter().any(|&(s, e)| conn.now >= s && conn.now < e) {
+                            v.established = false;
+                        }
                     }
-                }
-            })),
+                },
+            )),
         }
     }
 }

@@ -26,7 +26,10 @@ pub enum Capacity {
     /// Piecewise-constant rates: `points[i] = (start_ns, bit/s)`; `points[0].0 == 0`,
     /// starts strictly increasing. With `period = Some(p)` (all starts `< p`) the
     /// schedule repeats every `p` ns; with `None` the last rate holds forever.
-    Schedule { points: Vec<(Time, u64)>, period: Option<Time> },
+    Schedule {
+        points: Vec<(Time, u64)>,
+        period: Option<Time>,
+    },
     /// mahimahi delivery opportunities at `times` (ns, non-decreasing, last == `period` > 0);
     /// opportunity `i` of cycle `k` happens at `k·period + times[i]`.
     Opportunities { times: Vec<Time>, period: Time },
@@ -107,7 +110,10 @@ impl Capacity {
     /// opportunity lists with period = last time > 0. Anything unusable becomes "never
     /// sends" rather than a panic or a hang.
     pub fn sanitized(self) -> Capacity {
-        let never = Capacity::Schedule { points: vec![(0, 0)], period: None };
+        let never = Capacity::Schedule {
+            points: vec![(0, 0)],
+            period: None,
+        };
         match self {
             Capacity::Schedule { mut points, period } => {
                 points.sort_by_key(|p| p.0);
@@ -273,13 +279,19 @@ mod tests {
 
     #[test]
     fn schedule_pieces_wrap_with_period() {
-        let c = Capacity::Schedule { points: vec![(0, 5), (10, 0), (15, 7)], period: Some(20) };
+        let c = Capacity::Schedule {
+            points: vec![(0, 5), (10, 0), (15, 7)],
+            period: Some(20),
+        };
         assert_eq!(c.piece_at(0), (0, 10, 5));
         assert_eq!(c.piece_at(12), (10, 15, 0));
         assert_eq!(c.piece_at(19), (15, 20, 7));
         assert_eq!(c.piece_at(20), (20, 30, 5));
         assert_eq!(c.piece_at(55), (55, 60, 7));
-        let c = Capacity::Schedule { points: vec![(0, 5), (10, 3)], period: None };
+        let c = Capacity::Schedule {
+            points: vec![(0, 5), (10, 3)],
+            period: None,
+        };
         assert_eq!(c.piece_at(1_000_000), (10, NEVER, 3));
     }
 
@@ -288,8 +300,16 @@ mod tests {
         let tl = Timeline {
             cap: Capacity::Constant { bps: 9 },
             outages: vec![
-                Outage { start: 10, end: 20, queued: OutageQueued::Hold },
-                Outage { start: 30, end: 40, queued: OutageQueued::Drop },
+                Outage {
+                    start: 10,
+                    end: 20,
+                    queued: OutageQueued::Hold,
+                },
+                Outage {
+                    start: 30,
+                    end: 40,
+                    queued: OutageQueued::Drop,
+                },
             ],
         };
         assert_eq!(tl.piece_at(0), (0, 10, 9));
@@ -312,7 +332,10 @@ mod tests {
         assert_eq!(Capacity::first_opp_at_or_after(&t, 5, 10), (1, 3));
         // Brute-force count check.
         for x in 0..40u64 {
-            let brute = (0..10u64).flat_map(|k| t.iter().map(move |&ti| k * 5 + ti)).filter(|&y| y < x).count() as u64;
+            let brute = (0..10u64)
+                .flat_map(|k| t.iter().map(move |&ti| k * 5 + ti))
+                .filter(|&y| y < x)
+                .count() as u64;
             assert_eq!(Capacity::opps_before(&t, 5, x), brute, "t = {x}");
         }
     }

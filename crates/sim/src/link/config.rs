@@ -10,9 +10,9 @@
 //! - outages belong to the link and apply to both directions.
 use super::capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline};
 use super::dir::{LinkDir, Wire};
+use super::loss::DirStreams;
 use super::trace;
 use crate::core::rng::RngStreams;
-use super::loss::DirStreams;
 use crate::core::time::{from_ms_f64, from_secs_f64, Time};
 use crate::error::{fmt_num, ConfigError, Errors};
 use schemars::JsonSchema;
@@ -407,10 +407,21 @@ impl LinkSpec {
             fwd_outages.extend(self.forward_outages.iter().cloned());
             fwd_outages.sort_by_key(|o| o.start);
         }
-        let mut fwd = LinkDir::new(&self.forward, &fwd_outages, DirStreams::named(rngs, &format!("link/{name}/forward")));
+        let mut fwd = LinkDir::new(
+            &self.forward,
+            &fwd_outages,
+            DirStreams::named(rngs, &format!("link/{name}/forward")),
+        );
         fwd.set_forwarding(&self.forwarding);
         let rev_outages = self.reverse_outages.as_deref().unwrap_or(&self.outages);
-        (fwd, LinkDir::new(&self.reverse, rev_outages, DirStreams::named(rngs, &format!("link/{name}/reverse"))))
+        (
+            fwd,
+            LinkDir::new(
+                &self.reverse,
+                rev_outages,
+                DirStreams::named(rngs, &format!("link/{name}/reverse")),
+            ),
+        )
     }
 }
 
@@ -426,7 +437,12 @@ impl LinkConfig {
     /// problem. The scenario loader should call this once per link (traces are read once).
     pub fn resolve(&self, prefix: &str, base_dir: &Path, errs: &mut Errors) -> Option<LinkSpec> {
         let n0 = errs.0.len();
-        errs.check(!self.name.trim().is_empty(), format!("{prefix}.name"), &self.name, "must not be empty");
+        errs.check(
+            !self.name.trim().is_empty(),
+            format!("{prefix}.name"),
+            &self.name,
+            "must not be empty",
+        );
         let delay = check_delay(&format!("{prefix}.delay_ms"), self.delay_ms, errs);
         let cap = resolve_capacity(
             prefix,
@@ -470,11 +486,22 @@ impl LinkConfig {
         check_reorder(&format!("{prefix}.reorder"), self.reorder.as_ref(), errs);
         let (outages, forwarding) = resolve_outages(prefix, &self.outages, errs);
         // Same spans; only what happens to the queue differs (resolve_outages sorted them by start).
-        let reverse_outages = self.outages.iter().any(|o| o.reverse_queued.is_some_and(|q| q != o.queued)).then(|| {
-            let mut order: Vec<&OutageConfig> = self.outages.iter().collect();
-            order.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
-            outages.iter().zip(order).map(|(o, c)| Outage { queued: c.reverse_queued.unwrap_or(c.queued), ..*o }).collect::<Vec<_>>()
-        });
+        let reverse_outages = self
+            .outages
+            .iter()
+            .any(|o| o.reverse_queued.is_some_and(|q| q != o.queued))
+            .then(|| {
+                let mut order: Vec<&OutageConfig> = self.outages.iter().collect();
+                order.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+                outages
+                    .iter()
+                    .zip(order)
+                    .map(|(o, c)| Outage {
+                        queued: c.reverse_queued.unwrap_or(c.queued),
+                        ..*o
+                    })
+                    .collect::<Vec<_>>()
+            });
 
         let rev_default = ReverseConfig::default();
         let rv = self.reverse.as_ref().unwrap_or(&rev_default);
@@ -482,14 +509,20 @@ impl LinkConfig {
         let rev_delay = rv.delay_ms.map(|d| check_delay(&format!("{rp}.delay_ms"), d, errs));
         let rev_cap = resolve_capacity(
             &rp,
-            CapFields { rate_mbps: rv.rate_mbps, rate_schedule: &rv.rate_schedule, trace: &rv.trace, token_bucket: &rv.token_bucket },
+            CapFields {
+                rate_mbps: rv.rate_mbps,
+                rate_schedule: &rv.rate_schedule,
+                trace: &rv.trace,
+                token_bucket: &rv.token_bucket,
+            },
             base_dir,
             errs,
         );
         let rev_queue = resolve_queue(&rp, rv.queue_packets, rv.queue_bytes, errs);
         // A token-bucket direction's queue is its limit: the reverse's own bucket, or the
         // forward one it inherits when it gives no capacity.
-        let rev_own_cap = rv.rate_mbps.is_some() || rv.rate_schedule.is_some() || rv.trace.is_some() || rv.token_bucket.is_some();
+        let rev_own_cap =
+            rv.rate_mbps.is_some() || rv.rate_schedule.is_some() || rv.trace.is_some() || rv.token_bucket.is_some();
         if rv.token_bucket.is_some() || (!rev_own_cap && self.token_bucket.is_some()) {
             check_no_queue_with_bucket(&rp, rv.queue_packets, rv.queue_bytes, errs);
         }
@@ -500,7 +533,14 @@ impl LinkConfig {
             return None;
         }
         let ((cap, tb), queue, rev_cap, rev_queue) = (cap?, queue?, rev_cap?, rev_queue?);
-        let forward = DirSpec { capacity: cap, token_bucket: tb, delay, queue, loss: self.loss.clone(), reorder: self.reorder.clone() };
+        let forward = DirSpec {
+            capacity: cap,
+            token_bucket: tb,
+            delay,
+            queue,
+            loss: self.loss.clone(),
+            reorder: self.reorder.clone(),
+        };
         let (rev_capacity, rev_tb) = rev_cap.unwrap_or_else(|| (forward.capacity.clone(), forward.token_bucket));
         let rev_queue = match rev_tb {
             Some(t) => QueueLimit::Bytes(t.limit_bytes),
@@ -514,13 +554,25 @@ impl LinkConfig {
             loss: rv.loss.clone(),
             reorder: rv.reorder.clone(),
         };
-        Some(LinkSpec { name: self.name.clone(), forward, reverse, outages, forward_outages: Vec::new(), forwarding, reverse_outages })
+        Some(LinkSpec {
+            name: self.name.clone(),
+            forward,
+            reverse,
+            outages,
+            forward_outages: Vec::new(),
+            forwarding,
+            reverse_outages,
+        })
     }
 
     /// Resolves and builds both directions (forward, reverse). Errors name fields as
     /// `links["<name>"].<field>`; a scenario loader that knows the link's index should
     /// prefer [`resolve`](Self::resolve) with its own prefix.
-    pub fn build<P: Wire>(&self, base_dir: &Path, rngs: &RngStreams) -> Result<(LinkDir<P>, LinkDir<P>), Vec<ConfigError>> {
+    pub fn build<P: Wire>(
+        &self,
+        base_dir: &Path,
+        rngs: &RngStreams,
+    ) -> Result<(LinkDir<P>, LinkDir<P>), Vec<ConfigError>> {
         let mut errs = Errors::default();
         match self.resolve(&format!("links[{:?}]", self.name), base_dir, &mut errs) {
             Some(spec) if errs.is_empty() => Ok(spec.build(rngs)),
@@ -617,13 +669,23 @@ fn resolve_token_bucket(field: &str, t: &TokenBucketConfig, errs: &mut Errors) -
         t.limit_bytes,
         &format!("must be in [{min} (a 1500-byte packet plus frame_overhead_bytes), 150000000000]"),
     );
-    (errs.0.len() == n0).then_some(TokenBucket { bps, burst_bytes: t.burst_bytes as u64, overhead_bytes: oh as u64, limit_bytes: t.limit_bytes as u64 })
+    (errs.0.len() == n0).then_some(TokenBucket {
+        bps,
+        burst_bytes: t.burst_bytes as u64,
+        overhead_bytes: oh as u64,
+        limit_bytes: t.limit_bytes as u64,
+    })
 }
 
 /// `None` if there were errors; `Some(None)` if no capacity was given (reverse inherits;
 /// the forward caller reports it); `Some(Some((cap, bucket)))` otherwise (a token bucket's
 /// capacity is `Constant` at its rate).
-fn resolve_capacity(prefix: &str, f: CapFields<'_>, base_dir: &Path, errs: &mut Errors) -> Option<Option<(Capacity, Option<TokenBucket>)>> {
+fn resolve_capacity(
+    prefix: &str,
+    f: CapFields<'_>,
+    base_dir: &Path,
+    errs: &mut Errors,
+) -> Option<Option<(Capacity, Option<TokenBucket>)>> {
     let n0 = errs.0.len();
     let given: Vec<&str> = [
         f.rate_mbps.map(|_| "rate_mbps"),
@@ -638,7 +700,10 @@ fn resolve_capacity(prefix: &str, f: CapFields<'_>, base_dir: &Path, errs: &mut 
         errs.push(ConfigError::new(
             prefix,
             "",
-            format!("exactly one of rate_mbps, rate_schedule, trace, token_bucket must be given (found {})", given.join(", ")),
+            format!(
+                "exactly one of rate_mbps, rate_schedule, trace, token_bucket must be given (found {})",
+                given.join(", ")
+            ),
         ));
     }
     if let Some(t) = f.token_bucket {
@@ -676,12 +741,21 @@ fn resolve_schedule(field: &str, steps: &[RateStep], errs: &mut Errors) -> Optio
     for (i, s) in steps.iter().enumerate() {
         let f_at = format!("{field}[{i}].at_s");
         if i == 0 {
-            errs.check(s.at_s == 0.0, &f_at, fmt_num(s.at_s), "the first entry must have at_s = 0");
+            errs.check(
+                s.at_s == 0.0,
+                &f_at,
+                fmt_num(s.at_s),
+                "the first entry must have at_s = 0",
+            );
         } else if s.at_s.is_finite() && steps[i - 1].at_s.is_finite() && s.at_s <= steps[i - 1].at_s {
             errs.push(ConfigError::new(
                 &f_at,
                 fmt_num(s.at_s),
-                format!("must be > {field}[{}].at_s = {} (strictly increasing)", i - 1, fmt_num(steps[i - 1].at_s)),
+                format!(
+                    "must be > {field}[{}].at_s = {} (strictly increasing)",
+                    i - 1,
+                    fmt_num(steps[i - 1].at_s)
+                ),
             ));
         }
         errs.range(&f_at, s.at_s, 0.0, MAX_TIME_S);
@@ -718,17 +792,28 @@ fn load_trace(field: &str, t: &TraceConfig, base_dir: &Path, errs: &mut Errors) 
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(e) => {
-                let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+                let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
                 errs.push(ConfigError::new(&f_file, file, format!("line {line}: not UTF-8 text")));
                 return None;
             }
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            errs.push(ConfigError::new(&f_file, file, format!("trace file not found (looked for {})", path.display())));
+            errs.push(ConfigError::new(
+                &f_file,
+                file,
+                format!("trace file not found (looked for {})", path.display()),
+            ));
             return None;
         }
         Err(e) => {
-            errs.push(ConfigError::new(&f_file, file, format!("cannot read trace file {}: {e}", path.display())));
+            errs.push(ConfigError::new(
+                &f_file,
+                file,
+                format!("cannot read trace file {}: {e}", path.display()),
+            ));
             return None;
         }
     };
@@ -756,13 +841,27 @@ pub const MAX_QUEUE_BYTES: i64 = 150_000_000_000;
 fn resolve_queue(prefix: &str, pk: Option<i64>, by: Option<i64>, errs: &mut Errors) -> Option<Option<QueueLimit>> {
     let n0 = errs.0.len();
     if pk.is_some() && by.is_some() {
-        errs.push(ConfigError::new(prefix, "", "at most one of queue_packets, queue_bytes may be given"));
+        errs.push(ConfigError::new(
+            prefix,
+            "",
+            "at most one of queue_packets, queue_bytes may be given",
+        ));
     }
     if let Some(p) = pk {
-        errs.check((1..=MAX_QUEUE_PACKETS).contains(&p), format!("{prefix}.queue_packets"), p, "must be in [1, 100000000]");
+        errs.check(
+            (1..=MAX_QUEUE_PACKETS).contains(&p),
+            format!("{prefix}.queue_packets"),
+            p,
+            "must be in [1, 100000000]",
+        );
     }
     if let Some(b) = by {
-        errs.check((1500..=MAX_QUEUE_BYTES).contains(&b), format!("{prefix}.queue_bytes"), b, "must be in [1500 (one full-sized packet), 150000000000]");
+        errs.check(
+            (1500..=MAX_QUEUE_BYTES).contains(&b),
+            format!("{prefix}.queue_bytes"),
+            b,
+            "must be in [1500 (one full-sized packet), 150000000000]",
+        );
     }
     if errs.0.len() > n0 {
         return None;
@@ -778,7 +877,13 @@ fn check_loss(field: &str, l: Option<&LossConfig>, errs: &mut Errors) {
     match l {
         None => {}
         Some(LossConfig::Bernoulli { p }) => errs.range(format!("{field}.p"), *p, 0.0, 1.0),
-        Some(LossConfig::GilbertElliott { p_good, p_bad, good, bad, .. }) => {
+        Some(LossConfig::GilbertElliott {
+            p_good,
+            p_bad,
+            good,
+            bad,
+            ..
+        }) => {
             errs.range(format!("{field}.p_good"), *p_good, 0.0, 1.0);
             errs.range(format!("{field}.p_bad"), *p_bad, 0.0, 1.0);
             check_sojourn(&format!("{field}.good"), good, errs);
@@ -824,23 +929,52 @@ fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> (V
         let n0 = errs.0.len();
         errs.range(format!("{f}.start_s"), o.start_s, 0.0, MAX_TIME_S);
         let ok = o.duration_s.is_finite() && o.duration_s > 0.0 && o.duration_s <= MAX_TIME_S;
-        errs.check(ok, format!("{f}.duration_s"), fmt_num(o.duration_s), "must be > 0 and <= 1000000000");
+        errs.check(
+            ok,
+            format!("{f}.duration_s"),
+            fmt_num(o.duration_s),
+            "must be > 0 and <= 1000000000",
+        );
         if let Some(fc) = &o.forwarding {
             errs.range(format!("{f}.forwarding.delay_ms"), fc.delay_ms, 0.0, MAX_DELAY_MS);
             errs.range(format!("{f}.forwarding.loss"), fc.loss, 0.0, 1.0);
             errs.range(format!("{f}.forwarding.queued_loss"), fc.queued_loss, 0.0, 1.0);
             if let Some(b) = fc.buffer_bytes {
-                errs.check((1..=1u64 << 40).contains(&b), format!("{f}.forwarding.buffer_bytes"), b, "must be in [1, 2^40]");
+                errs.check(
+                    (1..=1u64 << 40).contains(&b),
+                    format!("{f}.forwarding.buffer_bytes"),
+                    b,
+                    "must be in [1, 2^40]",
+                );
             }
             let hold = o.queued == OutageQueued::Hold;
-            errs.check(hold, format!("{f}.queued"), "drop", "forwarding needs queued = \"hold\" (a dropped packet cannot be forwarded)");
+            errs.check(
+                hold,
+                format!("{f}.queued"),
+                "drop",
+                "forwarding needs queued = \"hold\" (a dropped packet cannot be forwarded)",
+            );
         }
         if errs.0.len() == n0 {
             let start = from_secs_f64(o.start_s);
             let end = from_secs_f64(o.start_s + o.duration_s).max(start + 1);
-            out.push((i, Outage { start, end, queued: o.queued }));
+            out.push((
+                i,
+                Outage {
+                    start,
+                    end,
+                    queued: o.queued,
+                },
+            ));
             if let Some(fc) = &o.forwarding {
-                fwd.push(Forwarding { start, end, extra_delay: from_ms_f64(fc.delay_ms), loss_prob: fc.loss, queued_loss: fc.queued_loss, buffer_bytes: fc.buffer_bytes.unwrap_or(u64::MAX) });
+                fwd.push(Forwarding {
+                    start,
+                    end,
+                    extra_delay: from_ms_f64(fc.delay_ms),
+                    loss_prob: fc.loss,
+                    queued_loss: fc.queued_loss,
+                    buffer_bytes: fc.buffer_bytes.unwrap_or(u64::MAX),
+                });
             }
         }
     }
@@ -865,7 +999,10 @@ fn resolve_outages(prefix: &str, list: &[OutageConfig], errs: &mut Errors) -> (V
 
 /// The resolved timeline of a direction (capacity with the link's outages).
 pub(crate) fn timeline(spec: &DirSpec, outages: &[Outage]) -> Timeline {
-    Timeline { cap: spec.capacity.clone(), outages: outages.to_vec() }
+    Timeline {
+        cap: spec.capacity.clone(),
+        outages: outages.to_vec(),
+    }
 }
 
 #[cfg(test)]
@@ -911,7 +1048,13 @@ mod tests {
         assert!(errs.is_empty());
         assert_eq!(spec.forward.delay, 20_000_000);
         assert_eq!(spec.forward.queue, QueueLimit::Bytes(250_000));
-        assert!(matches!(spec.forward.capacity, Capacity::Schedule { period: Some(2_000_000_000), .. }));
+        assert!(matches!(
+            spec.forward.capacity,
+            Capacity::Schedule {
+                period: Some(2_000_000_000),
+                ..
+            }
+        ));
         // Reverse: own capacity, inherited delay and queue, no loss/reorder.
         assert_eq!(spec.reverse.capacity, Capacity::Constant { bps: 10_000_000 });
         assert_eq!(spec.reverse.delay, 20_000_000);
@@ -936,7 +1079,14 @@ mod tests {
         let mut errs = Errors::default();
         let s = c.resolve("l", Path::new("."), &mut errs).unwrap();
         assert_eq!(s.forward.queue, QueueLimit::Packets(DEFAULT_QUEUE_PACKETS));
-        assert_eq!(s.reverse, DirSpec { loss: None, reorder: None, ..s.forward.clone() });
+        assert_eq!(
+            s.reverse,
+            DirSpec {
+                loss: None,
+                reorder: None,
+                ..s.forward.clone()
+            }
+        );
         assert!(s.forward.loss.is_some());
     }
 
@@ -1056,10 +1206,17 @@ mod tests {
             ),
         ];
         for (body, wants) in cases {
-            let text = if body.starts_with("name") { body.to_string() } else { format!("{head}{body}") };
+            let text = if body.starts_with("name") {
+                body.to_string()
+            } else {
+                format!("{head}{body}")
+            };
             let got = errors_of(&text, &dir);
             for w in *wants {
-                assert!(got.iter().any(|g| g.starts_with(w)), "config:\n{text}\nwant {w:?}\ngot {got:#?}");
+                assert!(
+                    got.iter().any(|g| g.starts_with(w)),
+                    "config:\n{text}\nwant {w:?}\ngot {got:#?}"
+                );
             }
             assert_eq!(got.len(), wants.len(), "config:\n{text}\ngot {got:#?}");
         }
@@ -1068,7 +1225,10 @@ mod tests {
     #[test]
     fn build_reports_errors_with_name_prefix() {
         let c = parse("name = \"x\"\ndelay_ms = 1\nrate_mbps = 0\n");
-        let e = c.build::<crate::packet::Packet>(Path::new("."), &crate::core::RngStreams::new(1)).err().unwrap();
+        let e = c
+            .build::<crate::packet::Packet>(Path::new("."), &crate::core::RngStreams::new(1))
+            .err()
+            .unwrap();
         assert_eq!(e[0].to_string(), "links[\"x\"].rate_mbps = 0: must be > 0");
     }
 
@@ -1082,11 +1242,18 @@ mod tests {
 
     #[test]
     fn token_bucket_resolves_with_its_limit_as_queue_and_is_inherited_by_the_reverse() {
-        let c = parse("name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }");
+        let c = parse(
+            "name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }",
+        );
         let mut errs = Errors::default();
         let s = c.resolve("links[0]", Path::new("."), &mut errs).expect("valid");
         assert!(errs.is_empty(), "{errs:?}");
-        let tb = TokenBucket { bps: 10_000_000, burst_bytes: 15140, overhead_bytes: 14, limit_bytes: 45420 };
+        let tb = TokenBucket {
+            bps: 10_000_000,
+            burst_bytes: 15140,
+            overhead_bytes: 14,
+            limit_bytes: 45420,
+        };
         assert_eq!(s.forward.token_bucket, Some(tb));
         assert_eq!(s.forward.capacity, Capacity::Constant { bps: 10_000_000 });
         assert_eq!(s.forward.queue, QueueLimit::Bytes(45420));
@@ -1094,10 +1261,16 @@ mod tests {
         // A reverse rate replaces the bucket (and then the reverse may give its own queue).
         let c = parse("name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }\nreverse = { rate_mbps = 1000, queue_packets = 1000 }");
         let s = c.resolve("links[0]", Path::new("."), &mut errs).expect("valid");
-        assert_eq!((s.reverse.token_bucket, s.reverse.queue), (None, QueueLimit::Packets(1000)));
+        assert_eq!(
+            (s.reverse.token_bucket, s.reverse.queue),
+            (None, QueueLimit::Packets(1000))
+        );
         let d = c.with_defaults();
         assert!(d.queue_packets.is_none() && d.reverse.unwrap().token_bucket.is_none());
-        let d = parse("name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }").with_defaults();
+        let d = parse(
+            "name = \"b\"\ndelay_ms = 10\ntoken_bucket = { rate_mbps = 10, burst_bytes = 15140, limit_bytes = 45420 }",
+        )
+        .with_defaults();
         assert!(d.queue_packets.is_none() && d.reverse.unwrap().token_bucket.is_some());
     }
 
@@ -1105,18 +1278,50 @@ mod tests {
     fn token_bucket_errors_name_the_field_and_the_range() {
         let base = Path::new(".");
         let e = errors_of("name = \"b\"\ndelay_ms = 1\ntoken_bucket = { rate_mbps = 0, burst_bytes = 1513, limit_bytes = 100, frame_overhead_bytes = 14 }", base);
-        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.rate_mbps") && m.contains("must be > 0")), "{e:?}");
-        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.burst_bytes") && m.contains("1513") && m.contains("[1514")), "{e:?}");
-        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.limit_bytes") && m.contains("[1514")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|m| m.contains("links[0].token_bucket.rate_mbps") && m.contains("must be > 0")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|m| m.contains("links[0].token_bucket.burst_bytes") && m.contains("1513") && m.contains("[1514")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|m| m.contains("links[0].token_bucket.limit_bytes") && m.contains("[1514")),
+            "{e:?}"
+        );
         let e = errors_of("name = \"b\"\ndelay_ms = 1\ntoken_bucket = { rate_mbps = 1, burst_bytes = 2000, limit_bytes = 3000, frame_overhead_bytes = 300 }", base);
-        assert!(e.iter().any(|m| m.contains("links[0].token_bucket.frame_overhead_bytes") && m.contains("[0, 256]")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|m| m.contains("links[0].token_bucket.frame_overhead_bytes") && m.contains("[0, 256]")),
+            "{e:?}"
+        );
         let e = errors_of("name = \"b\"\ndelay_ms = 1\nrate_mbps = 5\nqueue_packets = 10\noutages = [ { start_s = 1, duration_s = 1 } ]\ntoken_bucket = { rate_mbps = 1, burst_bytes = 2000, limit_bytes = 3000 }", base);
         assert!(e.iter().any(|m| m.contains("found rate_mbps, token_bucket")), "{e:?}");
-        assert!(e.iter().any(|m| m.contains("links[0].queue_packets") && m.contains("token_bucket.limit_bytes")), "{e:?}");
-        assert!(e.iter().any(|m| m.contains("links[0].outages") && m.contains("token_bucket")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|m| m.contains("links[0].queue_packets") && m.contains("token_bucket.limit_bytes")),
+            "{e:?}"
+        );
+        assert!(
+            e.iter()
+                .any(|m| m.contains("links[0].outages") && m.contains("token_bucket")),
+            "{e:?}"
+        );
         let e = errors_of("name = \"b\"\ndelay_ms = 1\ntoken_bucket = { rate_mbps = 1, burst_bytes = 2000, limit_bytes = 3000 }\nreverse = { queue_bytes = 5000 }", base);
-        assert!(e.iter().any(|m| m.contains("links[0].reverse.queue_bytes") && m.contains("token_bucket")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|m| m.contains("links[0].reverse.queue_bytes") && m.contains("token_bucket")),
+            "{e:?}"
+        );
         let e = errors_of("name = \"b\"\ndelay_ms = 1\n", base);
-        assert!(e.iter().any(|m| m.contains("rate_mbps, rate_schedule, trace, token_bucket") && m.contains("found none")), "{e:?}");
+        assert!(
+            e.iter()
+                .any(|m| m.contains("rate_mbps, rate_schedule, trace, token_bucket") && m.contains("found none")),
+            "{e:?}"
+        );
     }
 }

@@ -169,7 +169,12 @@ impl<P: Wire> LinkDir<P> {
             Capacity::Constant { bps } if tl.outages.is_empty() => bps,
             _ => 0,
         };
-        let drop_starts = tl.outages.iter().filter(|o| o.queued == OutageQueued::Drop).map(|o| o.start).collect();
+        let drop_starts = tl
+            .outages
+            .iter()
+            .filter(|o| o.queued == OutageQueued::Drop)
+            .map(|o| o.start)
+            .collect();
         LinkDir {
             tl,
             delay: spec.delay,
@@ -203,7 +208,12 @@ impl<P: Wire> LinkDir<P> {
             tb: spec.token_bucket.map(|t| {
                 let burst_w = t.burst_bytes as u128 * 8 * NS_PER_S as u128;
                 // The bucket starts full (`tbf_change` sets tokens = buffer).
-                TbState { spec: t, burst_w, tokens: burst_w, at: 0 }
+                TbState {
+                    spec: t,
+                    burst_w,
+                    tokens: burst_w,
+                    at: 0,
+                }
             }),
             stats: LinkStats::default(),
         }
@@ -221,7 +231,13 @@ impl<P: Wire> LinkDir<P> {
     pub fn set_forwarding(&mut self, fwd: &[Forwarding]) {
         let mut v = fwd.to_vec();
         v.sort_by_key(|f| f.start);
-        self.gaps = v.iter().map(|f| ForwardingGap { start: f.start, ..Default::default() }).collect();
+        self.gaps = v
+            .iter()
+            .map(|f| ForwardingGap {
+                start: f.start,
+                ..Default::default()
+            })
+            .collect();
         self.fwd_used = vec![0; v.len()];
         self.fwd = v;
         self.fwd_cursor = 0;
@@ -237,14 +253,20 @@ impl<P: Wire> LinkDir<P> {
     /// (handy for other modules' tests). Rates are clamped to at least 1 bit/s.
     pub fn constant(rate_mbps: f64, delay_ms: f64, queue_packets: u64) -> LinkDir<P> {
         let spec = DirSpec {
-            capacity: Capacity::Constant { bps: ((rate_mbps * 1e6).round() as u64).max(1) },
+            capacity: Capacity::Constant {
+                bps: ((rate_mbps * 1e6).round() as u64).max(1),
+            },
             delay: from_ms_f64(delay_ms.max(0.0)),
             token_bucket: None,
             queue: QueueLimit::Packets(queue_packets),
             loss: None,
             reorder: None,
         };
-        LinkDir::new(&spec, &[], DirStreams::named(&crate::core::RngStreams::new(0), "constant"))
+        LinkDir::new(
+            &spec,
+            &[],
+            DirStreams::named(&crate::core::RngStreams::new(0), "constant"),
+        )
     }
 
     /// A packet arrives at the link's input at `now`. Returns `Err(pkt)` if it was
@@ -547,7 +569,11 @@ impl<P: Wire> LinkDir<P> {
         let mut w: u128 = bytes as u128 * 8 * NS_PER_S as u128;
         // The carry is capacity from just before `s`: only a packet that was already
         // waiting could have used it (an arrival at an idle link starts from scratch).
-        let carry = if backlogged && self.carry_at == s { self.carry as u128 } else { 0 };
+        let carry = if backlogged && self.carry_at == s {
+            self.carry as u128
+        } else {
+            0
+        };
         self.carry = 0;
         if carry >= w {
             self.carry = (carry - w) as u64;
@@ -620,7 +646,9 @@ impl<P: Wire> LinkDir<P> {
             }
         }
         self.credit = 0;
-        let Capacity::Opportunities { times, period } = &self.tl.cap else { return NEVER };
+        let Capacity::Opportunities { times, period } = &self.tl.cap else {
+            return NEVER;
+        };
         let period = *period;
         let mut cur = (self.opp_k, self.opp_i).max(Capacity::first_opp_at_or_after(times, period, s));
         loop {
@@ -634,7 +662,11 @@ impl<P: Wire> LinkDir<P> {
                 cur = cur.max(Capacity::first_opp_at_or_after(times, period, o.end));
                 continue;
             }
-            cur = if cur.1 + 1 < times.len() { (cur.0, cur.1 + 1) } else { (cur.0.saturating_add(1), 0) };
+            cur = if cur.1 + 1 < times.len() {
+                (cur.0, cur.1 + 1)
+            } else {
+                (cur.0.saturating_add(1), 0)
+            };
             let u = OPPORTUNITY_BYTES.min(rem);
             rem -= u;
             if rem == 0 {

@@ -30,7 +30,12 @@ impl DirStreams {
     /// `link/<name>/forward` and `link/<name>/reverse`).
     pub fn named(rngs: &RngStreams, dir: &str) -> Self {
         let s = |what: &str| rngs.stream(&format!("{dir}/{what}"));
-        DirStreams { loss: s("loss"), ge_state: s("ge-state"), reorder: s("reorder"), forwarding: s("forwarding") }
+        DirStreams {
+            loss: s("loss"),
+            ge_state: s("ge-state"),
+            reorder: s("reorder"),
+            forwarding: s("forwarding"),
+        }
     }
 }
 
@@ -101,7 +106,11 @@ impl GilbertElliott {
     fn bad_at(&mut self, t: Time) -> bool {
         while self.next_switch <= t {
             self.bad = !self.bad;
-            let d = if self.bad { self.bad_s.draw(&mut self.state_rng) } else { self.good_s.draw(&mut self.state_rng) };
+            let d = if self.bad {
+                self.bad_s.draw(&mut self.state_rng)
+            } else {
+                self.good_s.draw(&mut self.state_rng)
+            };
             self.next_switch = self.next_switch.saturating_add(d);
             if self.next_switch == NEVER {
                 break;
@@ -129,11 +138,21 @@ impl LossModel {
                     LossModel::None
                 }
             }
-            Some(LossConfig::GilbertElliott { p_good, p_bad, start, good, bad }) => {
+            Some(LossConfig::GilbertElliott {
+                p_good,
+                p_bad,
+                start,
+                good,
+                bad,
+            }) => {
                 let good_s = Sojourn::from_config(good);
                 let bad_s = Sojourn::from_config(bad);
                 let is_bad = *start == GeState::Bad;
-                let first = if is_bad { bad_s.draw(&mut state_rng) } else { good_s.draw(&mut state_rng) };
+                let first = if is_bad {
+                    bad_s.draw(&mut state_rng)
+                } else {
+                    good_s.draw(&mut state_rng)
+                };
                 LossModel::Ge(
                     Box::new(GilbertElliott {
                         bad: is_bad,
@@ -185,7 +204,11 @@ impl Reorder {
     pub fn new(c: Option<&ReorderConfig>, rng: Rng) -> Option<Self> {
         let c = c?;
         if c.p > 0.0 && c.extra_delay_ms > 0.0 {
-            Some(Reorder { d: bern(c.p), extra: from_ms_f64(c.extra_delay_ms), rng })
+            Some(Reorder {
+                d: bern(c.p),
+                extra: from_ms_f64(c.extra_delay_ms),
+                rng,
+            })
         } else {
             None
         }

@@ -21,8 +21,8 @@ mod tests;
 
 pub use capacity::{Capacity, Forwarding, Outage, OutageQueued, Timeline, OPPORTUNITY_BYTES};
 pub use config::{
-    DirSpec, ForwardingConfig, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit, RateStep,
-    ReorderConfig, ReverseConfig, SojournConfig, TokenBucket, TokenBucketConfig, TraceConfig,
+    DirSpec, ForwardingConfig, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit,
+    RateStep, ReorderConfig, ReverseConfig, SojournConfig, TokenBucket, TokenBucketConfig, TraceConfig,
 };
 pub use dir::{ForwardingGap, LinkDir, LinkStats, Retransmission, Wire};
 pub use loss::DirStreams;

@@ -33,7 +33,14 @@ fn dir_with(
     reorder: Option<ReorderConfig>,
     r: DirStreams,
 ) -> LinkDir {
-    let spec = DirSpec { capacity: cap, token_bucket: None, delay: crate::core::time::from_ms_f64(delay_ms), queue, loss, reorder };
+    let spec = DirSpec {
+        capacity: cap,
+        token_bucket: None,
+        delay: crate::core::time::from_ms_f64(delay_ms),
+        queue,
+        loss,
+        reorder,
+    };
     LinkDir::new(&spec, outages, r)
 }
 
@@ -93,7 +100,11 @@ fn check_invariants(d: &LinkDir) {
     assert!(s.enqueued_packets >= s.departed_packets + s.queue_packets, "{s:?}");
     // Every arrival ends exactly once: in the queue, departed, or dropped (queue full,
     // refused in an outage, or flushed by one).
-    assert_eq!(s.arrived_packets, s.departed_packets + s.queue_packets + s.drops_queue + s.drops_outage + s.drops_forwarding, "{s:?}");
+    assert_eq!(
+        s.arrived_packets,
+        s.departed_packets + s.queue_packets + s.drops_queue + s.drops_outage + s.drops_forwarding,
+        "{s:?}"
+    );
     assert!(s.drops_forwarding <= s.forwarded, "{s:?}");
     assert_eq!(s.queue_packets, d.queue_packets() as u64);
     assert_eq!(s.queue_bytes, d.queue_bytes());
@@ -101,7 +112,10 @@ fn check_invariants(d: &LinkDir) {
 
 /// Bits that left the transmitter (arrival − delay) in [a, b).
 fn bits_departed(out: &[(Time, Packet)], delay: Time, a: Time, b: Time) -> f64 {
-    out.iter().filter(|(t, _)| (a..b).contains(&(t - delay))).map(|(_, p)| p.wire_bytes() as f64 * 8.0).sum()
+    out.iter()
+        .filter(|(t, _)| (a..b).contains(&(t - delay)))
+        .map(|(_, p)| p.wire_bytes() as f64 * 8.0)
+        .sum()
 }
 
 #[test]
@@ -204,7 +218,10 @@ fn transmission_spanning_rate_changes_integrates_exactly() {
     d.enqueue(0, pkt(0, 1500)).unwrap();
     assert_eq!(d.next_wakeup(), Some(1_250_000));
     // A schedule ending at rate 0 never finishes and never asks to be woken.
-    let cap = Capacity::Schedule { points: vec![(0, 12_000_000), (500 * NS_PER_US, 0)], period: None };
+    let cap = Capacity::Schedule {
+        points: vec![(0, 12_000_000), (500 * NS_PER_US, 0)],
+        period: None,
+    };
     let mut d = dir(cap, 0.0, QueueLimit::Packets(10), &[]);
     d.enqueue(0, pkt(0, 1500)).unwrap();
     assert_eq!(d.next_wakeup(), None);
@@ -217,15 +234,20 @@ fn transmission_spanning_rate_changes_integrates_exactly() {
 fn per_second_trace_delivers_its_rates_and_wraps() {
     // Seconds: 8, (missing), (missing), 16 Mbit/s; period 4 s.
     let text = "1 8\r\n4 16\r\n";
-    for (missing, per_s) in [(MissingPolicy::Zero, [8.0, 0.0, 0.0, 16.0]), (MissingPolicy::Hold, [8.0, 8.0, 8.0, 16.0])]
-    {
+    for (missing, per_s) in [
+        (MissingPolicy::Zero, [8.0, 0.0, 0.0, 16.0]),
+        (MissingPolicy::Hold, [8.0, 8.0, 8.0, 16.0]),
+    ] {
         let cap = trace::parse_mbps_per_second(text, missing).unwrap();
         let mut d = dir(cap, 0.0, QueueLimit::Packets(1000), &[]);
         let out = run_saturated(&mut d, 8 * NS_PER_S, 20, 1500);
         for s in 0..8u64 {
             let got = bits_departed(&out, 0, s * NS_PER_S, (s + 1) * NS_PER_S) / 1e6;
             let want = per_s[(s % 4) as usize];
-            assert!((got - want).abs() <= 0.0121, "{missing:?} second {s}: {got} Mbit vs {want}");
+            assert!(
+                (got - want).abs() <= 0.0121,
+                "{missing:?} second {s}: {got} Mbit vs {want}"
+            );
             assert_eq!(d.rate_bps_at(s * NS_PER_S + 1), want * 1e6);
         }
         check_invariants(&d);
@@ -273,16 +295,25 @@ fn mahimahi_leftover_credit_rules() {
     ];
     let out = drive(&mut d, &arrivals, NEVER - 1);
     let got: Vec<(u64, Time)> = out.iter().map(|(t, p)| (p.id, *t)).collect();
-    assert_eq!(got, vec![(0, ms), (1, ms), (2, 3 * ms), (3, 3 * ms), (4, 20 * ms), (5, 23 * ms)]);
+    assert_eq!(
+        got,
+        vec![(0, ms), (1, ms), (2, 3 * ms), (3, 3 * ms), (4, 20 * ms), (5, 23 * ms)]
+    );
 }
 
 #[test]
 fn drop_tail_counts_packets_and_bytes() {
     let mut d = dir(mbps(1.0), 0.0, QueueLimit::Packets(5), &[]);
     let results: Vec<bool> = (0..10).map(|i| d.enqueue(0, pkt(i, 1500)).is_ok()).collect();
-    assert_eq!(results, [true, true, true, true, true, false, false, false, false, false]);
+    assert_eq!(
+        results,
+        [true, true, true, true, true, false, false, false, false, false]
+    );
     let s = d.stats();
-    assert_eq!((s.enqueued_packets, s.drops_queue, s.queue_packets, s.max_queue_packets), (5, 5, 5, 5));
+    assert_eq!(
+        (s.enqueued_packets, s.drops_queue, s.queue_packets, s.max_queue_packets),
+        (5, 5, 5, 5)
+    );
     assert_eq!(s.queue_bytes, 7500);
     // The packet in transmission counts: after one departure there is room for one more.
     let mut out = Vec::new();
@@ -297,7 +328,10 @@ fn drop_tail_counts_packets_and_bytes() {
     assert!(d.enqueue(0, pkt(1, 1500)).is_ok());
     assert!(d.enqueue(0, pkt(2, 1500)).is_err(), "4500 > 4000 bytes");
     assert!(d.enqueue(0, pkt(3, 1000)).is_ok(), "a smaller packet still fits");
-    assert_eq!((d.queue_bytes(), d.stats().drops_queue, d.stats().max_queue_bytes), (4000, 1, 4000));
+    assert_eq!(
+        (d.queue_bytes(), d.stats().drops_queue, d.stats().max_queue_bytes),
+        (4000, 1, 4000)
+    );
     check_invariants(&d);
 }
 
@@ -323,7 +357,11 @@ fn bernoulli_loss_fraction_is_binomial() {
         d.wake(NEVER - 1, &mut out);
         let lost = d.stats().drops_loss as f64;
         let (mean, sd) = (n as f64 * p, (n as f64 * p * (1.0 - p)).sqrt());
-        assert!((lost - mean).abs() <= 3.29 * sd, "p = {p}: lost {lost}, expected {mean} ± {}", 3.29 * sd);
+        assert!(
+            (lost - mean).abs() <= 3.29 * sd,
+            "p = {p}: lost {lost}, expected {mean} ± {}",
+            3.29 * sd
+        );
         assert_eq!(out.len() as u64 + d.stats().drops_loss, n);
         check_invariants(&d);
     }
@@ -339,7 +377,15 @@ fn gilbert_elliott_deterministic_losses_only_in_bad_periods() {
         bad: SojournConfig::Deterministic { mean_s: 4.0 },
     };
     // 12 Mbit/s: one 1500-byte packet per ms, departures at k ms.
-    let mut d = dir_with(mbps(12.0), 0.0, QueueLimit::Packets(100), &[], Some(ge), None, rng("ge"));
+    let mut d = dir_with(
+        mbps(12.0),
+        0.0,
+        QueueLimit::Packets(100),
+        &[],
+        Some(ge),
+        None,
+        rng("ge"),
+    );
     let end = 60 * NS_PER_S;
     let out = run_saturated(&mut d, end, 10, 1500);
     let bad = |t: Time| {
@@ -354,7 +400,15 @@ fn gilbert_elliott_deterministic_losses_only_in_bad_periods() {
     assert_eq!(d.stats().drops_loss, expected_lost);
     assert_eq!(expected_lost, 4 * 4000, "4 bad periods of 4 s at 1000 packets/s");
     // The channel state itself, probed at period edges.
-    let mut d = dir_with(mbps(1.0), 0.0, QueueLimit::Packets(1), &[], Some(d_ge()), None, rng("x"));
+    let mut d = dir_with(
+        mbps(1.0),
+        0.0,
+        QueueLimit::Packets(1),
+        &[],
+        Some(d_ge()),
+        None,
+        rng("x"),
+    );
     let probe: Vec<bool> = [0.0, 9.999, 10.0, 13.999, 14.0, 23.9, 24.0, 28.0]
         .iter()
         .map(|&s| d.loss_state_bad_at(crate::core::time::from_secs_f64(s)))
@@ -376,7 +430,13 @@ fn d_ge() -> LossConfig {
 /// configured means (exponential) and bounds (uniform).
 #[test]
 fn gilbert_elliott_sojourn_distributions() {
-    let ge = |good, bad, start| LossConfig::GilbertElliott { p_good: 0.0, p_bad: 1.0, start, good, bad };
+    let ge = |good, bad, start| LossConfig::GilbertElliott {
+        p_good: 0.0,
+        p_bad: 1.0,
+        start,
+        good,
+        bad,
+    };
     let measure = |cfg: LossConfig, seconds: u64| -> (Vec<f64>, Vec<f64>) {
         let mut d = dir_with(mbps(1.0), 0.0, QueueLimit::Packets(1), &[], Some(cfg), None, rng("soj"));
         let (mut goods, mut bads) = (Vec::new(), Vec::new());
@@ -400,7 +460,11 @@ fn gilbert_elliott_sojourn_distributions() {
     };
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let (g, b) = measure(
-        ge(SojournConfig::Exponential { mean_s: 1.0 }, SojournConfig::Exponential { mean_s: 0.5 }, GeState::Bad),
+        ge(
+            SojournConfig::Exponential { mean_s: 1.0 },
+            SojournConfig::Exponential { mean_s: 0.5 },
+            GeState::Bad,
+        ),
         3000,
     );
     // ~2000 sojourns each: the standard error of the mean is ~2.2 % (good) / 2.2 % (bad).
@@ -415,14 +479,21 @@ fn gilbert_elliott_sojourn_distributions() {
         ),
         300,
     );
-    assert!(g.iter().all(|&x| (0.199..=0.601).contains(&x)), "uniform sojourn out of [0.2, 0.6]");
+    assert!(
+        g.iter().all(|&x| (0.199..=0.601).contains(&x)),
+        "uniform sojourn out of [0.2, 0.6]"
+    );
     assert!((mean(&g) - 0.4).abs() < 0.02, "uniform mean {}", mean(&g));
     assert!(b.iter().all(|&x| (x - 0.1).abs() < 0.0015));
 }
 
 fn outage(start_s: f64, dur_s: f64, queued: OutageQueued) -> Outage {
     use crate::core::time::from_secs_f64;
-    Outage { start: from_secs_f64(start_s), end: from_secs_f64(start_s + dur_s), queued }
+    Outage {
+        start: from_secs_f64(start_s),
+        end: from_secs_f64(start_s + dur_s),
+        queued,
+    }
 }
 
 /// 12 Mbit/s (1 ms per packet), a packet every 0.5 ms (2× overload), queue 100, outage
@@ -433,18 +504,35 @@ fn outage_hold_vs_drop() {
     let o_start = 1_000_500_000;
     let o_end = 2 * NS_PER_S;
 
-    let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(100), &[outage(1.0005, 0.9995, OutageQueued::Hold)]);
+    let mut d = dir(
+        mbps(12.0),
+        0.0,
+        QueueLimit::Packets(100),
+        &[outage(1.0005, 0.9995, OutageQueued::Hold)],
+    );
     let out = drive(&mut d, &arrivals, 3 * NS_PER_S);
-    assert!(out.iter().all(|(t, _)| !(o_start < *t && *t < o_end)), "nothing leaves during the outage");
+    assert!(
+        out.iter().all(|(t, _)| !(o_start < *t && *t < o_end)),
+        "nothing leaves during the outage"
+    );
     let first_after = out.iter().map(|o| o.0).find(|&t| t >= o_end).unwrap();
-    assert_eq!(first_after, o_end + 500 * NS_PER_US, "the half-sent packet resumes where it stopped");
+    assert_eq!(
+        first_after,
+        o_end + 500 * NS_PER_US,
+        "the half-sent packet resumes where it stopped"
+    );
     assert_eq!(d.stats().drops_outage, 0);
     assert_eq!(d.rate_bps_at(o_start), 0.0);
     assert_eq!(d.rate_bps_at(o_end), 12e6);
     check_invariants(&d);
     let held = d.stats().clone();
 
-    let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(100), &[outage(1.0005, 0.9995, OutageQueued::Drop)]);
+    let mut d = dir(
+        mbps(12.0),
+        0.0,
+        QueueLimit::Packets(100),
+        &[outage(1.0005, 0.9995, OutageQueued::Drop)],
+    );
     let out = drive(&mut d, &arrivals, 3 * NS_PER_S);
     assert!(out.iter().all(|(t, _)| !(o_start < *t && *t < o_end)));
     // Flushed: the 100 queued packets; refused: arrivals at 1.001, 1.0015, ..., 1.9995 s.
@@ -457,11 +545,22 @@ fn outage_hold_vs_drop() {
 }
 
 fn fwd(start_ms: u64, end_ms: u64, extra_ms: u64, loss_prob: f64) -> Forwarding {
-    Forwarding { start: start_ms * NS_PER_MS, end: end_ms * NS_PER_MS, extra_delay: extra_ms * NS_PER_MS, loss_prob, queued_loss: 0.0, buffer_bytes: u64::MAX }
+    Forwarding {
+        start: start_ms * NS_PER_MS,
+        end: end_ms * NS_PER_MS,
+        extra_delay: extra_ms * NS_PER_MS,
+        loss_prob,
+        queued_loss: 0.0,
+        buffer_bytes: u64::MAX,
+    }
 }
 
 fn hold(start_ms: u64, end_ms: u64) -> Outage {
-    Outage { start: start_ms * NS_PER_MS, end: end_ms * NS_PER_MS, queued: OutageQueued::Hold }
+    Outage {
+        start: start_ms * NS_PER_MS,
+        end: end_ms * NS_PER_MS,
+        queued: OutageQueued::Hold,
+    }
 }
 
 /// X2 forwarding at a handover (radio/effect.rs semantics): a saturated 25 Mbit/s downlink with
@@ -476,10 +575,17 @@ fn forwarding_holds_packets_until_end_plus_extra_delay() {
     let before = *dep.iter().rfind(|&&t| t <= NS_PER_S).unwrap();
     let after = *dep.iter().find(|&&t| t > NS_PER_S).unwrap();
     let tx = 1500 * 8 * NS_PER_S / 25_000_000; // 480 µs
-    assert_eq!(after, 1050 * NS_PER_MS + tx, "first forwarded packet goes out a full transmission after end + 10 ms");
+    assert_eq!(
+        after,
+        1050 * NS_PER_MS + tx,
+        "first forwarded packet goes out a full transmission after end + 10 ms"
+    );
     assert!(NS_PER_S - before <= tx, "the link was busy until the detach: {before}");
     let g = d.forwarding_gaps()[0];
-    assert_eq!((g.start, g.last_before, g.first_after), (NS_PER_S, Some(before), Some(after)));
+    assert_eq!(
+        (g.start, g.last_before, g.first_after),
+        (NS_PER_S, Some(before), Some(after))
+    );
     let gap_ms = (after - before) as f64 / 1e6;
     assert!((50.0..=51.0).contains(&gap_ms), "{gap_ms}");
     // Everything that was queued at the detach was forwarded, in order, none lost.
@@ -506,14 +612,20 @@ fn forwarding_restarts_partly_sent_packets_and_skips_empty_queues() {
     let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
     d.set_forwarding(&[fwd(1000, 1040, 10, 0.0)]);
     let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
-    assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![991 * NS_PER_MS, 1046 * NS_PER_MS]);
+    assert_eq!(
+        out.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![991 * NS_PER_MS, 1046 * NS_PER_MS]
+    );
     assert_eq!(d.stats().forwarded, 0);
     // One arriving during the interruption is held, and the fresh one waits behind it.
     let arrivals = vec![(1020 * NS_PER_MS, pkt(0, 1500)), (1045 * NS_PER_MS, pkt(1, 1500))];
     let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
     d.set_forwarding(&[fwd(1000, 1040, 10, 0.0)]);
     let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
-    assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![1051 * NS_PER_MS, 1052 * NS_PER_MS]);
+    assert_eq!(
+        out.iter().map(|o| o.0).collect::<Vec<_>>(),
+        vec![1051 * NS_PER_MS, 1052 * NS_PER_MS]
+    );
     assert_eq!(d.stats().forwarded, 1);
     check_invariants(&d);
 }
@@ -523,8 +635,20 @@ fn forwarding_restarts_partly_sent_packets_and_skips_empty_queues() {
 #[test]
 fn forwarding_loss_drops_the_configured_fraction() {
     let p = 0.2;
-    let spikes: Vec<Forwarding> = (0..200).map(|k| Forwarding { queued_loss: p, ..fwd(100 + k * 100, 140 + k * 100, 10, p) }).collect();
-    let outs: Vec<Outage> = spikes.iter().map(|f| Outage { start: f.start, end: f.end, queued: OutageQueued::Hold }).collect();
+    let spikes: Vec<Forwarding> = (0..200)
+        .map(|k| Forwarding {
+            queued_loss: p,
+            ..fwd(100 + k * 100, 140 + k * 100, 10, p)
+        })
+        .collect();
+    let outs: Vec<Outage> = spikes
+        .iter()
+        .map(|f| Outage {
+            start: f.start,
+            end: f.end,
+            queued: OutageQueued::Hold,
+        })
+        .collect();
     let run = |seed: &str| {
         let mut d = dir_with(mbps(25.0), 0.0, QueueLimit::Packets(100), &outs, None, None, rng(seed));
         d.set_forwarding(&spikes);
@@ -536,7 +660,11 @@ fn forwarding_loss_drops_the_configured_fraction() {
     let n = st.forwarded as f64;
     assert!(n > 4000.0, "{st:?}");
     let sd = (n * p * (1.0 - p)).sqrt();
-    assert!((st.drops_forwarding as f64 - n * p).abs() < 4.0 * sd, "{} of {n} lost", st.drops_forwarding);
+    assert!(
+        (st.drops_forwarding as f64 - n * p).abs() < 4.0 * sd,
+        "{} of {n} lost",
+        st.drops_forwarding
+    );
     assert_eq!(st.drops_loss, 0);
     assert_eq!(run("a").1, ids, "same seed, same drops");
     assert_ne!(run("b").1, ids);
@@ -552,7 +680,10 @@ fn discarded_source_buffer_loses_queued_packets_and_forwards_new_arrivals() {
     arrivals.push((1030 * NS_PER_MS, pkt(6, 1500)));
     arrivals.push((1080 * NS_PER_MS, pkt(7, 1500)));
     let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
-    d.set_forwarding(&[Forwarding { queued_loss: 1.0, ..fwd(1000, 1040, 10, 0.0) }]);
+    d.set_forwarding(&[Forwarding {
+        queued_loss: 1.0,
+        ..fwd(1000, 1040, 10, 0.0)
+    }]);
     let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
     let got: Vec<(u64, Time)> = out.iter().map(|o| (o.1.id, o.0 / NS_PER_MS)).collect();
     // Packets 0 and 1 left by the detach (1 exactly at it); 2 was being sent: lost with 3 and 4.
@@ -569,7 +700,10 @@ fn forwarded_burst_beyond_the_target_buffer_is_lost() {
     let mut arrivals: Vec<(Time, Packet)> = (0..6).map(|i| (1010 * NS_PER_MS + i, pkt(i, 1500))).collect();
     arrivals.push((1080 * NS_PER_MS, pkt(6, 1500)));
     let mut d = dir(mbps(12.0), 0.0, QueueLimit::Packets(10), &[hold(1000, 1040)]);
-    d.set_forwarding(&[Forwarding { buffer_bytes: 4000, ..fwd(1000, 1040, 10, 0.0) }]);
+    d.set_forwarding(&[Forwarding {
+        buffer_bytes: 4000,
+        ..fwd(1000, 1040, 10, 0.0)
+    }]);
     let out = drive(&mut d, &arrivals, 2 * NS_PER_S);
     let got: Vec<u64> = out.iter().map(|o| o.1.id).collect();
     assert_eq!(got, vec![0, 1, 6], "two 1500 B packets fit in 4000 B");
@@ -581,18 +715,29 @@ fn forwarded_burst_beyond_the_target_buffer_is_lost() {
 #[test]
 fn outage_skips_mahimahi_opportunities() {
     let cap = trace::parse_mahimahi("1\n2\n3\n4\n").unwrap(); // one per ms
-    let o = Outage { start: 10 * NS_PER_MS, end: 20 * NS_PER_MS, queued: OutageQueued::Hold };
+    let o = Outage {
+        start: 10 * NS_PER_MS,
+        end: 20 * NS_PER_MS,
+        queued: OutageQueued::Hold,
+    };
     let mut d = dir(cap.clone(), 0.0, QueueLimit::Packets(100), &[o]);
     let out = run_saturated(&mut d, 30 * NS_PER_MS, 5, 1500);
     let times: Vec<Time> = out.iter().map(|o| o.0 / NS_PER_MS).collect();
     let want: Vec<Time> = (1..=30).filter(|t| !(10..20).contains(t)).collect();
     assert_eq!(times, want);
     // Drop mode: the flush gives back the opportunities charged to the flushed packet.
-    let o = Outage { start: 10 * NS_PER_MS + 1, end: 20 * NS_PER_MS, queued: OutageQueued::Drop };
+    let o = Outage {
+        start: 10 * NS_PER_MS + 1,
+        end: 20 * NS_PER_MS,
+        queued: OutageQueued::Drop,
+    };
     let mut d = dir(cap, 0.0, QueueLimit::Packets(100), &[o]);
     let arrivals = vec![(10 * NS_PER_MS, pkt(0, 3000)), (20 * NS_PER_MS, pkt(1, 1500))];
     let out = drive(&mut d, &arrivals, NEVER - 1);
-    assert_eq!(out.iter().map(|o| (o.1.id, o.0)).collect::<Vec<_>>(), vec![(1, 20 * NS_PER_MS)]);
+    assert_eq!(
+        out.iter().map(|o| (o.1.id, o.0)).collect::<Vec<_>>(),
+        vec![(1, 20 * NS_PER_MS)]
+    );
     assert_eq!(d.stats().drops_outage, 1);
 }
 
@@ -610,8 +755,14 @@ fn reorder_lets_later_packets_overtake() {
     );
     let out = run_saturated(&mut d, 10 * NS_PER_S, 10, 1500);
     let n = out.len() as f64;
-    let delayed = out.iter().filter(|(t, p)| *t == (p.id + 1) * NS_PER_MS + 15 * NS_PER_MS).count() as f64;
-    let plain = out.iter().filter(|(t, p)| *t == (p.id + 1) * NS_PER_MS + 10 * NS_PER_MS).count() as f64;
+    let delayed = out
+        .iter()
+        .filter(|(t, p)| *t == (p.id + 1) * NS_PER_MS + 15 * NS_PER_MS)
+        .count() as f64;
+    let plain = out
+        .iter()
+        .filter(|(t, p)| *t == (p.id + 1) * NS_PER_MS + 10 * NS_PER_MS)
+        .count() as f64;
     assert_eq!(delayed + plain, n, "every packet gets delay or delay + extra");
     assert_eq!(delayed as u64, d.stats().reordered);
     let sd = (n * p * (1.0 - p)).sqrt();
@@ -647,7 +798,16 @@ fn same_seed_same_drops_and_streams_are_independent() {
     assert_eq!(a, lost_ids("s1", None));
     assert_ne!(a, lost_ids("s2", None));
     // Reordering draws from its own named stream: enabling it changes no loss.
-    assert_eq!(a, lost_ids("s1", Some(ReorderConfig { p: 0.5, extra_delay_ms: 1.0 })));
+    assert_eq!(
+        a,
+        lost_ids(
+            "s1",
+            Some(ReorderConfig {
+                p: 0.5,
+                extra_delay_ms: 1.0
+            })
+        )
+    );
 }
 
 /// Spurious and early wake calls change nothing.
@@ -773,8 +933,11 @@ mod prop {
     fn capacity() -> impl Strategy<Value = Capacity> {
         prop_oneof![
             (1_000u64..2_000_000_000).prop_map(|bps| Capacity::Constant { bps }),
-            (proptest::collection::vec((1u64..50_000_000, 0u64..3, 0u64..200_000_000), 1..6), any::<bool>()).prop_map(
-                |(steps, wrap)| {
+            (
+                proptest::collection::vec((1u64..50_000_000, 0u64..3, 0u64..200_000_000), 1..6),
+                any::<bool>()
+            )
+                .prop_map(|(steps, wrap)| {
                     // (gap, zero?, bps): a zero rate one time in three.
                     let mut t = 0;
                     let mut points = Vec::new();
@@ -785,9 +948,11 @@ mod prop {
                     if points.iter().all(|p| p.1 == 0) {
                         points[0].1 = 1_000_000;
                     }
-                    Capacity::Schedule { points, period: wrap.then_some(t) }
-                }
-            ),
+                    Capacity::Schedule {
+                        points,
+                        period: wrap.then_some(t),
+                    }
+                }),
             proptest::collection::vec(0u64..20, 1..30).prop_map(|gaps| {
                 let mut t = 0;
                 let mut times: Vec<Time> = gaps
@@ -813,7 +978,11 @@ mod prop {
                 .map(|(gap, len, drop)| {
                     let start = t + gap;
                     t = start + len;
-                    Outage { start, end: t, queued: if drop { OutageQueued::Drop } else { OutageQueued::Hold } }
+                    Outage {
+                        start,
+                        end: t,
+                        queued: if drop { OutageQueued::Drop } else { OutageQueued::Hold },
+                    }
                 })
                 .collect()
         })
@@ -875,11 +1044,26 @@ mod prop {
 #[test]
 fn degenerate_hand_built_capacities_are_safe() {
     for cap in [
-        Capacity::Schedule { points: vec![], period: Some(5) },
-        Capacity::Schedule { points: vec![(0, 0), (10, 0)], period: Some(20) },
-        Capacity::Schedule { points: vec![(5, 0)], period: Some(0) },
-        Capacity::Opportunities { times: vec![], period: 0 },
-        Capacity::Opportunities { times: vec![0, 0], period: 0 },
+        Capacity::Schedule {
+            points: vec![],
+            period: Some(5),
+        },
+        Capacity::Schedule {
+            points: vec![(0, 0), (10, 0)],
+            period: Some(20),
+        },
+        Capacity::Schedule {
+            points: vec![(5, 0)],
+            period: Some(0),
+        },
+        Capacity::Opportunities {
+            times: vec![],
+            period: 0,
+        },
+        Capacity::Opportunities {
+            times: vec![0, 0],
+            period: 0,
+        },
         Capacity::Constant { bps: 0 },
     ] {
         let mut d = dir(cap.clone(), 0.0, QueueLimit::Packets(10), &[]);
@@ -892,7 +1076,10 @@ fn degenerate_hand_built_capacities_are_safe() {
     }
     // Unsorted opportunity times are sorted, and the period taken from the last.
     let mut d = dir(
-        Capacity::Opportunities { times: vec![3 * NS_PER_MS, NS_PER_MS], period: 7 },
+        Capacity::Opportunities {
+            times: vec![3 * NS_PER_MS, NS_PER_MS],
+            period: 7,
+        },
         0.0,
         QueueLimit::Packets(10),
         &[],
@@ -907,7 +1094,12 @@ fn tb_dir(rate_mbps: f64, burst: u64, limit: u64, overhead: u64) -> LinkDir {
     let bps = (rate_mbps * 1e6) as u64;
     let spec = DirSpec {
         capacity: Capacity::Constant { bps },
-        token_bucket: Some(TokenBucket { bps, burst_bytes: burst, overhead_bytes: overhead, limit_bytes: limit }),
+        token_bucket: Some(TokenBucket {
+            bps,
+            burst_bytes: burst,
+            overhead_bytes: overhead,
+            limit_bytes: limit,
+        }),
         delay: 5 * NS_PER_MS,
         queue: QueueLimit::Bytes(limit),
         loss: None,
@@ -930,11 +1122,18 @@ fn token_bucket_bursts_then_paces_frames_at_its_rate() {
         d.wake(t, &mut out);
     }
     let deps: Vec<Time> = out.iter().map(|(t, _)| t - 5 * NS_PER_MS).collect();
-    assert_eq!(&deps[..4], &[0, 0, 0, 0], "a full bucket of 4 frames + 100 B sends 4 at once");
+    assert_eq!(
+        &deps[..4],
+        &[0, 0, 0, 0],
+        "a full bucket of 4 frames + 100 B sends 4 at once"
+    );
     // The 5th needs 1414 more bytes of tokens: ⌈1414·8/10⁷ s⌉ = 1131.2 µs → 1131200 ns.
     assert_eq!(deps[4], 1_131_200);
     for w in deps[4..].windows(2) {
-        assert!((w[1] - w[0]).abs_diff(1_211_200) <= 1, "one 1514-byte frame per 1211.2 µs: {deps:?}");
+        assert!(
+            (w[1] - w[0]).abs_diff(1_211_200) <= 1,
+            "one 1514-byte frame per 1211.2 µs: {deps:?}"
+        );
     }
     // Long run: delivered IP rate = 10 Mbit/s × 1500/1514.
     let mut d = tb_dir(10.0, 10 * 1514, 40 * 1514, 14);
@@ -964,7 +1163,10 @@ fn token_bucket_limit_counts_frames_and_oversized_frames_are_dropped() {
     let mut d = tb_dir(1.0, 1514, 2 * 1514 + 100, 14);
     d.enqueue(0, pkt(0, 1500)).unwrap();
     d.enqueue(0, pkt(1, 1500)).unwrap();
-    assert!(d.enqueue(0, pkt(2, 100)).is_err(), "1514+1514+114 > 3128: frames, not IP bytes, count");
+    assert!(
+        d.enqueue(0, pkt(2, 100)).is_err(),
+        "1514+1514+114 > 3128: frames, not IP bytes, count"
+    );
     let mut d = tb_dir(1.0, 1514, 2 * 1514 + 114, 14);
     d.enqueue(0, pkt(0, 1500)).unwrap();
     d.enqueue(0, pkt(1, 1500)).unwrap();

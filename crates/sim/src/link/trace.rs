@@ -43,7 +43,10 @@ struct Collector {
 impl Collector {
     fn line(&mut self, line: usize, message: String) {
         if self.errs.len() < MAX_REPORTED {
-            self.errs.push(TraceError { line: Some(line), message });
+            self.errs.push(TraceError {
+                line: Some(line),
+                message,
+            });
         } else {
             self.more += 1;
         }
@@ -53,7 +56,10 @@ impl Collector {
     }
     fn finish(mut self) -> Vec<TraceError> {
         if self.more > 0 {
-            self.errs.push(TraceError { line: None, message: format!("... and {} more bad lines", self.more) });
+            self.errs.push(TraceError {
+                line: None,
+                message: format!("... and {} more bad lines", self.more),
+            });
         }
         self.errs
     }
@@ -74,7 +80,9 @@ fn parse_uint(tok: &str, what: &str) -> Result<u64, String> {
         return Err(format!("{what} must be >= 0, found `{}`", shown(tok)));
     }
     if !tok.is_empty() && tok.bytes().all(|b| b.is_ascii_digit()) {
-        return tok.parse::<u64>().map_err(|_| format!("{what} is too large, found `{}`", shown(tok)));
+        return tok
+            .parse::<u64>()
+            .map_err(|_| format!("{what} is too large, found `{}`", shown(tok)));
     }
     Err(format!("expected `{what}` integer, found `{}`", shown(tok)))
 }
@@ -100,9 +108,10 @@ pub fn parse_mahimahi(text: &str) -> Result<Capacity, Vec<TraceError>> {
             continue;
         }
         match parse_uint(tok, "<ms>") {
-            Ok(ms) if ms > MAX_SECONDS * 1000 => {
-                c.line(line, format!("timestamp must be <= {} ms, found {ms}", MAX_SECONDS * 1000))
-            }
+            Ok(ms) if ms > MAX_SECONDS * 1000 => c.line(
+                line,
+                format!("timestamp must be <= {} ms, found {ms}", MAX_SECONDS * 1000),
+            ),
             Ok(ms) => {
                 if let Some(p) = prev {
                     if ms < p {
@@ -149,11 +158,17 @@ pub fn parse_mbps_per_second(text: &str, missing: MissingPolicy) -> Result<Capac
             continue; // blank line
         };
         let Some(r_tok) = r_tok else {
-            c.line(line, format!("expected `<second> <Mbit/s>`, found `{}` alone", shown(s_tok)));
+            c.line(
+                line,
+                format!("expected `<second> <Mbit/s>`, found `{}` alone", shown(s_tok)),
+            );
             continue;
         };
         if extra.is_some() {
-            c.line(line, format!("expected 2 fields `<second> <Mbit/s>`, found {}", 3 + fields.count()));
+            c.line(
+                line,
+                format!("expected 2 fields `<second> <Mbit/s>`, found {}", 3 + fields.count()),
+            );
             continue;
         }
         let sec = match parse_uint(s_tok, "<second>") {
@@ -168,7 +183,10 @@ pub fn parse_mbps_per_second(text: &str, missing: MissingPolicy) -> Result<Capac
             Ok(s) => {
                 if let Some(p) = prev_s {
                     if s <= p {
-                        c.line(line, format!("seconds must be strictly increasing, found {s} after {p}"));
+                        c.line(
+                            line,
+                            format!("seconds must be strictly increasing, found {s} after {p}"),
+                        );
                     }
                 }
                 prev_s = Some(prev_s.map_or(s, |p| p.max(s)));
@@ -186,7 +204,10 @@ pub fn parse_mbps_per_second(text: &str, missing: MissingPolicy) -> Result<Capac
                 None
             }
             Ok(_) => {
-                c.line(line, format!("rate must be in [0, {MAX_TRACE_MBPS}] Mbit/s, found `{}`", shown(r_tok)));
+                c.line(
+                    line,
+                    format!("rate must be in [0, {MAX_TRACE_MBPS}] Mbit/s, found `{}`", shown(r_tok)),
+                );
                 None
             }
             Err(_) => {
@@ -230,7 +251,10 @@ pub fn parse_mbps_per_second(text: &str, missing: MissingPolicy) -> Result<Capac
         c.file("trace has no capacity: every second is 0 Mbit/s".into());
         return Err(c.finish());
     }
-    Ok(Capacity::Schedule { points, period: Some(last_s * NS_PER_S) })
+    Ok(Capacity::Schedule {
+        points,
+        period: Some(last_s * NS_PER_S),
+    })
 }
 
 #[cfg(test)]
@@ -239,7 +263,11 @@ mod tests {
     use crate::core::time::NS_PER_S;
 
     fn err_text(r: Result<Capacity, Vec<TraceError>>) -> String {
-        r.expect_err("expected an error").iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; ")
+        r.expect_err("expected an error")
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 
     #[test]
@@ -261,7 +289,12 @@ mod tests {
         assert_eq!(
             z,
             Capacity::Schedule {
-                points: vec![(0, 1_000_000), (NS_PER_S, 2_000_000), (2 * NS_PER_S, 0), (4 * NS_PER_S, 3_000_000)],
+                points: vec![
+                    (0, 1_000_000),
+                    (NS_PER_S, 2_000_000),
+                    (2 * NS_PER_S, 0),
+                    (4 * NS_PER_S, 3_000_000)
+                ],
                 period: Some(5 * NS_PER_S)
             }
         );
@@ -314,8 +347,14 @@ mod tests {
             ("0 1\n", "line 1: second must be >= 1"),
             ("1.5 1\n", "line 1: expected `<second>` integer, found `1.5`"),
             ("-1 1\n", "line 1: <second> must be >= 0, found `-1`"),
-            ("1 1\n3 1\n3 2\n", "line 3: seconds must be strictly increasing, found 3 after 3"),
-            ("2 1\n1 1\n", "line 2: seconds must be strictly increasing, found 1 after 2"),
+            (
+                "1 1\n3 1\n3 2\n",
+                "line 3: seconds must be strictly increasing, found 3 after 3",
+            ),
+            (
+                "2 1\n1 1\n",
+                "line 2: seconds must be strictly increasing, found 1 after 2",
+            ),
             ("2000000000 1\n", "line 1: second must be <= 1000000000"),
         ];
         for (text, want) in ps {
@@ -347,8 +386,13 @@ mod tests {
             let cap = parse_mbps_per_second(&text, MissingPolicy::Zero).unwrap();
             let tl = super::super::capacity::Timeline { cap, outages: vec![] };
             let mean = tl.capacity_bits(0, secs * NS_PER_S) / secs as f64 / 1e6;
-            assert!((mean - mean_zero).abs() < 0.006, "{file}: mean {mean} vs README {mean_zero}");
-            let Capacity::Schedule { period, .. } = &tl.cap else { panic!() };
+            assert!(
+                (mean - mean_zero).abs() < 0.006,
+                "{file}: mean {mean} vs README {mean_zero}"
+            );
+            let Capacity::Schedule { period, .. } = &tl.cap else {
+                panic!()
+            };
             assert_eq!(*period, Some(secs * NS_PER_S));
         }
     }

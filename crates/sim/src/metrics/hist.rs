@@ -29,7 +29,15 @@ impl WeightedHist {
     /// as `max`.
     pub fn new(min: f64, max: f64) -> Self {
         let n = ((max / min).ln() / GROWTH.ln()).ceil() as usize + 1;
-        WeightedHist { min, log_base: GROWTH.ln(), buckets: vec![0.0; n], zero_weight: 0.0, total_weight: 0.0, weighted_sum: 0.0, memo: Box::new([(f64::NAN, 0); MEMO]) }
+        WeightedHist {
+            min,
+            log_base: GROWTH.ln(),
+            buckets: vec![0.0; n],
+            zero_weight: 0.0,
+            total_weight: 0.0,
+            weighted_sum: 0.0,
+            memo: Box::new([(f64::NAN, 0); MEMO]),
+        }
     }
 
     pub fn add(&mut self, value: f64, weight: f64) {
@@ -43,7 +51,8 @@ impl WeightedHist {
             return;
         }
         // Fibonacci hashing: the top bits of the product index the table.
-        let slot = &mut self.memo[(value.to_bits().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize];
+        let slot = &mut self.memo
+            [(value.to_bits().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO.trailing_zeros())) as usize];
         let i = if slot.0 == value {
             slot.1 as usize
         } else {
@@ -59,7 +68,11 @@ impl WeightedHist {
     }
 
     pub fn mean(&self) -> f64 {
-        if self.total_weight > 0.0 { self.weighted_sum / self.total_weight } else { 0.0 }
+        if self.total_weight > 0.0 {
+            self.weighted_sum / self.total_weight
+        } else {
+            0.0
+        }
     }
 
     /// The q-quantile (q in [0, 1]); 0 if empty. Values in the underflow bucket report 0.

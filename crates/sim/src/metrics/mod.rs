@@ -51,7 +51,11 @@ pub struct Bins {
 impl Bins {
     pub fn new(width: Time, n_bins: usize) -> Self {
         // `last` starts as an empty range.
-        Bins { width, values: vec![0.0; n_bins], last: (1, 0, 0) }
+        Bins {
+            width,
+            values: vec![0.0; n_bins],
+            last: (1, 0, 0),
+        }
     }
     pub fn add(&mut self, t: Time, v: f64) {
         let (lo, hi, last) = self.last;
@@ -110,7 +114,11 @@ impl LongTable {
 
 /// Rounds for the summary so tiny float noise never shows (results are deterministic anyway).
 pub fn round6(x: f64) -> f64 {
-    if x.is_finite() { (x * 1e6).round() / 1e6 } else { x }
+    if x.is_finite() {
+        (x * 1e6).round() / 1e6
+    } else {
+        x
+    }
 }
 
 #[cfg(test)]

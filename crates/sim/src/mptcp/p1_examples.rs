@@ -43,10 +43,28 @@ pub struct ExamplePath {
 
 /// Fig. 5's paths: path 1 RTT 6 ms, `D_t` 1 ms (T = 3, 4, 5, 6, 7 … ms); path 2 RTT 11 ms,
 /// `D_t` 2 ms (T = 5.5, 7.5 … ms).
-pub const FIG5_PATHS: [ExamplePath; 2] = [ExamplePath { rtt_us: 6_000, d_t_us: 1_000 }, ExamplePath { rtt_us: 11_000, d_t_us: 2_000 }];
+pub const FIG5_PATHS: [ExamplePath; 2] = [
+    ExamplePath {
+        rtt_us: 6_000,
+        d_t_us: 1_000,
+    },
+    ExamplePath {
+        rtt_us: 11_000,
+        d_t_us: 2_000,
+    },
+];
 /// Fig. 6's paths: path 1 RTT 6 ms, `D_t` 1 ms (T = 3 … 9 ms); path 2 RTT 16.4 ms, `D_t` 0.6 ms
 /// (T = 8.2, 8.8, 9.4 ms): DSNs 1–6 on path 1, 7 and 8 on path 2, 9 on path 1, 10 on path 2.
-pub const FIG6_PATHS: [ExamplePath; 2] = [ExamplePath { rtt_us: 6_000, d_t_us: 1_000 }, ExamplePath { rtt_us: 16_400, d_t_us: 600 }];
+pub const FIG6_PATHS: [ExamplePath; 2] = [
+    ExamplePath {
+        rtt_us: 6_000,
+        d_t_us: 1_000,
+    },
+    ExamplePath {
+        rtt_us: 16_400,
+        d_t_us: 600,
+    },
+];
 
 /// One packet of a replay (paths, packets and subflow sequence numbers counted from 1, as in
 /// the paper's figures).
@@ -123,7 +141,10 @@ fn drain(l: &mut LinkDir) -> Vec<(Time, Packet)> {
 /// Replays `packets` packets over `paths` (see the module doc); the packets numbered in `lost`
 /// (from 1) are dropped on their path.
 pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
-    assert!(!paths.is_empty() && paths.iter().all(|p| p.d_t_us > 0 && p.rtt_us / 2 > p.d_t_us), "bad example paths");
+    assert!(
+        !paths.is_empty() && paths.iter().all(|p| p.d_t_us > 0 && p.rtt_us / 2 > p.d_t_us),
+        "bad example paths"
+    );
     let mss = MSS as u64;
     // 1. Assignment.
     let mut sched = DelayPredictive::new(false);
@@ -135,14 +156,29 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
             send_window_left: 1 << 30,
             send_window: 1 << 30,
             unsent_bytes: (packets - n + 1) * mss,
-            segment: SegmentInfo { dsn: (n - 1) * mss, len: MSS, reinjection: false, sent_on: 0 },
+            segment: SegmentInfo {
+                dsn: (n - 1) * mss,
+                len: MSS,
+                reinjection: false,
+                sent_on: 0,
+            },
         };
-        let Decision::Send(i) = sched.schedule(&conn, &views) else { panic!("the example's windows are open") };
+        let Decision::Send(i) = sched.schedule(&conn, &views) else {
+            panic!("the example's windows are open")
+        };
         let predicted = predicted_arrival(&views[i]);
         views[i].queued += 1;
         views[i].queued_bytes += mss;
         let seq = views[i].queued as u64;
-        rows.push(TraceRow { packet: n, path: i + 1, subflow_seq: seq, predicted_us: us(predicted), actual_us: None, copy: false, receiver: String::new() });
+        rows.push(TraceRow {
+            packet: n,
+            path: i + 1,
+            subflow_seq: seq,
+            predicted_us: us(predicted),
+            actual_us: None,
+            copy: false,
+            receiver: String::new(),
+        });
     }
     // 2. Each path's FIFO through its link, all handed over at time 0.
     let mut links: Vec<LinkDir> = paths.iter().map(link).collect();
@@ -172,7 +208,11 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
         }
     }
     // 3. The receiver, in arrival order; requested copies join the arrivals as they are sent.
-    let cfg = || ReceiverConfig { delayed_ack: false, rcv_buf: 1 << 40, ..Default::default() };
+    let cfg = || ReceiverConfig {
+        delayed_ack: false,
+        rcv_buf: 1 << 40,
+        ..Default::default()
+    };
     let subs = (0..paths.len()).map(|i| TcpReceiver::new(cfg(), 0, i as u16)).collect();
     let mut rx = MptcpReceiver::new(subs, 1 << 30, true);
     let mut requests = Vec::new();
@@ -184,7 +224,10 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
         let out = outbox.drain_values();
         let after = rx.data_rcv_nxt();
         let n = p.dsn / mss + 1;
-        let row = rows.iter().rposition(|r| r.packet == n && r.actual_us == Some(us(t))).expect("a row per arrival");
+        let row = rows
+            .iter()
+            .rposition(|r| r.packet == n && r.actual_us == Some(us(t)))
+            .expect("a row per arrival");
         let mut note = if p.dsn > before {
             format!("held: waits for packet {}", before / mss + 1)
         } else if after > p.dsn + mss {
@@ -195,13 +238,20 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
         for (j, a) in out.iter().filter(|(_, a)| a.retx_request != NONE_U64) {
             let want = a.retx_request / mss + 1;
             note += &format!("; asks for packet {want} on path {}", j + 1);
-            requests.push(Request { packet: want, path: j + 1, at_us: us(t) });
+            requests.push(Request {
+                packet: want,
+                path: j + 1,
+                at_us: us(t),
+            });
             // The request reaches the sender RTT/2 later; the copy goes first on that path.
             let at_sender = t + paths[*j].rtt_us * NS_PER_US / 2;
             let mut v = view(*j, &paths[*j]);
             v.queued = links[*j].queue_packets() as u32;
             let predicted = at_sender + predicted_arrival(&v);
-            let orig = rows.iter().find(|r| r.packet == want && !r.copy).expect("the requested packet was sent");
+            let orig = rows
+                .iter()
+                .find(|r| r.packet == want && !r.copy)
+                .expect("the requested packet was sent");
             let mut c = Packet::new(PacketKind::Data);
             c.subflow = *j as u16;
             c.seq = views[*j].queued as u64 * mss;
@@ -213,7 +263,9 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
             c.dsn_first_sent = 0;
             c.dsn_first_subflow = (orig.path - 1) as u16;
             c.dsn_first_seq = (orig.subflow_seq - 1) * mss;
-            links[*j].enqueue(at_sender, c).expect("the example's queues are long enough");
+            links[*j]
+                .enqueue(at_sender, c)
+                .expect("the example's queues are long enough");
             for (ta, cp) in drain(&mut links[*j]) {
                 rows.push(TraceRow {
                     packet: want,
@@ -230,7 +282,11 @@ pub fn replay(paths: &[ExamplePath], packets: u64, lost: &[u64]) -> Trace {
         rows[row].receiver = note;
     }
     let delivered_packets = rx.data_rcv_nxt() / mss;
-    Trace { rows, requests, delivered_packets }
+    Trace {
+        rows,
+        requests,
+        delivered_packets,
+    }
 }
 
 /// Fig. 5: eight packets over [`FIG5_PATHS`], none lost.

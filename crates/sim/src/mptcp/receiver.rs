@@ -38,9 +38,9 @@
 //!   timeout). The sender tags each segment with its DSN's first subflow sequence number
 //!   (`Packet::dsn_first_seq`); the receiver keeps, per subflow, the ranges of sequence space a
 //!   segment beyond them revealed as missing, with that segment's arrival time.
+use crate::core::time::{Time, NEVER};
 use crate::core::SortedDeque;
 use crate::endpoint::Outbox;
-use crate::core::time::{Time, NEVER};
 use crate::metrics::WeightedHist;
 use crate::packet::{Packet, PacketKind, NONE_U64};
 use crate::tcp::receiver::TcpReceiver;
@@ -168,7 +168,10 @@ impl MptcpReceiver {
             receiver_recovery,
             requested_dsn: NONE_U64,
             owd: vec![0; n],
-            stats: MptcpReceiverStats { delivered_per_subflow: vec![0; n], ..Default::default() },
+            stats: MptcpReceiverStats {
+                delivered_per_subflow: vec![0; n],
+                ..Default::default()
+            },
             hol: WeightedHist::new(1e-6, 1e3),
             hol_split: [WeightedHist::new(1e-6, 1e3), WeightedHist::new(1e-6, 1e3)],
             ofo_split: [WeightedHist::new(1.0, 1e10), WeightedHist::new(1.0, 1e10)],
@@ -217,7 +220,9 @@ impl MptcpReceiver {
 
     /// The application reads what it may (up to the read limit); returns the bytes read.
     fn read(&mut self) -> u64 {
-        let n = self.unread.min(self.read_limit.saturating_sub(self.stats.bytes_delivered));
+        let n = self
+            .unread
+            .min(self.read_limit.saturating_sub(self.stats.bytes_delivered));
         self.unread -= n;
         self.stats.bytes_delivered += n;
         n
@@ -311,7 +316,9 @@ impl MptcpReceiver {
     /// Bytes behind a hole still open at the end are in neither.
     pub fn ofo_cause_mean_bytes(&self, k: usize, now: Time, since: Time) -> [f64; 2] {
         let span = now.saturating_sub(since).max(1) as f64;
-        self.ofo_cause_byte_ns.get(k).map_or([0.0; 2], |c| [c[0] / span, c[1] / span])
+        self.ofo_cause_byte_ns
+            .get(k)
+            .map_or([0.0; 2], |c| [c[0] / span, c[1] / span])
     }
 
     /// Adds the connection-level options to an ACK leaving on subflow `i`.
@@ -339,7 +346,11 @@ impl MptcpReceiver {
         self.account(now);
         if p.kind == PacketKind::Data && p.len > 0 {
             let owd = now.saturating_sub(p.ts_val);
-            self.owd[i] = if self.owd[i] == 0 { owd } else { (7 * self.owd[i] + owd) / 8 };
+            self.owd[i] = if self.owd[i] == 0 {
+                owd
+            } else {
+                (7 * self.owd[i] + owd) / 8
+            };
         }
         let rcv_nxt = self.subflows[i].rcv_nxt();
         if p.kind == PacketKind::Data && p.len > 0 {
@@ -445,7 +456,15 @@ impl MptcpReceiver {
     }
 
     fn conn_segment(&mut self, i: usize, now: Time, seg: Arrived) {
-        let Arrived { dsn, len, arrival, first_sent, first_subflow, first_seq, is_retx } = seg;
+        let Arrived {
+            dsn,
+            len,
+            arrival,
+            first_sent,
+            first_subflow,
+            first_seq,
+            is_retx,
+        } = seg;
         let end = dsn + len as u64;
         if end <= self.data_rcv_nxt || self.in_ofo(dsn) {
             self.stats.duplicate_bytes += len as u64;
@@ -480,7 +499,9 @@ impl MptcpReceiver {
         self.deliver(i, now, dsn, len, arrival);
         loop {
             let next = self.data_rcv_nxt;
-            let Some((d, (l, a, sf))) = self.ofo.pop_first_if(|d| d <= next) else { break };
+            let Some((d, (l, a, sf))) = self.ofo.pop_first_if(|d| d <= next) else {
+                break;
+            };
             self.ofo_bytes -= l as u64;
             if d + l as u64 > self.data_rcv_nxt {
                 self.deliver(sf, now, d, l, a);
@@ -544,14 +565,23 @@ impl MptcpReceiver {
         if self.ofo.len() < 3 || self.requested_dsn == w {
             return;
         }
-        let Some(best) = (0..self.owd.len()).filter(|&k| self.owd[k] > 0).min_by_key(|&k| self.owd[k]) else { return };
+        let Some(best) = (0..self.owd.len())
+            .filter(|&k| self.owd[k] > 0)
+            .min_by_key(|&k| self.owd[k])
+        else {
+            return;
+        };
         // A gap of the best path's own is repaired fastest by its own retransmission.
         let in_gap = |k: usize| self.p1_gaps[k].values().any(|&(_, lo, hi)| lo <= w && w < hi);
         if !(0..self.p1_gaps.len()).any(|k| k != best && in_gap(k)) {
             return;
         }
         // The hole's length (the sender caps it at its MSS).
-        let len = self.ofo.first().map_or(1, |(first, _)| first.saturating_sub(w)).min(u32::MAX as u64) as u32;
+        let len = self
+            .ofo
+            .first()
+            .map_or(1, |(first, _)| first.saturating_sub(w))
+            .min(u32::MAX as u64) as u32;
         let mut a = self.subflows[best].force_ack(now);
         self.decorate(best, &mut a);
         a.retx_request = w;
@@ -571,8 +601,16 @@ mod tests {
     const LEN: u32 = 1000;
 
     fn receiver(recovery: bool) -> MptcpReceiver {
-        let cfg = || ReceiverConfig { delayed_ack: false, rcv_buf: 1 << 40, ..Default::default() };
-        MptcpReceiver::new(vec![TcpReceiver::new(cfg(), 0, 0), TcpReceiver::new(cfg(), 0, 1)], 1 << 20, recovery)
+        let cfg = || ReceiverConfig {
+            delayed_ack: false,
+            rcv_buf: 1 << 40,
+            ..Default::default()
+        };
+        MptcpReceiver::new(
+            vec![TcpReceiver::new(cfg(), 0, 0), TcpReceiver::new(cfg(), 0, 1)],
+            1 << 20,
+            recovery,
+        )
     }
 
     /// The first transmission of DSN `dsn` as segment `seq` of subflow `sub`, sent at `sent_ms`.
@@ -606,7 +644,10 @@ mod tests {
     }
 
     fn requests(out: &[(usize, Packet)]) -> Vec<(usize, u64)> {
-        out.iter().filter(|(_, a)| a.retx_request != NONE_U64).map(|(k, a)| (*k, a.retx_request)).collect()
+        out.iter()
+            .filter(|(_, a)| a.retx_request != NONE_U64)
+            .map(|(k, a)| (*k, a.retx_request))
+            .collect()
     }
 
     /// Subflow 0: one-way delay 3 ms; subflow 1: 50 ms. DSNs 0 and 1000 arrive in order.
@@ -626,7 +667,10 @@ mod tests {
         assert!(requests(&arrive(&mut r, 61, &original(1, 2000, 3000, 11))).is_empty());
         // Two more beyond it, on the fast path: the third asks for DSN 2000 on subflow 0.
         assert!(requests(&arrive(&mut r, 62, &original(0, 1000, 4000, 59))).is_empty());
-        assert_eq!(requests(&arrive(&mut r, 63, &original(0, 2000, 5000, 60))), vec![(0, 2000)]);
+        assert_eq!(
+            requests(&arrive(&mut r, 63, &original(0, 2000, 5000, 60))),
+            vec![(0, 2000)]
+        );
         // Asked once.
         assert!(requests(&arrive(&mut r, 64, &original(0, 3000, 6000, 61))).is_empty());
         assert_eq!(r.stats.retx_requests, 1);
@@ -686,9 +730,14 @@ mod tests {
         let mut r = two_paths(true);
         // DSN 2000 lost on the fast subflow 0 (seq 1000): every other path is slower, so subflow
         // 0's own retransmission is the fastest repair.
-        for (k, p) in [original(0, 2000, 3000, 5), original(1, 1000, 4000, 0), original(1, 2000, 5000, 1), original(0, 3000, 6000, 7)]
-            .iter()
-            .enumerate()
+        for (k, p) in [
+            original(0, 2000, 3000, 5),
+            original(1, 1000, 4000, 0),
+            original(1, 2000, 5000, 1),
+            original(0, 3000, 6000, 7),
+        ]
+        .iter()
+        .enumerate()
         {
             assert!(requests(&arrive(&mut r, 51 + k as u64, p)).is_empty());
         }
@@ -715,7 +764,14 @@ mod tests {
     #[test]
     fn without_receiver_recovery_nothing_is_asked() {
         let mut r = two_paths(false);
-        for (k, p) in [original(1, 2000, 3000, 11), original(0, 1000, 4000, 59), original(0, 2000, 5000, 60)].iter().enumerate() {
+        for (k, p) in [
+            original(1, 2000, 3000, 11),
+            original(0, 1000, 4000, 59),
+            original(0, 2000, 5000, 60),
+        ]
+        .iter()
+        .enumerate()
+        {
             assert!(requests(&arrive(&mut r, 61 + k as u64, p)).is_empty());
         }
         assert_eq!(r.stats.retx_requests, 0);

@@ -21,8 +21,8 @@
 //! Deviations: no DATA_FIN, no connection-level RTO of its own (subflow RTOs drive
 //! reinjection), no fallback to TCP, no ADD_ADDR/path manager (subflows come from the scenario).
 use super::sched::{ConnView, Decision, SchedEvent, Scheduler, SegmentInfo, SubflowView};
-use crate::endpoint::Outbox;
 use crate::core::time::{Time, NEVER, NS_PER_S};
+use crate::endpoint::Outbox;
 use crate::packet::{Packet, PacketKind};
 use crate::tcp::cc::coupled::{Coupling, SubflowCc};
 use crate::tcp::cc::CaState;
@@ -141,10 +141,21 @@ pub struct MptcpSender {
 impl MptcpSender {
     /// `initial_window`: the peer's connection-level window as learned in the handshake (the
     /// receiver's buffer), used until the first DATA_ACK arrives.
-    pub fn new(flow: u32, subflows: Vec<SubflowTx>, sched: Box<dyn Scheduler>, coupling: Option<Coupling>, mss: u32, initial_window: u64) -> Self {
+    pub fn new(
+        flow: u32,
+        subflows: Vec<SubflowTx>,
+        sched: Box<dyn Scheduler>,
+        coupling: Option<Coupling>,
+        mss: u32,
+        initial_window: u64,
+    ) -> Self {
         let n = subflows.len();
         let rates = sched.view_rates();
-        let views = subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf, rates)).collect();
+        let views = subflows
+            .iter()
+            .enumerate()
+            .map(|(id, sf)| Self::view_of(id, sf, rates))
+            .collect();
         MptcpSender {
             subflows,
             sched,
@@ -241,8 +252,16 @@ impl MptcpSender {
     /// Connection-level RTO: 2 × the largest subflow RTO (out-of-tree `mptcp_set_rto`), with
     /// exponential backoff while DATA_ACK does not move.
     fn conn_rto(&self) -> Time {
-        let max_sub = self.subflows.iter().filter(|s| s.established).map(|s| s.tcp.rto()).max().unwrap_or(NS_PER_S);
-        (2 * max_sub).saturating_mul(1 << self.conn_backoff.min(10)).min(120 * NS_PER_S)
+        let max_sub = self
+            .subflows
+            .iter()
+            .filter(|s| s.established)
+            .map(|s| s.tcp.rto())
+            .max()
+            .unwrap_or(NS_PER_S);
+        (2 * max_sub)
+            .saturating_mul(1 << self.conn_backoff.min(10))
+            .min(120 * NS_PER_S)
     }
 
     /// (Re)arms the connection-level timer when data is outstanding beyond DATA_ACK.
@@ -268,7 +287,11 @@ impl MptcpSender {
             }
             self.stats.conn_timeouts += 1;
         }
-        let healthy = self.subflows.iter().filter(|s| s.established && !s.pf && !s.stale).count();
+        let healthy = self
+            .subflows
+            .iter()
+            .filter(|s| s.established && !s.pf && !s.stale)
+            .count();
         let data_ack = self.data_ack;
         for i in 0..self.subflows.len() {
             self.view_dirty[i] = true;
@@ -482,7 +505,12 @@ impl MptcpSender {
     fn fill_views(&self, out: &mut Vec<SubflowView>) {
         out.clear();
         let rates = self.view_rates;
-        out.extend(self.subflows.iter().enumerate().map(|(id, sf)| Self::view_of(id, sf, rates)));
+        out.extend(
+            self.subflows
+                .iter()
+                .enumerate()
+                .map(|(id, sf)| Self::view_of(id, sf, rates)),
+        );
     }
 
     /// Brings the kept snapshots up to date: only the subflows marked since the last refresh
@@ -505,7 +533,11 @@ impl MptcpSender {
     #[inline]
     fn check_view(&self, view: &SubflowView, i: usize, after: &str) {
         if self.check_views {
-            assert_eq!(*view, Self::view_of(i, &self.subflows[i], self.view_rates), "stale scheduler snapshot of subflow {i}: {after}");
+            assert_eq!(
+                *view,
+                Self::view_of(i, &self.subflows[i], self.view_rates),
+                "stale scheduler snapshot of subflow {i}: {after}"
+            );
         }
     }
 
@@ -553,7 +585,11 @@ impl MptcpSender {
             } else {
                 0.0
             },
-            tx_time_per_segment: if rates && srtt > 0 && tcb.cwnd > 0 { srtt / tcb.cwnd as u64 } else { 0 },
+            tx_time_per_segment: if rates && srtt > 0 && tcb.cwnd > 0 {
+                srtt / tcb.cwnd as u64
+            } else {
+                0
+            },
         }
     }
 
@@ -599,17 +635,38 @@ impl MptcpSender {
         self.refresh_views(&mut views);
         loop {
             let (seg, from_reinject) = if let Some(&(dsn, len)) = self.reinject.front() {
-                (SegmentInfo { dsn, len, reinjection: true, sent_on: self.sent_on(dsn) }, true)
+                (
+                    SegmentInfo {
+                        dsn,
+                        len,
+                        reinjection: true,
+                        sent_on: self.sent_on(dsn),
+                    },
+                    true,
+                )
             } else if self.next_dsn < self.app_limit {
                 let len = (self.app_limit - self.next_dsn).min(self.mss as u64) as u32;
                 if self.next_dsn + len as u64 > self.window_end() {
                     if self.sched.rcvbuf_optimisation() {
-                        let seg = SegmentInfo { dsn: self.next_dsn, len, reinjection: false, sent_on: 0 };
+                        let seg = SegmentInfo {
+                            dsn: self.next_dsn,
+                            len,
+                            reinjection: false,
+                            sent_on: 0,
+                        };
                         self.rcvbuf_optimisation(now, seg, &views);
                     }
                     break;
                 }
-                (SegmentInfo { dsn: self.next_dsn, len, reinjection: false, sent_on: 0 }, false)
+                (
+                    SegmentInfo {
+                        dsn: self.next_dsn,
+                        len,
+                        reinjection: false,
+                        sent_on: 0,
+                    },
+                    false,
+                )
             } else {
                 break;
             };
@@ -678,7 +735,8 @@ impl MptcpSender {
         // Data still waits at connection level within the peer's window: subflows whose window
         // is full are cwnd-limited (they may grow).
         let waiting = !self.reinject.is_empty()
-            || (self.next_dsn < self.app_limit && self.next_dsn + (self.mss as u64).min(self.app_limit - self.next_dsn) <= self.window_end());
+            || (self.next_dsn < self.app_limit
+                && self.next_dsn + (self.mss as u64).min(self.app_limit - self.next_dsn) <= self.window_end());
         if waiting {
             for sf in self.subflows.iter_mut().filter(|s| s.established) {
                 sf.tcp.note_cwnd_limited();
@@ -733,7 +791,14 @@ impl MptcpSender {
         if self.meta.back().is_none_or(|m| m.dsn < dsn) {
             // New data (the usual case): DSNs are assigned in increasing order, so push_back
             // keeps `meta` sorted, and no entry can hold this DSN yet.
-            self.meta.push_back(DsnMeta { dsn, len, first_sent: NEVER, first_subflow: 0, first_seq: 0, sent_on: 1 << i.min(63) });
+            self.meta.push_back(DsnMeta {
+                dsn,
+                len,
+                first_sent: NEVER,
+                first_subflow: 0,
+                first_seq: 0,
+                sent_on: 1 << i.min(63),
+            });
         } else if let Some(k) = self.meta_index(dsn) {
             self.meta[k].sent_on |= 1 << i.min(63);
         }
@@ -793,7 +858,9 @@ impl MptcpSender {
                 let sent = out.push_with(i, |p| self.poll_subflow(i, now, p));
                 let tcp = &self.subflows[i].tcp;
                 assert!(
-                    !sent && tcp.blocked_by_cwnd() == expected && tcp.last_idle_poll() == Some(idle)
+                    !sent
+                        && tcp.blocked_by_cwnd() == expected
+                        && tcp.last_idle_poll() == Some(idle)
                         && before == window_state(tcp),
                     "subflow {i} changed since its last poll without being marked (idle poll {idle:?})"
                 );
@@ -842,7 +909,13 @@ impl MptcpSender {
     /// Linux's per-subflow receive-window test and its `penal = 0` path (send buffer full while
     /// nothing is unsent) do not exist here (the sender never runs out of send buffer).
     fn rcvbuf_optimisation(&mut self, now: Time, seg: SegmentInfo, views: &[SubflowView]) {
-        let conn = ConnView { now, send_window_left: 0, send_window: self.peer_window, unsent_bytes: self.app_limit.saturating_sub(self.next_dsn).min(1 << 40), segment: seg };
+        let conn = ConnView {
+            now,
+            send_window_left: 0,
+            send_window: self.peer_window,
+            unsent_bytes: self.app_limit.saturating_sub(self.next_dsn).min(1 << 40),
+            segment: seg,
+        };
         let tp = match self.sched.schedule(&conn, views) {
             Decision::Send(i) => i,
             Decision::SendMany(v) if !v.is_empty() => v[0],
@@ -851,7 +924,9 @@ impl MptcpSender {
         if tp >= self.subflows.len() || !self.subflows[tp].established {
             return;
         }
-        let Some(oldest) = self.meta.front().copied() else { return };
+        let Some(oldest) = self.meta.front().copied() else {
+            return;
+        };
         let srtt_tp = self.subflows[tp].tcp.rtt.srtt;
         let n = self.subflows.len();
         let holders = move || (0..n).filter(move |&i| i != tp && oldest.sent_on & (1 << i.min(63)) != 0);
@@ -964,8 +1039,22 @@ mod tests {
     fn blocked_on_window(srtt_ms: [u64; 3], wants: usize, prepare: impl FnOnce(&mut MptcpSender)) -> MptcpSender {
         let cfg = SenderConfig::default();
         let mss = cfg.mss;
-        let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
-        let mut s = MptcpSender::new(0, vec![sub(0), sub(1), sub(2)], Box::new(To(0)), None, mss, 10 * mss as u64);
+        let sub = |k: u16| {
+            MptcpSender::new_subflow(
+                TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k),
+                true,
+                false,
+                0,
+            )
+        };
+        let mut s = MptcpSender::new(
+            0,
+            vec![sub(0), sub(1), sub(2)],
+            Box::new(To(0)),
+            None,
+            mss,
+            10 * mss as u64,
+        );
         s.set_app_limit(u64::MAX);
         let mut out = Outbox::default();
         s.push_and_send(0, &mut out);
@@ -988,7 +1077,11 @@ mod tests {
     #[test]
     fn rcvbuf_optimisation_penalises_only_a_strictly_slower_holder() {
         let s = blocked_on_window([100, 50, 50], 1, |_| {});
-        assert_eq!((s.subflows[0].tcp.tcb.cwnd, s.subflows[0].tcp.tcb.ssthresh), (5, 4), "slower holder in Open: halved");
+        assert_eq!(
+            (s.subflows[0].tcp.tcb.cwnd, s.subflows[0].tcp.tcb.ssthresh),
+            (5, 4),
+            "slower holder in Open: halved"
+        );
         assert_eq!(s.stats.penalisations, 1);
         // Not strictly slower: same srtt as the sender.
         let s = blocked_on_window([50, 50, 50], 1, |_| {});
@@ -997,7 +1090,10 @@ mod tests {
         // Faster than the sender, though slower than the fastest subflow (2), which has no say:
         // the penaliser is the subflow the scheduler picked.
         let s = blocked_on_window([60, 80, 20], 1, |_| {});
-        assert_eq!(s.subflows[0].tcp.tcb.cwnd, 10, "holder faster than the sender: not penalised");
+        assert_eq!(
+            s.subflows[0].tcp.tcb.cwnd, 10,
+            "holder faster than the sender: not penalised"
+        );
         assert_eq!(s.stats.penalisations, 0);
     }
 
@@ -1023,7 +1119,10 @@ mod tests {
         assert_eq!(dsns, vec![0]);
         assert_eq!(mss, s.subflows[1].map[0].2 as u64);
         let s = blocked_on_window([150, 50, 50], 1, |_| {});
-        assert_eq!(s.stats.opportunistic_retransmissions, 0, "4 x 50 >= 150 and the halved window is 5 > 4");
+        assert_eq!(
+            s.stats.opportunistic_retransmissions, 0,
+            "4 x 50 >= 150 and the halved window is 5 > 4"
+        );
     }
 
     /// An ACK on subflow 0 with peer window 30 segments; `request`: a P1 retransmission request.
@@ -1043,8 +1142,22 @@ mod tests {
     fn sender() -> (MptcpSender, u64) {
         let cfg = SenderConfig::default();
         let mss = cfg.mss;
-        let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
-        let mut s = MptcpSender::new(0, vec![sub(0), sub(1)], Box::new(AllOnFirst), None, mss, 30 * mss as u64);
+        let sub = |k: u16| {
+            MptcpSender::new_subflow(
+                TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k),
+                true,
+                false,
+                0,
+            )
+        };
+        let mut s = MptcpSender::new(
+            0,
+            vec![sub(0), sub(1)],
+            Box::new(AllOnFirst),
+            None,
+            mss,
+            30 * mss as u64,
+        );
         s.set_app_limit(u64::MAX);
         (s, mss as u64)
     }
@@ -1056,8 +1169,22 @@ mod tests {
     fn an_idle_subflow_restarts_its_window() {
         let cfg = SenderConfig::default();
         let mss = cfg.mss as u64;
-        let sub = |k: u16| MptcpSender::new_subflow(TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k), true, false, 0);
-        let mut s = MptcpSender::new(0, vec![sub(0), sub(1)], Box::new(AllOnFirst), None, mss as u32, 100 * mss);
+        let sub = |k: u16| {
+            MptcpSender::new_subflow(
+                TcpSender::new(cfg.clone(), cc::by_name("reno").unwrap(), 0, k),
+                true,
+                false,
+                0,
+            )
+        };
+        let mut s = MptcpSender::new(
+            0,
+            vec![sub(0), sub(1)],
+            Box::new(AllOnFirst),
+            None,
+            mss as u32,
+            100 * mss,
+        );
         let ms = 1_000_000;
         s.set_app_limit(10 * mss);
         let mut out = Outbox::default();
@@ -1123,8 +1250,15 @@ mod tests {
         let out = out.drain_values();
         let (_, copy) = &out[0];
         assert_eq!(copy.dsn, 5 * mss);
-        assert!(copy.dsn_first_sent < copy.ts_val, "marked as a copy: first sent {} vs now {}", copy.dsn_first_sent, copy.ts_val);
+        assert!(
+            copy.dsn_first_sent < copy.ts_val,
+            "marked as a copy: first sent {} vs now {}",
+            copy.dsn_first_sent,
+            copy.ts_val
+        );
         // The data behind it are originals, first sent now.
-        assert!(out[1..].iter().all(|(_, p)| p.dsn >= 10 * mss && p.dsn_first_sent == 2_000_000));
+        assert!(out[1..]
+            .iter()
+            .all(|(_, p)| p.dsn >= 10 * mss && p.dsn_first_sent == 2_000_000));
     }
 }

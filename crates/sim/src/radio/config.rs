@@ -10,7 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The time-to-trigger values 3GPP allows (TS 36.331 §6.3.5, `TimeToTrigger`), in ms.
-pub const TTT_ALLOWED_MS: [u32; 16] = [0, 40, 64, 80, 100, 128, 160, 256, 320, 480, 512, 640, 1024, 1280, 2560, 5120];
+pub const TTT_ALLOWED_MS: [u32; 16] = [
+    0, 40, 64, 80, 100, 128, 160, 256, 320, 480, 512, 640, 1024, 1280, 2560, 5120,
+];
 /// Highest accepted train speed (km/h); the world record is 603 km/h (maglev).
 pub const MAX_SPEED_KMH: f64 = 1000.0;
 /// Two operators whose sites line up within this distance (mod the spacing) hand over at nearly
@@ -52,7 +54,13 @@ pub struct TrainConfig {
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        TrainConfig { track_xy_m: Vec::new(), start_m: 250.0, speed_kmh: 300.0, speed_profile: Vec::new(), gps: GpsConfig::default() }
+        TrainConfig {
+            track_xy_m: Vec::new(),
+            start_m: 250.0,
+            speed_kmh: 300.0,
+            speed_profile: Vec::new(),
+            gps: GpsConfig::default(),
+        }
     }
 }
 
@@ -79,7 +87,11 @@ pub struct GpsConfig {
 
 impl Default for GpsConfig {
     fn default() -> Self {
-        GpsConfig { period_ms: 10.0, sigma_m: 5.0, correlation_s: 0.0 }
+        GpsConfig {
+            period_ms: 10.0,
+            sigma_m: 5.0,
+            correlation_s: 0.0,
+        }
     }
 }
 
@@ -144,7 +156,12 @@ fn default_lateral() -> f64 {
 
 impl OperatorConfig {
     pub fn named(name: &str, offset_m: f64) -> Self {
-        OperatorConfig { name: name.into(), spacing_m: default_spacing(), offset_m, lateral_m: default_lateral() }
+        OperatorConfig {
+            name: name.into(),
+            spacing_m: default_spacing(),
+            offset_m,
+            lateral_m: default_lateral(),
+        }
     }
 }
 
@@ -172,7 +189,13 @@ pub struct ShadowingConfig {
 
 impl Default for ShadowingConfig {
     fn default() -> Self {
-        ShadowingConfig { sigma_db: 4.0, decorrelation_m: 50.0, inter_site_correlation: 0.5, run_sigma_db: 1.0, grid_m: 1.0 }
+        ShadowingConfig {
+            sigma_db: 4.0,
+            decorrelation_m: 50.0,
+            inter_site_correlation: 0.5,
+            run_sigma_db: 1.0,
+            grid_m: 1.0,
+        }
     }
 }
 
@@ -201,7 +224,9 @@ fn default_cap_period() -> f64 {
 
 impl Default for CapacityConfig {
     fn default() -> Self {
-        CapacityConfig::Constant { rate_mbps: default_rate() }
+        CapacityConfig::Constant {
+            rate_mbps: default_rate(),
+        }
     }
 }
 
@@ -367,14 +392,39 @@ impl SignallingConfig {
             errs.range(format!("{p}.{k}"), v, 0.0, 1000.0);
         }
         errs.range(format!("{p}.prach_period_ms"), self.prach_period_ms, 1.0, 100.0);
-        errs.check((0.0..1.0).contains(&self.rach_failure), format!("{p}.rach_failure"), fmt_num(self.rach_failure), "must be in [0, 1)");
-        errs.check((1..=200).contains(&self.max_preambles), format!("{p}.max_preambles"), self.max_preambles, "must be in [1, 200]");
+        errs.check(
+            (0.0..1.0).contains(&self.rach_failure),
+            format!("{p}.rach_failure"),
+            fmt_num(self.rach_failure),
+            "must be in [0, 1)",
+        );
+        errs.check(
+            (1..=200).contains(&self.max_preambles),
+            format!("{p}.max_preambles"),
+            self.max_preambles,
+            "must be in [1, 200]",
+        );
         errs.range(format!("{p}.qout_db"), self.qout_db, -20.0, 10.0);
         errs.range(format!("{p}.out_of_sync_ms"), self.out_of_sync_ms, 1.0, 1000.0);
-        errs.check((1..=20).contains(&self.n310), format!("{p}.n310"), self.n310, "must be in [1, 20]");
+        errs.check(
+            (1..=20).contains(&self.n310),
+            format!("{p}.n310"),
+            self.n310,
+            "must be in [1, 20]",
+        );
         errs.range(format!("{p}.t310_ms"), self.t310_ms, 0.0, 2000.0);
-        errs.range(format!("{p}.reestablishment_ms"), self.reestablishment_ms, 0.0, 10_000.0);
-        errs.check(self.rlc_buffer_bytes <= 1 << 40, format!("{p}.rlc_buffer_bytes"), self.rlc_buffer_bytes, "must be in [0, 2^40] (0 = unlimited)");
+        errs.range(
+            format!("{p}.reestablishment_ms"),
+            self.reestablishment_ms,
+            0.0,
+            10_000.0,
+        );
+        errs.check(
+            self.rlc_buffer_bytes <= 1 << 40,
+            format!("{p}.rlc_buffer_bytes"),
+            self.rlc_buffer_bytes,
+            "must be in [0, 2^40] (0 = unlimited)",
+        );
     }
 }
 
@@ -464,14 +514,29 @@ fn validate_track(pts: &[[f64; 2]], f: &str, errs: &mut Errors) {
     if pts.is_empty() {
         return; // straight default track
     }
-    errs.check(pts.len() >= 2, f, pts.len(), "a polyline needs at least 2 points (or none for a straight track)");
+    errs.check(
+        pts.len() >= 2,
+        f,
+        pts.len(),
+        "a polyline needs at least 2 points (or none for a straight track)",
+    );
     for (i, w) in pts.iter().enumerate() {
         let ok = w[0].is_finite() && w[1].is_finite() && w[0].abs() <= 1e9 && w[1].abs() <= 1e9;
-        errs.check(ok, format!("{f}[{i}]"), format!("{:?}", w), "coordinates must be finite, |v| <= 1e9");
+        errs.check(
+            ok,
+            format!("{f}[{i}]"),
+            format!("{:?}", w),
+            "coordinates must be finite, |v| <= 1e9",
+        );
     }
     for i in 1..pts.len() {
         let d = ((pts[i][0] - pts[i - 1][0]).powi(2) + (pts[i][1] - pts[i - 1][1]).powi(2)).sqrt();
-        errs.check(d > 1e-6 || !d.is_finite(), format!("{f}[{i}]"), format!("{:?}", pts[i]), "repeats the previous point (zero-length segment)");
+        errs.check(
+            d > 1e-6 || !d.is_finite(),
+            format!("{f}[{i}]"),
+            format!("{:?}", pts[i]),
+            "repeats the previous point (zero-length segment)",
+        );
     }
 }
 
@@ -481,11 +546,21 @@ fn validate_profile(steps: &[SpeedStep], f: &str, errs: &mut Errors) {
         errs.range(format!("{fi}.speed_kmh"), s.speed_kmh, 0.0, MAX_SPEED_KMH);
         errs.range(format!("{fi}.from_s"), s.from_s, 0.0, 1e9);
         if i == 0 {
-            errs.check(s.from_s == 0.0, format!("{fi}.from_s"), fmt_num(s.from_s), "the first step must start at 0");
+            errs.check(
+                s.from_s == 0.0,
+                format!("{fi}.from_s"),
+                fmt_num(s.from_s),
+                "the first step must start at 0",
+            );
         } else {
             let prev = steps[i - 1].from_s;
             let msg = format!("must be greater than the previous step's from_s ({})", fmt_num(prev));
-            errs.check(s.from_s > prev || !s.from_s.is_finite(), format!("{fi}.from_s"), fmt_num(s.from_s), &msg);
+            errs.check(
+                s.from_s > prev || !s.from_s.is_finite(),
+                format!("{fi}.from_s"),
+                fmt_num(s.from_s),
+                &msg,
+            );
         }
     }
 }
@@ -493,7 +568,12 @@ fn validate_profile(steps: &[SpeedStep], f: &str, errs: &mut Errors) {
 impl RadioConfig {
     pub fn validate(&self, p: &str, errs: &mut Errors) {
         let n = self.operators.len();
-        errs.check((1..=8).contains(&n), format!("{p}.operators"), n, "needs 1 to 8 operators");
+        errs.check(
+            (1..=8).contains(&n),
+            format!("{p}.operators"),
+            n,
+            "needs 1 to 8 operators",
+        );
         for (i, op) in self.operators.iter().enumerate() {
             op.validate(&format!("{p}.operators[{i}]"), errs);
         }
@@ -503,13 +583,28 @@ impl RadioConfig {
         errs.range(format!("{p}.bs_height_m"), self.bs_height_m, 0.0, 50.0);
         errs.range(format!("{p}.tx_power_dbm"), self.tx_power_dbm, 0.0, 60.0);
         let bw_ok = [1.4, 3.0, 5.0, 10.0, 15.0, 20.0].contains(&self.bandwidth_mhz);
-        errs.check(bw_ok, format!("{p}.bandwidth_mhz"), fmt_num(self.bandwidth_mhz), "must be one of 1.4, 3, 5, 10, 15, 20");
+        errs.check(
+            bw_ok,
+            format!("{p}.bandwidth_mhz"),
+            fmt_num(self.bandwidth_mhz),
+            "must be one of 1.4, 3, 5, 10, 15, 20",
+        );
         errs.range(format!("{p}.noise_figure_db"), self.noise_figure_db, 0.0, 20.0);
         let s = &self.shadowing;
         errs.range(format!("{p}.shadowing.sigma_db"), s.sigma_db, 0.0, 20.0);
-        errs.range(format!("{p}.shadowing.decorrelation_m"), s.decorrelation_m, 1.0, 10_000.0);
+        errs.range(
+            format!("{p}.shadowing.decorrelation_m"),
+            s.decorrelation_m,
+            1.0,
+            10_000.0,
+        );
         let rho_ok = s.inter_site_correlation >= 0.0 && s.inter_site_correlation < 1.0;
-        errs.check(rho_ok, format!("{p}.shadowing.inter_site_correlation"), fmt_num(s.inter_site_correlation), "must be in [0, 1)");
+        errs.check(
+            rho_ok,
+            format!("{p}.shadowing.inter_site_correlation"),
+            fmt_num(s.inter_site_correlation),
+            "must be in [0, 1)",
+        );
         errs.range(format!("{p}.shadowing.run_sigma_db"), s.run_sigma_db, 0.0, 10.0);
         errs.range(format!("{p}.shadowing.grid_m"), s.grid_m, 0.1, 100.0);
         match &self.capacity {
@@ -521,7 +616,12 @@ impl RadioConfig {
             ),
             CapacityConfig::Sinr { max_mbps, period_ms } => {
                 let ok = max_mbps.is_finite() && *max_mbps > 0.0 && *max_mbps <= 100_000.0;
-                errs.check(ok, format!("{p}.capacity.max_mbps"), fmt_num(*max_mbps), "must be in (0, 100000]");
+                errs.check(
+                    ok,
+                    format!("{p}.capacity.max_mbps"),
+                    fmt_num(*max_mbps),
+                    "must be in (0, 100000]",
+                );
                 errs.range(format!("{p}.capacity.period_ms"), *period_ms, 1.0, 60_000.0);
             }
         }
@@ -530,7 +630,12 @@ impl RadioConfig {
     fn validate_names(&self, p: &str, errs: &mut Errors) {
         for (i, op) in self.operators.iter().enumerate() {
             let dup = self.operators[..i].iter().any(|o| o.name == op.name);
-            errs.check(!dup, format!("{p}.operators[{i}].name"), &op.name, "operator names must be unique");
+            errs.check(
+                !dup,
+                format!("{p}.operators[{i}].name"),
+                &op.name,
+                "operator names must be unique",
+            );
         }
     }
 
@@ -544,7 +649,11 @@ impl RadioConfig {
                         "sites of operators {:?} and {:?} line up ({} m apart modulo the spacing, need >= {} m): the layout forces simultaneous handovers",
                         a.name, b.name, fmt_num((sep * 10.0).round() / 10.0), fmt_num(MIN_OPERATOR_SEPARATION_M)
                     );
-                    errs.push(ConfigError::new(format!("{p}.operators[{j}].offset_m"), fmt_num(b.offset_m), msg));
+                    errs.push(ConfigError::new(
+                        format!("{p}.operators[{j}].offset_m"),
+                        fmt_num(b.offset_m),
+                        msg,
+                    ));
                     let _ = i;
                 }
             }
@@ -566,13 +675,23 @@ pub fn aligned_separation(a: &OperatorConfig, b: &OperatorConfig) -> Option<f64>
 
 impl OperatorConfig {
     pub fn validate(&self, p: &str, errs: &mut Errors) {
-        errs.check(!self.name.trim().is_empty(), format!("{p}.name"), &self.name, "must not be empty");
+        errs.check(
+            !self.name.trim().is_empty(),
+            format!("{p}.name"),
+            &self.name,
+            "must not be empty",
+        );
         errs.range(format!("{p}.spacing_m"), self.spacing_m, 100.0, 100_000.0);
         let off_ok = self.offset_m.is_finite() && self.offset_m >= 0.0 && self.offset_m < self.spacing_m;
         let msg = format!("must be in [0, spacing_m) = [0, {})", fmt_num(self.spacing_m));
         errs.check(off_ok, format!("{p}.offset_m"), fmt_num(self.offset_m), &msg);
         let lat_ok = self.lateral_m.is_finite() && (10.0..=10_000.0).contains(&self.lateral_m.abs());
-        errs.check(lat_ok, format!("{p}.lateral_m"), fmt_num(self.lateral_m), "|lateral_m| must be in [10, 10000]");
+        errs.check(
+            lat_ok,
+            format!("{p}.lateral_m"),
+            fmt_num(self.lateral_m),
+            "|lateral_m| must be in [10, 10000]",
+        );
     }
 }
 
@@ -583,10 +702,25 @@ impl HandoverConfig {
         let ttt_ok = TTT_ALLOWED_MS.contains(&self.time_to_trigger_ms);
         let msg = format!("must be one of the 3GPP values {:?} ms", TTT_ALLOWED_MS);
         errs.check(ttt_ok, format!("{p}.time_to_trigger_ms"), self.time_to_trigger_ms, &msg);
-        errs.range(format!("{p}.measurement_period_ms"), self.measurement_period_ms, 1.0, 1000.0);
-        errs.check(self.l3_filter_k <= 19, format!("{p}.l3_filter_k"), self.l3_filter_k, "must be in [0, 19]");
+        errs.range(
+            format!("{p}.measurement_period_ms"),
+            self.measurement_period_ms,
+            1.0,
+            1000.0,
+        );
+        errs.check(
+            self.l3_filter_k <= 19,
+            format!("{p}.l3_filter_k"),
+            self.l3_filter_k,
+            "must be in [0, 19]",
+        );
         errs.range(format!("{p}.interruption_ms"), self.interruption_ms, 0.0, 10_000.0);
-        errs.range(format!("{p}.forwarding_delay_ms"), self.forwarding_delay_ms, 0.0, 10_000.0);
+        errs.range(
+            format!("{p}.forwarding_delay_ms"),
+            self.forwarding_delay_ms,
+            0.0,
+            10_000.0,
+        );
         errs.range(format!("{p}.forwarding_loss"), self.forwarding_loss, 0.0, 1.0);
         self.signalling.validate(&format!("{p}.signalling"), errs);
     }
@@ -625,15 +759,24 @@ mod tests {
         assert!(has(&e, "hst.handover.time_to_trigger_ms", "3GPP"), "{e:?}");
         assert!(has(&e, "hst.train.gps.sigma_m", "[0, 1000]"), "{e:?}");
         assert!(has(&e, "hst.radio.shadowing.inter_site_correlation", "[0, 1)"), "{e:?}");
-        assert_eq!(e.iter().find(|e| e.field == "hst.train.speed_kmh").unwrap().value, "-10");
+        assert_eq!(
+            e.iter().find(|e| e.field == "hst.train.speed_kmh").unwrap().value,
+            "-10"
+        );
     }
 
     #[test]
     fn bad_speed_profile_and_track_are_reported() {
         let mut c = HstConfig::default();
         c.train.speed_profile = vec![
-            SpeedStep { from_s: 1.0, speed_kmh: 300.0 },
-            SpeedStep { from_s: 0.5, speed_kmh: -5.0 },
+            SpeedStep {
+                from_s: 1.0,
+                speed_kmh: 300.0,
+            },
+            SpeedStep {
+                from_s: 0.5,
+                speed_kmh: -5.0,
+            },
         ];
         c.train.track_xy_m = vec![[0.0, 0.0], [0.0, 0.0]];
         let e = errors_of(&c);
@@ -648,7 +791,10 @@ mod tests {
         let mut c = HstConfig::default();
         c.radio.operators[1].offset_m = 0.0;
         let e = errors_of(&c);
-        assert!(has(&e, "hst.radio.operators[1].offset_m", "simultaneous handovers"), "{e:?}");
+        assert!(
+            has(&e, "hst.radio.operators[1].offset_m", "simultaneous handovers"),
+            "{e:?}"
+        );
         c.radio.operators[1].offset_m = 1300.0; // 40 m from the next site of A
         assert!(has(&errors_of(&c), "hst.radio.operators[1].offset_m", "simultaneous"));
         c.radio.operators[1].offset_m = 400.0;
@@ -663,6 +809,12 @@ mod tests {
         c.radio.operators[1].offset_m = 1340.0;
         assert!(has(&errors_of(&c), "hst.radio.operators[1].offset_m", "[0, spacing_m)"));
         let cap: HstConfig = serde_json::from_str(r#"{"radio": {"capacity": {"mode": "sinr"}}}"#).unwrap();
-        assert_eq!(cap.radio.capacity, CapacityConfig::Sinr { max_mbps: 25.0, period_ms: 100.0 });
+        assert_eq!(
+            cap.radio.capacity,
+            CapacityConfig::Sinr {
+                max_mbps: 25.0,
+                period_ms: 100.0
+            }
+        );
     }
 }

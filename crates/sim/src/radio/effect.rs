@@ -60,7 +60,13 @@ pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConf
         _ => None,
     };
     let mine = events.iter().filter(|e| e.operator == op);
-    let outages: Vec<Outage> = mine.clone().map(|e| Outage { start: e.start, end: e.end }).collect();
+    let outages: Vec<Outage> = mine
+        .clone()
+        .map(|e| Outage {
+            start: e.start,
+            end: e.end,
+        })
+        .collect();
     let queued_loss = match ho.source_buffer {
         SourceBuffer::Discard => 1.0,
         SourceBuffer::Forward => ho.forwarding_loss,
@@ -68,8 +74,22 @@ pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConf
     // A radio-link or handover failure loses the source's context: nothing is forwarded.
     let spikes = mine
         .map(|e| match e.outcome.lost_context() {
-            false => DelaySpike { start: e.start, end: e.end, extra_delay: extra, loss_prob: ho.forwarding_loss, queued_loss, buffer_bytes },
-            true => DelaySpike { start: e.start, end: e.end, extra_delay: 0, loss_prob: 1.0, queued_loss: 1.0, buffer_bytes: None },
+            false => DelaySpike {
+                start: e.start,
+                end: e.end,
+                extra_delay: extra,
+                loss_prob: ho.forwarding_loss,
+                queued_loss,
+                buffer_bytes,
+            },
+            true => DelaySpike {
+                start: e.start,
+                end: e.end,
+                extra_delay: 0,
+                loss_prob: 1.0,
+                queued_loss: 1.0,
+                buffer_bytes: None,
+            },
         })
         .collect();
     (outages, spikes)
@@ -92,11 +112,20 @@ pub fn sinr_capacity_bps(sinr_db: f64, bandwidth_mhz: f64, max_bps: f64) -> f64 
 pub fn capacity_schedule(run: &HstRun, cfg: &HstConfig, events: &[HandoverEvent], op: usize) -> Vec<(Time, u64)> {
     match cfg.radio.capacity {
         CapacityConfig::Constant { rate_mbps } => vec![(0, (rate_mbps * 1e6).round() as u64)],
-        CapacityConfig::Sinr { max_mbps, period_ms } => sinr_schedule(run, cfg, events, op, max_mbps * 1e6, from_ms_f64(period_ms).max(1)),
+        CapacityConfig::Sinr { max_mbps, period_ms } => {
+            sinr_schedule(run, cfg, events, op, max_mbps * 1e6, from_ms_f64(period_ms).max(1))
+        }
     }
 }
 
-fn sinr_schedule(run: &HstRun, cfg: &HstConfig, events: &[HandoverEvent], op: usize, max_bps: f64, period: Time) -> Vec<(Time, u64)> {
+fn sinr_schedule(
+    run: &HstRun,
+    cfg: &HstConfig,
+    events: &[HandoverEvent],
+    op: usize,
+    max_bps: f64,
+    period: Time,
+) -> Vec<(Time, u64)> {
     let sites = &run.map.operators[op].sites;
     let mine: Vec<&HandoverEvent> = events.iter().filter(|e| e.operator == op).collect();
     let mut rsrp = Vec::new();
@@ -105,7 +134,10 @@ fn sinr_schedule(run: &HstRun, cfg: &HstConfig, events: &[HandoverEvent], op: us
     let (mut next_ho, mut out, mut t) = (0, Vec::<(Time, u64)>::new(), 0);
     while t < run.duration {
         while next_ho < mine.len() && mine[next_ho].start <= t {
-            serving = sites.iter().position(|s| s.cell == mine[next_ho].to_cell).unwrap_or(serving);
+            serving = sites
+                .iter()
+                .position(|s| s.cell == mine[next_ho].to_cell)
+                .unwrap_or(serving);
             next_ho += 1;
         }
         let sinr = run.map.sinr_db(op, serving, run.mobility.position_at(t));
@@ -130,7 +162,10 @@ pub fn sinr_db_schedule(run: &HstRun, events: &[HandoverEvent], op: usize, perio
     let (mut next_ho, mut out, mut t) = (0, Vec::new(), 0);
     while t < run.duration {
         while next_ho < mine.len() && mine[next_ho].start <= t {
-            serving = sites.iter().position(|s| s.cell == mine[next_ho].to_cell).unwrap_or(serving);
+            serving = sites
+                .iter()
+                .position(|s| s.cell == mine[next_ho].to_cell)
+                .unwrap_or(serving);
             next_ho += 1;
         }
         out.push((t, run.map.sinr_db(op, serving, run.mobility.position_at(t))));
@@ -142,7 +177,11 @@ pub fn sinr_db_schedule(run: &HstRun, events: &[HandoverEvent], op: usize, perio
 /// Outages, delay spikes and capacity of operator `op`'s link for one run.
 pub fn link_effects(run: &HstRun, cfg: &HstConfig, events: &[HandoverEvent], op: usize) -> LinkEffects {
     let (outages, delay_spikes) = outages_and_spikes(events, op, &cfg.handover);
-    LinkEffects { outages, delay_spikes, capacity_bps: capacity_schedule(run, cfg, events, op) }
+    LinkEffects {
+        outages,
+        delay_spikes,
+        capacity_bps: capacity_schedule(run, cfg, events, op),
+    }
 }
 
 #[cfg(test)]
@@ -152,20 +191,51 @@ mod tests {
     use crate::radio::config::CapacityConfig;
 
     fn ev(op: usize, start_ms: u64) -> HandoverEvent {
-        HandoverEvent { operator: op, start: start_ms * NS_PER_MS, end: (start_ms + 40) * NS_PER_MS, from_cell: 0, to_cell: 1, position_m: 0.0, trigger: start_ms * NS_PER_MS, rach_attempts: 1, outcome: crate::radio::signalling::HandoverOutcome::X2 }
+        HandoverEvent {
+            operator: op,
+            start: start_ms * NS_PER_MS,
+            end: (start_ms + 40) * NS_PER_MS,
+            from_cell: 0,
+            to_cell: 1,
+            position_m: 0.0,
+            trigger: start_ms * NS_PER_MS,
+            rach_attempts: 1,
+            outcome: crate::radio::signalling::HandoverOutcome::X2,
+        }
     }
 
     #[test]
     fn outages_and_spikes_follow_the_operator_events() {
-        let ho = HandoverConfig { forwarding_loss: 0.01, ..Default::default() };
+        let ho = HandoverConfig {
+            forwarding_loss: 0.01,
+            ..Default::default()
+        };
         let events = [ev(0, 1000), ev(1, 5000), ev(0, 17000)];
         let (o, s) = outages_and_spikes(&events, 0, &ho);
-        assert_eq!(o, vec![Outage { start: 1000 * NS_PER_MS, end: 1040 * NS_PER_MS }, Outage { start: 17000 * NS_PER_MS, end: 17040 * NS_PER_MS }]);
+        assert_eq!(
+            o,
+            vec![
+                Outage {
+                    start: 1000 * NS_PER_MS,
+                    end: 1040 * NS_PER_MS
+                },
+                Outage {
+                    start: 17000 * NS_PER_MS,
+                    end: 17040 * NS_PER_MS
+                }
+            ]
+        );
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].extra_delay, 10 * NS_PER_MS);
         assert_eq!(s[0].loss_prob, 0.01);
-        assert_eq!(s[0].queued_loss, 1.0, "default: the source's buffer is discarded (ns-3 LENA)");
-        let fwd = HandoverConfig { source_buffer: SourceBuffer::Forward, ..ho.clone() };
+        assert_eq!(
+            s[0].queued_loss, 1.0,
+            "default: the source's buffer is discarded (ns-3 LENA)"
+        );
+        let fwd = HandoverConfig {
+            source_buffer: SourceBuffer::Forward,
+            ..ho.clone()
+        };
         assert_eq!(outages_and_spikes(&events, 0, &fwd).1[0].queued_loss, 0.01);
         // The IP-level gap: interruption + forwarding = 50 ms with the defaults.
         assert_eq!(s[0].end + s[0].extra_delay - s[0].start, 50 * NS_PER_MS);
@@ -186,7 +256,10 @@ mod tests {
         let run = HstRun::new(&cfg, 1, 30 * NS_PER_S);
         let events = run.handovers(&cfg.handover);
         assert_eq!(capacity_schedule(&run, &cfg, &events, 0), vec![(0, 25_000_000)]);
-        cfg.radio.capacity = CapacityConfig::Sinr { max_mbps: 25.0, period_ms: 100.0 };
+        cfg.radio.capacity = CapacityConfig::Sinr {
+            max_mbps: 25.0,
+            period_ms: 100.0,
+        };
         let sched = capacity_schedule(&run, &cfg, &events, 0);
         let rates: Vec<u64> = sched.iter().map(|p| p.1).collect();
         assert!(rates.contains(&25_000_000), "never reaches the cap: {rates:?}");

@@ -21,10 +21,10 @@
 //!   makes it a radio-link failure. The next measurement follows the end either way.
 //! - The first serving cell is the strongest one at t = 0 (initial cell selection).
 use super::config::{HandoverConfig, HandoverModel, HstConfig};
-use super::signalling::{self, HandoverOutcome};
-use crate::core::rng::RngStreams;
 use super::layout::RadioMap;
 use super::mobility::Mobility;
+use super::signalling::{self, HandoverOutcome};
+use crate::core::rng::RngStreams;
 use crate::core::time::{from_ms_f64, Time};
 
 /// One handover of one operator's link.
@@ -58,14 +58,21 @@ pub struct L3Filter {
 
 impl L3Filter {
     pub fn new(k: u32) -> Self {
-        L3Filter { a: 1.0 / 2f64.powf(k as f64 / 4.0), state: Vec::new() }
+        L3Filter {
+            a: 1.0 / 2f64.powf(k as f64 / 4.0),
+            state: Vec::new(),
+        }
     }
 
     /// Filters one measurement of every cell in place.
     pub fn apply(&mut self, raw: &mut [f64]) {
         self.state.resize(raw.len(), f64::NEG_INFINITY);
         for (f, m) in self.state.iter_mut().zip(raw.iter_mut()) {
-            *f = if f.is_finite() && m.is_finite() { (1.0 - self.a) * *f + self.a * *m } else { *m };
+            *f = if f.is_finite() && m.is_finite() {
+                (1.0 - self.a) * *f + self.a * *m
+            } else {
+                *m
+            };
             *m = *f;
         }
     }
@@ -116,7 +123,14 @@ impl A3 {
 
 /// Handovers of operator `op` for a train run of length `duration`.
 /// `run_seed` feeds the signalling model's draws (unused by the fixed model).
-pub fn run_operator(map: &RadioMap, mobility: &Mobility, op: usize, cfg: &HandoverConfig, duration: Time, run_seed: u64) -> Vec<HandoverEvent> {
+pub fn run_operator(
+    map: &RadioMap,
+    mobility: &Mobility,
+    op: usize,
+    cfg: &HandoverConfig,
+    duration: Time,
+    run_seed: u64,
+) -> Vec<HandoverEvent> {
     let mut rng = RngStreams::new(run_seed).stream(&format!("radio/handover/signalling/{op}"));
     let mut serving_since: Time = 0;
     let period = from_ms_f64(cfg.measurement_period_ms).max(1);
@@ -136,13 +150,29 @@ pub fn run_operator(map: &RadioMap, mobility: &Mobility, op: usize, cfg: &Handov
             let (start, end, rach_attempts, outcome) = match cfg.model {
                 HandoverModel::Fixed => (t, t + interruption, 1, HandoverOutcome::X2),
                 HandoverModel::Signalling => {
-                    let x = signalling::execute(&cfg.signalling, t, serving_since, |u| map.sinr_db(op, srv, mobility.position_at(u)), &mut rng);
+                    let x = signalling::execute(
+                        &cfg.signalling,
+                        t,
+                        serving_since,
+                        |u| map.sinr_db(op, srv, mobility.position_at(u)),
+                        &mut rng,
+                    );
                     (x.start, x.end, x.rach_attempts, x.outcome)
                 }
             };
             let position_m = mobility.position_at(start);
             serving_since = end;
-            events.push(HandoverEvent { operator: op, start, end, from_cell: sites[srv].cell, to_cell: sites[target].cell, position_m, trigger: t, rach_attempts, outcome });
+            events.push(HandoverEvent {
+                operator: op,
+                start,
+                end,
+                from_cell: sites[srv].cell,
+                to_cell: sites[target].cell,
+                position_m,
+                trigger: t,
+                rach_attempts,
+                outcome,
+            });
             serving = Some(target);
             a3.reset();
             t = end.div_ceil(period) * period; // next measurement after the UE is back
@@ -172,7 +202,12 @@ impl HstRun {
         let mobility = Mobility::new(&cfg.train);
         let (lo, hi) = (mobility.position_at(0), mobility.position_at(duration));
         let map = RadioMap::new(cfg, run_seed, mobility.track(), lo.min(hi), lo.max(hi));
-        HstRun { run_seed, mobility, map, duration }
+        HstRun {
+            run_seed,
+            mobility,
+            map,
+            duration,
+        }
     }
 
     /// Every operator's handovers, sorted by start time (then operator).

@@ -134,7 +134,9 @@ impl RadioMap {
         let env = RngStreams::new(cfg.environment_seed);
         let r = &cfg.radio;
         let common = common_shadowing(r, &env, s_hi);
-        let operators = (r.operators.iter().enumerate()).map(|(o, op)| operator_map(r, o, op, track, (s_lo, s_hi))).collect();
+        let operators = (r.operators.iter().enumerate())
+            .map(|(o, op)| operator_map(r, o, op, track, (s_lo, s_hi)))
+            .collect();
         let nrb = resource_blocks(r.bandwidth_mhz);
         let noise_dbm = THERMAL_DBM_HZ + 10.0 * (nrb * 180e3).log10() + r.noise_figure_db;
         RadioMap {
@@ -176,7 +178,15 @@ impl RadioMap {
         }
         let env = RngStreams::new(self.environment_seed);
         let run = RngStreams::new(self.run_seed);
-        let grid = site_grid(&self.radio, &self.radio.operators[op], &o.sites[i], &self.track, &self.common, &env, &run);
+        let grid = site_grid(
+            &self.radio,
+            &self.radio.operators[op],
+            &o.sites[i],
+            &self.track,
+            &self.common,
+            &env,
+            &run,
+        );
         if cache.len() >= o.cache_cap {
             let far = (0..cache.len())
                 .max_by(|&a, &b| {
@@ -228,25 +238,45 @@ fn common_shadowing(r: &RadioConfig, env: &RngStreams, s_hi: f64) -> Grid {
     let max_spacing = r.operators.iter().map(|o| o.spacing_m).fold(0.0, f64::max);
     let n = ((s_hi.max(0.0) + WINDOW_SPACINGS * max_spacing) / sh.grid_m).ceil() as usize + 2;
     let mut rng = env.stream("radio/shadow/common");
-    Grid { s0: 0.0, step: sh.grid_m, vals: gudmundson(&mut rng, n, sh.grid_m, sh.decorrelation_m, sh.sigma_db) }
+    Grid {
+        s0: 0.0,
+        step: sh.grid_m,
+        vals: gudmundson(&mut rng, n, sh.grid_m, sh.decorrelation_m, sh.sigma_db),
+    }
 }
 
 /// Sites of one operator that can serve a train within `[s_lo, s_hi]`, with their grids' extents.
-fn operator_map(r: &RadioConfig, o: usize, op: &OperatorConfig, track: &Track, (s_lo, s_hi): (f64, f64)) -> OperatorMap {
+fn operator_map(
+    r: &RadioConfig,
+    o: usize,
+    op: &OperatorConfig,
+    track: &Track,
+    (s_lo, s_hi): (f64, f64),
+) -> OperatorMap {
     let w = WINDOW_SPACINGS * op.spacing_m;
     let k_lo = ((s_lo - w - op.offset_m) / op.spacing_m).ceil() as i64;
     let k_hi = ((s_hi + w - op.offset_m) / op.spacing_m).floor() as i64;
     let sites: Vec<Site> = (k_lo..=k_hi)
         .map(|k| {
             let s_m = op.offset_m + k as f64 * op.spacing_m;
-            Site { operator: o, cell: k, s_m, xy: track.offset_xy(s_m, op.lateral_m) }
+            Site {
+                operator: o,
+                cell: k,
+                s_m,
+                xy: track.offset_xy(s_m, op.lateral_m),
+            }
         })
         .collect();
     let extents = sites.iter().map(|site| grid_extent(r, op, site)).collect();
     // Every point lies in the windows of at most 2W/spacing + 1 sites; two more let a lookup a
     // little ahead (signalling steps) and the next point share the cache without making grids again.
     let cache_cap = (2.0 * WINDOW_SPACINGS).ceil() as usize + 3;
-    OperatorMap { sites, extents, cache: RefCell::new(Vec::with_capacity(cache_cap)), cache_cap }
+    OperatorMap {
+        sites,
+        extents,
+        cache: RefCell::new(Vec::with_capacity(cache_cap)),
+        cache_cap,
+    }
 }
 
 /// (first sample, samples) of site `site`'s window grid: `site_grid` makes samples first..n.
@@ -260,15 +290,38 @@ fn grid_extent(r: &RadioConfig, op: &OperatorConfig, site: &Site) -> (usize, usi
 }
 
 /// RSRP map of one site over its window `[s − W, s + W]` (clipped at 0, where the track starts).
-fn site_grid(r: &RadioConfig, op: &OperatorConfig, site: &Site, track: &Track, common: &Grid, env: &RngStreams, run: &RngStreams) -> Grid {
+fn site_grid(
+    r: &RadioConfig,
+    op: &OperatorConfig,
+    site: &Site,
+    track: &Track,
+    common: &Grid,
+    env: &RngStreams,
+    run: &RngStreams,
+) -> Grid {
     let sh = &r.shadowing;
     let (first, n) = grid_extent(r, op, site);
     let s0 = window_start(site, op);
     let tag = format!("{}/{}", op.name, site.cell);
     // Generated over the whole window (even before s = 0) so values never depend on the run.
-    let own = gudmundson(&mut env.stream(&format!("radio/shadow/{tag}")), n, sh.grid_m, sh.decorrelation_m, sh.sigma_db);
-    let var = gudmundson(&mut run.stream(&format!("radio/run_shadow/{tag}")), n, sh.grid_m, sh.decorrelation_m, sh.run_sigma_db);
-    let (a, b) = (sh.inter_site_correlation.sqrt(), (1.0 - sh.inter_site_correlation).sqrt());
+    let own = gudmundson(
+        &mut env.stream(&format!("radio/shadow/{tag}")),
+        n,
+        sh.grid_m,
+        sh.decorrelation_m,
+        sh.sigma_db,
+    );
+    let var = gudmundson(
+        &mut run.stream(&format!("radio/run_shadow/{tag}")),
+        n,
+        sh.grid_m,
+        sh.decorrelation_m,
+        sh.run_sigma_db,
+    );
+    let (a, b) = (
+        sh.inter_site_correlation.sqrt(),
+        (1.0 - sh.inter_site_correlation).sqrt(),
+    );
     let p_re = r.tx_power_dbm - 10.0 * (12.0 * resource_blocks(r.bandwidth_mhz)).log10();
     let vals = (first..n)
         .map(|i| {
@@ -278,7 +331,11 @@ fn site_grid(r: &RadioConfig, op: &OperatorConfig, site: &Site, track: &Track, c
             p_re - pl - shadow
         })
         .collect();
-    Grid { s0: s0 + first as f64 * sh.grid_m, step: sh.grid_m, vals }
+    Grid {
+        s0: s0 + first as f64 * sh.grid_m,
+        step: sh.grid_m,
+        vals,
+    }
 }
 
 #[cfg(test)]
@@ -313,12 +370,21 @@ mod tests {
         let b = RadioMap::new(&cfg, 7, &t, 0.0, 60_000.0);
         let cap: usize = a.operators.iter().map(|o| o.cache_cap).sum();
         let sites: usize = a.operators.iter().map(|o| o.sites.len()).sum();
-        assert!(sites > 4 * cap, "the ride must have many more sites ({sites}) than the cache holds ({cap})");
+        assert!(
+            sites > 4 * cap,
+            "the ride must have many more sites ({sites}) than the cache holds ({cap})"
+        );
         let points: Vec<f64> = (0..6000).map(|k| k as f64 * 10.0 + 0.37).collect();
         let mut rsrp = Vec::new();
         // a forward along the ride, b backward and then forward again: every grid b needs twice
         // is made twice, and must come out the same.
-        let fwd: Vec<Vec<f64>> = points.iter().map(|&s| { a.rsrp_all(0, s, &mut rsrp); rsrp.clone() }).collect();
+        let fwd: Vec<Vec<f64>> = points
+            .iter()
+            .map(|&s| {
+                a.rsrp_all(0, s, &mut rsrp);
+                rsrp.clone()
+            })
+            .collect();
         assert!(a.cached() <= cap, "{} grids held, cap {cap}", a.cached());
         for (k, &s) in points.iter().enumerate().rev() {
             b.rsrp_all(0, s, &mut rsrp);
@@ -330,7 +396,10 @@ mod tests {
             assert_eq!(a.sinr_db(0, 3, s).to_bits(), b.sinr_db(0, 3, s).to_bits());
         }
         assert!(b.cached() <= cap);
-        assert!(fwd.iter().all(|v| v.iter().any(|p| p.is_finite())), "every point is measured by some site");
+        assert!(
+            fwd.iter().all(|v| v.iter().any(|p| p.is_finite())),
+            "every point is measured by some site"
+        );
     }
 
     #[test]
@@ -343,7 +412,16 @@ mod tests {
         for (i, site) in map.operators[0].sites.iter().enumerate() {
             let g = site_grid(r, op, site, &t, &map.common, &env, &run);
             let last = g.s0 + (g.vals.len() - 1) as f64 * g.step;
-            for s in [g.s0, g.s0 + 0.5 * g.step, (g.s0 + last) / 2.0, last, last + 1e-9, g.s0 - 1e-9, f64::NAN, f64::INFINITY] {
+            for s in [
+                g.s0,
+                g.s0 + 0.5 * g.step,
+                (g.s0 + last) / 2.0,
+                last,
+                last + 1e-9,
+                g.s0 - 1e-9,
+                f64::NAN,
+                f64::INFINITY,
+            ] {
                 let want = g.at(s).unwrap_or(f64::NEG_INFINITY);
                 let got = map.rsrp_dbm(0, i, s);
                 assert!(want.to_bits() == got.to_bits(), "site {i} at {s}: {got} vs {want}");

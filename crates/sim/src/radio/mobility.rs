@@ -25,7 +25,10 @@ pub struct Track {
 impl Track {
     /// The x axis (`xy(s) = (s, 0)`).
     pub fn straight() -> Self {
-        Track { pts: vec![[0.0, 0.0], [1.0, 0.0]], cum: vec![0.0, 1.0] }
+        Track {
+            pts: vec![[0.0, 0.0], [1.0, 0.0]],
+            cum: vec![0.0, 1.0],
+        }
     }
 
     /// A polyline; `pts` must have >= 2 points and no zero-length segment (see config checks).
@@ -94,10 +97,15 @@ impl Mobility {
         let mut legs: Vec<(Time, f64, f64)> = Vec::with_capacity(steps.len());
         for (from_s, kmh) in steps {
             let t = from_secs_f64(from_s);
-            let s = legs.last().map_or(cfg.start_m, |&(t0, s0, v)| s0 + v * to_secs_f64(t - t0));
+            let s = legs
+                .last()
+                .map_or(cfg.start_m, |&(t0, s0, v)| s0 + v * to_secs_f64(t - t0));
             legs.push((t, s, kmh / 3.6));
         }
-        Mobility { track: Track::polyline(&cfg.track_xy_m), legs }
+        Mobility {
+            track: Track::polyline(&cfg.track_xy_m),
+            legs,
+        }
     }
 
     /// Distance along the track (m) at time `t`.
@@ -140,9 +148,22 @@ impl<'a> GpsSampler<'a> {
     /// Fixes at `0, period, 2·period, ...` while `< duration`; errors from the run's `radio/gps` stream.
     pub fn new(mobility: &'a Mobility, cfg: &GpsConfig, streams: &RngStreams, duration: Time) -> Self {
         let period = from_ms_f64(cfg.period_ms).max(1);
-        let rho = if cfg.correlation_s > 0.0 { (-(cfg.period_ms / 1000.0) / cfg.correlation_s).exp() } else { 0.0 };
+        let rho = if cfg.correlation_s > 0.0 {
+            (-(cfg.period_ms / 1000.0) / cfg.correlation_s).exp()
+        } else {
+            0.0
+        };
         let rng = streams.stream("radio/gps");
-        GpsSampler { mobility, rng, period, sigma: cfg.sigma_m, rho, err: None, next: 0, end: duration }
+        GpsSampler {
+            mobility,
+            rng,
+            period,
+            sigma: cfg.sigma_m,
+            rho,
+            err: None,
+            next: 0,
+            end: duration,
+        }
     }
 
     fn next_error(&mut self) -> f64 {
@@ -182,7 +203,10 @@ mod tests {
 
     #[test]
     fn constant_speed_covers_300_kmh() {
-        let m = Mobility::new(&TrainConfig { start_m: 0.0, ..Default::default() });
+        let m = Mobility::new(&TrainConfig {
+            start_m: 0.0,
+            ..Default::default()
+        });
         assert!((m.position_at(36 * NS_PER_S) - 3000.0).abs() < 1e-6);
         assert_eq!(m.xy_at(36 * NS_PER_S), [3000.0, 0.0]);
     }
@@ -192,9 +216,18 @@ mod tests {
         let cfg = TrainConfig {
             start_m: 100.0,
             speed_profile: vec![
-                SpeedStep { from_s: 0.0, speed_kmh: 360.0 },
-                SpeedStep { from_s: 10.0, speed_kmh: 0.0 },
-                SpeedStep { from_s: 20.0, speed_kmh: 36.0 },
+                SpeedStep {
+                    from_s: 0.0,
+                    speed_kmh: 360.0,
+                },
+                SpeedStep {
+                    from_s: 10.0,
+                    speed_kmh: 0.0,
+                },
+                SpeedStep {
+                    from_s: 20.0,
+                    speed_kmh: 36.0,
+                },
             ],
             ..Default::default()
         };
@@ -230,16 +263,25 @@ mod tests {
         let cfg = GpsConfig::default();
         let (mean, sd, n) = error_stats(&cfg, 3);
         assert_eq!(n, 10_000); // every 10 ms for 100 s
-        // With 10 000 independent fixes, sd's standard error is 5/sqrt(2e4) = 0.035 m.
+                               // With 10 000 independent fixes, sd's standard error is 5/sqrt(2e4) = 0.035 m.
         assert!(mean.abs() < 0.2, "mean {mean}");
         assert!((sd - 5.0).abs() < 0.15, "sd {sd}");
-        let (_, sd20, _) = error_stats(&GpsConfig { sigma_m: 20.0, ..cfg.clone() }, 4);
+        let (_, sd20, _) = error_stats(
+            &GpsConfig {
+                sigma_m: 20.0,
+                ..cfg.clone()
+            },
+            4,
+        );
         assert!((sd20 - 20.0).abs() < 0.6, "sd {sd20}");
     }
 
     #[test]
     fn correlated_gps_error_keeps_sigma_and_is_reproducible() {
-        let cfg = GpsConfig { correlation_s: 0.5, ..Default::default() };
+        let cfg = GpsConfig {
+            correlation_s: 0.5,
+            ..Default::default()
+        };
         let m = Mobility::new(&TrainConfig::default());
         let a = gps_samples(&m, &cfg, &RngStreams::new(9), 2 * NS_PER_S);
         let b = gps_samples(&m, &cfg, &RngStreams::new(9), 2 * NS_PER_S);

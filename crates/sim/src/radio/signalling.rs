@@ -77,7 +77,13 @@ pub fn preparation(c: &SignallingConfig) -> Time {
 
 /// Executes one handover triggered at `trigger` on a cell served since `serving_since`;
 /// `source_sinr_db(t)` is the serving cell's SINR at time `t` (the train moves on meanwhile).
-pub fn execute(c: &SignallingConfig, trigger: Time, serving_since: Time, source_sinr_db: impl Fn(Time) -> f64, rng: &mut Rng) -> Execution {
+pub fn execute(
+    c: &SignallingConfig,
+    trigger: Time,
+    serving_since: Time,
+    source_sinr_db: impl Fn(Time) -> f64,
+    rng: &mut Rng,
+) -> Execution {
     let command = trigger + preparation(c);
     // Drawn before the radio-link check, so the stream's consumption does not depend on the SINR.
     let prach_wait = rng.gen::<f64>() * c.prach_period_ms;
@@ -88,7 +94,12 @@ pub fn execute(c: &SignallingConfig, trigger: Time, serving_since: Time, source_
     let all_failed = attempts == c.max_preambles && rng.gen::<f64>() < c.rach_failure;
     let detect = from_ms_f64(c.n310 as f64 * c.out_of_sync_ms + c.t310_ms);
     let reestablish = |lost: Time| lost + detect + from_ms_f64(c.reestablishment_ms);
-    let rlf = |start: Time| Execution { start, end: reestablish(start), rach_attempts: 0, outcome: HandoverOutcome::RadioLinkFailure };
+    let rlf = |start: Time| Execution {
+        start,
+        end: reestablish(start),
+        rach_attempts: 0,
+        outcome: HandoverOutcome::RadioLinkFailure,
+    };
     match c.rrc {
         // The command is lost if the source is out of sync when it is sent (1 ms resolution).
         RrcTransport::Radio => {
@@ -118,9 +129,19 @@ pub fn execute(c: &SignallingConfig, trigger: Time, serving_since: Time, source_
     let rach = c.rrc_processing_ms + prach_wait + attempts as f64 * c.rach_ms + (attempts - 1) as f64 * c.rach_retry_ms;
     if all_failed {
         let lost = command + from_ms_f64(rach + c.rach_retry_ms);
-        return Execution { start: command, end: lost + from_ms_f64(c.reestablishment_ms), rach_attempts: attempts, outcome: HandoverOutcome::HandoverFailure };
+        return Execution {
+            start: command,
+            end: lost + from_ms_f64(c.reestablishment_ms),
+            rach_attempts: attempts,
+            outcome: HandoverOutcome::HandoverFailure,
+        };
     }
-    Execution { start: command, end: command + from_ms_f64(rach + c.complete_ms), rach_attempts: attempts, outcome: HandoverOutcome::X2 }
+    Execution {
+        start: command,
+        end: command + from_ms_f64(rach + c.complete_ms),
+        rach_attempts: attempts,
+        outcome: HandoverOutcome::X2,
+    }
 }
 
 #[cfg(test)]
@@ -135,7 +156,10 @@ mod tests {
 
     #[test]
     fn interruption_is_the_sum_of_the_steps() {
-        let c = SignallingConfig { rach_failure: 0.0, ..Default::default() };
+        let c = SignallingConfig {
+            rach_failure: 0.0,
+            ..Default::default()
+        };
         let mut r = rng();
         for _ in 0..100 {
             let e = execute(&c, 1_000 * NS_PER_MS, 0, |_| 10.0, &mut r);
@@ -151,7 +175,11 @@ mod tests {
 
     #[test]
     fn failed_preambles_lengthen_the_interruption_or_fail_the_handover() {
-        let c = SignallingConfig { rach_failure: 0.5, max_preambles: 3, ..Default::default() };
+        let c = SignallingConfig {
+            rach_failure: 0.5,
+            max_preambles: 3,
+            ..Default::default()
+        };
         let mut r = rng();
         let (mut retried, mut failed) = (0, 0);
         for _ in 0..400 {
@@ -159,7 +187,10 @@ mod tests {
             match e.outcome {
                 HandoverOutcome::X2 if e.rach_attempts > 1 => {
                     retried += 1;
-                    assert!(e.end - e.start >= from_ms_f64(25.0 + 10.0), "a retry costs rach_retry + rach");
+                    assert!(
+                        e.end - e.start >= from_ms_f64(25.0 + 10.0),
+                        "a retry costs rach_retry + rach"
+                    );
                 }
                 HandoverOutcome::HandoverFailure => {
                     failed += 1;
@@ -173,7 +204,10 @@ mod tests {
 
     #[test]
     fn a_lost_source_is_a_radio_link_failure() {
-        let c = SignallingConfig { rrc: RrcTransport::Radio, ..Default::default() };
+        let c = SignallingConfig {
+            rrc: RrcTransport::Radio,
+            ..Default::default()
+        };
         let e = execute(&c, 0, 0, |t| if t >= 7 * NS_PER_MS { -8.0 } else { 0.0 }, &mut rng());
         assert_eq!(e.outcome, HandoverOutcome::RadioLinkFailure);
         assert_eq!(e.start, 7 * NS_PER_MS);
@@ -181,13 +215,31 @@ mod tests {
         assert!(e.outcome.lost_context());
         // Ideal RRC: the command arrives; a failure needs 2.2 s below Qout before it.
         let ideal = SignallingConfig::default();
-        let e = execute(&ideal, 10 * NS_PER_S, 0, |t| if t >= 9 * NS_PER_S { -8.0 } else { 0.0 }, &mut rng());
+        let e = execute(
+            &ideal,
+            10 * NS_PER_S,
+            0,
+            |t| if t >= 9 * NS_PER_S { -8.0 } else { 0.0 },
+            &mut rng(),
+        );
         assert_eq!(e.outcome, HandoverOutcome::X2);
-        let e = execute(&ideal, 10 * NS_PER_S, 0, |t| if t >= 7 * NS_PER_S { -8.0 } else { 0.0 }, &mut rng());
+        let e = execute(
+            &ideal,
+            10 * NS_PER_S,
+            0,
+            |t| if t >= 7 * NS_PER_S { -8.0 } else { 0.0 },
+            &mut rng(),
+        );
         assert_eq!(e.outcome, HandoverOutcome::RadioLinkFailure);
         assert_eq!(e.start, 10 * NS_PER_S + preparation(&ideal) - from_ms_f64(2200.0));
         // ... while on that cell: a cell served for less than that cannot have failed yet.
-        let e = execute(&ideal, 10 * NS_PER_S, 9 * NS_PER_S, |t| if t >= 7 * NS_PER_S { -8.0 } else { 0.0 }, &mut rng());
+        let e = execute(
+            &ideal,
+            10 * NS_PER_S,
+            9 * NS_PER_S,
+            |t| if t >= 7 * NS_PER_S { -8.0 } else { 0.0 },
+            &mut rng(),
+        );
         assert_eq!(e.outcome, HandoverOutcome::X2);
     }
 }

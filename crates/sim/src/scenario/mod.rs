@@ -5,15 +5,15 @@
 //! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
 //! references between entries, trace files) run over everything that decoded.
 use crate::cell::{CellConfig, CellSpec};
-use crate::error::{ConfigError, Errors};
 use crate::element::ElementSpec;
-use crate::link::config::{LinkConfig, LinkSpec};
+use crate::error::{ConfigError, Errors};
+use crate::handoff::{FlowHandoffConfig, HandoffConfig, HandoffScheme};
 use crate::hst::phad::PhaDConfig;
 use crate::hst::scenario::HstScenario;
+use crate::hst::wrappers::split_wrapper;
+use crate::link::config::{LinkConfig, LinkSpec};
 use crate::mptcp::sched::SchedulerSpec;
 use crate::tcp::cc::CcKind;
-use crate::hst::wrappers::split_wrapper;
-use crate::handoff::{FlowHandoffConfig, HandoffConfig, HandoffScheme};
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -76,7 +76,10 @@ pub struct OutputConfig {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { bin_ms: default_bin_ms(), warmup_s: 0.0 }
+        OutputConfig {
+            bin_ms: default_bin_ms(),
+            warmup_s: 0.0,
+        }
     }
 }
 
@@ -440,7 +443,20 @@ pub struct Scenario {
     pub cells: Vec<CellSpec>,
 }
 
-const TOP_KEYS: &[&str] = &["name", "description", "seed", "duration_s", "output", "nodes", "links", "paths", "flows", "hst", "handoffs", "cells"];
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "duration_s",
+    "output",
+    "nodes",
+    "links",
+    "paths",
+    "flows",
+    "hst",
+    "handoffs",
+    "cells",
+];
 
 impl Scenario {
     /// Parses and checks scenario text. `file` names the source in errors; relative trace
@@ -456,7 +472,11 @@ impl Scenario {
         let mut errs = Errors::default();
         for k in value.keys() {
             if !TOP_KEYS.contains(&k.as_str()) {
-                errs.push(ConfigError::new(k.clone(), "", format!("unknown key; allowed: {}", TOP_KEYS.join(", "))));
+                errs.push(ConfigError::new(
+                    k.clone(),
+                    "",
+                    format!("unknown key; allowed: {}", TOP_KEYS.join(", ")),
+                ));
             }
         }
         for required in ["duration_s", "links", "paths", "flows"] {
@@ -493,15 +513,38 @@ impl Scenario {
             cells,
         };
         let n_flows_written = value.get("flows").and_then(|v| v.as_array()).map_or(0, |a| a.len());
-        let raw = RawNames { links: raw_names(&value, "links"), paths: raw_names(&value, "paths"), cells: raw_names(&value, "cells"), n_flows_written };
+        let raw = RawNames {
+            links: raw_names(&value, "links"),
+            paths: raw_names(&value, "paths"),
+            cells: raw_names(&value, "cells"),
+            n_flows_written,
+        };
         let links = validate(&sf, &raw, base_dir, duration_s.is_some(), &mut errs);
-        let cells: Vec<Option<CellSpec>> = sf.cells.iter().enumerate().map(|(i, c)| c.resolve(&format!("cells[{i}]"), base_dir, sf.duration_s, &mut errs)).collect();
+        let cells: Vec<Option<CellSpec>> = sf
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.resolve(&format!("cells[{i}]"), base_dir, sf.duration_s, &mut errs))
+            .collect();
         if !errs.is_empty() || !decoded_all {
             return Err(errs.0);
         }
-        let links = links.into_iter().collect::<Option<Vec<_>>>().ok_or_else(|| vec![ConfigError::new("links", "", "a link could not be resolved")])?;
-        let cells = cells.into_iter().collect::<Option<Vec<_>>>().ok_or_else(|| vec![ConfigError::new("cells", "", "a cell could not be resolved")])?;
-        Ok(Scenario { seed: sf.seed, file: sf, base_dir: base_dir.to_path_buf(), source_name: file.to_string(), links, cells })
+        let links = links
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| vec![ConfigError::new("links", "", "a link could not be resolved")])?;
+        let cells = cells
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| vec![ConfigError::new("cells", "", "a cell could not be resolved")])?;
+        Ok(Scenario {
+            seed: sf.seed,
+            file: sf,
+            base_dir: base_dir.to_path_buf(),
+            source_name: file.to_string(),
+            links,
+            cells,
+        })
     }
 }
 
@@ -512,7 +555,11 @@ fn decode_opt<T: serde::de::DeserializeOwned + Serialize>(t: &toml::Table, key: 
 
 /// Decodes one entry, reporting its errors under `field`. An unknown key is reported and then
 /// removed so that decoding continues and the entry's other problems are reported too.
-fn decode_value<T: serde::de::DeserializeOwned + Serialize>(mut v: toml::Value, field: &str, errs: &mut Errors) -> Option<T> {
+fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
+    mut v: toml::Value,
+    field: &str,
+    errs: &mut Errors,
+) -> Option<T> {
     for _ in 0..32 {
         let shown = short_value(&v);
         match serde_path_to_error::deserialize::<_, T>(v.clone()) {
@@ -527,16 +574,27 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(mut v: toml::Value, 
             }
             Err(e) => {
                 let inner = e.path().to_string();
-                let path = if inner == "." || inner.is_empty() { field.to_string() } else { format!("{field}.{inner}") };
+                let path = if inner == "." || inner.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{field}.{inner}")
+                };
                 let full = e.inner().to_string();
                 let msg = full.lines().next().unwrap_or("").trim().to_string();
                 let unknown = msg.starts_with("unknown field");
-                let value = if unknown || msg.contains("missing field") { String::new() } else { value_at(&v, e.path()).unwrap_or(shown) };
+                let value = if unknown || msg.contains("missing field") {
+                    String::new()
+                } else {
+                    value_at(&v, e.path()).unwrap_or(shown)
+                };
                 // Inside a tagged enum (`traffic = { kind = ..., typo = 1 }`) the path stops at the
                 // enum's table: name the key and remove it there, not the whole table (which
                 // would add a wrong "missing field" error).
                 let key = unknown.then(|| msg.split('`').nth(1)).flatten().map(str::to_string);
-                if let Some(k) = key.as_ref().filter(|k| table_at_mut(&mut v, e.path()).is_some_and(|t| t.contains_key(k.as_str()))) {
+                if let Some(k) = key
+                    .as_ref()
+                    .filter(|k| table_at_mut(&mut v, e.path()).is_some_and(|t| t.contains_key(k.as_str())))
+                {
                     errs.push(ConfigError::new(format!("{path}.{k}"), value, msg));
                     table_at_mut(&mut v, e.path()).expect("checked").remove(k.as_str());
                     continue;
@@ -555,7 +613,11 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(mut v: toml::Value, 
 fn shape_errors(input: &toml::Value, decoded: &toml::Value, path: &str, errs: &mut Errors) {
     match (input, decoded) {
         (toml::Value::Array(a), toml::Value::Table(_)) => {
-            errs.push(ConfigError::new(path, short_value(input), format!("must be a table ({{ ... }}), not an array of {} values", a.len())));
+            errs.push(ConfigError::new(
+                path,
+                short_value(input),
+                format!("must be a table ({{ ... }}), not an array of {} values", a.len()),
+            ));
         }
         (toml::Value::Table(a), toml::Value::Table(b)) => {
             for (k, x) in a {
@@ -607,7 +669,9 @@ fn table_at_mut<'a>(v: &'a mut toml::Value, path: &serde_path_to_error::Path) ->
 fn remove_at(v: &mut toml::Value, path: &serde_path_to_error::Path) -> bool {
     use serde_path_to_error::Segment;
     let segs = segments(path);
-    let Some((last, parents)) = segs.split_last() else { return false };
+    let Some((last, parents)) = segs.split_last() else {
+        return false;
+    };
     let mut cur = v;
     for seg in parents {
         cur = match seg {
@@ -633,14 +697,22 @@ fn remove_at(v: &mut toml::Value, path: &serde_path_to_error::Path) -> bool {
 fn raw_names(t: &toml::Table, key: &str) -> Vec<String> {
     t.get(key)
         .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|e| e.get("name")?.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e.get("name")?.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn decode_list<T: serde::de::DeserializeOwned + Serialize>(t: &toml::Table, key: &str, errs: &mut Errors) -> Vec<T> {
     let Some(v) = t.get(key) else { return vec![] };
     let Some(arr) = v.as_array() else {
-        errs.push(ConfigError::new(key, short_value(v), "must be an array of tables ([[...]])"));
+        errs.push(ConfigError::new(
+            key,
+            short_value(v),
+            "must be an array of tables ([[...]])",
+        ));
         return vec![];
     };
     arr.iter()
@@ -656,7 +728,11 @@ fn short_value(v: &toml::Value) -> String {
         other => {
             // Cut on a character boundary (a value may be any UTF-8 text).
             let s = other.to_string();
-            if s.chars().count() > 60 { format!("{}...", s.chars().take(57).collect::<String>()) } else { s }
+            if s.chars().count() > 60 {
+                format!("{}...", s.chars().take(57).collect::<String>())
+            } else {
+                s
+            }
         }
     }
 }
@@ -670,26 +746,58 @@ struct RawNames {
 }
 
 /// Checks everything that decoded and returns each link resolved (`None` where it has errors).
-fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bool, errs: &mut Errors) -> Vec<Option<LinkSpec>> {
+fn validate(
+    sf: &ScenarioFile,
+    raw: &RawNames,
+    base_dir: &Path,
+    has_duration: bool,
+    errs: &mut Errors,
+) -> Vec<Option<LinkSpec>> {
     if has_duration {
-        errs.check(sf.duration_s.is_finite() && sf.duration_s >= MIN_DURATION_S && sf.duration_s <= 86400.0, "duration_s", crate::error::fmt_num(sf.duration_s), "must be in [0.001, 86400] seconds");
+        errs.check(
+            sf.duration_s.is_finite() && sf.duration_s >= MIN_DURATION_S && sf.duration_s <= 86400.0,
+            "duration_s",
+            crate::error::fmt_num(sf.duration_s),
+            "must be in [0.001, 86400] seconds",
+        );
     }
     if sf.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-        errs.push(ConfigError::new("name", "\"\"", "must not be empty (leave it out to name the run after its file)"));
+        errs.push(ConfigError::new(
+            "name",
+            "\"\"",
+            "must not be empty (leave it out to name the run after its file)",
+        ));
     }
     errs.range("output.bin_ms", sf.output.bin_ms, 1.0, 60000.0);
     // Checks that depend on the duration only apply once the duration itself is valid.
-    let dur = if sf.duration_s.is_finite() && (MIN_DURATION_S..=86400.0).contains(&sf.duration_s) { sf.duration_s } else { f64::INFINITY };
+    let dur = if sf.duration_s.is_finite() && (MIN_DURATION_S..=86400.0).contains(&sf.duration_s) {
+        sf.duration_s
+    } else {
+        f64::INFINITY
+    };
     if !(sf.output.warmup_s >= 0.0 && sf.output.warmup_s < dur) {
-        errs.push(ConfigError::new("output.warmup_s", crate::error::fmt_num(sf.output.warmup_s), "must be in [0, duration_s)"));
+        errs.push(ConfigError::new(
+            "output.warmup_s",
+            crate::error::fmt_num(sf.output.warmup_s),
+            "must be in [0, duration_s)",
+        ));
     }
 
     let mut node_names: HashSet<&str> = HashSet::new();
     for (i, n) in sf.nodes.iter().enumerate() {
         if !node_names.insert(&n.name) {
-            errs.push(ConfigError::new(format!("nodes[{i}].name"), &n.name, "duplicate node name"));
+            errs.push(ConfigError::new(
+                format!("nodes[{i}].name"),
+                &n.name,
+                "duplicate node name",
+            ));
         }
-        errs.check(!n.name.trim().is_empty(), format!("nodes[{i}].name"), &n.name, "must not be empty");
+        errs.check(
+            !n.name.trim().is_empty(),
+            format!("nodes[{i}].name"),
+            &n.name,
+            "must not be empty",
+        );
         if let Some(e) = &n.element {
             e.check(&format!("nodes[{i}].element"), errs);
         }
@@ -698,57 +806,120 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
     let mut specs = Vec::with_capacity(sf.links.len());
     for (i, l) in sf.links.iter().enumerate() {
         if !link_names.insert(&l.name) {
-            errs.push(ConfigError::new(format!("links[{i}].name"), &l.name, "duplicate link name"));
+            errs.push(ConfigError::new(
+                format!("links[{i}].name"),
+                &l.name,
+                "duplicate link name",
+            ));
         }
         specs.push(l.resolve(&format!("links[{i}]"), base_dir, errs));
         for (j, o) in l.outages.iter().enumerate() {
             if o.start_s.is_finite() && o.start_s >= dur {
-                errs.push(ConfigError::new(format!("links[{i}].outages[{j}].start_s"), crate::error::fmt_num(o.start_s), format!("must be before the run ends (duration_s = {})", crate::error::fmt_num(dur))));
+                errs.push(ConfigError::new(
+                    format!("links[{i}].outages[{j}].start_s"),
+                    crate::error::fmt_num(o.start_s),
+                    format!(
+                        "must be before the run ends (duration_s = {})",
+                        crate::error::fmt_num(dur)
+                    ),
+                ));
             }
         }
     }
     let mut path_names: HashSet<&str> = HashSet::new();
     for (i, p) in sf.paths.iter().enumerate() {
         if !path_names.insert(&p.name) {
-            errs.push(ConfigError::new(format!("paths[{i}].name"), &p.name, "duplicate path name"));
+            errs.push(ConfigError::new(
+                format!("paths[{i}].name"),
+                &p.name,
+                "duplicate path name",
+            ));
         }
-        errs.check(!p.name.trim().is_empty(), format!("paths[{i}].name"), "\"\"", "must not be empty");
+        errs.check(
+            !p.name.trim().is_empty(),
+            format!("paths[{i}].name"),
+            "\"\"",
+            "must not be empty",
+        );
         if p.links.is_empty() {
-            errs.push(ConfigError::new(format!("paths[{i}].links"), "[]", "must name at least one link"));
+            errs.push(ConfigError::new(
+                format!("paths[{i}].links"),
+                "[]",
+                "must name at least one link",
+            ));
         }
         for (j, l) in p.links.iter().enumerate() {
             if !raw.links.contains(l) && !raw.cells.contains(l) {
-                let cells = if raw.cells.is_empty() { String::new() } else { format!("; cells: {}", list(raw.cells.iter())) };
-                errs.push(ConfigError::new(format!("paths[{i}].links[{j}]"), l, format!("no link with this name; defined: {}{cells}", list(raw.links.iter()))));
+                let cells = if raw.cells.is_empty() {
+                    String::new()
+                } else {
+                    format!("; cells: {}", list(raw.cells.iter()))
+                };
+                errs.push(ConfigError::new(
+                    format!("paths[{i}].links[{j}]"),
+                    l,
+                    format!("no link with this name; defined: {}{cells}", list(raw.links.iter())),
+                ));
             }
         }
         if !sf.nodes.is_empty() {
             for (field, n) in [("from", &p.from), ("to", &p.to)] {
                 // A cell's UEs are nodes too.
                 if !node_names.contains(n.as_str()) && !sf.cells.iter().any(|c| c.ues.iter().any(|u| &u.name == n)) {
-                    errs.push(ConfigError::new(format!("paths[{i}].{field}"), n, format!("no node with this name; defined: {}", list(sf.nodes.iter().map(|n| &n.name)))));
+                    errs.push(ConfigError::new(
+                        format!("paths[{i}].{field}"),
+                        n,
+                        format!(
+                            "no node with this name; defined: {}",
+                            list(sf.nodes.iter().map(|n| &n.name))
+                        ),
+                    ));
                 }
             }
         }
         if p.from == p.to {
-            errs.push(ConfigError::new(format!("paths[{i}].to"), &p.to, "must differ from `from`"));
+            errs.push(ConfigError::new(
+                format!("paths[{i}].to"),
+                &p.to,
+                "must differ from `from`",
+            ));
         }
         if !p.via.is_empty() && p.via.len() + 1 != p.links.len() {
-            let msg = format!("must name the {} node(s) between the path's {} links, or be left out", p.links.len().saturating_sub(1), p.links.len());
+            let msg = format!(
+                "must name the {} node(s) between the path's {} links, or be left out",
+                p.links.len().saturating_sub(1),
+                p.links.len()
+            );
             errs.push(ConfigError::new(format!("paths[{i}].via"), p.via.len(), msg));
         }
         for (j, n) in p.via.iter().enumerate() {
             if !node_names.contains(n.as_str()) {
-                errs.push(ConfigError::new(format!("paths[{i}].via[{j}]"), n, format!("no node with this name; defined: {}", list(sf.nodes.iter().map(|n| &n.name)))));
+                errs.push(ConfigError::new(
+                    format!("paths[{i}].via[{j}]"),
+                    n,
+                    format!(
+                        "no node with this name; defined: {}",
+                        list(sf.nodes.iter().map(|n| &n.name))
+                    ),
+                ));
             } else if *n == p.from || *n == p.to {
-                errs.push(ConfigError::new(format!("paths[{i}].via[{j}]"), n, "must not be the path's `from` or `to` node"));
+                errs.push(ConfigError::new(
+                    format!("paths[{i}].via[{j}]"),
+                    n,
+                    "must not be the path's `from` or `to` node",
+                ));
             }
         }
     }
     if let Some(h) = &sf.hst {
         h.validate(&raw.links, base_dir, errs);
         // The radio map covers the track from 0 to where the ride can end, one cell per grid_m.
-        let top_kmh = h.train.speed_profile.iter().map(|s| s.speed_kmh).fold(h.train.speed_kmh, f64::max);
+        let top_kmh = h
+            .train
+            .speed_profile
+            .iter()
+            .map(|s| s.speed_kmh)
+            .fold(h.train.speed_kmh, f64::max);
         let reach_m = h.train.start_m + top_kmh / 3.6 * dur.min(86400.0);
         let cells = reach_m / h.radio.shadowing.grid_m;
         if reach_m.is_finite() && cells.is_finite() && cells > MAX_MAP_CELLS {
@@ -757,11 +928,19 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                 reach_m / 1000.0,
                 crate::error::fmt_num(h.radio.shadowing.grid_m)
             );
-            errs.push(ConfigError::new("hst.train.start_m", crate::error::fmt_num(h.train.start_m), msg));
+            errs.push(ConfigError::new(
+                "hst.train.start_m",
+                crate::error::fmt_num(h.train.start_m),
+                msg,
+            ));
         }
         for l in &h.links {
             if sf.links.iter().any(|c| &c.name == l && !c.outages.is_empty()) {
-                errs.push(ConfigError::new("hst.links", l, "this link has its own `outages`; a link driven by the train's handovers cannot have both"));
+                errs.push(ConfigError::new(
+                    "hst.links",
+                    l,
+                    "this link has its own `outages`; a link driven by the train's handovers cannot have both",
+                ));
             }
         }
     }
@@ -770,17 +949,29 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         let pre = format!("handoffs[{i}]");
         h.validate(&pre, &raw.links, &train_links, errs);
         if sf.handoffs[..i].iter().any(|o| o.link == h.link) {
-            errs.push(ConfigError::new(format!("{pre}.link"), &h.link, "has handoffs already (one [[handoffs]] per link)"));
+            errs.push(ConfigError::new(
+                format!("{pre}.link"),
+                &h.link,
+                "has handoffs already (one [[handoffs]] per link)",
+            ));
         }
         if sf.links.iter().any(|l| l.name == h.link && !l.outages.is_empty()) {
-            errs.push(ConfigError::new(format!("{pre}.link"), &h.link, "this link has its own `outages`; a link with handoffs cannot have both"));
+            errs.push(ConfigError::new(
+                format!("{pre}.link"),
+                &h.link,
+                "this link has its own `outages`; a link with handoffs cannot have both",
+            ));
         }
     }
     if !sf.cells.is_empty() {
         let nodes: Vec<String> = sf.nodes.iter().map(|n| n.name.clone()).collect();
         crate::cell::config::check_references(&sf.cells, &raw.links, &nodes, &sf.paths, &sf.flows, errs);
         // UEs on the train take their CQIs from one of its operators.
-        let operators: Vec<String> = sf.hst.as_ref().map(|h| (0..h.radio.operators.len()).map(|i| h.operator_name(i)).collect()).unwrap_or_default();
+        let operators: Vec<String> = sf
+            .hst
+            .as_ref()
+            .map(|h| (0..h.radio.operators.len()).map(|i| h.operator_name(i)).collect())
+            .unwrap_or_default();
         for (i, c) in sf.cells.iter().enumerate() {
             for (j, u) in c.ues.iter().enumerate() {
                 let Some(op) = &u.cqi_train else { continue };
@@ -788,7 +979,11 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                 if sf.hst.is_none() {
                     errs.push(ConfigError::new(field, op, "needs a train: the scenario has no [hst]"));
                 } else if !operators.contains(op) {
-                    errs.push(ConfigError::new(field, op, format!("no train operator with this name; operators: {}", operators.join(", "))));
+                    errs.push(ConfigError::new(
+                        field,
+                        op,
+                        format!("no train operator with this name; operators: {}", operators.join(", ")),
+                    ));
                 }
             }
         }
@@ -802,10 +997,19 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         if !flow_names.insert(&f.name) {
             errs.push(ConfigError::new(format!("{pre}.name"), &f.name, "duplicate flow name"));
         }
-        errs.check(!f.name.trim().is_empty(), format!("{pre}.name"), "\"\"", "must not be empty");
+        errs.check(
+            !f.name.trim().is_empty(),
+            format!("{pre}.name"),
+            "\"\"",
+            "must not be empty",
+        );
         let mut check_path = |field: String, p: &String| {
             if !raw.paths.contains(p) {
-                errs.push(ConfigError::new(field, p, format!("no path with this name; defined: {}", list(raw.paths.iter()))));
+                errs.push(ConfigError::new(
+                    field,
+                    p,
+                    format!("no path with this name; defined: {}", list(raw.paths.iter())),
+                ));
             }
         };
         match (&f.path, &f.paths) {
@@ -815,29 +1019,61 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                     check_path(format!("{pre}.paths[{j}]"), p);
                 }
                 if ps.is_empty() || ps.len() > 32 {
-                    errs.push(ConfigError::new(format!("{pre}.paths"), ps.len(), "must list between 1 and 32 paths"));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.paths"),
+                        ps.len(),
+                        "must list between 1 and 32 paths",
+                    ));
                 }
             }
-            (Some(_), Some(_)) => errs.push(ConfigError::new(format!("{pre}.paths"), "", "give either `path` (TCP) or `paths` (MPTCP), not both")),
-            (None, None) => errs.push(ConfigError::new(format!("{pre}.path"), "", "missing: give `path` (TCP) or `paths` (MPTCP)")),
+            (Some(_), Some(_)) => errs.push(ConfigError::new(
+                format!("{pre}.paths"),
+                "",
+                "give either `path` (TCP) or `paths` (MPTCP), not both",
+            )),
+            (None, None) => errs.push(ConfigError::new(
+                format!("{pre}.path"),
+                "",
+                "missing: give `path` (TCP) or `paths` (MPTCP)",
+            )),
         }
         let multipath = f.paths.is_some();
         let kind = CcKind::from_name(&f.cc);
         if kind.is_none() || (kind.is_some_and(CcKind::coupled) && !multipath) {
             let allowed = if multipath {
-                format!("{}, {}", CcKind::single_path_names().join(", "), CcKind::coupled_names().join(", "))
+                format!(
+                    "{}, {}",
+                    CcKind::single_path_names().join(", "),
+                    CcKind::coupled_names().join(", ")
+                )
             } else {
                 CcKind::single_path_names().join(", ")
             };
-            let hint = if kind.is_some() { " (coupled algorithms need an MPTCP flow: `paths = [...]`)" } else { "" };
-            errs.push(ConfigError::new(format!("{pre}.cc"), &f.cc, format!("unknown congestion control; allowed: {allowed}{hint}")));
+            let hint = if kind.is_some() {
+                " (coupled algorithms need an MPTCP flow: `paths = [...]`)"
+            } else {
+                ""
+            };
+            errs.push(ConfigError::new(
+                format!("{pre}.cc"),
+                &f.cc,
+                format!("unknown congestion control; allowed: {allowed}{hint}"),
+            ));
         }
         if !multipath {
             if f.scheduler.is_some() {
-                errs.push(ConfigError::new(format!("{pre}.scheduler"), "", "only MPTCP flows (`paths = [...]`) have a scheduler"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.scheduler"),
+                    "",
+                    "only MPTCP flows (`paths = [...]`) have a scheduler",
+                ));
             }
             if f.mptcp.is_some() {
-                errs.push(ConfigError::new(format!("{pre}.mptcp"), "", "only MPTCP flows (`paths = [...]`) take mptcp options"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.mptcp"),
+                    "",
+                    "only MPTCP flows (`paths = [...]`) take mptcp options",
+                ));
             }
         }
         if let Some(spec) = &f.scheduler {
@@ -845,10 +1081,18 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             inner.validate(&format!("{pre}.scheduler"), errs);
             match wrapper {
                 Some(w) if w.needs_table() && sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() => {
-                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("{}({})", w.name(), inner.name), "PHA needs a train with a handover table: set [hst] table = \"FILE.csv\""));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.scheduler"),
+                        format!("{}({})", w.name(), inner.name),
+                        "PHA needs a train with a handover table: set [hst] table = \"FILE.csv\"",
+                    ));
                 }
                 Some(w) if sf.hst.is_none() => {
-                    errs.push(ConfigError::new(format!("{pre}.scheduler"), format!("{}({})", w.name(), inner.name), "needs a train: add an [hst] section"));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.scheduler"),
+                        format!("{}({})", w.name(), inner.name),
+                        "needs a train: add an [hst] section",
+                    ));
                 }
                 _ => {}
             }
@@ -856,38 +1100,72 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         if let Some(m) = &f.mptcp {
             let n = f.paths.as_ref().map_or(0, |p| p.len());
             if m.rcv_buf_bytes.is_some() && m.rcv_buf_packets.is_some() {
-                errs.push(ConfigError::new(format!("{pre}.mptcp.rcv_buf_packets"), "", "give at most one of rcv_buf_bytes and rcv_buf_packets"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.mptcp.rcv_buf_packets"),
+                    "",
+                    "give at most one of rcv_buf_bytes and rcv_buf_packets",
+                ));
             }
             if let Some(b) = m.rcv_buf_bytes {
                 let min = 2 * f.tcp.mss_bytes as u64;
-                errs.check(b >= min && b <= 1 << 30, format!("{pre}.mptcp.rcv_buf_bytes"), b, &format!("must be in [{min}, 1073741824]"));
+                errs.check(
+                    b >= min && b <= 1 << 30,
+                    format!("{pre}.mptcp.rcv_buf_bytes"),
+                    b,
+                    &format!("must be in [{min}, 1073741824]"),
+                );
             }
             if let Some(p) = m.rcv_buf_packets {
-                errs.check((2..=1_000_000).contains(&p), format!("{pre}.mptcp.rcv_buf_packets"), p, "must be in [2, 1000000]");
+                errs.check(
+                    (2..=1_000_000).contains(&p),
+                    format!("{pre}.mptcp.rcv_buf_packets"),
+                    p,
+                    "must be in [2, 1000000]",
+                );
             }
             if m.backup.len() > n {
-                errs.push(ConfigError::new(format!("{pre}.mptcp.backup"), m.backup.len(), format!("has more entries than paths ({n})")));
+                errs.push(ConfigError::new(
+                    format!("{pre}.mptcp.backup"),
+                    m.backup.len(),
+                    format!("has more entries than paths ({n})"),
+                ));
             }
             errs.range(format!("{pre}.mptcp.join_delay_ms"), m.join_delay_ms, 0.0, 3_600_000.0);
             if let Some(p) = &m.pha_d {
                 errs.range(format!("{pre}.mptcp.pha_d.lead_ms"), p.lead_ms, 0.0, 10_000.0);
                 if sf.hst.as_ref().and_then(|h| h.table.as_ref()).is_none() {
-                    errs.push(ConfigError::new(format!("{pre}.mptcp.pha_d"), "", "PHA-D needs a train with a handover table: set [hst] table = \"FILE.csv\""));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.mptcp.pha_d"),
+                        "",
+                        "PHA-D needs a train with a handover table: set [hst] table = \"FILE.csv\"",
+                    ));
                 }
             }
             for (j, e) in m.mp_prio.iter().enumerate() {
                 errs.range(format!("{pre}.mptcp.mp_prio[{j}].at_s"), e.at_s, 0.0, dur);
                 if e.subflow >= n {
-                    errs.push(ConfigError::new(format!("{pre}.mptcp.mp_prio[{j}].subflow"), e.subflow, format!("must be in [0, {}]", n.saturating_sub(1))));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.mptcp.mp_prio[{j}].subflow"),
+                        e.subflow,
+                        format!("must be in [0, {}]", n.saturating_sub(1)),
+                    ));
                 }
             }
         }
         if !(f.start_s >= 0.0 && f.start_s < dur) {
-            errs.push(ConfigError::new(format!("{pre}.start_s"), crate::error::fmt_num(f.start_s), "must be in [0, duration_s)"));
+            errs.push(ConfigError::new(
+                format!("{pre}.start_s"),
+                crate::error::fmt_num(f.start_s),
+                "must be in [0, duration_s)",
+            ));
         }
         if let Some(stop) = f.stop_s {
             if !(stop > f.start_s && stop.is_finite()) {
-                errs.push(ConfigError::new(format!("{pre}.stop_s"), crate::error::fmt_num(stop), "must be greater than start_s"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.stop_s"),
+                    crate::error::fmt_num(stop),
+                    "must be greater than start_s",
+                ));
             }
         }
         match &f.traffic {
@@ -895,22 +1173,52 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
             Traffic::File { bytes } => errs.check(*bytes > 0, format!("{pre}.traffic.bytes"), bytes, "must be > 0"),
             Traffic::Cbr { rate_mbps } => {
                 if !(rate_mbps.is_finite() && *rate_mbps > 0.0 && *rate_mbps <= 1e6) {
-                    errs.push(ConfigError::new(format!("{pre}.traffic.rate_mbps"), crate::error::fmt_num(*rate_mbps), "must be in (0, 1000000]"));
+                    errs.push(ConfigError::new(
+                        format!("{pre}.traffic.rate_mbps"),
+                        crate::error::fmt_num(*rate_mbps),
+                        "must be in (0, 1000000]",
+                    ));
                 }
             }
             Traffic::Relay { from, buffer_bytes } => {
-                errs.check((1..=1 << 30).contains(buffer_bytes), format!("{pre}.traffic.buffer_bytes"), buffer_bytes, "must be in [1, 1073741824]");
+                errs.check(
+                    (1..=1 << 30).contains(buffer_bytes),
+                    format!("{pre}.traffic.buffer_bytes"),
+                    buffer_bytes,
+                    "must be in [1, 1073741824]",
+                );
                 match sf.flows.iter().position(|x| &x.name == from) {
-                    None => errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "no flow with this name")),
-                    Some(j) if j == i => errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "a flow cannot relay itself")),
+                    None => errs.push(ConfigError::new(
+                        format!("{pre}.traffic.from"),
+                        from,
+                        "no flow with this name",
+                    )),
+                    Some(j) if j == i => errs.push(ConfigError::new(
+                        format!("{pre}.traffic.from"),
+                        from,
+                        "a flow cannot relay itself",
+                    )),
                     Some(j) => {
-                        let feeders = sf.flows.iter().filter(|x| matches!(&x.traffic, Traffic::Relay { from: g, .. } if g == from)).count();
+                        let feeders = sf
+                            .flows
+                            .iter()
+                            .filter(|x| matches!(&x.traffic, Traffic::Relay { from: g, .. } if g == from))
+                            .count();
                         if feeders > 1 {
-                            errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "feeds another relay already (one relay per incoming flow)"));
+                            errs.push(ConfigError::new(
+                                format!("{pre}.traffic.from"),
+                                from,
+                                "feeds another relay already (one relay per incoming flow)",
+                            ));
                         }
                         // The relay sits where `from` ends and this flow starts.
                         let ends_at = |fl: &FlowConfig, end: bool| -> Vec<String> {
-                            fl.path.iter().chain(fl.paths.iter().flatten()).filter_map(|p| sf.paths.iter().find(|x| &x.name == p)).map(|p| if end { p.to.clone() } else { p.from.clone() }).collect()
+                            fl.path
+                                .iter()
+                                .chain(fl.paths.iter().flatten())
+                                .filter_map(|p| sf.paths.iter().find(|x| &x.name == p))
+                                .map(|p| if end { p.to.clone() } else { p.from.clone() })
+                                .collect()
                         };
                         let (into, out) = (ends_at(&sf.flows[j], true), ends_at(f, false));
                         if let (Some(a), Some(b)) = (into.first(), out.first()) {
@@ -923,7 +1231,11 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
                         let mut k = j;
                         while let Traffic::Relay { from: g, .. } = &sf.flows[k].traffic {
                             if seen.contains(&k) {
-                                errs.push(ConfigError::new(format!("{pre}.traffic.from"), from, "relays form a cycle: some flow in the chain must have its own traffic"));
+                                errs.push(ConfigError::new(
+                                    format!("{pre}.traffic.from"),
+                                    from,
+                                    "relays form a cycle: some flow in the chain must have its own traffic",
+                                ));
                                 break;
                             }
                             seen.push(k);
@@ -939,11 +1251,23 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         if let Some(h) = &f.handoff {
             h.validate(&format!("{pre}.handoff"), errs);
             if multipath && h.scheme != HandoffScheme::None {
-                errs.push(ConfigError::new(format!("{pre}.handoff"), "", "handoff schemes are for single-path TCP flows (`path = ...`)"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.handoff"),
+                    "",
+                    "handoff schemes are for single-path TCP flows (`path = ...`)",
+                ));
             }
-            let crosses = f.path.as_ref().and_then(|p| sf.paths.iter().find(|x| &x.name == p)).is_some_and(|p| sf.handoffs.iter().any(|h| p.links.contains(&h.link)));
+            let crosses = f
+                .path
+                .as_ref()
+                .and_then(|p| sf.paths.iter().find(|x| &x.name == p))
+                .is_some_and(|p| sf.handoffs.iter().any(|h| p.links.contains(&h.link)));
             if h.scheme != HandoffScheme::None && f.path.is_some() && !crosses {
-                errs.push(ConfigError::new(format!("{pre}.handoff.scheme"), "", "the flow's path crosses no link with [[handoffs]]"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.handoff.scheme"),
+                    "",
+                    "the flow's path crosses no link with [[handoffs]]",
+                ));
             }
         }
         let t = &f.tcp;
@@ -952,15 +1276,30 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         let packet = t.mss_bytes as i64 + crate::packet::HEADER_BYTES as i64;
         let flow_paths: Vec<&String> = f.path.iter().chain(f.paths.iter().flatten()).collect();
         for (li, l) in sf.links.iter().enumerate() {
-            let on_path = sf.paths.iter().any(|p| flow_paths.contains(&&p.name) && p.links.contains(&l.name));
-            let queues = [(format!("links[{li}].queue_bytes"), l.queue_bytes), (format!("links[{li}].reverse.queue_bytes"), l.reverse.as_ref().and_then(|r| r.queue_bytes))];
+            let on_path = sf
+                .paths
+                .iter()
+                .any(|p| flow_paths.contains(&&p.name) && p.links.contains(&l.name));
+            let queues = [
+                (format!("links[{li}].queue_bytes"), l.queue_bytes),
+                (
+                    format!("links[{li}].reverse.queue_bytes"),
+                    l.reverse.as_ref().and_then(|r| r.queue_bytes),
+                ),
+            ];
             for (field, q) in queues {
                 if let Some(q) = q.filter(|&q| on_path && q < packet) {
                     errs.push(ConfigError::new(field, q, format!("smaller than one packet of flow {} ({packet} bytes: mss_bytes + {} header bytes); every packet would be dropped", f.name, crate::packet::HEADER_BYTES)));
                 }
             }
             // A token bucket must hold one frame (packet + frame overhead) in its burst and its limit.
-            let buckets = [(format!("links[{li}].token_bucket"), l.token_bucket.as_ref()), (format!("links[{li}].reverse.token_bucket"), l.reverse.as_ref().and_then(|r| r.token_bucket.as_ref()))];
+            let buckets = [
+                (format!("links[{li}].token_bucket"), l.token_bucket.as_ref()),
+                (
+                    format!("links[{li}].reverse.token_bucket"),
+                    l.reverse.as_ref().and_then(|r| r.token_bucket.as_ref()),
+                ),
+            ];
             for (field, tb) in buckets {
                 let Some(tb) = tb.filter(|_| on_path) else { continue };
                 let frame = packet + tb.frame_overhead_bytes;
@@ -982,17 +1321,37 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
         let r = &f.receiver;
         let min_buf = 2 * t.mss_bytes as u64;
         if !(r.rcv_buf_bytes >= min_buf && r.rcv_buf_bytes <= 1 << 30) {
-            errs.push(ConfigError::new(format!("{pre}.receiver.rcv_buf_bytes"), r.rcv_buf_bytes, format!("must be in [{min_buf} (2·MSS), 1073741824]")));
+            errs.push(ConfigError::new(
+                format!("{pre}.receiver.rcv_buf_bytes"),
+                r.rcv_buf_bytes,
+                format!("must be in [{min_buf} (2·MSS), 1073741824]"),
+            ));
         }
         errs.range(format!("{pre}.receiver.delack_ms"), r.delack_ms, 1.0, 500.0);
         errs.range(format!("{pre}.receiver.read_delay_us"), r.read_delay_us, 0.0, 1e6);
         for (j, p) in r.read_pauses.iter().enumerate() {
-            errs.range(format!("{pre}.receiver.read_pauses[{j}].start_s"), p.start_s, 0.0, 86400.0);
+            errs.range(
+                format!("{pre}.receiver.read_pauses[{j}].start_s"),
+                p.start_s,
+                0.0,
+                86400.0,
+            );
             if p.start_s.is_finite() && p.start_s >= dur {
-                errs.push(ConfigError::new(format!("{pre}.receiver.read_pauses[{j}].start_s"), crate::error::fmt_num(p.start_s), format!("must be before the run ends (duration_s = {})", crate::error::fmt_num(dur))));
+                errs.push(ConfigError::new(
+                    format!("{pre}.receiver.read_pauses[{j}].start_s"),
+                    crate::error::fmt_num(p.start_s),
+                    format!(
+                        "must be before the run ends (duration_s = {})",
+                        crate::error::fmt_num(dur)
+                    ),
+                ));
             }
             if !(p.duration_s.is_finite() && p.duration_s > 0.0) {
-                errs.push(ConfigError::new(format!("{pre}.receiver.read_pauses[{j}].duration_s"), crate::error::fmt_num(p.duration_s), "must be > 0"));
+                errs.push(ConfigError::new(
+                    format!("{pre}.receiver.read_pauses[{j}].duration_s"),
+                    crate::error::fmt_num(p.duration_s),
+                    "must be > 0",
+                ));
             }
         }
     }
@@ -1001,7 +1360,11 @@ fn validate(sf: &ScenarioFile, raw: &RawNames, base_dir: &Path, has_duration: bo
 
 fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
     let v: Vec<&str> = names.map(|s| s.as_str()).collect();
-    if v.is_empty() { "(none)".into() } else { v.join(", ") }
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// JSON Schema (draft 7) of the scenario format.

@@ -397,8 +397,11 @@ impl TcpReceiver {
             // `tcp_select_initial_window` / `tcp_init_buffer_space`: the clamp is the window of
             // the initial buffer (`tcp_rmem[1]`), the auto-tuning measurement starts at
             // min(rcv_ssthresh, 10·advmss).
-            self.window_clamp =
-                if self.cfg.autotune { INITIAL_WINDOW_CLAMP.min(self.max_clamp()) } else { self.max_clamp() };
+            self.window_clamp = if self.cfg.autotune {
+                INITIAL_WINDOW_CLAMP.min(self.max_clamp())
+            } else {
+                self.max_clamp()
+            };
             self.rcv_ssthresh = INITIAL_RCV_SSTHRESH.min(self.window_clamp);
             self.space = (10 * mss).min(self.rcv_ssthresh);
             self.space_seq = self.stats.bytes_delivered;
@@ -407,7 +410,11 @@ impl TcpReceiver {
         }
         // `tcp_grow_window`: room = min(window_clamp, tcp_space) − rcv_ssthresh (free space
         // counted only with auto-tuning on, so that switching it off gives the earlier model).
-        let limit = if self.cfg.autotune { self.window_clamp.min(self.free_space()) } else { self.window_clamp };
+        let limit = if self.cfg.autotune {
+            self.window_clamp.min(self.free_space())
+        } else {
+            self.window_clamp
+        };
         if len >= GROW_WINDOW_MIN_LEN && self.rcv_ssthresh < limit {
             let incr = 2 * mss;
             self.rcv_ssthresh = (self.rcv_ssthresh + incr).min(self.window_clamp);
@@ -464,7 +471,11 @@ impl TcpReceiver {
         }
         self.rcv_rtt_last_tsecr = p.ts_ecr;
         let m = now.saturating_sub(p.ts_ecr).max(1);
-        self.rcv_rtt = if self.rcv_rtt == 0 { m } else { self.rcv_rtt - self.rcv_rtt / 8 + m / 8 };
+        self.rcv_rtt = if self.rcv_rtt == 0 {
+            m
+        } else {
+            self.rcv_rtt - self.rcv_rtt / 8 + m / 8
+        };
     }
 
     /// Linux `tcp_rcv_space_adjust` (called after each read): once per receiver RTT, if the
@@ -573,7 +584,9 @@ impl TcpReceiver {
         if !self.reading(now) {
             return 0;
         }
-        let n = self.unread.min(self.read_limit.saturating_sub(self.stats.bytes_delivered));
+        let n = self
+            .unread
+            .min(self.read_limit.saturating_sub(self.stats.bytes_delivered));
         self.unread -= n;
         self.stats.bytes_delivered += n;
         if n > 0 && self.got_data {
@@ -675,7 +688,9 @@ mod tests {
 
     /// Feeds `n` in-order full segments; returns which of them were ACKed at once.
     fn feed(r: &mut TcpReceiver, from: u64, n: u64) -> Vec<bool> {
-        (0..n).map(|i| r.on_segment(i * NS_PER_MS, &data((from + i) * MSS as u64)).1.is_some()).collect()
+        (0..n)
+            .map(|i| r.on_segment(i * NS_PER_MS, &data((from + i) * MSS as u64)).1.is_some())
+            .collect()
     }
 
     /// An ACK written into a used box (`write_ack`, as the engine does) equals the one
@@ -684,8 +699,22 @@ mod tests {
     #[test]
     fn acks_written_into_a_used_box_equal_acks_by_value() {
         let mut junk = data(5);
-        (junk.id, junk.route, junk.hop, junk.dsn, junk.data_ack, junk.retransmit, junk.len) = (9, 9, 9, 9, 9, true, 9);
-        (junk.retx_request, junk.handoff_id, junk.mp_prio, junk.n_sack, junk.dsn_first_seq) = (9, 9, 1, 3, 9);
+        (
+            junk.id,
+            junk.route,
+            junk.hop,
+            junk.dsn,
+            junk.data_ack,
+            junk.retransmit,
+            junk.len,
+        ) = (9, 9, 9, 9, 9, true, 9);
+        (
+            junk.retx_request,
+            junk.handoff_id,
+            junk.mp_prio,
+            junk.n_sack,
+            junk.dsn_first_seq,
+        ) = (9, 9, 1, 3, 9);
         junk.sack = [(1, 2), (3, 4), (5, 6)];
         let (mut a, mut b) = (TcpReceiver::new(eager(), 3, 1), TcpReceiver::new(eager(), 3, 1));
         let order = [0u64, 1, 2, 4, 5, 7, 4, 3, 6, 8, 9, 9, 11, 10, 12];
@@ -708,7 +737,11 @@ mod tests {
     /// The model before the read model and auto-tuning (both off): the application reads each
     /// segment as it arrives and the window clamp is half the buffer from the start.
     fn eager() -> ReceiverConfig {
-        ReceiverConfig { ack_on_read: false, autotune: false, ..Default::default() }
+        ReceiverConfig {
+            ack_on_read: false,
+            autotune: false,
+            ..Default::default()
+        }
     }
 
     /// Linux ACKs every segment while its receive window opens (`tcp_grow_window` grants a quick
@@ -716,12 +749,23 @@ mod tests {
     #[test]
     fn quick_acks_while_window_opens_then_every_second_segment() {
         // 64 KiB buffer: window 32 KiB < the initial 65 535, so only the 16 initial quick ACKs.
-        let cfg = ReceiverConfig { rcv_buf: 64 * 1024, window_buf: 64 * 1024, ..eager() };
+        let cfg = ReceiverConfig {
+            rcv_buf: 64 * 1024,
+            window_buf: 64 * 1024,
+            ..eager()
+        };
         let mut r = TcpReceiver::new(cfg, 0, 0);
         let acked = feed(&mut r, 0, 40);
-        assert!(acked[..16].iter().all(|&a| a), "first 16 segments quick-ACKed: {acked:?}");
+        assert!(
+            acked[..16].iter().all(|&a| a),
+            "first 16 segments quick-ACKed: {acked:?}"
+        );
         let later: Vec<bool> = acked[16..].to_vec();
-        assert_eq!(later.iter().filter(|&&a| a).count(), later.len() / 2, "then every second: {later:?}");
+        assert_eq!(
+            later.iter().filter(|&&a| a).count(),
+            later.len() / 2,
+            "then every second: {later:?}"
+        );
 
         // Default 6 MiB buffer: rcv_ssthresh grows from 65 535 to 3 MiB by 2·MSS per segment,
         // so the first ~1050 segments are each ACKed, the following ones every second.
@@ -735,7 +779,10 @@ mod tests {
         assert_eq!(tail.iter().filter(|&&a| a).count(), 50);
 
         // Quick ACKs off: RFC 1122 delayed ACKs from the start.
-        let cfg = ReceiverConfig { quickack: false, ..eager() };
+        let cfg = ReceiverConfig {
+            quickack: false,
+            ..eager()
+        };
         let mut r = TcpReceiver::new(cfg, 0, 0);
         assert_eq!(feed(&mut r, 0, 40).iter().filter(|&&a| a).count(), 20);
     }
@@ -744,14 +791,25 @@ mod tests {
     /// ACK uses; then every in-order segment is ACKed at once until they are used up.
     #[test]
     fn a_duplicate_segment_reenters_quick_ack_mode() {
-        let cfg = ReceiverConfig { rcv_buf: 64 * 1024, window_buf: 64 * 1024, ..eager() };
+        let cfg = ReceiverConfig {
+            rcv_buf: 64 * 1024,
+            window_buf: 64 * 1024,
+            ..eager()
+        };
         let mut r = TcpReceiver::new(cfg.clone(), 0, 0);
         feed(&mut r, 0, 40); // the initial quick ACKs are used up: every second segment now
         assert_eq!(feed(&mut r, 40, 10).iter().filter(|&&a| a).count(), 5);
-        assert!(r.on_segment(60 * NS_PER_MS, &data(3 * MSS as u64)).1.is_some(), "a duplicate is ACKed at once");
+        assert!(
+            r.on_segment(60 * NS_PER_MS, &data(3 * MSS as u64)).1.is_some(),
+            "a duplicate is ACKed at once"
+        );
         let after = feed(&mut r, 50, 30);
         assert!(after[..15].iter().all(|&a| a), "15 quick ACKs left: {after:?}");
-        assert_eq!(after[15..].iter().filter(|&&a| a).count(), 7, "then every second: {after:?}");
+        assert_eq!(
+            after[15..].iter().filter(|&&a| a).count(),
+            7,
+            "then every second: {after:?}"
+        );
 
         // With quick ACKs off, a duplicate changes nothing.
         let mut r = TcpReceiver::new(ReceiverConfig { quickack: false, ..cfg }, 0, 0);
@@ -759,7 +817,6 @@ mod tests {
         r.on_segment(60 * NS_PER_MS, &data(3 * MSS as u64));
         assert_eq!(feed(&mut r, 40, 30).iter().filter(|&&a| a).count(), 15);
     }
-
 
     /// Feeds segments `from..from + n` as bursts of `burst` segments arriving in one instant,
     /// `gap` apart, each burst read at its end; returns (ACKs, delayed-ACK timer expiries).
@@ -798,7 +855,11 @@ mod tests {
     #[test]
     fn a_same_instant_burst_is_acked_once_when_read() {
         // 64 KiB buffer: clamp 32 KiB, below the initial rcv_ssthresh, so no window growth.
-        let small = |c: ReceiverConfig| ReceiverConfig { rcv_buf: 64 * 1024, window_buf: 64 * 1024, ..c };
+        let small = |c: ReceiverConfig| ReceiverConfig {
+            rcv_buf: 64 * 1024,
+            window_buf: 64 * 1024,
+            ..c
+        };
         let mut r = TcpReceiver::new(small(ReceiverConfig::default()), 0, 0);
         bursts(&mut r, 0, 0, 40, 1, NS_PER_MS); // the 16 initial quick ACKs are used up
         let (acks, timer) = bursts(&mut r, 100 * NS_PER_MS, 40, 50, 5, 50 * NS_PER_MS);
@@ -823,7 +884,10 @@ mod tests {
     /// ACK per raise, so here every segment is ACKed).
     #[test]
     fn a_growing_window_acks_a_burst_at_once() {
-        let cfg = ReceiverConfig { autotune: false, ..Default::default() }; // clamp 3 MiB
+        let cfg = ReceiverConfig {
+            autotune: false,
+            ..Default::default()
+        }; // clamp 3 MiB
         let mut r = TcpReceiver::new(cfg, 0, 0);
         let (acks, timer) = bursts(&mut r, 0, 0, 50, 5, 50 * NS_PER_MS);
         assert_eq!((acks, timer), (50, 0));
@@ -833,7 +897,10 @@ mod tests {
     /// grows once per receiver RTT when the application read more than in the previous RTT.
     #[test]
     fn autotuning_raises_the_window_clamp_per_rtt() {
-        let on = || ReceiverConfig { autotune: true, ..Default::default() };
+        let on = || ReceiverConfig {
+            autotune: true,
+            ..Default::default()
+        };
         let mut r = TcpReceiver::new(on(), 0, 0);
         let ms = NS_PER_MS;
         bursts(&mut r, 100 * ms, 0, 10, 10, 40 * ms);
@@ -847,7 +914,14 @@ mod tests {
         bursts(&mut r, 300 * ms, 100, 90, 30, 40 * ms);
         assert_eq!(r.window_clamp, grown);
         // Off: the clamp is half the buffer from the start.
-        let mut r = TcpReceiver::new(ReceiverConfig { autotune: false, ..Default::default() }, 0, 0);
+        let mut r = TcpReceiver::new(
+            ReceiverConfig {
+                autotune: false,
+                ..Default::default()
+            },
+            0,
+            0,
+        );
         bursts(&mut r, 0, 0, 10, 10, 40 * NS_PER_MS);
         assert_eq!(r.window_clamp, 3 * 1024 * 1024);
     }
@@ -860,7 +934,10 @@ mod tests {
         let m = MSS as u64;
         let mut r = TcpReceiver::new(ReceiverConfig::default(), 0, 0);
         feed(&mut r, 0, 4);
-        let a = r.on_segment(10 * NS_PER_MS, &data(m)).1.expect("a duplicate is ACKed at once");
+        let a = r
+            .on_segment(10 * NS_PER_MS, &data(m))
+            .1
+            .expect("a duplicate is ACKed at once");
         assert_eq!((a.ack, a.sacks()), (4 * m, &[(m, 2 * m)][..]));
         // Out of order: 6 and 7 arrive (4 and 5 are missing), then 6 again.
         r.on_segment(11 * NS_PER_MS, &data(6 * m));
@@ -871,7 +948,14 @@ mod tests {
         let a = r.on_segment(14 * NS_PER_MS, &data(9 * m)).1.unwrap();
         assert_eq!(a.sacks()[0], (9 * m, 10 * m));
 
-        let mut r = TcpReceiver::new(ReceiverConfig { dsack: false, ..Default::default() }, 0, 0);
+        let mut r = TcpReceiver::new(
+            ReceiverConfig {
+                dsack: false,
+                ..Default::default()
+            },
+            0,
+            0,
+        );
         feed(&mut r, 0, 4);
         let a = r.on_segment(10 * NS_PER_MS, &data(m)).1.unwrap();
         assert!(a.sacks().is_empty());

@@ -539,7 +539,11 @@ impl TcpSender {
         if let Some(f) = &self.frozen {
             return f.probe_at.min(f.since + self.cfg.ehn_max_freeze);
         }
-        let mut t = self.rto_deadline.min(self.persist_deadline).min(self.reo_deadline).min(self.tlp_deadline);
+        let mut t = self
+            .rto_deadline
+            .min(self.persist_deadline)
+            .min(self.reo_deadline)
+            .min(self.tlp_deadline);
         if self.pacing_blocked {
             t = t.min(self.next_send_time);
         }
@@ -740,7 +744,12 @@ impl TcpSender {
             return;
         }
         let mut pto = if self.rtt.has_sample() {
-            2 * self.rtt.srtt + if self.board.len() == 1 { self.cfg.min_rto } else { TIMEOUT_MIN }
+            2 * self.rtt.srtt
+                + if self.board.len() == 1 {
+                    self.cfg.min_rto
+                } else {
+                    TIMEOUT_MIN
+                }
         } else {
             self.cfg.initial_rto
         };
@@ -759,8 +768,12 @@ impl TcpSender {
             self.delivered_time = now;
             self.cc.cwnd_event(&mut self.tcb, CwndEvent::TxStart, now);
         }
-        let (delivered, delivered_time, first_tx_time, app_limited) =
-            (self.tcb.delivered, self.delivered_time, self.first_tx_time, self.app_limited_until != 0);
+        let (delivered, delivered_time, first_tx_time, app_limited) = (
+            self.tcb.delivered,
+            self.delivered_time,
+            self.first_tx_time,
+            self.app_limited_until != 0,
+        );
         self.tx_count += 1;
         let tx = self.tx_count;
         let s = &mut self.board[i];
@@ -1172,7 +1185,11 @@ impl TcpSender {
         }
         self.undo_marker = Some(self.snd_una);
         // `tp->undo_retrans = tp->retrans_out ? : -1`
-        self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i64 } else { -1 };
+        self.undo_retrans = if self.retrans_out > 0 {
+            self.retrans_out as i64
+        } else {
+            -1
+        };
         if self.retrans_out == 0 {
             self.retrans_stamp = 0;
         }
@@ -1296,7 +1313,12 @@ impl TcpSender {
             return;
         }
         self.ehn_stats.freezes += 1;
-        self.frozen = Some(Frozen { id: p.handoff_id, since: now, probe_at: now + Self::probe_interval(self.rto(), 0), backoff: 0 });
+        self.frozen = Some(Frozen {
+            id: p.handoff_id,
+            since: now,
+            probe_at: now + Self::probe_interval(self.rto(), 0),
+            backoff: 0,
+        });
         self.rto_deadline = NEVER;
         self.tlp_deadline = NEVER;
         self.tlp_pending = false;
@@ -1389,7 +1411,10 @@ impl TcpSender {
             self.persist_backoff = 0;
         }
 
-        let mut rs = RateSample { prior_in_flight, ..Default::default() };
+        let mut rs = RateSample {
+            prior_in_flight,
+            ..Default::default()
+        };
         let mut acc = RateAcc::default();
         let mut delivered_segs = 0u32;
 
@@ -1496,7 +1521,13 @@ impl TcpSender {
         } else if self.cfg.sack {
             self.mark_sack_losses();
         }
-        let info = AckInfo { advanced, newly_sacked, dupack: is_dupack, orig_acked, ts_ecr: ack.ts_ecr };
+        let info = AckInfo {
+            advanced,
+            newly_sacked,
+            dupack: is_dupack,
+            orig_acked,
+            ts_ecr: ack.ts_ecr,
+        };
         self.update_state_on_ack(now, &info);
         if advanced {
             // Linux tcp_set_xmit_timer: an ACK of new data re-arms the probe (or the RTO).
@@ -1535,8 +1566,10 @@ impl TcpSender {
                 CaState::Open | CaState::Disorder | CaState::Loss => {
                     if advanced {
                         // ns-3 semantics (`reno_increase_per_ack`): one increment per ACK.
-                        let per_ack = self.cfg.reno_increase_per_ack && matches!(self.cc.name(), "tahoe" | "reno" | "newreno");
-                        self.cc.cong_avoid(&mut self.tcb, if per_ack { 1 } else { delivered_segs }, now)
+                        let per_ack =
+                            self.cfg.reno_increase_per_ack && matches!(self.cc.name(), "tahoe" | "reno" | "newreno");
+                        self.cc
+                            .cong_avoid(&mut self.tcb, if per_ack { 1 } else { delivered_segs }, now)
                     }
                 }
                 CaState::Recovery => self.prr_update(delivered_segs, newly_sacked),
@@ -1922,7 +1955,10 @@ mod tests {
     use crate::tcp::cc;
 
     fn sender(name: &str, sack: bool) -> TcpSender {
-        let cfg = SenderConfig { sack, ..SenderConfig::default() };
+        let cfg = SenderConfig {
+            sack,
+            ..SenderConfig::default()
+        };
         let mut s = TcpSender::new(cfg, cc::by_name(name).unwrap(), 0, 0);
         s.set_app_limit(u64::MAX);
         s
@@ -1939,9 +1975,29 @@ mod tests {
     #[test]
     fn polling_into_a_used_box_writes_every_field() {
         let mut junk = ack(77, &[(1, 2), (3, 4), (5, 6)]);
-        (junk.id, junk.flow, junk.subflow, junk.route, junk.hop, junk.ts_ecr, junk.dsn, junk.data_ack) = (9, 9, 9, 9, 9, 9, 9, 9);
-        (junk.mp_prio, junk.dsn_first_sent, junk.dsn_first_seq, junk.retx_request, junk.handoff_id) = (2, 9, 9, 9, 9);
-        (junk.rwnd, junk.retransmit, junk.retx_request_len, junk.dsn_first_subflow) = (9, true, 9, 9);
+        (
+            junk.id,
+            junk.flow,
+            junk.subflow,
+            junk.route,
+            junk.hop,
+            junk.ts_ecr,
+            junk.dsn,
+            junk.data_ack,
+        ) = (9, 9, 9, 9, 9, 9, 9, 9);
+        (
+            junk.mp_prio,
+            junk.dsn_first_sent,
+            junk.dsn_first_seq,
+            junk.retx_request,
+            junk.handoff_id,
+        ) = (2, 9, 9, 9, 9);
+        (
+            junk.rwnd,
+            junk.retransmit,
+            junk.retx_request_len,
+            junk.dsn_first_subflow,
+        ) = (9, true, 9, 9);
         let (mut a, mut b) = (sender("newreno", true), sender("newreno", true));
         let mss = a.cfg.mss as u64;
         let mut now = 0;
@@ -1960,7 +2016,11 @@ mod tests {
             // ACK everything but the third segment (a loss, then SACKs), later all of it.
             let una = a.snd_una;
             let hole = (2 * mss, 3 * mss);
-            let pkt = if step < 30 && una <= hole.0 { ack(una.max(hole.0), &[(hole.1, a.snd_nxt.max(hole.1 + 1))]) } else { ack(a.snd_nxt, &[]) };
+            let pkt = if step < 30 && una <= hole.0 {
+                ack(una.max(hole.0), &[(hole.1, a.snd_nxt.max(hole.1 + 1))])
+            } else {
+                ack(a.snd_nxt, &[])
+            };
             a.on_ack(now, &pkt);
             b.on_ack(now, &pkt);
             if step % 7 == 6 {
@@ -1969,7 +2029,11 @@ mod tests {
                 assert_eq!(format!("{pa:?}"), format!("{pb:?}"));
             }
         }
-        assert!(compared > 100 && a.stats.segments_retransmitted > 0, "{compared} packets, {} retransmitted", a.stats.segments_retransmitted);
+        assert!(
+            compared > 100 && a.stats.segments_retransmitted > 0,
+            "{compared} packets, {} retransmitted",
+            a.stats.segments_retransmitted
+        );
     }
 
     fn ack(n: u64, sacks: &[(u64, u64)]) -> Packet {
@@ -1997,7 +2061,10 @@ mod tests {
         assert_eq!(s.push_segment_front(500), 5 * mss);
         assert_eq!(s.queued_bytes(), 2 * mss + 500);
         let sent: Vec<(u64, u32)> = drain(&mut s, 0).iter().map(|p| (p.seq, p.len)).collect();
-        assert_eq!(sent, vec![(5 * mss, 500), (5 * mss + 500, mss as u32), (6 * mss + 500, mss as u32)]);
+        assert_eq!(
+            sent,
+            vec![(5 * mss, 500), (5 * mss + 500, mss as u32), (6 * mss + 500, mss as u32)]
+        );
     }
 
     #[test]
@@ -2044,7 +2111,10 @@ mod tests {
         assert_eq!(s.stats.fast_retransmits, 1);
         assert_eq!(s.tcb.ssthresh, 5);
         let out = drain(&mut s, 40 * NS_PER_MS);
-        assert!(!out.is_empty() && out[0].retransmit && out[0].seq == 0, "the hole is retransmitted first");
+        assert!(
+            !out.is_empty() && out[0].retransmit && out[0].seq == 0,
+            "the hole is retransmitted first"
+        );
         // Full ACK of everything sent so far ends recovery with cwnd = ssthresh.
         let high = s.snd_nxt();
         s.on_ack(80 * NS_PER_MS, &ack(high, &[]));
@@ -2125,7 +2195,11 @@ mod tests {
         assert!(r1[0].retransmit && r1[0].seq == m);
         // Partial ACK: segment 3 was lost too.
         s.on_ack(80 * NS_PER_MS, &ack(3 * m, &[]));
-        assert_eq!(s.ca_state(), CaState::Recovery, "NewReno stays in recovery on a partial ACK");
+        assert_eq!(
+            s.ca_state(),
+            CaState::Recovery,
+            "NewReno stays in recovery on a partial ACK"
+        );
         let r2 = drain(&mut s, 80 * NS_PER_MS);
         assert!(r2.iter().any(|p| p.retransmit && p.seq == 3 * m));
     }
@@ -2212,7 +2286,10 @@ mod tests {
         assert!(s.on_timer(pto_at).is_none());
         let probe = drain(&mut s, pto_at);
         assert_eq!(probe.len(), 1, "one probe");
-        assert!(probe[0].retransmit && probe[0].seq == base + 9 * M, "no new data: the last segment again");
+        assert!(
+            probe[0].retransmit && probe[0].seq == base + 9 * M,
+            "no new data: the last segment again"
+        );
         assert_eq!(s.stats.tlp_probes, 1);
         // The probe's ACK SACKs segment 9: RACK finds 8 lost (sent long before the probe).
         let t1 = pto_at + 40 * MS;
@@ -2249,7 +2326,7 @@ mod tests {
         s.set_app_limit(u64::MAX);
         let base = s.snd_nxt();
         drain(&mut s, t0); // 20 segments (cwnd grew to 20)
-        // Segment 0 lost; 1..=3 SACKed: recovery, retransmit 0.
+                           // Segment 0 lost; 1..=3 SACKed: recovery, retransmit 0.
         let t1 = t0 + 40 * MS;
         s.on_ack(t1, &ack_ts(base, &[(base + M, base + 4 * M)], t0));
         assert_eq!(s.ca_state(), CaState::Recovery);
@@ -2261,7 +2338,10 @@ mod tests {
         let sack_end = last.seq + last.len as u64;
         s.on_ack(t2, &ack_ts(base, &[(base + M, sack_end)], t1));
         let re = drain(&mut s, t2);
-        assert!(re.iter().any(|p| p.retransmit && p.seq == base), "segment 0 sent a third time");
+        assert!(
+            re.iter().any(|p| p.retransmit && p.seq == base),
+            "segment 0 sent a third time"
+        );
         assert_eq!(s.stats.timeouts, 0);
     }
 
@@ -2293,8 +2373,13 @@ mod tests {
         // An RTT later the new data's ACK comes back (before the retransmission's).
         let end = new.last().map(|p| p.seq + p.len as u64).unwrap();
         s.on_ack(t + 40 * MS, &ack_ts(base, &[(base + M, end)], t));
-        assert_eq!(s.stats.rack_lost, lost, "the retransmission in flight is not marked lost");
-        assert!(drain(&mut s, t + 40 * MS).iter().all(|p| !(p.retransmit && p.seq == base)));
+        assert_eq!(
+            s.stats.rack_lost, lost,
+            "the retransmission in flight is not marked lost"
+        );
+        assert!(drain(&mut s, t + 40 * MS)
+            .iter()
+            .all(|p| !(p.retransmit && p.seq == base)));
         // Its own ACK follows: everything delivered, segment 0 sent twice only.
         s.on_ack(t + 41 * MS, &ack_ts(end, &[], t));
         assert!(s.all_acked());
@@ -2308,7 +2393,10 @@ mod tests {
     #[test]
     fn tso_sends_paced_bursts_of_the_send_quantum() {
         for tso in [true, false] {
-            let cfg = SenderConfig { tso, ..SenderConfig::default() };
+            let cfg = SenderConfig {
+                tso,
+                ..SenderConfig::default()
+            };
             let mut s = TcpSender::new(cfg, cc::by_name("bbr").unwrap(), 0, 0);
             s.set_app_limit(u64::MAX);
             assert_eq!(drain(&mut s, 0).len(), 10, "unpaced before the first ACK");
@@ -2321,7 +2409,11 @@ mod tests {
             if tso {
                 assert_eq!(q, 2, "pacing rate {rate} bit/s");
                 assert_eq!(burst.len(), 2);
-                assert_eq!(s.next_send_time, t + 2 * gap, "the next burst after two segments' wire time");
+                assert_eq!(
+                    s.next_send_time,
+                    t + 2 * gap,
+                    "the next burst after two segments' wire time"
+                );
                 assert!(drain(&mut s, t + 2 * gap - 1).is_empty());
                 assert_eq!(drain(&mut s, t + 2 * gap).len(), 2);
             } else {
@@ -2365,7 +2457,11 @@ mod tests {
             if dsack {
                 assert_eq!(s.stats.dsacks_received, 1);
                 assert_eq!(s.stats.dsack_undos, 1);
-                assert_eq!(s.tcb.ssthresh, u32::MAX, "ssthresh restored (it was infinite, slow start)");
+                assert_eq!(
+                    s.tcb.ssthresh,
+                    u32::MAX,
+                    "ssthresh restored (it was infinite, slow start)"
+                );
                 assert_eq!(s.tcb.cwnd, before, "cwnd restored to the prior window");
             } else {
                 assert_eq!((s.stats.dsacks_received, s.stats.dsack_undos), (0, 0));
@@ -2474,7 +2570,10 @@ mod tests {
         s.on_ack(t + 10 * MS, &ack(base + M, &[]));
         assert_eq!(s.ca_state(), CaState::Loss);
         let out = drain(&mut s, t + 10 * MS);
-        assert!(!out.is_empty() && out.iter().all(|p| !p.retransmit && p.seq >= base + 20 * M), "new data: {out:?}");
+        assert!(
+            !out.is_empty() && out.iter().all(|p| !p.retransmit && p.seq >= base + 20 * M),
+            "new data: {out:?}"
+        );
         // Step 3b: more originals are acknowledged.
         s.on_ack(t + 12 * MS, &ack(base + 6 * M, &[]));
         assert_eq!(s.ca_state(), CaState::Open);

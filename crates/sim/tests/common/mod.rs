@@ -32,7 +32,15 @@ pub fn f(v: &Value) -> f64 {
 }
 
 /// One link, one path, one flow. `link_extra` and `flow_extra` are extra TOML lines.
-pub fn single(duration_s: f64, rate_mbps: f64, delay_ms: f64, queue: u32, link_extra: &str, cc: &str, flow_extra: &str) -> String {
+pub fn single(
+    duration_s: f64,
+    rate_mbps: f64,
+    delay_ms: f64,
+    queue: u32,
+    link_extra: &str,
+    cc: &str,
+    flow_extra: &str,
+) -> String {
     format!(
         r#"
 seed = 1
@@ -57,13 +65,23 @@ cc = "{cc}"
 
 /// The values of one (kind, name, metric) series of the long time-series table.
 pub fn series(o: &RunOutput, kind: &str, name: &str, metric: &str) -> Vec<(f64, f64)> {
-    let col = |n: &str| o.timeseries.columns.iter().find(|(c, _)| c == n).map(|(_, c)| c).unwrap();
+    let col = |n: &str| {
+        o.timeseries
+            .columns
+            .iter()
+            .find(|(c, _)| c == n)
+            .map(|(_, c)| c)
+            .unwrap()
+    };
     let (Column::F64(t), Column::Str(k), Column::Str(nm), Column::Str(m), Column::F64(v)) =
         (col("time_s"), col("kind"), col("name"), col("metric"), col("value"))
     else {
         panic!("unexpected column types")
     };
-    (0..t.len()).filter(|&i| k[i] == kind && nm[i] == name && m[i] == metric).map(|i| (t[i], v[i])).collect()
+    (0..t.len())
+        .filter(|&i| k[i] == kind && nm[i] == name && m[i] == metric)
+        .map(|i| (t[i], v[i]))
+        .collect()
 }
 
 /// Adds an `[output]` table (e.g. `"bin_ms = 10"`) to a scenario built by [`single`].

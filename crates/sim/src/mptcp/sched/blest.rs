@@ -54,7 +54,11 @@ pub struct Blest {
 
 impl Default for Blest {
     fn default() -> Self {
-        Blest { lambda_milli: LAMBDA_INIT_MILLI, penalised: false, last_update: None }
+        Blest {
+            lambda_milli: LAMBDA_INIT_MILLI,
+            penalised: false,
+            last_update: None,
+        }
     }
 }
 
@@ -73,7 +77,11 @@ impl Blest {
         if now.saturating_sub(last) < interval {
             return;
         }
-        self.lambda_milli += if self.penalised { LAMBDA_BAD_MILLI } else { -LAMBDA_GOOD_MILLI };
+        self.lambda_milli += if self.penalised {
+            LAMBDA_BAD_MILLI
+        } else {
+            -LAMBDA_GOOD_MILLI
+        };
         self.lambda_milli = self.lambda_milli.clamp(LAMBDA_MIN_MILLI, LAMBDA_MAX_MILLI);
         self.penalised = false;
         self.last_update = Some(now);
@@ -123,9 +131,13 @@ impl Scheduler for Blest {
 
     fn schedule(&mut self, conn: &ConnView, subflows: &[SubflowView]) -> Decision {
         self.last_update.get_or_insert(conn.now);
-        let Some(k) = minrtt::select(subflows, conn.segment.sent_on) else { return Decision::Wait };
+        let Some(k) = minrtt::select(subflows, conn.segment.sent_on) else {
+            return Decision::Wait;
+        };
         let s = &subflows[k];
-        let Some(fi) = minrtt::fastest(subflows) else { return Decision::Send(s.id) };
+        let Some(fi) = minrtt::fastest(subflows) else {
+            return Decision::Send(s.id);
+        };
         if fi == k {
             return Decision::Send(s.id);
         }

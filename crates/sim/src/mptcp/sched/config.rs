@@ -34,12 +34,20 @@ impl SchedulerKind {
     pub const ALL: &'static [(SchedulerKind, &'static str, &'static [&'static str])] = &[
         (SchedulerKind::MinRtt, "minrtt", &["rcvbuf_optimisation"]),
         (SchedulerKind::LinuxDefault, "linux-default", &[]),
-        (SchedulerKind::RoundRobin, "roundrobin", &["num_segments", "cwnd_limited"]),
+        (
+            SchedulerKind::RoundRobin,
+            "roundrobin",
+            &["num_segments", "cwnd_limited"],
+        ),
         (SchedulerKind::Redundant, "redundant", &[]),
         (SchedulerKind::Blest, "blest", &["rcvbuf_optimisation"]),
         (SchedulerKind::Ecf, "ecf", &["delta_floor_ms", "rcvbuf_optimisation"]),
         (SchedulerKind::Peekaboo, "peekaboo", &["alpha", "epsilon"]),
-        (SchedulerKind::DelayPredictive, "delay-predictive", &["rcvbuf_optimisation", "queue_on_slower_paths"]),
+        (
+            SchedulerKind::DelayPredictive,
+            "delay-predictive",
+            &["rcvbuf_optimisation", "queue_on_slower_paths"],
+        ),
     ];
 
     pub fn from_name(name: &str) -> Option<SchedulerKind> {
@@ -47,7 +55,11 @@ impl SchedulerKind {
     }
 
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(k, _, _)| *k == self).map(|(_, n, _)| *n).expect("every kind is listed in ALL")
+        Self::ALL
+            .iter()
+            .find(|(k, _, _)| *k == self)
+            .map(|(_, n, _)| *n)
+            .expect("every kind is listed in ALL")
     }
 
     /// Every scheduler name, in registry order.
@@ -57,7 +69,11 @@ impl SchedulerKind {
 
     /// Names of the schedulers that take parameter `param`.
     fn takers(param: &str) -> Vec<&'static str> {
-        Self::ALL.iter().filter(|(_, _, ps)| ps.contains(&param)).map(|(_, n, _)| *n).collect()
+        Self::ALL
+            .iter()
+            .filter(|(_, _, ps)| ps.contains(&param))
+            .map(|(_, n, _)| *n)
+            .collect()
     }
 }
 
@@ -170,7 +186,11 @@ impl SchedulerConfig {
                 errs.push(ConfigError::new(
                     format!("{prefix}.{field}"),
                     value,
-                    format!("not a parameter of scheduler `{}` (only {} takes it)", self.name, takers.join(", ")),
+                    format!(
+                        "not a parameter of scheduler `{}` (only {} takes it)",
+                        self.name,
+                        takers.join(", ")
+                    ),
                 ));
             }
         }
@@ -246,28 +266,34 @@ pub fn build(cfg: &SchedulerConfig, seed: u64) -> Result<Box<dyn Scheduler>, Str
     if !errs.is_empty() {
         return Err(errs.0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "));
     }
-    let kind = SchedulerKind::from_name(&cfg.name).ok_or_else(|| format!("scheduler.name = {}: unknown scheduler", cfg.name))?;
+    let kind = SchedulerKind::from_name(&cfg.name)
+        .ok_or_else(|| format!("scheduler.name = {}: unknown scheduler", cfg.name))?;
     let s = build_kind(kind, cfg, seed);
     // minrtt / ecf / blest with `rcvbuf_optimisation = false`: the same scheduler, without the
     // connection-level optimisation (delay-predictive takes the flag itself).
-    Ok(if cfg.rcvbuf_optimisation == Some(false) && kind != SchedulerKind::DelayPredictive {
-        Box::new(super::Filtered::without_rcvbuf_optimisation(s))
-    } else {
-        s
-    })
+    Ok(
+        if cfg.rcvbuf_optimisation == Some(false) && kind != SchedulerKind::DelayPredictive {
+            Box::new(super::Filtered::without_rcvbuf_optimisation(s))
+        } else {
+            s
+        },
+    )
 }
 
 fn build_kind(kind: SchedulerKind, cfg: &SchedulerConfig, seed: u64) -> Box<dyn Scheduler> {
     match kind {
         SchedulerKind::MinRtt => Box::new(MinRtt::new()),
         SchedulerKind::LinuxDefault => Box::new(LinuxDefault::new()),
-        SchedulerKind::RoundRobin => {
-            Box::new(RoundRobin::new(cfg.num_segments.unwrap_or(1) as u32, cfg.cwnd_limited.unwrap_or(true)))
-        }
+        SchedulerKind::RoundRobin => Box::new(RoundRobin::new(
+            cfg.num_segments.unwrap_or(1) as u32,
+            cfg.cwnd_limited.unwrap_or(true),
+        )),
         SchedulerKind::Redundant => Box::new(Redundant::new()),
         SchedulerKind::Blest => Box::new(Blest::new()),
         SchedulerKind::Ecf => {
-            let floor = cfg.delta_floor_ms.map_or(ecf::DEFAULT_DELTA_FLOOR, |ms| (ms * 1e6).round() as Time);
+            let floor = cfg
+                .delta_floor_ms
+                .map_or(ecf::DEFAULT_DELTA_FLOOR, |ms| (ms * 1e6).round() as Time);
             Box::new(Ecf::new(floor))
         }
         SchedulerKind::Peekaboo => Box::new(Peekaboo::new(
@@ -276,7 +302,8 @@ fn build_kind(kind: SchedulerKind, cfg: &SchedulerConfig, seed: u64) -> Box<dyn 
             seed,
         )),
         SchedulerKind::DelayPredictive => Box::new(
-            DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true)).queue_on_slower_paths(cfg.queue_on_slower_paths.unwrap_or(false)),
+            DelayPredictive::new(cfg.rcvbuf_optimisation.unwrap_or(true))
+                .queue_on_slower_paths(cfg.queue_on_slower_paths.unwrap_or(false)),
         ),
     }
 }
@@ -311,13 +338,19 @@ mod tests {
 
     #[test]
     fn string_and_table_forms_parse() {
-        assert_eq!(parse(r#"scheduler = "ecf""#).unwrap(), SchedulerSpec::Name("ecf".into()));
+        assert_eq!(
+            parse(r#"scheduler = "ecf""#).unwrap(),
+            SchedulerSpec::Name("ecf".into())
+        );
         let spec = parse(r#"scheduler = { name = "roundrobin", num_segments = 3, cwnd_limited = false }"#).unwrap();
         let cfg = spec.config();
         assert_eq!(cfg.name, "roundrobin");
         assert_eq!(cfg.num_segments, Some(3));
         assert_eq!(cfg.cwnd_limited, Some(false));
-        assert_eq!(SchedulerSpec::Name("blest".into()).config(), SchedulerConfig::named("blest"));
+        assert_eq!(
+            SchedulerSpec::Name("blest".into()).config(),
+            SchedulerConfig::named("blest")
+        );
         assert_eq!(SchedulerSpec::default().config().name, "minrtt");
     }
 
@@ -333,11 +366,17 @@ mod tests {
 
     #[test]
     fn round_trips_through_toml_and_json() {
-        let spec = SchedulerSpec::Config(SchedulerConfig { alpha: Some(0.5), ..SchedulerConfig::named("peekaboo") });
+        let spec = SchedulerSpec::Config(SchedulerConfig {
+            alpha: Some(0.5),
+            ..SchedulerConfig::named("peekaboo")
+        });
         let json = serde_json::to_string(&spec).unwrap();
         assert_eq!(json, r#"{"name":"peekaboo","alpha":0.5}"#);
         assert_eq!(serde_json::from_str::<SchedulerSpec>(&json).unwrap(), spec);
-        assert_eq!(serde_json::to_string(&SchedulerSpec::Name("minrtt".into())).unwrap(), r#""minrtt""#);
+        assert_eq!(
+            serde_json::to_string(&SchedulerSpec::Name("minrtt".into())).unwrap(),
+            r#""minrtt""#
+        );
         let schema = serde_json::to_string(&schemars::schema_for!(SchedulerSpec)).unwrap();
         assert!(schema.contains("anyOf") && schema.contains("num_segments"), "{schema}");
     }
@@ -348,26 +387,46 @@ mod tests {
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "flows[0].scheduler.name");
         assert_eq!(e[0].value, "minRTT");
-        assert!(e[0].message.contains("minrtt, linux-default, roundrobin"), "{}", e[0].message);
+        assert!(
+            e[0].message.contains("minrtt, linux-default, roundrobin"),
+            "{}",
+            e[0].message
+        );
         let err = build(&SchedulerConfig::named("nope"), 0).err().unwrap();
-        assert!(err.contains("scheduler.name = nope: unknown scheduler; allowed: minrtt"), "{err}");
+        assert!(
+            err.contains("scheduler.name = nope: unknown scheduler; allowed: minrtt"),
+            "{err}"
+        );
     }
 
     #[test]
     fn parameters_of_other_schedulers_are_refused() {
-        let cfg = SchedulerConfig { num_segments: Some(2), alpha: Some(1.0), ..SchedulerConfig::named("minrtt") };
+        let cfg = SchedulerConfig {
+            num_segments: Some(2),
+            alpha: Some(1.0),
+            ..SchedulerConfig::named("minrtt")
+        };
         let e = errors(&cfg);
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].field, "flows[0].scheduler.num_segments");
         assert_eq!(e[0].value, "2");
-        assert!(e[0].message.contains("not a parameter of scheduler `minrtt` (only roundrobin takes it)"));
+        assert!(e[0]
+            .message
+            .contains("not a parameter of scheduler `minrtt` (only roundrobin takes it)"));
         assert_eq!(e[1].field, "flows[0].scheduler.alpha");
         assert!(build(&cfg, 0).is_err());
-        let opt = SchedulerConfig { rcvbuf_optimisation: Some(false), ..SchedulerConfig::named("peekaboo") };
+        let opt = SchedulerConfig {
+            rcvbuf_optimisation: Some(false),
+            ..SchedulerConfig::named("peekaboo")
+        };
         let e = errors(&opt);
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "flows[0].scheduler.rcvbuf_optimisation");
-        assert!(e[0].message.contains("not a parameter of scheduler `peekaboo`"), "{}", e[0].message);
+        assert!(
+            e[0].message.contains("not a parameter of scheduler `peekaboo`"),
+            "{}",
+            e[0].message
+        );
     }
 
     /// delay-predictive, minrtt, ecf and blest take the switch; the Linux schedulers keep the
@@ -376,38 +435,71 @@ mod tests {
     fn the_rcvbuf_optimisation_switch() {
         for name in ["delay-predictive", "minrtt", "ecf", "blest"] {
             for (given, expect) in [(None, true), (Some(true), true), (Some(false), false)] {
-                let cfg = SchedulerConfig { rcvbuf_optimisation: given, ..SchedulerConfig::named(name) };
+                let cfg = SchedulerConfig {
+                    rcvbuf_optimisation: given,
+                    ..SchedulerConfig::named(name)
+                };
                 assert!(errors(&cfg).is_empty(), "{name}");
                 let s = build(&cfg, 0).unwrap();
                 assert_eq!(s.rcvbuf_optimisation(), expect, "{name} {given:?}");
                 assert_eq!(s.name(), build(&SchedulerConfig::named(name), 0).unwrap().name());
             }
         }
-        let lit = SchedulerConfig { queue_on_slower_paths: Some(true), ..SchedulerConfig::named("delay-predictive") };
+        let lit = SchedulerConfig {
+            queue_on_slower_paths: Some(true),
+            ..SchedulerConfig::named("delay-predictive")
+        };
         assert!(errors(&lit).is_empty());
         assert!(build(&lit, 0).is_ok());
-        let e = errors(&SchedulerConfig { queue_on_slower_paths: Some(true), ..SchedulerConfig::named("minrtt") });
+        let e = errors(&SchedulerConfig {
+            queue_on_slower_paths: Some(true),
+            ..SchedulerConfig::named("minrtt")
+        });
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "flows[0].scheduler.queue_on_slower_paths");
     }
 
     #[test]
     fn out_of_range_values_are_reported_with_the_range() {
-        let rr = SchedulerConfig { num_segments: Some(0), ..SchedulerConfig::named("roundrobin") };
+        let rr = SchedulerConfig {
+            num_segments: Some(0),
+            ..SchedulerConfig::named("roundrobin")
+        };
         let e = errors(&rr);
         assert_eq!(e.len(), 1);
-        assert_eq!((e[0].field.as_str(), e[0].value.as_str()), ("flows[0].scheduler.num_segments", "0"));
+        assert_eq!(
+            (e[0].field.as_str(), e[0].value.as_str()),
+            ("flows[0].scheduler.num_segments", "0")
+        );
         assert_eq!(e[0].message, "must be in [1, 255]");
-        assert_eq!(errors(&SchedulerConfig { num_segments: Some(256), ..rr.clone() }).len(), 1);
-        assert!(errors(&SchedulerConfig { num_segments: Some(255), ..rr }).is_empty());
+        assert_eq!(
+            errors(&SchedulerConfig {
+                num_segments: Some(256),
+                ..rr.clone()
+            })
+            .len(),
+            1
+        );
+        assert!(errors(&SchedulerConfig {
+            num_segments: Some(255),
+            ..rr
+        })
+        .is_empty());
 
-        let pk = SchedulerConfig { alpha: Some(-1.0), epsilon: Some(1.5), ..SchedulerConfig::named("peekaboo") };
+        let pk = SchedulerConfig {
+            alpha: Some(-1.0),
+            epsilon: Some(1.5),
+            ..SchedulerConfig::named("peekaboo")
+        };
         let e = errors(&pk);
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].message, "must be in [0, 100]");
         assert_eq!(e[1].field, "flows[0].scheduler.epsilon");
         assert_eq!(e[1].message, "must be in [0, 1]");
-        let ecf = SchedulerConfig { delta_floor_ms: Some(f64::NAN), ..SchedulerConfig::named("ecf") };
+        let ecf = SchedulerConfig {
+            delta_floor_ms: Some(f64::NAN),
+            ..SchedulerConfig::named("ecf")
+        };
         assert_eq!(errors(&ecf).len(), 1);
     }
 
@@ -434,8 +526,16 @@ mod tests {
         let mut slow = sf(1, 25, 10, 0);
         slow.rttvar = 0;
         let views = [f, slow];
-        let floor0 = SchedulerConfig { delta_floor_ms: Some(0.0), ..SchedulerConfig::named("ecf") };
+        let floor0 = SchedulerConfig {
+            delta_floor_ms: Some(0.0),
+            ..SchedulerConfig::named("ecf")
+        };
         assert_eq!(build(&floor0, 0).unwrap().schedule(&conn(0), &views), Decision::Wait);
-        assert_eq!(build(&SchedulerConfig::named("ecf"), 0).unwrap().schedule(&conn(0), &views), Decision::Send(1));
+        assert_eq!(
+            build(&SchedulerConfig::named("ecf"), 0)
+                .unwrap()
+                .schedule(&conn(0), &views),
+            Decision::Send(1)
+        );
     }
 }

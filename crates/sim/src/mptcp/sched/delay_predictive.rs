@@ -66,7 +66,10 @@ impl DelayPredictive {
     /// `rcvbuf_optimisation`: whether the connection level may apply Linux's receive-buffer
     /// optimisation under this scheduler (the `rcvbuf_optimisation` parameter, default true).
     pub fn new(rcvbuf_optimisation: bool) -> Self {
-        DelayPredictive { rcvbuf_optimisation, queue_on_slower_paths: false }
+        DelayPredictive {
+            rcvbuf_optimisation,
+            queue_on_slower_paths: false,
+        }
     }
 
     /// Whether a full path slower than the fastest eligible one may still be given segments
@@ -133,7 +136,12 @@ impl Scheduler for DelayPredictive {
             .map(|(_, s)| s);
         // How far ahead a full path may be given data: until its queue would deliver no earlier
         // than a fresh packet on the slowest eligible path.
-        let horizon = subflows.iter().filter(eligible).map(|s| one_way_delay(s).saturating_add(d_t(s))).max().unwrap_or(0);
+        let horizon = subflows
+            .iter()
+            .filter(eligible)
+            .map(|s| one_way_delay(s).saturating_add(d_t(s)))
+            .max()
+            .unwrap_or(0);
         let fastest = subflows.iter().filter(eligible).map(one_way_delay).min().unwrap_or(0);
         match pick {
             Some(s) if !s.temp_unavailable() => Decision::Send(s.id),
@@ -209,23 +217,40 @@ mod tests {
         assert_eq!(predicted_arrival(&p1), 1_100 * US);
         // The paper's FIFO send buffer: the segment is queued on path 1 although its window is
         // full, and path 2's free window stays unused.
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Send(0));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]),
+            Decision::Send(0)
+        );
         // 100 queued on path 1: T_1 = 101·0.1 + 1 = 11.1 ms > T_2 = 10 ms → path 2.
         p1.queued = 100;
         assert_eq!(predicted_arrival(&p1), 11_100 * US);
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Send(1));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]),
+            Decision::Send(1)
+        );
         // Path 2 full too, with 5 queued: T_2 = 6·0.1 + 10 = 10.6 ms, the earliest, but beyond
         // the horizon → wait (nothing is committed to a path that far ahead).
         p2.in_flight = 10;
         p2.queued = 5;
         assert_eq!(predicted_arrival(&p2), 10_600 * US);
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]),
+            Decision::Wait
+        );
         // Exactly at the horizon, T_2 = 0.1 + 10 ms: path 2 is not the fastest path, so nothing
         // is queued behind its full window (a shrinking window would make it late) — unless the
         // paper's FIFO rule is taken literally.
         p2.queued = 0;
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
-        assert_eq!(DelayPredictive::new(true).queue_on_slower_paths(true).schedule(&conn(0), &[p1, p2]), Decision::Send(1));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]),
+            Decision::Wait
+        );
+        assert_eq!(
+            DelayPredictive::new(true)
+                .queue_on_slower_paths(true)
+                .schedule(&conn(0), &[p1, p2]),
+            Decision::Send(1)
+        );
     }
 
     #[test]
@@ -238,11 +263,22 @@ mod tests {
         let mut p2 = sf(1, 20, 10, 10);
         p2.tx_time_per_segment = MS;
         assert!(predicted_arrival(&p2) < predicted_arrival(&p1));
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Wait);
-        assert_eq!(DelayPredictive::new(true).queue_on_slower_paths(true).schedule(&conn(0), &[p1.clone(), p2.clone()]), Decision::Send(1));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone()]),
+            Decision::Wait
+        );
+        assert_eq!(
+            DelayPredictive::new(true)
+                .queue_on_slower_paths(true)
+                .schedule(&conn(0), &[p1.clone(), p2.clone()]),
+            Decision::Send(1)
+        );
         // With room in its window it gets the segment either way (the window is not full).
         p2.in_flight = 5;
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1, p2]), Decision::Send(1));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1, p2]),
+            Decision::Send(1)
+        );
     }
 
     #[test]
@@ -267,7 +303,10 @@ mod tests {
         // vs a 30 ms path with D 1 ms: 15 ms → it wins.
         let mut q = sf(1, 30, 10, 0);
         q.tx_time_per_segment = MS;
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p, q]), Decision::Send(1));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p, q]),
+            Decision::Send(1)
+        );
     }
 
     #[test]
@@ -276,24 +315,42 @@ mod tests {
         let mut b = sf(2, 1, 100, 0);
         b.backup = true;
         // The backup is fastest but a regular subflow is usable.
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(0));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]),
+            Decision::Send(0)
+        );
         // Path 1 in Loss: skip it (path 2), not the backup.
         p1.in_loss = true;
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]), Decision::Send(1));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2.clone(), b.clone()]),
+            Decision::Send(1)
+        );
         // Regulars never usable: the backup.
         let mut p2_dead = p2.clone();
         p2_dead.pf = true;
         p1.in_loss = false;
         p1.established = false;
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2_dead.clone(), b]), Decision::Send(2));
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p1, p2_dead]), Decision::Wait);
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1.clone(), p2_dead.clone(), b]),
+            Decision::Send(2)
+        );
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p1, p2_dead]),
+            Decision::Wait
+        );
     }
 
     #[test]
     fn reinjection_prefers_paths_not_used_yet() {
         let sfs = fig5_paths();
-        assert_eq!(DelayPredictive::new(true).schedule(&reinject(0, 0b01), &sfs), Decision::Send(1));
-        assert_eq!(DelayPredictive::new(true).schedule(&reinject(0, 0b11), &sfs), Decision::Send(0));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&reinject(0, 0b01), &sfs),
+            Decision::Send(1)
+        );
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&reinject(0, 0b11), &sfs),
+            Decision::Send(0)
+        );
         assert!(DelayPredictive::new(true).rcvbuf_optimisation());
         assert!(!DelayPredictive::new(false).rcvbuf_optimisation());
     }
@@ -308,10 +365,16 @@ mod tests {
         p1.queued = 40;
         p1.tx_time_per_segment = MS;
         assert_eq!(predicted_arrival(&p0), 4 * MS);
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p0.clone(), p1.clone()]), Decision::Send(0));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p0.clone(), p1.clone()]),
+            Decision::Send(0)
+        );
         // Busy, the same path is judged by its current srtt.
         p0.in_flight = 1;
         assert_eq!(predicted_arrival(&p0), 80 * MS);
-        assert_eq!(DelayPredictive::new(true).schedule(&conn(0), &[p0, p1]), Decision::Send(1));
+        assert_eq!(
+            DelayPredictive::new(true).schedule(&conn(0), &[p0, p1]),
+            Decision::Send(1)
+        );
     }
 }

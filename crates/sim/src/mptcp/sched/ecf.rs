@@ -44,7 +44,10 @@ pub struct Ecf {
 impl Ecf {
     /// `delta_floor` in ns (see the module docs; [`DEFAULT_DELTA_FLOOR`] mimics Linux).
     pub fn new(delta_floor: Time) -> Self {
-        Ecf { waiting: false, delta_floor }
+        Ecf {
+            waiting: false,
+            delta_floor,
+        }
     }
 
     /// The current `waiting` flag (for tests and traces).
@@ -105,9 +108,13 @@ impl Scheduler for Ecf {
     }
 
     fn schedule(&mut self, conn: &ConnView, subflows: &[SubflowView]) -> Decision {
-        let Some(k) = minrtt::select(subflows, conn.segment.sent_on) else { return Decision::Wait };
+        let Some(k) = minrtt::select(subflows, conn.segment.sent_on) else {
+            return Decision::Wait;
+        };
         let s = &subflows[k];
-        let Some(fi) = minrtt::fastest(subflows) else { return Decision::Send(s.id) };
+        let Some(fi) = minrtt::fastest(subflows) else {
+            return Decision::Send(s.id);
+        };
         if fi == k {
             return Decision::Send(s.id);
         }

@@ -24,7 +24,13 @@ pub struct Filtered<F> {
 impl<F: FnMut(&ConnView, &mut [SubflowView])> Filtered<F> {
     /// Wraps `inner`; the name is `label(inner)`, e.g. `pha(minrtt)`.
     pub fn new(label: impl Into<String>, inner: Box<dyn Scheduler>, filter: F) -> Self {
-        Filtered { inner, filter, label: label.into(), scratch: Vec::new(), rcvbuf_opt: None }
+        Filtered {
+            inner,
+            filter,
+            label: label.into(),
+            scratch: Vec::new(),
+            rcvbuf_opt: None,
+        }
     }
 }
 
@@ -36,7 +42,13 @@ impl Filtered<NoFilter> {
     /// (`rcvbuf_optimisation = false`); keeps the inner's name.
     pub fn without_rcvbuf_optimisation(inner: Box<dyn Scheduler>) -> Self {
         fn keep(_: &ConnView, _: &mut [SubflowView]) {}
-        Filtered { inner, filter: keep as NoFilter, label: String::new(), scratch: Vec::new(), rcvbuf_opt: Some(false) }
+        Filtered {
+            inner,
+            filter: keep as NoFilter,
+            label: String::new(),
+            scratch: Vec::new(),
+            rcvbuf_opt: Some(false),
+        }
     }
 }
 
@@ -104,9 +116,13 @@ mod tests {
     fn backup_marking_makes_minrtt_wait_rather_than_use_it() {
         // Mark the fast one backup while the slow regular one is only cwnd-limited: minRTT waits.
         let sfs = [sf(0, 10, 10, 0), sf(1, 50, 10, 10)];
-        let mut s = Filtered::new("mark", Box::new(MinRtt::new()), |_: &ConnView, v: &mut [SubflowView]| {
-            v[0].backup = true;
-        });
+        let mut s = Filtered::new(
+            "mark",
+            Box::new(MinRtt::new()),
+            |_: &ConnView, v: &mut [SubflowView]| {
+                v[0].backup = true;
+            },
+        );
         assert_eq!(s.schedule(&conn(0), &sfs), Decision::Wait);
     }
 
@@ -117,31 +133,49 @@ mod tests {
             "rec".into()
         }
         fn schedule(&mut self, _: &ConnView, v: &[SubflowView]) -> Decision {
-            self.0.borrow_mut().push(format!("schedule {}", v.iter().filter(|s| s.backup).count()));
+            self.0
+                .borrow_mut()
+                .push(format!("schedule {}", v.iter().filter(|s| s.backup).count()));
             Decision::Wait
         }
         fn on_event(&mut self, ev: &SchedEvent, v: &[SubflowView]) {
-            self.0.borrow_mut().push(format!("event {ev:?} {}", v.iter().filter(|s| s.backup).count()));
+            self.0
+                .borrow_mut()
+                .push(format!("event {ev:?} {}", v.iter().filter(|s| s.backup).count()));
         }
     }
 
     #[test]
     fn forwards_events_with_unfiltered_views_and_capabilities() {
         let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-        let mut s = Filtered::new("f", Box::new(Recorder(log.clone())), |_: &ConnView, v: &mut [SubflowView]| {
-            v.iter_mut().for_each(|s| s.backup = true);
-        });
+        let mut s = Filtered::new(
+            "f",
+            Box::new(Recorder(log.clone())),
+            |_: &ConnView, v: &mut [SubflowView]| {
+                v.iter_mut().for_each(|s| s.backup = true);
+            },
+        );
         let sfs = [sf(0, 10, 10, 0), sf(1, 50, 10, 0)];
         s.schedule(&conn(0), &sfs);
         s.on_event(&SchedEvent::DataAcked { now: 1, bytes: 2 }, &sfs);
-        assert_eq!(*log.borrow(), vec!["schedule 2".to_string(), "event DataAcked { now: 1, bytes: 2 } 0".into()]);
+        assert_eq!(
+            *log.borrow(),
+            vec![
+                "schedule 2".to_string(),
+                "event DataAcked { now: 1, bytes: 2 } 0".into()
+            ]
+        );
 
         let b = Filtered::new("f", Box::new(Blest::new()), |_: &ConnView, _: &mut [SubflowView]| {});
         assert!(b.rcvbuf_optimisation());
         assert_eq!(b.burst_bytes(), 0);
         assert!(!b.event_views());
         assert!(s.event_views());
-        let l = Filtered::new("f", Box::new(LinuxDefault::new()), |_: &ConnView, _: &mut [SubflowView]| {});
+        let l = Filtered::new(
+            "f",
+            Box::new(LinuxDefault::new()),
+            |_: &ConnView, _: &mut [SubflowView]| {},
+        );
         assert_eq!(l.burst_bytes(), 65_536);
         assert!(!l.rcvbuf_optimisation());
     }

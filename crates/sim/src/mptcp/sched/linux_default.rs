@@ -190,7 +190,10 @@ mod tests {
         // Regular stale: the backup.
         let mut r = sfs[0].clone();
         r.stale = true;
-        assert_eq!(LinuxDefault::new().schedule(&conn(0), &[r, b.clone()]), Decision::Send(1));
+        assert_eq!(
+            LinuxDefault::new().schedule(&conn(0), &[r, b.clone()]),
+            Decision::Send(1)
+        );
         // A regular active subflow with no pacing rate yet is still "active": nothing is sent.
         let zero = with(0, 0, 0, 0.0);
         assert_eq!(LinuxDefault::new().schedule(&conn(0), &[zero, b]), Decision::Wait);

@@ -83,7 +83,10 @@ fn pass_masked(subflows: &[SubflowView], backup: bool, mask: u64) -> Pass {
         }
     }
     let force = if best.is_some() { found_unused } else { found_unused_una };
-    Pass { best: best.map(|(_, k)| k), force }
+    Pass {
+        best: best.map(|(_, k)| k),
+        force,
+    }
 }
 
 /// [`pass`] with an empty mask: a segment sent nowhere yet (new data: the usual case, once or
@@ -103,7 +106,10 @@ fn pass_unsent(subflows: &[SubflowView], backup: bool) -> Pass {
             best = Some((s.srtt, k));
         }
     }
-    Pass { force: best.is_some() || found_una, best: best.map(|(_, k)| k) }
+    Pass {
+        force: best.is_some() || found_una,
+        best: best.map(|(_, k)| k),
+    }
 }
 
 /// minRTT's choice for a segment already sent on `mask` (0 for new data): an index into
@@ -190,8 +196,8 @@ mod tests {
     /// (backup or not, never usable, in Loss, cwnd-limited, srtt ties, ids past 63).
     #[test]
     fn unsent_pass_is_the_masked_pass_with_an_empty_mask() {
-        use proptest::prelude::*;
         use prop::bool::weighted;
+        use proptest::prelude::*;
         let flags = (weighted(0.3), weighted(0.9), weighted(0.1), weighted(0.1));
         let view = (0usize..70, 0u64..4, 1u32..20, 0u32..12, 0u32..4, flags);
         proptest!(ProptestConfig::with_cases(3000), |(views in prop::collection::vec(view, 0..10), backup in weighted(0.2))| {
@@ -242,13 +248,22 @@ mod tests {
         c.backup = true;
         let mut d = sf(3, 60, 10, 0);
         d.backup = true;
-        assert_eq!(run(&conn(0), &[a.clone(), b.clone(), c.clone(), d.clone()]), Decision::Send(2));
+        assert_eq!(
+            run(&conn(0), &[a.clone(), b.clone(), c.clone(), d.clone()]),
+            Decision::Send(2)
+        );
         // The lowest-srtt backup with room.
         c.in_flight = 10;
-        assert_eq!(run(&conn(0), &[a.clone(), b.clone(), c.clone(), d.clone()]), Decision::Send(3));
+        assert_eq!(
+            run(&conn(0), &[a.clone(), b.clone(), c.clone(), d.clone()]),
+            Decision::Send(3)
+        );
         // Every backup full: wait.
         d.in_flight = 10;
-        assert_eq!(run(&conn(0), &[a.clone(), b.clone(), c.clone(), d.clone()]), Decision::Wait);
+        assert_eq!(
+            run(&conn(0), &[a.clone(), b.clone(), c.clone(), d.clone()]),
+            Decision::Wait
+        );
         // A usable regular subflow wins over a faster backup.
         let fast_backup = {
             let mut x = sf(2, 1, 10, 0);

@@ -199,7 +199,11 @@ pub(crate) mod testutil {
             min_srtt: srtt,
             max_srtt: srtt,
             mss: MSS,
-            pacing_rate_bytes_per_s: if srtt > 0 { 2.0 * MSS as f64 * cwnd as f64 / (srtt as f64 / 1e9) } else { 0.0 },
+            pacing_rate_bytes_per_s: if srtt > 0 {
+                2.0 * MSS as f64 * cwnd as f64 / (srtt as f64 / 1e9)
+            } else {
+                0.0
+            },
             ..Default::default()
         }
     }
@@ -211,7 +215,12 @@ pub(crate) mod testutil {
             send_window_left: 1 << 30,
             send_window: 1 << 30,
             unsent_bytes: 0,
-            segment: SegmentInfo { dsn: 0, len: MSS, reinjection: false, sent_on: 0 },
+            segment: SegmentInfo {
+                dsn: 0,
+                len: MSS,
+                reinjection: false,
+                sent_on: 0,
+            },
         }
     }
 
@@ -271,19 +280,31 @@ mod view_rates_tests {
                 for v in &mut blank {
                     (v.pacing_rate_bytes_per_s, v.loss_rate, v.tx_time_per_segment) = (0.0, 0.0, 0);
                 }
-                let mut c = if rng.gen_range(0..5) == 0 { reinject(step, rng.gen_range(0..16)) } else { conn(step) };
+                let mut c = if rng.gen_range(0..5) == 0 {
+                    reinject(step, rng.gen_range(0..16))
+                } else {
+                    conn(step)
+                };
                 c.send_window_left = rng.gen_range(0..64) * MSS as u64;
                 c.unsent_bytes = rng.gen_range(0..64) * MSS as u64;
                 if rng.gen_range(0..10) == 0 {
                     let ev = if rng.gen_range(0..2) == 0 {
                         SchedEvent::Penalised { now: step * MS }
                     } else {
-                        SchedEvent::DataAcked { now: step * MS, bytes: rng.gen_range(0..100_000) }
+                        SchedEvent::DataAcked {
+                            now: step * MS,
+                            bytes: rng.gen_range(0..100_000),
+                        }
                     };
                     zeroed.on_event(&ev, &blank);
                     with_rates.on_event(&ev, &rated);
                 }
-                assert_eq!(zeroed.schedule(&c, &blank), with_rates.schedule(&c, &rated), "{} at step {step}", zeroed.name());
+                assert_eq!(
+                    zeroed.schedule(&c, &blank),
+                    with_rates.schedule(&c, &rated),
+                    "{} at step {step}",
+                    zeroed.name()
+                );
             }
         }
     }

@@ -63,7 +63,11 @@ impl Arm {
         for (i, row) in a_inv.iter_mut().enumerate() {
             row[i] = 1.0;
         }
-        Arm { a_inv, b: [0.0; DIM], episodes: 0 }
+        Arm {
+            a_inv,
+            b: [0.0; DIM],
+            episodes: 0,
+        }
     }
 
     fn a_inv_x(&self, x: &Vector) -> Vector {
@@ -119,7 +123,13 @@ impl Peekaboo {
     /// `alpha` ≥ 0 weights the ECF prior; `epsilon` in [0, 1] is the random-exploration
     /// probability; `seed` seeds the learner's own random stream.
     pub fn new(alpha: f64, epsilon: f64, seed: u64) -> Self {
-        Peekaboo { arms: [Arm::new(), Arm::new()], alpha, epsilon, rng: Rng::seed_from_u64(seed), episode: None }
+        Peekaboo {
+            arms: [Arm::new(), Arm::new()],
+            alpha,
+            epsilon,
+            rng: Rng::seed_from_u64(seed),
+            episode: None,
+        }
     }
 
     /// Episodes completed per arm ([wait, send-slow]).
@@ -166,7 +176,11 @@ fn ratio(a: f64, b: f64, cap: f64) -> f64 {
 
 /// The context vector (see the module docs).
 fn features(f: &SubflowView, s: &SubflowView, unsent: u64, ecf_wait: bool) -> Vector {
-    let rtt_ratio = if f.srtt == 0 { 0.1 } else { ratio(s.srtt as f64, f.srtt as f64, 10.0) };
+    let rtt_ratio = if f.srtt == 0 {
+        0.1
+    } else {
+        ratio(s.srtt as f64, f.srtt as f64, 10.0)
+    };
     [
         1.0,
         f64::from(u8::from(ecf_wait)),
@@ -201,9 +215,13 @@ impl Scheduler for Peekaboo {
 
     fn schedule(&mut self, conn: &ConnView, subflows: &[SubflowView]) -> Decision {
         self.close_if_over(conn.now);
-        let Some(k) = minrtt::select(subflows, conn.segment.sent_on) else { return Decision::Wait };
+        let Some(k) = minrtt::select(subflows, conn.segment.sent_on) else {
+            return Decision::Wait;
+        };
         let s = &subflows[k];
-        let Some(fi) = minrtt::fastest(subflows) else { return Decision::Send(s.id) };
+        let Some(fi) = minrtt::fastest(subflows) else {
+            return Decision::Send(s.id);
+        };
         if fi == k {
             return Decision::Send(s.id);
         }
@@ -217,8 +235,14 @@ impl Scheduler for Peekaboo {
                 let arm = self.choose(&x, ecf_wait);
                 let interval = (s.srtt + f.srtt).max(MIN_INTERVAL);
                 let norm_bytes = ((window_rate(f) + window_rate(s)) * interval as f64 / 1e9).max(1.0);
-                self.episode =
-                    Some(Episode { arm, x, start: conn.now, end: conn.now + interval, acked: 0, norm_bytes });
+                self.episode = Some(Episode {
+                    arm,
+                    x,
+                    start: conn.now,
+                    end: conn.now + interval,
+                    acked: 0,
+                    norm_bytes,
+                });
                 arm
             }
         };
@@ -333,7 +357,13 @@ mod tests {
         let mut slow = sfs.clone();
         slow[1].srtt = 100 * MS;
         assert_eq!(p.schedule(&conn(10), &slow), Decision::Send(1));
-        p.on_event(&SchedEvent::DataAcked { now: 22 * MS, bytes: 1000 }, &sfs);
+        p.on_event(
+            &SchedEvent::DataAcked {
+                now: 22 * MS,
+                bytes: 1000,
+            },
+            &sfs,
+        );
         assert_eq!(p.episodes(), [0, 1]);
         assert!(p.episode.is_none());
         // b of the send arm = reward·x with reward = 1000 / norm.

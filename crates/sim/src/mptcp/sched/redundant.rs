@@ -59,8 +59,9 @@ impl Scheduler for Redundant {
         let walk = (0..n).map(|j| (self.next + j) % n);
         let mut targets: Vec<usize> = if seg.sent_on == 0 {
             let regular_valid = subflows.iter().any(|s| !s.backup && !s.never_usable());
-            let mut t: Vec<usize> =
-                walk.filter(|&k| subflows[k].available() && (!subflows[k].backup || !regular_valid)).collect();
+            let mut t: Vec<usize> = walk
+                .filter(|&k| subflows[k].available() && (!subflows[k].backup || !regular_valid))
+                .collect();
             if !regular_valid {
                 t.truncate(1);
             }
@@ -72,7 +73,9 @@ impl Scheduler for Redundant {
             })
             .collect()
         };
-        let Some(&first) = targets.first() else { return Decision::Wait };
+        let Some(&first) = targets.first() else {
+            return Decision::Wait;
+        };
         self.next = (first + 1) % n;
         if targets.len() == 1 {
             return Decision::Send(subflows[first].id);

@@ -34,7 +34,11 @@ pub struct RoundRobin {
 impl RoundRobin {
     /// `num_segments` ≥ 1 (Linux default 1), `cwnd_limited` (Linux default true).
     pub fn new(num_segments: u32, cwnd_limited: bool) -> Self {
-        RoundRobin { num_segments: num_segments.max(1), cwnd_limited, quota: Vec::new() }
+        RoundRobin {
+            num_segments: num_segments.max(1),
+            cwnd_limited,
+            quota: Vec::new(),
+        }
     }
 
     fn quota(&mut self, id: usize) -> &mut u32 {
@@ -153,7 +157,9 @@ mod tests {
     }
 
     fn ids(ds: &[Decision]) -> Vec<i64> {
-        ds.iter().map(|d| if let Decision::Send(i) = d { *i as i64 } else { -1 }).collect()
+        ds.iter()
+            .map(|d| if let Decision::Send(i) = d { *i as i64 } else { -1 })
+            .collect()
     }
 
     #[test]

@@ -21,31 +21,76 @@ fn calibration_report() {
     let cfg = HstConfig::default();
     for (label, all) in [
         ("default environment, 10 runs", runs(&cfg, 0..RUNS)),
-        ("10 environments x 1 run", (0..RUNS).map(|s| simulate_handovers(&HstConfig { environment_seed: s, ..Default::default() }, s, RUN)).collect()),
-        ("50 environments x 1 run", (0..50).map(|s| simulate_handovers(&HstConfig { environment_seed: s, ..Default::default() }, s, RUN)).collect()),
+        (
+            "10 environments x 1 run",
+            (0..RUNS)
+                .map(|s| {
+                    simulate_handovers(
+                        &HstConfig {
+                            environment_seed: s,
+                            ..Default::default()
+                        },
+                        s,
+                        RUN,
+                    )
+                })
+                .collect(),
+        ),
+        (
+            "50 environments x 1 run",
+            (0..50)
+                .map(|s| {
+                    simulate_handovers(
+                        &HstConfig {
+                            environment_seed: s,
+                            ..Default::default()
+                        },
+                        s,
+                        RUN,
+                    )
+                })
+                .collect(),
+        ),
     ] {
-    println!("{label}:");
-    for op in 0..2 {
-        let evs: Vec<&HandoverEvent> = all.iter().flatten().filter(|e| e.operator == op).collect();
-        let per_min = evs.len() as f64 / (all.len() as f64 * 70.0 / 60.0);
-        let fwd: Vec<f64> = evs.iter().filter(|e| e.to_cell > e.from_cell).map(|e| past_midpoint(&cfg, e)).collect();
-        let mean_past = fwd.iter().sum::<f64>() / fwd.len() as f64;
-        let gap = evs.iter().map(|e| to_ms_f64(e.end - e.start)).sum::<f64>() / evs.len() as f64;
-        let back = evs.iter().filter(|e| e.to_cell < e.from_cell).count();
-        println!("  operator {op}: {per_min:.2} HO/min, forward HOs {mean_past:.0} m past midpoint on average, interruption {gap:.0} ms, {back} backward (ping-pong) of {}", evs.len());
-    }
+        println!("{label}:");
+        for op in 0..2 {
+            let evs: Vec<&HandoverEvent> = all.iter().flatten().filter(|e| e.operator == op).collect();
+            let per_min = evs.len() as f64 / (all.len() as f64 * 70.0 / 60.0);
+            let fwd: Vec<f64> = evs
+                .iter()
+                .filter(|e| e.to_cell > e.from_cell)
+                .map(|e| past_midpoint(&cfg, e))
+                .collect();
+            let mean_past = fwd.iter().sum::<f64>() / fwd.len() as f64;
+            let gap = evs.iter().map(|e| to_ms_f64(e.end - e.start)).sum::<f64>() / evs.len() as f64;
+            let back = evs.iter().filter(|e| e.to_cell < e.from_cell).count();
+            println!("  operator {op}: {per_min:.2} HO/min, forward HOs {mean_past:.0} m past midpoint on average, interruption {gap:.0} ms, {back} backward (ping-pong) of {}", evs.len());
+        }
     }
 }
 
 #[test]
 fn handover_rate_per_operator_is_about_three_per_minute() {
     // 10 runs in 10 different environments (one environment alone is a single sample of the line).
-    let all: Vec<Vec<HandoverEvent>> =
-        (0..RUNS).map(|s| simulate_handovers(&HstConfig { environment_seed: s, ..Default::default() }, s, RUN)).collect();
+    let all: Vec<Vec<HandoverEvent>> = (0..RUNS)
+        .map(|s| {
+            simulate_handovers(
+                &HstConfig {
+                    environment_seed: s,
+                    ..Default::default()
+                },
+                s,
+                RUN,
+            )
+        })
+        .collect();
     for op in 0..2 {
         let n: usize = all.iter().map(|r| r.iter().filter(|e| e.operator == op).count()).sum();
         let per_min = n as f64 / (RUNS as f64 * 70.0 / 60.0);
-        assert!((2.5..=4.5).contains(&per_min), "operator {op}: {per_min} handovers per minute");
+        assert!(
+            (2.5..=4.5).contains(&per_min),
+            "operator {op}: {per_min} handovers per minute"
+        );
     }
 }
 
@@ -79,7 +124,10 @@ fn aligned_layout_produces_reported_simultaneous_handovers() {
 
 #[test]
 fn same_seeds_give_identical_events() {
-    let cfg = HstConfig { environment_seed: 42, ..Default::default() };
+    let cfg = HstConfig {
+        environment_seed: 42,
+        ..Default::default()
+    };
     assert_eq!(simulate_handovers(&cfg, 7, RUN), simulate_handovers(&cfg, 7, RUN));
     assert_ne!(simulate_handovers(&cfg, 7, RUN), simulate_handovers(&cfg, 8, RUN));
 }
@@ -88,7 +136,10 @@ fn same_seeds_give_identical_events() {
 fn nearest_distances(a: &[HandoverEvent], b: &[HandoverEvent]) -> Vec<f64> {
     a.iter()
         .map(|x| {
-            b.iter().filter(|y| y.operator == x.operator).map(|y| (x.position_m - y.position_m).abs()).fold(f64::INFINITY, f64::min)
+            b.iter()
+                .filter(|y| y.operator == x.operator)
+                .map(|y| (x.position_m - y.position_m).abs())
+                .fold(f64::INFINITY, f64::min)
         })
         .collect()
 }
@@ -100,8 +151,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[test]
 fn the_environment_fixes_where_handovers_happen() {
-    let env_a = HstConfig { environment_seed: 1, ..Default::default() };
-    let env_b = HstConfig { environment_seed: 2, ..Default::default() };
+    let env_a = HstConfig {
+        environment_seed: 1,
+        ..Default::default()
+    };
+    let env_b = HstConfig {
+        environment_seed: 2,
+        ..Default::default()
+    };
     let ref_run = simulate_handovers(&env_a, 100, RUN);
     let mut same = Vec::new();
     let mut other = Vec::new();
@@ -110,9 +167,15 @@ fn the_environment_fixes_where_handovers_happen() {
         other.extend(nearest_distances(&simulate_handovers(&env_b, seed, RUN), &ref_run));
     }
     let close = same.iter().filter(|&&d| d <= 30.0).count() as f64 / same.len() as f64;
-    assert!(close >= 0.8, "only {close} of same-environment handovers within 30 m: {same:?}");
+    assert!(
+        close >= 0.8,
+        "only {close} of same-environment handovers within 30 m: {same:?}"
+    );
     let (m_same, m_other) = (median(same), median(other));
-    assert!(m_other > 2.0 * m_same + 10.0, "same env median {m_same} m, other env median {m_other} m");
+    assert!(
+        m_other > 2.0 * m_same + 10.0,
+        "same env median {m_same} m, other env median {m_other} m"
+    );
 }
 
 #[test]
@@ -144,7 +207,10 @@ fn a3_ignores_an_excursion_shorter_than_ttt() {
 
 #[test]
 fn a3_with_zero_ttt_fires_at_once_and_picks_the_strongest() {
-    let cfg = HandoverConfig { time_to_trigger_ms: 0, ..Default::default() };
+    let cfg = HandoverConfig {
+        time_to_trigger_ms: 0,
+        ..Default::default()
+    };
     let mut a3 = A3::new(&cfg);
     assert_eq!(a3.step(0, &[-80.0, -76.0, -70.0, -90.0], 0), Some(2));
 }
@@ -176,4 +242,3 @@ fn handovers_move_forward_and_last_the_interruption() {
         }
     }
 }
-

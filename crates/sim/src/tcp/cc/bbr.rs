@@ -589,8 +589,7 @@ impl Bbr {
         let bw = self.max_bw();
         if self.pacing_gain > 1.0 {
             // Probe until in-flight reaches gain·BDP, unless losses say it will not fit.
-            return is_full_length
-                && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain));
+            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain));
         }
         // Drain phase: stop early once the queue we built is gone.
         is_full_length || inflight <= self.inflight(bw, 1.0)
@@ -738,9 +737,7 @@ impl Bbr {
         let epoch = now.saturating_sub(self.ack_epoch_stamp);
         let mut expected = (self.bw() * epoch as f64 / NS_PER_S as f64) as u32;
         // Restart the epoch if ACKs run at or below the expected rate, or it got too old.
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH {
             self.ack_epoch_acked = 0;
             self.ack_epoch_stamp = now;
             expected = 0;
@@ -771,8 +768,7 @@ impl Bbr {
             self.mode = BbrMode::Drain;
             tcb.ssthresh = self.inflight(self.max_bw(), 1.0);
         }
-        if self.mode == BbrMode::Drain
-            && self.packets_in_net_at_edt(tcb.in_flight) <= self.inflight(self.max_bw(), 1.0)
+        if self.mode == BbrMode::Drain && self.packets_in_net_at_edt(tcb.in_flight) <= self.inflight(self.max_bw(), 1.0)
         {
             self.reset_probe_bw_mode(now); // queue drained
         }
@@ -851,9 +847,9 @@ impl Bbr {
     /// Whether this rate sample counts as app-limited (the sender's flag, or sent in ProbeRTT).
     fn sample_app_limited(&self, rs: &RateSample) -> bool {
         rs.is_app_limited
-            || self.probe_rtt_app_limited.is_some_and(|(start, end)| {
-                rs.prior_delivered >= start && rs.prior_delivered <= end
-            })
+            || self
+                .probe_rtt_app_limited
+                .is_some_and(|(start, end)| rs.prior_delivered >= start && rs.prior_delivered <= end)
     }
 }
 
@@ -999,10 +995,7 @@ pub(crate) mod path_model {
         }
 
         fn try_send(&mut self, cc: &mut dyn CongestionControl) {
-            while !self.app_paused
-                && self.tcb.in_flight < self.tcb.cwnd
-                && self.now >= self.next_send
-            {
+            while !self.app_paused && self.tcb.in_flight < self.tcb.cwnd && self.now >= self.next_send {
                 if self.tcb.in_flight == 0 {
                     cc.cwnd_event(&mut self.tcb, CwndEvent::TxStart, self.now);
                     self.first_tx = self.now;
@@ -1024,11 +1017,7 @@ pub(crate) mod path_model {
             }
         }
 
-        fn on_ack(
-            &mut self,
-            cc: &mut dyn CongestionControl,
-            on_ack: &mut dyn FnMut(&Tcb, &RateSample, Time),
-        ) {
+        fn on_ack(&mut self, cc: &mut dyn CongestionControl, on_ack: &mut dyn FnMut(&Tcb, &RateSample, Time)) {
             let p = self.queue.pop_front().unwrap();
             let prior_in_flight = self.tcb.in_flight;
             self.tcb.in_flight -= 1;
@@ -1220,24 +1209,14 @@ mod tests {
                 modes.push(bbr.mode());
             }
         }
-        assert_eq!(
-            modes,
-            vec![BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw]
-        );
-        assert!(
-            (bbr.btl_bw() - 1000.0).abs() < 20.0,
-            "btl_bw {}",
-            bbr.btl_bw()
-        );
+        assert_eq!(modes, vec![BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw]);
+        assert!((bbr.btl_bw() - 1000.0).abs() < 20.0, "btl_bw {}", bbr.btl_bw());
         assert_eq!(bbr.min_rtt(), 41 * NS_PER_MS);
         let bdp = bbr.bdp();
         assert!((41..=42).contains(&bdp), "bdp {bdp}");
         // cwnd = 2·BDP + 3, even, (+2 in the probing phase) + a small ACK-aggregation allowance.
         let cwnd = p.tcb.cwnd;
-        assert!(
-            cwnd >= 2 * bdp && cwnd <= 2 * bdp + 10,
-            "cwnd {cwnd}, bdp {bdp}"
-        );
+        assert!(cwnd >= 2 * bdp && cwnd <= 2 * bdp + 10, "cwnd {cwnd}, bdp {bdp}");
         assert_eq!(bbr.cwnd_gain(), 2.0);
         // Pacing at ≈ gain·BtlBw·0.99 in wire bits.
         let rate = p.tcb.pacing_rate_bps.unwrap();
@@ -1264,11 +1243,7 @@ mod tests {
             }
         }
         for w in seq.windows(2) {
-            assert_eq!(
-                w[1],
-                (w[0] + 1) % CYCLE_LEN,
-                "phases advance one by one: {seq:?}"
-            );
+            assert_eq!(w[1], (w[0] + 1) % CYCLE_LEN, "phases advance one by one: {seq:?}");
         }
         // About one phase per min RTT (41 ms): 6 s ≈ 146 phases, longer probing phases aside.
         assert!(seq.len() > 80, "{} phases", seq.len());
@@ -1310,9 +1285,7 @@ mod tests {
             p.run_until(&mut bbr, t, |_, _, _| {});
             match (bbr.mode(), entered) {
                 (BbrMode::ProbeRtt, None) => entered = Some(t),
-                (BbrMode::ProbeRtt, Some(_)) => {
-                    max_cwnd_in_probe_rtt = max_cwnd_in_probe_rtt.max(p.tcb.cwnd)
-                }
+                (BbrMode::ProbeRtt, Some(_)) => max_cwnd_in_probe_rtt = max_cwnd_in_probe_rtt.max(p.tcb.cwnd),
                 (_, Some(_)) => left = Some(t),
                 _ => {}
             }
@@ -1337,11 +1310,7 @@ mod tests {
         );
         // The cwnd is restored and the low-rate ProbeRTT samples did not drag the estimate.
         assert!(p.tcb.cwnd >= 2 * 41, "cwnd {}", p.tcb.cwnd);
-        assert!(
-            (bbr.btl_bw() - 1000.0).abs() < 20.0,
-            "btl_bw {}",
-            bbr.btl_bw()
-        );
+        assert!((bbr.btl_bw() - 1000.0).abs() < 20.0, "btl_bw {}", bbr.btl_bw());
     }
 
     #[test]
@@ -1376,11 +1345,7 @@ mod tests {
         tcb.ca_state = CaState::Open;
         let rs = RateSample { losses: 0, ..rs };
         bbr.cong_control(tcb, &rs, now + 2);
-        assert!(
-            tcb.cwnd >= before.min(2 * bbr.bdp() + 3),
-            "{} vs {before}",
-            tcb.cwnd
-        );
+        assert!(tcb.cwnd >= before.min(2 * bbr.bdp() + 3), "{} vs {before}", tcb.cwnd);
     }
 
     #[test]
@@ -1436,10 +1401,7 @@ mod tests {
             bbr.cong_control(&mut tcb, &rs, now);
         }
         assert_eq!(bbr.max_bw(), 1000.0);
-        assert!(
-            !bbr.full_bw_reached(),
-            "app-limited rounds do not count as a plateau"
-        );
+        assert!(!bbr.full_bw_reached(), "app-limited rounds do not count as a plateau");
     }
 
     #[test]

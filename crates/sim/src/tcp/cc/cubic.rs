@@ -364,7 +364,9 @@ impl CongestionControl for Cubic {
     }
 
     fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, now: Time) {
-        let Some(acked) = tcb.slow_start_leftover(acked) else { return };
+        let Some(acked) = tcb.slow_start_leftover(acked) else {
+            return;
+        };
         self.update(tcb.cwnd, acked, now);
         tcb.cong_avoid_ai(self.cnt, acked);
     }
@@ -516,12 +518,7 @@ mod tests {
             ack(&mut cc, &mut tcb, now, rtt);
             assert_eq!(cc.epoch_start(), Some(now));
             let expect = (w as f64 * 0.3 / 0.4).cbrt();
-            assert!(
-                (cc.k() - expect).abs() / expect < 0.01,
-                "K {} vs {}",
-                cc.k(),
-                expect
-            );
+            assert!((cc.k() - expect).abs() / expect < 0.01, "K {} vs {}", cc.k(), expect);
             assert!((cc.k() - cubic_k(w as f64, BETA, C)).abs() / expect < 0.01);
             assert_eq!(cc.origin_point(), w);
         }
@@ -619,10 +616,7 @@ mod tests {
             got > curve + 50.0,
             "cwnd {got} should be far above the curve {curve:.1}"
         );
-        assert!(
-            (got - reno).abs() / reno < 0.1,
-            "cwnd {got} vs Reno estimate {reno:.1}"
-        );
+        assert!((got - reno).abs() / reno < 0.1, "cwnd {got} vs Reno estimate {reno:.1}");
         assert!((cc.reno_cwnd() as f64 - got).abs() <= 2.0);
 
         // Without the Reno-friendly region, cwnd stays near the curve.
@@ -655,16 +649,8 @@ mod tests {
         let before = tcb.cwnd;
         round(&mut cc, &mut tcb, &mut now, rtt);
         assert_eq!(cc.cnt(), 2);
-        assert!(
-            tcb.cwnd <= before + before / 2 + 1,
-            "{before} -> {}",
-            tcb.cwnd
-        );
-        assert!(
-            tcb.cwnd >= before + before / 2 - 1,
-            "{before} -> {}",
-            tcb.cwnd
-        );
+        assert!(tcb.cwnd <= before + before / 2 + 1, "{before} -> {}", tcb.cwnd);
+        assert!(tcb.cwnd >= before + before / 2 - 1, "{before} -> {}", tcb.cwnd);
     }
 
     #[test]
@@ -769,13 +755,7 @@ mod tests {
         let base = 200 * NS_PER_MS;
         while tcb.cwnd < 60 {
             // +10 ms is below the 16 ms threshold.
-            spaced_round(
-                &mut cc,
-                &mut tcb,
-                &mut now,
-                base + 10 * NS_PER_MS,
-                3 * NS_PER_MS,
-            );
+            spaced_round(&mut cc, &mut tcb, &mut now, base + 10 * NS_PER_MS, 3 * NS_PER_MS);
             spaced_round(&mut cc, &mut tcb, &mut now, base, 3 * NS_PER_MS);
         }
         assert!(!cc.hystart_found());
@@ -826,11 +806,7 @@ mod tests {
         tcb.cwnd_clamp = 15; // never reaches hystart_low_window
         let mut now = 0;
         for r in 0..20 {
-            let rtt = if r < 2 {
-                50 * NS_PER_MS
-            } else {
-                200 * NS_PER_MS
-            };
+            let rtt = if r < 2 { 50 * NS_PER_MS } else { 200 * NS_PER_MS };
             round(&mut cc, &mut tcb, &mut now, rtt);
         }
         assert!(!cc.hystart_found());
@@ -849,9 +825,6 @@ mod tests {
         assert!(cc.hystart_found());
         let bdp = 41.0;
         let ss = path.tcb.ssthresh as f64;
-        assert!(
-            ss >= 0.4 * bdp && ss <= 2.0 * bdp,
-            "ssthresh {ss} vs BDP {bdp}"
-        );
+        assert!(ss >= 0.4 * bdp && ss <= 2.0 * bdp, "ssthresh {ss} vs BDP {bdp}");
     }
 }

@@ -113,7 +113,11 @@ impl Tcb {
         if !self.cwnd_limited {
             return None;
         }
-        let left = if self.in_slow_start() { self.slow_start(acked) } else { acked };
+        let left = if self.in_slow_start() {
+            self.slow_start(acked)
+        } else {
+            acked
+        };
         (left > 0).then_some(left)
     }
 
@@ -287,7 +291,11 @@ impl CcKind {
     }
 
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(k, _)| *k == self).map(|(_, n)| *n).expect("every kind is listed in ALL")
+        Self::ALL
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map(|(_, n)| *n)
+            .expect("every kind is listed in ALL")
     }
 
     /// Coupled algorithms share state across an MPTCP connection's subflows.
@@ -297,7 +305,11 @@ impl CcKind {
 
     /// Names of the single-path (or uncoupled per-subflow) algorithms.
     pub fn single_path_names() -> Vec<&'static str> {
-        Self::ALL.iter().filter(|(k, _)| !k.coupled()).map(|(_, n)| *n).collect()
+        Self::ALL
+            .iter()
+            .filter(|(k, _)| !k.coupled())
+            .map(|(_, n)| *n)
+            .collect()
     }
 
     /// Names of the coupled algorithms.

@@ -23,7 +23,9 @@ impl CongestionControl for Reno {
         self.style
     }
     fn cong_avoid(&mut self, tcb: &mut Tcb, acked: u32, _now: Time) {
-        let Some(acked) = tcb.slow_start_leftover(acked) else { return };
+        let Some(acked) = tcb.slow_start_leftover(acked) else {
+            return;
+        };
         let w = tcb.cwnd;
         tcb.cong_avoid_ai(w, acked);
     }
@@ -113,10 +115,7 @@ mod tests {
         assert_eq!(cc.ssthresh(&tcb, 0), 50);
         tcb.cwnd = 3;
         assert_eq!(cc.ssthresh(&tcb, 0), 2);
-        assert_eq!(
-            Reno::new(RecoveryStyle::Tahoe).recovery_style(),
-            RecoveryStyle::Tahoe
-        );
+        assert_eq!(Reno::new(RecoveryStyle::Tahoe).recovery_style(), RecoveryStyle::Tahoe);
         assert_eq!(Reno::new(RecoveryStyle::Tahoe).name(), "tahoe");
     }
 }

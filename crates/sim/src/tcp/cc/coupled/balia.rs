@@ -181,9 +181,6 @@ mod tests {
         let rtt = 100 * NS_PER_MS;
         let reno = fluid::single_reno(p, rtt);
         let balia = Fluid::lossy("balia", &[(rtt, p), (rtt, p)]).run_avg_total();
-        assert!(
-            (0.7..=1.3).contains(&(balia / reno)),
-            "balia {balia:.1} reno {reno:.1}"
-        );
+        assert!((0.7..=1.3).contains(&(balia / reno)), "balia {balia:.1} reno {reno:.1}");
     }
 }

@@ -36,10 +36,7 @@ pub struct Fluid {
 
 impl Fluid {
     /// Instances built by `make(coupling, index)` on paths `(base RTT, loss probability)`.
-    pub fn new(
-        paths: &[(Time, f64)],
-        make: impl Fn(Coupling, usize) -> Box<dyn CongestionControl>,
-    ) -> Self {
+    pub fn new(paths: &[(Time, f64)], make: impl Fn(Coupling, usize) -> Box<dyn CongestionControl>) -> Self {
         let coupling = new_coupling(paths.len());
         let subs = paths
             .iter()
@@ -119,8 +116,7 @@ impl Fluid {
         tcb.srtt = rtt;
         tcb.min_rtt = tcb.min_rtt.min(rtt);
         s.cc.pkts_acked(tcb, 1, rtt, now);
-        if !s.cc.cong_control(tcb, &RateSample::default(), now) && tcb.ca_state != CaState::Recovery
-        {
+        if !s.cc.cong_control(tcb, &RateSample::default(), now) && tcb.ca_state != CaState::Recovery {
             s.cc.cong_avoid(tcb, 1, now);
         }
         if tcb.ca_state == CaState::Loss {

@@ -86,7 +86,9 @@ fn threshold_from_table(coupling: &Coupling, me: usize, tcb: &Tcb) -> u32 {
             add_term(&mut acc, tcb.cwnd, tcb.mss, tcb.srtt);
         } else {
             match table.get(i) {
-                Some(e) if e.active && e.srtt != 0 => add_term(&mut acc, e.cwnd, if e.mss == 0 { tcb.mss } else { e.mss }, e.srtt),
+                Some(e) if e.active && e.srtt != 0 => {
+                    add_term(&mut acc, e.cwnd, if e.mss == 0 { tcb.mss } else { e.mss }, e.srtt)
+                }
                 _ => continue,
             }
         }
@@ -185,11 +187,7 @@ mod tests {
     #[test]
     fn inactive_and_unsampled_subflows_are_left_out_backups_are_not() {
         let c = new_coupling(3);
-        *c.borrow_mut() = vec![
-            entry(10, 100, 1000),
-            entry(20, 50, 1000),
-            entry(30, 10, 1000),
-        ];
+        *c.borrow_mut() = vec![entry(10, 100, 1000), entry(20, 50, 1000), entry(30, 10, 1000)];
         c.borrow_mut()[2].active = false;
         let t = tcb_for(&c.borrow()[0]);
         assert_eq!(paths(&c, 0, &t).0.len(), 2);
@@ -251,10 +249,7 @@ mod tests {
             }
         }
         let grown = (tcbs[0].cwnd + tcbs[1].cwnd - 2 * w) as f64;
-        assert!(
-            (grown / rtts as f64 - 0.5).abs() < 0.1,
-            "total +{grown} in {rtts} RTTs"
-        );
+        assert!((grown / rtts as f64 - 0.5).abs() < 0.1, "total +{grown} in {rtts} RTTs");
         assert_eq!(c.borrow()[1].cwnd, tcbs[1].cwnd);
     }
 
@@ -296,8 +291,20 @@ mod tests {
     #[test]
     fn threshold_from_table_is_ack_threshold_over_paths() {
         use proptest::prelude::*;
-        let entry_s = (any::<bool>(), 1u32..5000, 0u64..3, 1u64..2_000_000_000, prop_oneof![Just(0u32), 500u32..9000]);
-        let strategy = (prop::collection::vec(entry_s, 0..9), 0usize..10, 1u32..5000, prop_oneof![Just(0u64), 1u64..2_000_000_000], 500u32..9000);
+        let entry_s = (
+            any::<bool>(),
+            1u32..5000,
+            0u64..3,
+            1u64..2_000_000_000,
+            prop_oneof![Just(0u32), 500u32..9000],
+        );
+        let strategy = (
+            prop::collection::vec(entry_s, 0..9),
+            0usize..10,
+            1u32..5000,
+            prop_oneof![Just(0u64), 1u64..2_000_000_000],
+            500u32..9000,
+        );
         proptest!(ProptestConfig::with_cases(2000), |((entries, me, cwnd, srtt, mss) in strategy)| {
             let c = new_coupling(entries.len());
             for (i, &(active, w, unsampled, rtt, emss)) in entries.iter().enumerate() {
@@ -321,7 +328,14 @@ mod tests {
     fn skipping_alpha_below_cwnd_changes_nothing() {
         use proptest::prelude::*;
         let entry_s = (any::<bool>(), 1u32..400, 1u64..2_000_000_000, 500u32..9000);
-        let strategy = (prop::collection::vec(entry_s, 1..9), 0usize..9, 1u32..400, 0u32..2000, 1u64..2_000_000_000, prop::collection::vec(1u32..5, 1..200));
+        let strategy = (
+            prop::collection::vec(entry_s, 1..9),
+            0usize..9,
+            1u32..400,
+            0u32..2000,
+            1u64..2_000_000_000,
+            prop::collection::vec(1u32..5, 1..200),
+        );
         proptest!(ProptestConfig::with_cases(2000), |((entries, me, cwnd, cnt, srtt, acks) in strategy)| {
             let c = new_coupling(entries.len());
             for (i, &(active, w, rtt, emss)) in entries.iter().enumerate() {
@@ -358,9 +372,6 @@ mod tests {
         let ratio = lia / reno;
         assert!((0.7..=1.3).contains(&ratio), "lia {lia:.1} reno {reno:.1}");
         let uncoupled = Fluid::uncoupled("reno", &[(rtt, p), (rtt, p)]).run_avg_total();
-        assert!(
-            uncoupled / reno > 1.8,
-            "uncoupled {uncoupled:.1} reno {reno:.1}"
-        );
+        assert!(uncoupled / reno > 1.8, "uncoupled {uncoupled:.1} reno {reno:.1}");
     }
 }

@@ -54,8 +54,7 @@ pub struct OliaPath {
 pub fn epsilons(ps: &[OliaPath]) -> Vec<f64> {
     // a better than b in l/rtt²  ⇔  l_a·rtt_b² > l_b·rtt_a².
     let cmp = |a: &OliaPath, b: &OliaPath| {
-        (a.interval as u128 * (b.rtt as u128).pow(2))
-            .cmp(&(b.interval as u128 * (a.rtt as u128).pow(2)))
+        (a.interval as u128 * (b.rtt as u128).pow(2)).cmp(&(b.interval as u128 * (a.rtt as u128).pow(2)))
     };
     let Some(best) = ps.iter().max_by(|a, b| cmp(a, b)) else {
         return vec![];
@@ -272,7 +271,11 @@ mod tests {
             let mut tcb = Tcb::new(1000, 40);
             tcb.ssthresh = 20;
             tcb.srtt = 100 * NS_PER_MS;
-            Pair { o: [Olia::new(c.clone(), 0), Olia::new(c.clone(), 1)], c, tcb: [tcb.clone(), tcb] }
+            Pair {
+                o: [Olia::new(c.clone(), 0), Olia::new(c.clone(), 1)],
+                c,
+                tcb: [tcb.clone(), tcb],
+            }
         }
         /// An ACK on subflow `k` with `bytes` ACKed on it so far.
         fn ack(&mut self, k: usize, bytes: u64) {
@@ -362,7 +365,11 @@ mod tests {
         p.ack(1, 60_000);
         p.ack(0, 61_000);
         let ps: Vec<OliaPath> = (0..2)
-            .map(|k| OliaPath { cwnd: [40, 10][k], rtt: 100 * NS_PER_MS, interval: p.o[0].interval(k) })
+            .map(|k| OliaPath {
+                cwnd: [40, 10][k],
+                rtt: 100 * NS_PER_MS,
+                interval: p.o[0].interval(k),
+            })
             .collect();
         assert_eq!((ps[0].interval, ps[1].interval), (10_000, 50_000));
         assert_eq!(epsilons(&ps), vec![-0.5, 0.5]);
@@ -396,16 +403,10 @@ mod tests {
         let lia = Fluid::lossy("lia", &[(rtt, p1), (rtt, p2)]).run_avg(100, 400);
         let share = |w: &[f64]| w[1] / (w[0] + w[1]);
         assert!(share(&olia) < 0.1, "olia {olia:?}");
-        assert!(
-            share(&olia) < 0.6 * share(&lia),
-            "olia {olia:?} lia {lia:?}"
-        );
+        assert!(share(&olia) < 0.6 * share(&lia), "olia {olia:?} lia {lia:?}");
         let reno = fluid::single_reno(p1, rtt);
         let total = olia[0] + olia[1];
-        assert!(
-            (0.7..=1.3).contains(&(total / reno)),
-            "olia {olia:?} reno {reno:.1}"
-        );
+        assert!((0.7..=1.3).contains(&(total / reno)), "olia {olia:?} reno {reno:.1}");
     }
 
     /// The paths swap roles. ε (+1/(n·|B\\M|) per RTT for the now-better path with the small
@@ -432,9 +433,6 @@ mod tests {
         let rtt = 100 * NS_PER_MS;
         let reno = fluid::single_reno(p, rtt);
         let olia = Fluid::lossy("olia", &[(rtt, p), (rtt, p)]).run_avg_total();
-        assert!(
-            (0.7..=1.3).contains(&(olia / reno)),
-            "olia {olia:.1} reno {reno:.1}"
-        );
+        assert!((0.7..=1.3).contains(&(olia / reno)), "olia {olia:.1} reno {reno:.1}");
     }
 }

@@ -361,8 +361,7 @@ mod tests {
     fn shared_bottleneck_total_is_one_vegas() {
         let rtt = 100 * MS;
         let cap = 1000.0;
-        let mut vegas =
-            Fluid::new(&[(rtt, 0.0)], |_, _| by_name("vegas").unwrap()).with_bottleneck(cap);
+        let mut vegas = Fluid::new(&[(rtt, 0.0)], |_, _| by_name("vegas").unwrap()).with_bottleneck(cap);
         let single = vegas.run_avg_total();
         let mut wv = Fluid::lossy("wvegas", &[(rtt, 0.0), (rtt, 0.0)]).with_bottleneck(cap);
         let total = wv.run_avg_total();
