@@ -26,8 +26,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Optional
 
 import maturin
 from maturin import (  # noqa: F401  (re-exported: the rest of the PEP 517 interface)
@@ -93,7 +94,7 @@ def find_profdata() -> str:
             ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as e:
-        raise PgoUnavailable(f"cannot ask rustc for its version ({e})")
+        raise PgoUnavailable(f"cannot ask rustc for its version ({e})") from None
     host = next((line.split(":", 1)[1].strip() for line in vv.splitlines() if line.startswith("host:")), "")
     want = _llvm_major(vv)
     candidates = [Path(sysroot) / "lib" / "rustlib" / host / "bin" / "llvm-profdata"]
@@ -117,11 +118,11 @@ def find_profdata() -> str:
     )
 
 
-def training_scenarios() -> List[Path]:
+def training_scenarios() -> list[Path]:
     """The `TRAINING` files: in the source tree, or in a source archive, the package's copy of
     them (`python/mobipath/share`; the archive has no top-level `scenarios/`)."""
     base = ROOT if (ROOT / "scenarios").is_dir() else ROOT / "python" / "mobipath" / "share"
-    files: List[Path] = []
+    files: list[Path] = []
     for pattern in TRAINING:
         files += sorted(base.glob(pattern))
     return files
@@ -132,7 +133,7 @@ def _target_dir() -> Path:
     return Path(t) if t else ROOT / "target"
 
 
-def train(env: Mapping[str, str]) -> Tuple[Path, int]:
+def train(env: Mapping[str, str]) -> tuple[Path, int]:
     """Builds the instrumented runner, runs the training scenarios and merges their counts.
     Returns (path of the merged profile, number of scenarios run)."""
     profdata = find_profdata()
@@ -196,12 +197,14 @@ def _with_pgo(build: Any, *args: Any, wheel: bool) -> str:
     mode = _mode()
     if mode == "off" or (mode == "auto" and not wheel):
         return build(*args)
-    saved: Dict[str, Optional[str]] = {k: os.environ.get(k) for k in ("RUSTFLAGS", "MOBIPATH_BUILD_PGO")}
+    saved: dict[str, Optional[str]] = {k: os.environ.get(k) for k in ("RUSTFLAGS", "MOBIPATH_BUILD_PGO")}
     try:
         merged, n = train(os.environ)
     except PgoUnavailable as e:
         if mode == "on":
-            raise SystemExit(f"mobipath build: MOBIPATH_PGO=on, but profile-guided optimisation is not possible: {e}")
+            raise SystemExit(
+                f"mobipath build: MOBIPATH_PGO=on, but profile-guided optimisation is not possible: {e}"
+            ) from None
         _say(f"building without profile-guided optimisation: {e}")
         return build(*args)
     _say("profile-guided build 3/3: the extension, optimised with the profile")

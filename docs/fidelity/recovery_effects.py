@@ -42,7 +42,7 @@ def simulate(text: str) -> float:
 
 
 def main(path: str) -> None:
-    rep = json.load(open(path))
+    rep = json.loads(Path(path).read_text())
     seconds, warmup = rep["seconds"], rep["warmup_s"]
     rows = [r for r in rep["rows"] if r.get("emu_goodputs")]
     n = len(rows[0]["emu_goodputs"])

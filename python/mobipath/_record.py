@@ -11,11 +11,11 @@ from __future__ import annotations
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Tuple
+    from typing import Any
 
 
 class Record:
-    __slots__: Tuple[str, ...] = ()
+    __slots__: tuple[str, ...] = ()
 
     def _init(self, *values: Any) -> None:
         if len(values) != len(self.__slots__):  # zip(strict=True) needs Python 3.10; we support 3.9
@@ -23,7 +23,7 @@ class Record:
         for name, v in zip(self.__slots__, values):
             object.__setattr__(self, name, v)
 
-    def _key(self) -> Tuple[Any, ...]:
+    def _key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, n) for n in self.__slots__)
 
     def __setattr__(self, name: str, value: object) -> None:

@@ -12,7 +12,8 @@ from .source import ScenarioSource, load_source
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+    from collections.abc import Mapping
+    from typing import Any, Callable, Optional, Union
 
     from .source import ScenarioLike
 
@@ -44,7 +45,7 @@ def run(
     progress: Optional[Callable[[float], Any]] = None,
     *,
     overrides: Optional[Mapping[str, Any]] = None,
-    base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    base_dir: Optional[Union[str, os.PathLike[str]]] = None,
     allow_partial: bool = False,
     command: Optional[str] = None,
 ) -> Result:
@@ -80,8 +81,8 @@ def validate(
     scenario: ScenarioLike,
     *,
     overrides: Optional[Mapping[str, Any]] = None,
-    base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
-) -> List[ConfigError]:
+    base_dir: Optional[Union[str, os.PathLike[str]]] = None,
+) -> list[ConfigError]:
     """Checks a scenario (path, TOML text or dict; `overrides` and `base_dir` as for `run`) and
     returns every error found ([] if valid)."""
     try:
@@ -91,7 +92,7 @@ def validate(
     return [ConfigError.from_dict(d, src.file) for d in _core.validate(src.text, src.file, src.base_dir_text)]
 
 
-def schema() -> Dict[str, Any]:
+def schema() -> dict[str, Any]:
     """The JSON Schema of the scenario format."""
     import json
 

@@ -16,6 +16,7 @@ test; the numbers are then only indicative.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,9 +24,10 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Optional
 
 from . import provenance
 
@@ -41,7 +43,7 @@ class BenchError(Exception):
     """A benchmark could not be set up (no scenarios found, ...)."""
 
 
-def find_scenarios(files: Optional[Sequence[Path]] = None, long: bool = False) -> List[Path]:
+def find_scenarios(files: Optional[Sequence[Path]] = None, long: bool = False) -> list[Path]:
     """The benchmark scenarios: `files` if given, else ``scenarios/bench/*.toml`` found in the
     current directory, the mobipath source tree or the scenarios shipped with mobipath; with
     `long` also ``scenarios/bench/long/*.toml`` (long runs: cost against run length and size)."""
@@ -53,10 +55,8 @@ def find_scenarios(files: Optional[Sequence[Path]] = None, long: bool = False) -
     root = provenance.source_tree()
     if root is not None:
         candidates.append(root / BENCH_DIR)
-    try:
+    with contextlib.suppress(shipped.ShippedError):
         candidates.append(shipped.root() / BENCH_DIR)
-    except shipped.ShippedError:
-        pass
     for d in dict.fromkeys(c.resolve() for c in candidates):
         default = sorted(d.glob("*.toml"))
         if default:
@@ -94,7 +94,7 @@ def quick_cap(text: str) -> float:
     return warmup + QUICK_DURATION_S
 
 
-def cap_duration(text: str, max_s: float) -> Tuple[str, bool]:
+def cap_duration(text: str, max_s: float) -> tuple[str, bool]:
     """Lowers the top-level ``duration_s`` of TOML `text` to at most `max_s`.
 
     Returns the (possibly) new text and whether it was changed. Only a ``duration_s`` before the
@@ -125,7 +125,7 @@ def _rss_mib() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
-def child_main(path: str, quick: bool) -> Dict[str, Any]:
+def child_main(path: str, quick: bool) -> dict[str, Any]:
     """Runs one benchmark in this process and returns its measurements."""
     from . import _core
 
@@ -174,7 +174,7 @@ def child_main(path: str, quick: bool) -> Dict[str, Any]:
 @dataclass
 class BenchResult:
     scenario: str
-    measurements: Optional[Dict[str, Any]] = None
+    measurements: Optional[dict[str, Any]] = None
     error: Optional[str] = None
 
 
@@ -186,8 +186,7 @@ def run_one(path: Path, quick: bool = False, timeout_s: Optional[float] = None) 
     try:
         proc = subprocess.run(
             cmd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             stdin=subprocess.DEVNULL,
             timeout=timeout_s,
             check=False,
@@ -195,7 +194,7 @@ def run_one(path: Path, quick: bool = False, timeout_s: Optional[float] = None) 
     except subprocess.TimeoutExpired:
         return BenchResult(str(path), error=f"timed out after {timeout_s} s")
     out = proc.stdout.decode("utf-8", "replace").strip().splitlines()
-    data: Optional[Dict[str, Any]] = None
+    data: Optional[dict[str, Any]] = None
     if out:
         try:
             data = json.loads(out[-1])
@@ -210,7 +209,7 @@ def run_one(path: Path, quick: bool = False, timeout_s: Optional[float] = None) 
     return BenchResult(str(path), measurements=data)
 
 
-def run_all(files: Sequence[Path], quick: bool = False, repeat: int = 1, on_start: Any = None) -> List[BenchResult]:
+def run_all(files: Sequence[Path], quick: bool = False, repeat: int = 1, on_start: Any = None) -> list[BenchResult]:
     """Runs every benchmark `repeat` times; keeps the fastest wall time and the largest peak RSS."""
     results = []
     for path in files:
@@ -290,14 +289,14 @@ traffic = { kind = "bulk" }
 """
 
 
-def mobipath_command() -> List[str]:
+def mobipath_command() -> list[str]:
     """The `mobipath` console script next to this interpreter (what users run), else
     `python -m mobipath`."""
     script = Path(sys.executable).with_name("mobipath")
     return [str(script)] if script.exists() else [sys.executable, "-m", "mobipath"]
 
 
-def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) -> Dict[str, Any]:
+def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) -> dict[str, Any]:
     """Runs ``mobipath run PATH --json -q`` `repeat` times as a user would (a new process each
     time, results written to a scratch folder) and returns the median and minimum wall time and
     the largest peak RSS of the process: its own VmHWM, which it writes at exit when
@@ -305,8 +304,8 @@ def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) ->
     import statistics
     import tempfile
 
-    walls: List[float] = []
-    rss: List[float] = []
+    walls: list[float] = []
+    rss: list[float] = []
     with tempfile.TemporaryDirectory(prefix="mobipath-bench-", dir=workdir) as tmp:
         cmd = [*mobipath_command(), "run", str(path), "--json", "-q", "--out", str(Path(tmp) / "out")]
         peak_file = Path(tmp) / "peak-rss"
@@ -327,10 +326,8 @@ def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) ->
             if proc.returncode != 0:
                 lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
                 return {"scenario": str(path), "error": lines[-1] if lines else f"exit code {proc.returncode}"}
-            try:
+            with contextlib.suppress(OSError, ValueError):  # not Linux: no VmHWM
                 rss.append(int(peak_file.read_text().strip()) / 1024)
-            except (OSError, ValueError):
-                pass  # not Linux: no VmHWM
     return {
         "scenario": str(path),
         "runs": len(walls),
@@ -341,7 +338,7 @@ def run_process(path: Path, repeat: int = 10, workdir: Optional[Path] = None) ->
     }
 
 
-def process_scenarios(files: Optional[Sequence[Path]], scratch: Path) -> List[Path]:
+def process_scenarios(files: Optional[Sequence[Path]], scratch: Path) -> list[Path]:
     """The whole-process set: the 10 ms start-up scenario, then `files` or the default set."""
     startup = scratch / "startup-10ms.toml"
     startup.write_text(STARTUP_SCENARIO, encoding="utf-8")
@@ -359,7 +356,7 @@ CEILING_MIN_DELIVERED = 0.99
 CEILING_MAX_P99_US = 200.0
 
 
-def emulator_ceiling(measure: Any, steps: Sequence[float] = CEILING_STEPS_MBPS) -> Dict[str, Any]:
+def emulator_ceiling(measure: Any, steps: Sequence[float] = CEILING_STEPS_MBPS) -> dict[str, Any]:
     """Steps the offered load up until the emulator stops sustaining it; returns every step
     measured and the ceiling (the highest load sustained below the first that was not; None if
     the first already failed).
@@ -369,7 +366,7 @@ def emulator_ceiling(measure: Any, steps: Sequence[float] = CEILING_STEPS_MBPS) 
     (sent < 99 % of what the offered rate asks for, reported by the row's `offered_packets`)
     ends the search as *generator-limited*: the emulator was not the bottleneck there, so no
     ceiling above the last sustained step can be claimed."""
-    rows: List[Dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     ceiling: Optional[float] = None
     stopped = "every step sustained"
     for offered in steps:

@@ -11,18 +11,17 @@ import functools
 import json
 import os
 import sys
-import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import api, bench as bench_mod, jsonfmt, provenance, runcmd, shipped
+from . import api, jsonfmt, provenance, runcmd, shipped
+from . import bench as bench_mod
 from .display import fmt_value, print_summary
-
 
 # Help texts are plain text, not rich markup: "[hst]" and "[default: ...]" must print as written.
 # Every sub-command group (hotable, reproduce, router) sets the same.
@@ -48,7 +47,7 @@ def _stderr() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def _fail(message: str, code: int = 1) -> "typer.Exit":
+def _fail(message: str, code: int = 1) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
 
@@ -86,7 +85,7 @@ def _guarded(fn: F) -> F:
             lines, code = failure
             for line in lines:
                 typer.echo(line, err=True)
-            raise typer.Exit(code)
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -114,7 +113,7 @@ def run(
 
 @app.command()
 @_guarded
-def validate(files: List[Path] = typer.Argument(..., help="Scenario files to check.", show_default=False)) -> None:
+def validate(files: list[Path] = typer.Argument(..., help="Scenario files to check.", show_default=False)) -> None:
     """Check scenario files and report every error ("file: field = value: message")."""
     bad = 0
     for f in files:
@@ -144,7 +143,7 @@ def schema() -> None:
 @app.command()
 @_guarded
 def bench(
-    files: Optional[List[Path]] = typer.Argument(
+    files: Optional[list[Path]] = typer.Argument(
         None, help="Benchmark scenarios [default: scenarios/bench/*.toml].", show_default=False
     ),
     long: bool = typer.Option(
@@ -205,7 +204,7 @@ def bench(
     try:
         paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None, long=long)
     except bench_mod.BenchError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     err = _stderr()
     from . import _core
 
@@ -276,7 +275,7 @@ def bench(
         raise typer.Exit(1)
 
 
-def _bench_process(files: Optional[List[Path]], repeat: int, as_json: bool) -> None:
+def _bench_process(files: Optional[list[Path]], repeat: int, as_json: bool) -> None:
     """`mobipath bench --process`: the whole command, as users and sweeps run it."""
     import tempfile
 
@@ -284,7 +283,7 @@ def _bench_process(files: Optional[List[Path]], repeat: int, as_json: bool) -> N
         try:
             paths = bench_mod.process_scenarios([input_file(f) for f in files] if files else None, Path(scratch))
         except bench_mod.BenchError as e:
-            raise _fail(str(e))
+            raise _fail(str(e)) from None
         rows = [bench_mod.run_process(p, repeat) for p in paths]
     failed = [r for r in rows if "error" in r]
     if as_json:
@@ -366,11 +365,10 @@ def _bench_emulator(as_json: bool) -> None:
     try:
         command = emu.emulator_command()
     except emu.EmulateError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     r = subprocess.run(
         [*command, "--bench", "--paths", "2", "--offered-mbps", "200", "--rate-mbps", "150", "--seconds", "3"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         timeout=60,
     )
@@ -444,9 +442,9 @@ def _bench_emulator_ceiling(as_json: bool) -> None:
     try:
         command = emu.emulator_command()
     except emu.EmulateError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
 
-    def machinery(offered: float) -> Dict[str, Any]:
+    def machinery(offered: float) -> dict[str, Any]:
         rate = offered / 2 * 1.1  # each path 10 % above its share: the links never queue for long
         r = subprocess.run(
             [
@@ -461,8 +459,7 @@ def _bench_emulator_ceiling(as_json: bool) -> None:
                 "--seconds",
                 "3",
             ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             text=True,
             timeout=120,
         )
@@ -481,7 +478,7 @@ def _bench_emulator_ceiling(as_json: bool) -> None:
             "realtime": m["emulator"]["realtime"],
         }
 
-    def tun(offered: float) -> Dict[str, Any]:
+    def tun(offered: float) -> dict[str, Any]:
         b = emu.bench(offered_mbps=offered, rate_mbps=offered / 2 * 1.1, delay_ms=10.0, seconds=3.0, paths=2)
         t = b["timing_us"] or {}
         return {
@@ -559,13 +556,13 @@ def emulate(
         "replaying the train's GPS, the emulated paths, server proxy, plain-TCP server; "
         "each PHA-D policy beside the simulator's relay chain (same seed).",
     ),
-    pha_d: Optional[List[str]] = typer.Option(
+    pha_d: Optional[list[str]] = typer.Option(
         None,
         "--pha-d",
         help="With --proxy: PHA-D policy (off, paper, queue-aware, resend); repeatable [default: all four].",
         show_default=False,
     ),
-    direction: Optional[List[str]] = typer.Option(
+    direction: Optional[list[str]] = typer.Option(
         None, "--direction", help="With --proxy: download or upload; repeatable [default: both].", show_default=False
     ),
     repeat: int = typer.Option(
@@ -600,7 +597,7 @@ def emulate(
             router=router,
         )
     except emu.EmulateError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-emulated"
     result.write(out_dir)
     if as_json:
@@ -621,8 +618,8 @@ def _emulate_proxy(
     out: Optional[Path],
     substitute: bool,
     max_duration: float,
-    pha_d: Optional[List[str]],
-    direction: Optional[List[str]],
+    pha_d: Optional[list[str]],
+    direction: Optional[list[str]],
     repeat: int,
     as_json: bool,
     no_idle_restart: bool = False,
@@ -646,7 +643,7 @@ def _emulate_proxy(
             no_idle_restart=no_idle_restart,
         )
     except emu.EmulateError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-proxy"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "proxy-chain.json").write_text(jsonfmt.dumps(r))
@@ -686,7 +683,7 @@ def _emulate_proxy(
                 f(x["kernel_goodput_mbps"], x["kernel_goodput_ci95"]),
                 f(x["sim_goodput_mbps"]),
                 f(x["kernel_mp_prio_sent"], None),
-                ", ".join(f"{l:.1f}" for l in x["load_average_1min"]),
+                ", ".join(f"{ln:.1f}" for ln in x["load_average_1min"]),
             )
         _stdout().print(table)
         _stderr().print(
@@ -724,7 +721,7 @@ def compare(
             router=router,
         )
     except emu.EmulateError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-compare"
     c.write(out_dir)
     if as_json:
@@ -790,7 +787,7 @@ def fidelity(
         if not configs:
             raise _fail("--lossy-only: the reduced grid has no rows with random loss; add --full")
 
-    def progress(i: int, n: int, r: "fid.Row") -> None:
+    def progress(i: int, n: int, r: fid.Row) -> None:
         _stderr().print(
             f"[{i}/{n}] {r.config.label} {r.config.cc}: simulator {r.sim_goodput_mbps:.2f}, "
             f"kernel {r.emu_goodput_mbps:.2f} Mbit/s ({r.difference * 100:+.1f} %)"
@@ -808,7 +805,7 @@ def fidelity(
             independent=independent,
         )
     except emu.EmulateError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     title = ("Fidelity grid (full)" if full else "Fidelity grid (reduced)") + (
         ", independent reference" if independent else ""
     )
@@ -836,7 +833,7 @@ def examples(
     try:
         copied, unchanged = shipped.copy_to(dest, overwrite=force)
     except shipped.ShippedError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     typer.echo(f"{len(copied)} files copied into {dest}" + (f" ({len(unchanged)} already there)" if unchanged else ""))
     typer.echo(
         f"next: cd {dest} && mobipath run scenarios/examples/single-cubic.toml --out results/cubic && mobipath plot results/cubic"
@@ -853,7 +850,7 @@ def plot(
     out_arg: Optional[str] = typer.Option(
         None, "--out", help="Directory for the figures [default: RESULT_DIR].", show_default=False
     ),
-    flow: Optional[List[str]] = typer.Option(
+    flow: Optional[list[str]] = typer.Option(
         None, "--flow", help="Only this flow (repeat for several) [default: every flow].", show_default=False
     ),
 ) -> None:
@@ -864,7 +861,7 @@ def plot(
     try:
         done = plot_result(result_dir, fmt=fmt.lower(), out_dir=out, flows=flow)
     except PlotError as e:
-        raise _fail(str(e))
+        raise _fail(str(e)) from None
     for path in done.files:
         typer.echo(str(path))
 
@@ -950,7 +947,7 @@ def sweep_cmd(
         try:
             cells, written = sw.report(Path(directory), metric, plot)
         except (FileNotFoundError, ValueError) as e:
-            raise typer.BadParameter(str(e))
+            raise typer.BadParameter(str(e)) from None
         table = Table(title=f"{metric}: mean ± 95 % CI over seeds")
         axes = [k for k in cells[0] if k not in ("mean", "ci95", "n")] if cells else []
         for c in axes + ["mean ± 95 % CI", "seeds"]:
@@ -970,14 +967,13 @@ def sweep_cmd(
         raise typer.BadParameter(f"unexpected extra argument {directory!r} (only `report` takes a directory)")
     path = input_file(Path(target))
     out_dir = out_dir_option(out) or Path("sweeps") / path.stem
-    from .reproduce import _progress
-
     from .executor import Backend, BackendError, WorkerDied
+    from .reproduce import _progress
 
     try:
         Backend(backend, ray_address)
     except BackendError as e:
-        raise typer.BadParameter(str(e))
+        raise typer.BadParameter(str(e)) from None
     with _progress() as (_, bar):
         try:
             info = sw.sweep(
@@ -991,7 +987,7 @@ def sweep_cmd(
                 timeseries=not no_timeseries,
             )
         except BackendError as e:
-            raise _fail(str(e))
+            raise _fail(str(e)) from None
         except (KeyboardInterrupt, WorkerDied) as e:
             from .experiments.common import RunCache
 

@@ -22,7 +22,8 @@ from _collections_abc import Mapping  # collections.abc without the collections 
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import IO, Any, Dict, Iterable, List, Optional, Tuple
+    from collections.abc import Iterable
+    from typing import IO, Any, Optional
 
     from rich.console import Console
     from rich.table import Table
@@ -80,7 +81,7 @@ def _is_scalar(v: Any) -> bool:
     return v is None or isinstance(v, (bool, int, float, str))
 
 
-def entities(section: Any) -> List[Tuple[str, Mapping[str, Any]]]:
+def entities(section: Any) -> list[tuple[str, Mapping[str, Any]]]:
     """(name, metrics) pairs from a summary section given as a dict or a list of dicts."""
     if isinstance(section, Mapping):
         return [(str(k), v) for k, v in section.items() if isinstance(v, Mapping)]
@@ -93,9 +94,9 @@ def entities(section: Any) -> List[Tuple[str, Mapping[str, Any]]]:
     return []
 
 
-def metric_columns(rows: Iterable[Mapping[str, Any]], preferred: Iterable[str]) -> List[str]:
+def metric_columns(rows: Iterable[Mapping[str, Any]], preferred: Iterable[str]) -> list[str]:
     """Scalar keys present in any row: `preferred` ones first (in order), then the rest sorted."""
-    present: Dict[str, None] = {}
+    present: dict[str, None] = {}
     for row in rows:
         for k, v in row.items():
             if k != "name" and _is_scalar(v):
@@ -110,7 +111,7 @@ class Grid:
 
     __slots__ = ("title", "labels", "right", "rows")
 
-    def __init__(self, title: str, labels: List[str], right: List[bool], rows: List[List[str]]):
+    def __init__(self, title: str, labels: list[str], right: list[bool], rows: list[list[str]]):
         self.title = title
         self.labels = labels
         self.right = right
@@ -141,7 +142,7 @@ def entity_grid(title: str, section: Any, preferred: Iterable[str], width: int =
     return Grid(title, labels, [False] + [True] * (len(labels) - 1), rows)
 
 
-def rich_table(grid: Grid) -> "Table":
+def rich_table(grid: Grid) -> Table:
     """A grid as a rich table: the name column bold; a narrow terminal wraps a number rather
     than cutting it to "12…" (overflow="fold")."""
     from rich.markup import escape
@@ -157,12 +158,12 @@ def rich_table(grid: Grid) -> "Table":
     return table
 
 
-def plain_lines(grid: Grid) -> List[str]:
+def plain_lines(grid: Grid) -> list[str]:
     """A grid as aligned text: the title, the labels, then the rows; columns two spaces apart,
     numbers right-aligned."""
     widths = [max([len(grid.labels[i])] + [len(r[i]) for r in grid.rows]) for i in range(len(grid.labels))]
 
-    def line(cells: List[str]) -> str:
+    def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, grid.right)).rstrip()
 
     return [grid.title, line(grid.labels)] + [line(r) for r in grid.rows]
@@ -182,7 +183,7 @@ def subflow_name(flow: str, index: int, sub: Mapping[str, Any]) -> str:
 
 
 def compact_grid(
-    title: str, label: str, rows: List[Tuple[str, Mapping[str, Any]]], metrics: Iterable[Tuple[str, str]]
+    title: str, label: str, rows: list[tuple[str, Mapping[str, Any]]], metrics: Iterable[tuple[str, str]]
 ) -> Optional[Grid]:
     """One row per entity; as columns only `metrics` ((key, label) pairs) present in some row."""
     if not rows:
@@ -196,9 +197,9 @@ def compact_grid(
     )
 
 
-def mptcp_grids(flows: List[Tuple[str, Mapping[str, Any]]]) -> List[Grid]:
+def mptcp_grids(flows: list[tuple[str, Mapping[str, Any]]]) -> list[Grid]:
     """The MPTCP flows' compact table, then a subflow table per flow."""
-    out: List[Grid] = []
+    out: list[Grid] = []
     labelled = []
     for name, f in flows:
         how = ", ".join(str(f[k]) for k in ("scheduler", "cc") if isinstance(f.get(k), str))
@@ -215,7 +216,7 @@ def mptcp_grids(flows: List[Tuple[str, Mapping[str, Any]]]) -> List[Grid]:
     return out
 
 
-def summary_grids(summary: Mapping[str, Any], width: int) -> Tuple[Optional[str], List[Grid]]:
+def summary_grids(summary: Mapping[str, Any], width: int) -> tuple[Optional[str], list[Grid]]:
     """What a run summary shows: a line of its top-level scalars (None if there are none), then
     the tables: single-path flows, MPTCP flows and their subflows, links, any other section."""
     scalars = {k: v for k, v in sorted(summary.items()) if _is_scalar(v)}
@@ -232,7 +233,7 @@ def summary_grids(summary: Mapping[str, Any], width: int) -> Tuple[Optional[str]
     return line, [g for g in grids if g is not None]
 
 
-def print_summary(console: "Console", summary: Mapping[str, Any], header: Optional[str] = None) -> None:
+def print_summary(console: Console, summary: Mapping[str, Any], header: Optional[str] = None) -> None:
     """Prints a run summary with rich (`header` is rich markup)."""
     from rich.markup import escape
 
@@ -312,7 +313,7 @@ class RunProgress:
             self._progress.stop()
             self._progress = None
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -13,7 +13,8 @@ from ._record import Record
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import Iterable, List, Mapping, Optional
+    from collections.abc import Iterable, Mapping
+    from typing import Optional
 
 __all__ = ["ConfigError", "ScenarioError", "InternalError"]
 
@@ -49,7 +50,7 @@ class ConfigError(Record):
         return f"{self.file}: {self}" if self.file else str(self)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, str], file: Optional[str] = None) -> "ConfigError":
+    def from_dict(cls, d: Mapping[str, str], file: Optional[str] = None) -> ConfigError:
         return cls(str(d.get("field", "")).strip(), str(d.get("value", "")), str(d.get("message", "")).strip(), file)
 
 
@@ -57,7 +58,7 @@ class ScenarioError(_core.ScenarioError):
     """A scenario is invalid; `errors` lists every problem found, `file` names the scenario."""
 
     def __init__(self, errors: Iterable[ConfigError], file: Optional[str] = None):
-        self.errors: List[ConfigError] = list(errors)
+        self.errors: list[ConfigError] = list(errors)
         self.file = file
         super().__init__("\n".join(e.with_file() for e in self.errors) or "invalid scenario")
 

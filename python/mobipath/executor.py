@@ -20,6 +20,7 @@ number.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -27,9 +28,10 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 BACKENDS = ("local", "ray")
 
@@ -81,7 +83,7 @@ class Kept:
 def execute(
     todo: Sequence[Hashable],
     job: Callable[..., Any],
-    args: Callable[[Any], Tuple[Any, ...]],
+    args: Callable[[Any], tuple[Any, ...]],
     done: Callable[[Any, Any], None],
     jobs: Optional[int] = None,
     backend: Optional[Backend] = None,
@@ -158,10 +160,8 @@ def _worker_main(
     # A forked worker inherits the driver's ends of the other workers' pipes: closed, so that each
     # worker sees end-of-file when the driver is gone instead of waiting on its siblings.
     for fd in siblings:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     if os.getppid() != parent:  # the driver died before prctl took effect
         return
     while True:
@@ -196,7 +196,7 @@ def _worker_main(
 
 class _Worker:
     def __init__(
-        self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool, others: Sequence["_Worker"] = ()
+        self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool, others: Sequence[_Worker] = ()
     ) -> None:
         here, there = ctx.Pipe(duplex=True)
         # With fork, the child has copies of these descriptors (other start methods inherit none).
@@ -207,9 +207,9 @@ class _Worker:
         self.proc.start()
         there.close()
         self.conn = here
-        self.held: List[Any] = []  # keys sent, in order: the first is the one running
+        self.held: list[Any] = []  # keys sent, in order: the first is the one running
 
-    def send(self, task: Tuple[Any, ...]) -> bool:
+    def send(self, task: tuple[Any, ...]) -> bool:
         try:
             self.conn.send(task)
             return True
@@ -243,7 +243,7 @@ def death_reason(exitcode: Optional[int]) -> str:
 def _execute_local(
     todo: Sequence[Hashable],
     job: Callable[..., Any],
-    args: Callable[[Any], Tuple[Any, ...]],
+    args: Callable[[Any], tuple[Any, ...]],
     done: Callable[[Any, Any], None],
     jobs: Optional[int],
     keep: Any,
@@ -261,9 +261,9 @@ def _execute_local(
         return n
     ctx = multiprocessing.get_context()
     queue = deque(todo)  # runs not yet given to a worker (a dead worker's runs come back first)
-    deaths: Dict[Any, List[str]] = {}
+    deaths: dict[Any, list[str]] = {}
     left = len(todo)
-    workers: List[_Worker] = []
+    workers: list[_Worker] = []
     pace = _Pace()
     try:
         for _ in range(min(n, len(todo))):
@@ -374,7 +374,7 @@ def _import_ray() -> Any:
     return ray
 
 
-def _ray_task(job: Callable[..., Any], shipped: Tuple[Any, ...]) -> Any:
+def _ray_task(job: Callable[..., Any], shipped: tuple[Any, ...]) -> Any:
     """A Ray task: the shipped files are written to a task-local directory, the job runs on
     them, the directory goes."""
     tmp = tempfile.mkdtemp(prefix="mobipath-task-")
@@ -387,7 +387,7 @@ def _ray_task(job: Callable[..., Any], shipped: Tuple[Any, ...]) -> Any:
 def _execute_ray(
     todo: Sequence[Hashable],
     job: Callable[..., Any],
-    args: Callable[[Any], Tuple[Any, ...]],
+    args: Callable[[Any], tuple[Any, ...]],
     done: Callable[[Any, Any], None],
     jobs: Optional[int],
     address: Optional[str],
@@ -398,7 +398,7 @@ def _execute_ray(
 
     started = False
     if not ray.is_initialized():
-        kw: Dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
+        kw: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
         if address is None:
             # A fresh local instance ("local": never a cluster some other program started here).
             kw.update(address="local", num_cpus=max(1, jobs or os.cpu_count() or 1))
@@ -412,7 +412,7 @@ def _execute_ray(
                 f"{type(e).__name__}: {e}"
             ) from None
         started = True
-    pending: Dict[Any, Any] = {}
+    pending: dict[Any, Any] = {}
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         workers = min(jobs, cpus) if jobs else cpus
@@ -461,10 +461,8 @@ def _execute_ray(
         return workers
     except BaseException:
         for ref in pending:
-            try:
+            with contextlib.suppress(Exception):
                 ray.cancel(ref, force=True)
-            except Exception:
-                pass
         raise
     finally:
         if started:
@@ -480,9 +478,9 @@ _END = object()
 #: The scenario fields that name files (relative to the scenario's folder): link capacity traces,
 #: cell UEs' CQI traces and the train's handover table and GPS trace. tests/python/test_sweep.py
 #: checks this list against every shipped scenario.
-def referenced_files(table: Dict[str, Any]) -> List[str]:
+def referenced_files(table: dict[str, Any]) -> list[str]:
     """The file paths a parsed scenario refers to, in a fixed order."""
-    refs: List[str] = []
+    refs: list[str] = []
 
     def add(v: Any) -> None:
         if isinstance(v, str) and v and v not in refs:
@@ -502,17 +500,17 @@ def referenced_files(table: Dict[str, Any]) -> List[str]:
     return refs
 
 
-def _tables(v: Any) -> List[Dict[str, Any]]:
+def _tables(v: Any) -> list[dict[str, Any]]:
     return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
 
 
-def _get(d: Dict[str, Any], *keys: str) -> Any:
+def _get(d: dict[str, Any], *keys: str) -> Any:
     for k in keys:
         d = d.get(k) if isinstance(d, dict) else None  # type: ignore[assignment]
     return d
 
 
-def _rewrite(table: Dict[str, Any], names: Dict[str, str]) -> None:
+def _rewrite(table: dict[str, Any], names: dict[str, str]) -> None:
     """Replaces every referenced path by its task-local name (same fields as referenced_files)."""
 
     def sub(d: Any, *keys: str) -> None:
@@ -540,7 +538,7 @@ class ShippedScenario:
 
     name: str
     text: str
-    files: Dict[str, bytes] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -548,10 +546,10 @@ class ShippedDir:
     """A scenario's base directory travelling with a task: only the files the task's scenario
     text refers to. Becomes a task-local directory on the worker."""
 
-    files: Dict[str, bytes] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
 
 
-def _pack(text: str, base_dir: Path, file: str) -> Optional[Tuple[str, Dict[str, bytes]]]:
+def _pack(text: str, base_dir: Path, file: str) -> Optional[tuple[str, dict[str, bytes]]]:
     """(rewritten text, files) for a scenario text whose references resolve against `base_dir`;
     None when it is not TOML or refers to no readable file (then it travels unchanged)."""
     from .errors import ScenarioError
@@ -561,8 +559,8 @@ def _pack(text: str, base_dir: Path, file: str) -> Optional[Tuple[str, Dict[str,
         table = parse_toml(text, file)
     except ScenarioError:
         return None
-    names: Dict[str, str] = {}
-    files: Dict[str, bytes] = {}
+    names: dict[str, str] = {}
+    files: dict[str, bytes] = {}
     for i, rel in enumerate(referenced_files(table)):
         try:
             data = (base_dir / rel).read_bytes()
@@ -576,7 +574,7 @@ def _pack(text: str, base_dir: Path, file: str) -> Optional[Tuple[str, Dict[str,
     return _dump_toml(table, file), files
 
 
-def ship_args(args: Tuple[Any, ...]) -> Tuple[Any, ...]:
+def ship_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """A task's arguments made self-contained for a worker without this file system:
 
     - a path (str or PathLike) to an existing ``.toml`` file becomes a `ShippedScenario`;
@@ -605,7 +603,7 @@ def ship_args(args: Tuple[Any, ...]) -> Tuple[Any, ...]:
     return tuple(out)
 
 
-def materialize(args: Iterable[Any], tmp: Path) -> Tuple[Any, ...]:
+def materialize(args: Iterable[Any], tmp: Path) -> tuple[Any, ...]:
     """A shipped task's arguments on the worker: shipped files written under `tmp`, each
     shipped scenario or directory replaced by its task-local path."""
     out = []

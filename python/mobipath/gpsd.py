@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import math
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Optional, Union
 
 __all__ = ["GpsdClient", "GpsdError", "Fix", "Track", "EARTH_RADIUS_M", "WATCH_COMMAND", "parse_time"]
 
@@ -68,12 +69,12 @@ def parse_time(s: str) -> float:
     return dt.timestamp()
 
 
-def _num(d: Dict[str, Any], k: str) -> Optional[float]:
+def _num(d: dict[str, Any], k: str) -> Optional[float]:
     v = d.get(k)
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
-def fix_from_tpv(report: Dict[str, Any]) -> Optional[Fix]:
+def fix_from_tpv(report: dict[str, Any]) -> Optional[Fix]:
     """The fix in a TPV report, or None (no fix yet, mode < 2, or no time/position)."""
     if report.get("class") != "TPV":
         return None
@@ -103,7 +104,7 @@ def fix_from_tpv(report: Dict[str, Any]) -> Optional[Fix]:
 class Track:
     """A track polyline in WGS84 lat/lon; `project` gives metres along it (first point = 0)."""
 
-    def __init__(self, points: List[Tuple[float, float]]):
+    def __init__(self, points: list[tuple[float, float]]):
         if len(points) < 2:
             raise ValueError("a track needs at least 2 points")
         self.points = list(points)
@@ -113,14 +114,14 @@ class Track:
             self.cum.append(self.cum[-1] + math.hypot(x, y))
 
     @staticmethod
-    def _xy(origin: Tuple[float, float], p: Tuple[float, float], coslat: float) -> Tuple[float, float]:
+    def _xy(origin: tuple[float, float], p: tuple[float, float], coslat: float) -> tuple[float, float]:
         k = EARTH_RADIUS_M * math.pi / 180.0
         return (p[1] - origin[1]) * k * coslat, (p[0] - origin[0]) * k
 
     @classmethod
-    def from_csv(cls, path: Union[str, Path]) -> "Track":
+    def from_csv(cls, path: Union[str, Path]) -> Track:
         """Reads the ``lat,lon`` CSV (header required); ValueError names the file and line."""
-        pts: List[Tuple[float, float]] = []
+        pts: list[tuple[float, float]] = []
         header = False
         for n, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
             line = raw.strip()
@@ -151,7 +152,7 @@ class Track:
     def length_m(self) -> float:
         return self.cum[-1]
 
-    def project(self, lat: float, lon: float) -> Tuple[float, float]:
+    def project(self, lat: float, lon: float) -> tuple[float, float]:
         """(metres along the track of the closest point, distance from the track in metres)."""
         best = (0.0, math.inf)
         for i, (a, b) in enumerate(zip(self.points, self.points[1:])):
@@ -177,13 +178,13 @@ class GpsdClient:
         if not (timeout > 0):
             raise ValueError(f"timeout = {timeout}: must be > 0 seconds")
         self.host, self.port, self.timeout = host, port, timeout
-        self.version: Optional[Dict[str, Any]] = None
+        self.version: Optional[dict[str, Any]] = None
         self.skipped_lines = 0
         self._sock: Optional[socket.socket] = None
         self._buf = b""
 
     # -- connection -------------------------------------------------------------------------
-    def connect(self) -> "GpsdClient":
+    def connect(self) -> GpsdClient:
         try:
             self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
         except OSError as e:
@@ -206,7 +207,7 @@ class GpsdClient:
             finally:
                 self._sock = None
 
-    def __enter__(self) -> "GpsdClient":
+    def __enter__(self) -> GpsdClient:
         return self.connect()
 
     def __exit__(self, *exc: Any) -> None:
@@ -231,7 +232,7 @@ class GpsdClient:
         line, self._buf = self._buf.split(b"\n", 1)
         return line
 
-    def read_report(self) -> Dict[str, Any]:
+    def read_report(self) -> dict[str, Any]:
         """The next JSON object gpsd sends (lines that are not JSON objects are counted in
         `skipped_lines` and skipped)."""
         while True:
@@ -247,7 +248,7 @@ class GpsdClient:
                 return obj
             self.skipped_lines += 1
 
-    def reports(self) -> Iterator[Dict[str, Any]]:
+    def reports(self) -> Iterator[dict[str, Any]]:
         while True:
             yield self.read_report()
 
@@ -258,7 +259,7 @@ class GpsdClient:
             if f is not None:
                 yield f
 
-    def positions(self, track: Track, max_offset_m: float = 50.0) -> Iterator[Tuple[float, float]]:
+    def positions(self, track: Track, max_offset_m: float = 50.0) -> Iterator[tuple[float, float]]:
         """(UTC seconds, metres along `track`) per fix; fixes farther than `max_offset_m` from
         the track (stations, tunnels, multipath) are skipped."""
         for f in self.fixes():
@@ -268,7 +269,7 @@ class GpsdClient:
 
     def track_positions(
         self, track: Track, max_offset_m: float = 50.0
-    ) -> Iterator[Tuple[float, float, Optional[float]]]:
+    ) -> Iterator[tuple[float, float, Optional[float]]]:
         """(UTC seconds, metres along `track`, None) per fix on the track, and (time, metres,
         offset in metres) for a fix farther than `max_offset_m` from it, so a consumer that must
         fail safe (PHA-D on a router) sees an untrustworthy position instead of silence."""

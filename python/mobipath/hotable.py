@@ -10,8 +10,9 @@ crates/sim/src/hst/README.md."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
@@ -108,13 +109,13 @@ def learn_cmd(
 
 def learn_recorded(
     track: Path,
-    runs: Sequence[Tuple[Path, Path]],
+    runs: Sequence[tuple[Path, Path]],
     margin_m: Optional[float] = None,
     max_offset_m: Optional[float] = None,
     max_gap_s: Optional[float] = None,
     existing: Optional[str] = None,
     min_support: Optional[int] = None,
-) -> Tuple[str, str]:
+) -> tuple[str, str]:
     """Learns a table from recorded runs: `track` is a `lat,lon` CSV, `runs` pairs of (NMEA log,
     handover log `operator,start,end`). Returns (CSV text, summary). `existing` (CSV text) is
     accumulated into. Raises ScenarioError listing every malformed line (file and line number)."""
@@ -144,7 +145,7 @@ def learn_recorded(
         raise ScenarioError(errors or [ConfigError("recorded runs", "", str(e))]) from None
 
 
-def table_info(csv: str, file: str = "table.csv") -> Dict[str, Any]:
+def table_info(csv: str, file: str = "table.csv") -> dict[str, Any]:
     """A table's content: `runs` (0 = unknown), `min_support`, `ranges` (those PHA uses) and
     `support`, each {operator: [(start_m, end_m, count), ...]}. Raises ScenarioError for a
     malformed table (every bad line named)."""
@@ -163,7 +164,7 @@ def describe(csv: str, file: str = "table.csv") -> str:
     return f"{n} handover ranges (stretches seen in >= {t['min_support']}{runs} runs)"
 
 
-def coverage(csv: str, ride_m: Tuple[float, float], file: str = "table.csv") -> Dict[str, float]:
+def coverage(csv: str, ride_m: tuple[float, float], file: str = "table.csv") -> dict[str, float]:
     """Per operator, the fraction of the ride [from_m, to_m] inside the table's ranges: the part
     of the ride on which PHA excludes that operator's subflow."""
     a, b = min(ride_m), max(ride_m)
@@ -202,13 +203,13 @@ def learn_recorded_cmd(
     track: Path = typer.Option(
         ..., "--track", help="Track polyline CSV `lat,lon` (WGS84), in running order.", show_default=False
     ),
-    gps: List[Path] = typer.Option(
+    gps: list[Path] = typer.Option(
         ...,
         "--gps",
         help="NMEA 0183 log of a run (GGA/RMC); repeat, paired in order with --handovers.",
         show_default=False,
     ),
-    handovers: List[Path] = typer.Option(
+    handovers: list[Path] = typer.Option(
         ..., "--handovers", help="Handover log `operator,start,end` (UTC) of the same run; repeat.", show_default=False
     ),
     out: Path = typer.Option(..., "-o", "--out", help=OUT_HELP),

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Optional
 
 __all__ = ["plot_result", "PlotError", "Plotted", "FORMATS"]
 
 FORMATS = ("png", "svg")
 # (metric in the time series, axis label)
 PANELS = (("goodput_mbps", "goodput (Mbit/s)"), ("cwnd_segments", "cwnd (segments)"), ("srtt_ms", "RTT (ms)"))
-Series = Tuple[List[float], List[float]]
+Series = tuple[list[float], list[float]]
 
 
 class PlotError(Exception):
@@ -34,12 +35,12 @@ class PlotError(Exception):
 class Plotted:
     """What `plot_result` drew: the files written and, per file, its rows and handover spans."""
 
-    files: List[Path] = field(default_factory=list)
-    rows: Dict[str, List[str]] = field(default_factory=dict)
-    handover_spans: Dict[str, int] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+    rows: dict[str, list[str]] = field(default_factory=dict)
+    handover_spans: dict[str, int] = field(default_factory=dict)
 
 
-def _load(result_dir: Path) -> Tuple[Dict[str, Any], Any]:
+def _load(result_dir: Path) -> tuple[dict[str, Any], Any]:
     import polars as pl
 
     summary_path, ts_path = result_dir / "summary.json", result_dir / "timeseries.parquet"
@@ -60,18 +61,18 @@ def _load(result_dir: Path) -> Tuple[Dict[str, Any], Any]:
     return summary, ts
 
 
-def _series(ts: Any, kind: str) -> Dict[Tuple[str, str], Series]:
+def _series(ts: Any, kind: str) -> dict[tuple[str, str], Series]:
     """(name, metric) -> (times, values) for the rows of `kind`, in time order."""
     import polars as pl
 
-    out: Dict[Tuple[str, str], Series] = {}
+    out: dict[tuple[str, str], Series] = {}
     part = ts.filter(pl.col("kind") == kind).sort("time_s")
     for (name, metric), g in part.group_by(["name", "metric"], maintain_order=True):
         out[(str(name), str(metric))] = (g["time_s"].to_list(), g["value"].to_list())
     return out
 
 
-def _flow_names(summary: Mapping[str, Any], flows: Mapping[Tuple[str, str], Series]) -> List[str]:
+def _flow_names(summary: Mapping[str, Any], flows: Mapping[tuple[str, str], Series]) -> list[str]:
     names = list((summary.get("flows") or {}).keys()) if isinstance(summary.get("flows"), Mapping) else []
     for name, _ in flows:
         if name not in names:
@@ -79,11 +80,11 @@ def _flow_names(summary: Mapping[str, Any], flows: Mapping[Tuple[str, str], Seri
     return names
 
 
-def subflows_of(flow: str, subflows: Mapping[Tuple[str, str], Series]) -> List[str]:
+def subflows_of(flow: str, subflows: Mapping[tuple[str, str], Series]) -> list[str]:
     """The subflow names of `flow` in the data (``<flow>/<name>`` → ``<name>``), in order of
     first appearance."""
     prefix = flow + "/"
-    out: List[str] = []
+    out: list[str] = []
     for name, _ in subflows:
         if name.startswith(prefix) and len(name) > len(prefix) and name[len(prefix) :] not in out:
             out.append(name[len(prefix) :])
@@ -95,7 +96,7 @@ def _file_name(flow: str, fmt: str) -> str:
     return f"flow-{safe}.{fmt}"
 
 
-def _handovers(summary: Mapping[str, Any]) -> List[Tuple[float, float, str]]:
+def _handovers(summary: Mapping[str, Any]) -> list[tuple[float, float, str]]:
     out = []
     for h in summary.get("handovers") or []:
         if isinstance(h, Mapping) and isinstance(h.get("start_s"), (int, float)):
@@ -147,8 +148,8 @@ def _draw(
     path: Path,
     fmt: str,
     flow: str,
-    rows: List[Tuple[str, Dict[str, Optional[Series]]]],
-    handovers: List[Tuple[float, float, str]],
+    rows: list[tuple[str, dict[str, Optional[Series]]]],
+    handovers: list[tuple[float, float, str]],
     duration: Optional[float],
     dpi: int,
 ) -> int:
@@ -189,6 +190,6 @@ def _draw(
         )
     fig.suptitle(flow, fontsize=10)
     fig.tight_layout()
-    metadata: Dict[str, Any] = {"Date": None} if fmt == "svg" else {}
+    metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
     fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata)
     return len(handovers)

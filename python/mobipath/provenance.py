@@ -20,8 +20,9 @@ from . import _core
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
     from pathlib import Path
-    from typing import Any, Dict, Optional, Sequence
+    from typing import Any, Optional
 
 __all__ = ["version", "git_revision", "command_line", "collect", "quote"]
 
@@ -139,7 +140,7 @@ def git_revision() -> str:
 
 
 @_memo
-def _platform() -> Dict[str, str]:
+def _platform() -> dict[str, str]:
     """The operating system, from os.uname(): `platform.platform()` would run `uname -p` in a
     subprocess (platform.uname()'s lazy processor field) and scan the interpreter binary for its
     libc, several ms of every `mobipath run` (issue 19). Same strings on glibc Linux."""
@@ -218,7 +219,7 @@ def collect(
     scenario_text: str,
     events: Optional[int] = None,
     command: Optional[str] = None,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """The provenance record of one run (written as ``provenance.json``)."""
     reproduce = None
     if scenario_file is not None:

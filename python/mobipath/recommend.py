@@ -14,13 +14,15 @@ constant-bit-rate stream of RATE Mbit/s, lower is better; docs/metrics.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Optional
 
 import typer
 
@@ -31,7 +33,7 @@ CCS = ["lia", "olia", "balia", "wvegas", "reno", "cubic", "bbr"]
 # kernel (v0.95: net.mptcp.mptcp_scheduler, coupled controllers as tcp_congestion_control).
 UPSTREAM_SCHEDULERS, UPSTREAM_CCS = {"linux-default"}, {"reno", "cubic", "bbr"}
 # Measured profiles: P2's operators (uplink; docs/papers.md).
-PROFILES: Dict[str, Dict[str, float]] = {
+PROFILES: dict[str, dict[str, float]] = {
     "p2-skt-up": {"rate": 15.94, "delay": 12.9},
     "p2-kt-up": {"rate": 38.17, "delay": 20.1},
     "p2-skt-down": {"rate": 18.89, "delay": 12.9},
@@ -104,7 +106,7 @@ def parse_path(text: str, index: int) -> PathSpec:
     items = [i.strip() for i in text.split(",") if i.strip()]
     if not items:
         raise RecommendError(f"{where}: empty; give e.g. rate=20,delay=15")
-    kv: Dict[str, str] = {}
+    kv: dict[str, str] = {}
     for it in items:
         if "=" not in it:
             raise RecommendError(f"{where}: {it!r} is not key=value (keys: {', '.join(PATH_KEYS)})")
@@ -145,10 +147,8 @@ def _trace_mean(path: Path) -> float:
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         parts = line.split()
         if len(parts) >= 2:
-            try:
+            with contextlib.suppress(ValueError):
                 vals.append(float(parts[1]))
-            except ValueError:
-                pass
     return max(1.0, sum(vals) / len(vals)) if vals else 10.0
 
 
@@ -203,7 +203,7 @@ def scenario_text(paths: Sequence[PathSpec], goal: Goal, sched: str, cc: str, du
     return "\n".join(out)
 
 
-def run_pair(key: Tuple[str, str, int], text: str, metric: str) -> Optional[float]:
+def run_pair(key: tuple[str, str, int], text: str, metric: str) -> Optional[float]:
     from . import _core
 
     raw = _core.run(text, "recommend.toml", ".", key[2], None)
@@ -228,8 +228,8 @@ class Ranked:
 
 
 def rank(
-    results: Dict[Tuple[str, str], List[Optional[float]]], higher_is_better: bool, deterministic: bool
-) -> List[Ranked]:
+    results: dict[tuple[str, str], list[Optional[float]]], higher_is_better: bool, deterministic: bool
+) -> list[Ranked]:
     """Ranks pairs: a pair's rank is 1 + the number of pairs that are better with CIs apart;
     pairs whose CI overlaps the best pair's are ties with it. Deterministic runs (one seed: no
     random element) count differences under 1 % as ties."""
@@ -269,7 +269,7 @@ def rank(
     return rows
 
 
-def apply_commands(sched: str, cc: str, n_paths: int) -> List[str]:
+def apply_commands(sched: str, cc: str, n_paths: int) -> list[str]:
     if sched in UPSTREAM_SCHEDULERS and cc in UPSTREAM_CCS:
         return [
             "sysctl -w net.mptcp.enabled=1",
@@ -297,7 +297,7 @@ def recommend(
     schedulers: Sequence[str] = SCHEDULERS,
     ccs: Sequence[str] = CCS,
     progress: Any = None,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     from .experiments.common import run_all
 
     if len(paths) < 2:
@@ -315,7 +315,7 @@ def recommend(
     keys = [(s, c, seed) for s in schedulers for c in ccs for seed in range(1, n_seeds + 1)]
     bar = progress("recommend runs", len(keys)) if progress else None
     results, n_jobs = run_all(keys, run_pair, lambda k: (k, texts[k[:2]], goal.metric), jobs, bar)
-    per: Dict[Tuple[str, str], List[Optional[float]]] = {}
+    per: dict[tuple[str, str], list[Optional[float]]] = {}
     for k in keys:
         per.setdefault(k[:2], []).append(results[k])
     if all(v is None for vals in per.values() for v in vals):
@@ -375,7 +375,7 @@ def recommend(
     }
 
 
-def print_report(res: Dict[str, Any]) -> None:
+def print_report(res: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -440,7 +440,7 @@ def print_report(res: Dict[str, Any]) -> None:
 
 
 def recommend_cmd(
-    path: List[str] = typer.Option(
+    path: list[str] = typer.Option(
         ...,
         "--path",
         help="A path: rate=MBIT,delay=MS[,loss=PCT][,queue_ms=MS], trace=FILE[,delay=MS] (per-second Mbit/s) or profile=NAME (p2-skt-up, p2-kt-up, p2-skt-down, p2-kt-down); repeat, at least twice.",
@@ -470,7 +470,7 @@ def recommend_cmd(
                     f"--duration {duration:g}: too short for the file even at the paths' summed rate; raise it"
                 )
         except RecommendError as e:
-            raise typer.BadParameter(str(e))
+            raise typer.BadParameter(str(e)) from None
         try:
             if as_json:
                 res = recommend(specs, g, seeds=seeds, duration_s=duration, jobs=jobs)
@@ -482,6 +482,6 @@ def recommend_cmd(
                     res = recommend(specs, g, seeds=seeds, duration_s=duration, jobs=jobs, progress=bar)
                 print_report(res)
         except RecommendError as e:
-            raise typer.BadParameter(str(e))
+            raise typer.BadParameter(str(e)) from None
 
     _guarded(go)()

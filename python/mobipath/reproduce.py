@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Tuple
+from typing import Any, Callable, Optional
 
 import typer
 from rich.markup import escape
@@ -41,7 +42,7 @@ def _reproduce(
     try:
         Backend(backend, ray_address)
     except BackendError as e:
-        raise typer.BadParameter(str(e))
+        raise typer.BadParameter(str(e)) from None
 
     kept = RunCache(out / "runs")
     with _progress() as (err, bar):
@@ -56,14 +57,14 @@ def _reproduce(
             with use_backend(backend, ray_address):
                 summary = run(bar)
         except BackendError as e:
-            raise _fail(str(e))
+            raise _fail(str(e)) from None
         except WorkerDied as e:
             raise _fail(
                 f"{e}; {kept.count()} finished results are kept in {kept.directory}: run the same command "
                 "again to resume"
             ) from None
         except ValueError as e:
-            raise typer.BadParameter(str(e))
+            raise typer.BadParameter(str(e)) from None
         except KeyboardInterrupt:
             n = kept.count()
             raise _fail(
@@ -101,7 +102,7 @@ _RAY_ADDRESS = typer.Option(
 
 
 @contextmanager
-def _progress() -> Iterator[Tuple[Any, Callable[[str, int], _Bar]]]:
+def _progress() -> Iterator[tuple[Any, Callable[[str, int], _Bar]]]:
     """A rich progress display on stderr; yields (console, bar) where `bar(description, total)`
     adds a bar with an `advance()` method."""
     from rich.console import Console

@@ -21,8 +21,9 @@ from .source import ScenarioSource
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
     from pathlib import Path
-    from typing import Any, Dict, Optional, Sequence, Union
+    from typing import Any, Optional, Union
 
     import polars as pl
 
@@ -36,7 +37,7 @@ TIMESERIES_FILE = "timeseries.parquet"
 PROVENANCE_FILE = "provenance.json"
 
 
-def timeseries_frame(columns: Mapping[str, Sequence[Any]]) -> "pl.DataFrame":
+def timeseries_frame(columns: Mapping[str, Sequence[Any]]) -> pl.DataFrame:
     """Builds the long-form DataFrame from a column-name → values mapping."""
     import polars as pl
 
@@ -66,25 +67,25 @@ class Result:
 
     # A plain class rather than a dataclass: `dataclasses` imports `inspect`, about 8 ms of every
     # `mobipath run` (issue 19).
-    summary: Dict[str, Any]
-    timeseries: "pl.DataFrame"
+    summary: dict[str, Any]
+    timeseries: pl.DataFrame
     resolved_scenario: Any
     events: int
-    provenance: Dict[str, Any]
+    provenance: dict[str, Any]
     seed: Optional[int]
     scenario_file: Optional[str]
-    extra: Dict[str, Any]
+    extra: dict[str, Any]
 
     def __init__(
         self,
-        summary: Dict[str, Any],
+        summary: dict[str, Any],
         timeseries: Any,
         resolved_scenario: Any,
         events: int,
-        provenance: Dict[str, Any],
+        provenance: dict[str, Any],
         seed: Optional[int] = None,
         scenario_file: Optional[str] = None,
-        extra: Optional[Dict[str, Any]] = None,
+        extra: Optional[dict[str, Any]] = None,
     ):
         self.summary = summary
         self.timeseries = timeseries
@@ -125,7 +126,7 @@ class Result:
         source: ScenarioSource,
         seed: Optional[int] = None,
         command: Optional[str] = None,
-    ) -> "Result":
+    ) -> Result:
         """Builds a Result from the dict returned by `mobipath._core.run`."""
         summary = _json_value(raw.get("summary", {}))
         resolved = _json_value(raw.get("resolved_scenario", {}))
@@ -198,7 +199,7 @@ def _is_frame(v: Any) -> bool:
     return type(v).__module__.startswith("polars")
 
 
-def _as_frame(source: Any) -> "pl.DataFrame":
+def _as_frame(source: Any) -> pl.DataFrame:
     if _is_frame(source):
         return source
     return timeseries_frame(dict(source.items()) if hasattr(source, "items") else source)

@@ -24,7 +24,8 @@ import time
 # Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
-    from typing import List, Optional, Sequence, Tuple, Union
+    from collections.abc import Sequence
+    from typing import Optional, Union
 
 __all__ = [
     "entry",
@@ -172,7 +173,7 @@ def execute(opts: RunOptions) -> None:
     try:
         result.write_files(out_dir)
     except OSError as e:
-        raise CommandFailed(f"cannot write results to {out_dir}: {e.strerror or e}")
+        raise CommandFailed(f"cannot write results to {out_dir}: {e.strerror or e}") from None
     if opts.seed is not None and not result.seed_matters and not opts.quiet:
         _err(
             "warning: nothing in this scenario is random (no random loss, reordering, BBR, Peekaboo or train), "
@@ -210,7 +211,7 @@ def execute(opts: RunOptions) -> None:
         _err(f"results written to {out_dir}")
 
 
-def describe_failure(e: BaseException) -> Optional[Tuple[List[str], int]]:
+def describe_failure(e: BaseException) -> Optional[tuple[list[str], int]]:
     """The lines to print on stderr and the exit code for an exception a command raised, or None
     if it must propagate (MOBIPATH_DEBUG=1 asks for tracebacks of unexpected errors)."""
     from .errors import InternalError, ScenarioError

@@ -20,7 +20,7 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
-    from typing import List, Optional, Tuple, Union
+    from typing import Optional, Union
 
 __all__ = ["root", "path", "find", "files", "copy_to", "ShippedError"]
 
@@ -75,7 +75,7 @@ def find(given: Union[str, Path]) -> Optional[Path]:
     return None
 
 
-def files() -> List[Path]:
+def files() -> list[Path]:
     """Every shipped file, relative to `root()`, sorted."""
     base = root()
     out = []
@@ -86,7 +86,7 @@ def files() -> List[Path]:
     return sorted(out)
 
 
-def copy_to(dest: Union[str, Path], overwrite: bool = False) -> Tuple[List[Path], List[Path]]:
+def copy_to(dest: Union[str, Path], overwrite: bool = False) -> tuple[list[Path], list[Path]]:
     """Copies the shipped tree into `dest` (created if needed), keeping its layout. Returns
     (copied, unchanged) relative paths. A file that exists in `dest` with other contents is
     left alone and reported in ShippedError, unless `overwrite`."""

@@ -16,7 +16,7 @@ from .errors import ConfigError, ScenarioError
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
-    from typing import Any, Dict, List, Optional, Union
+    from typing import Any, Optional, Union
 
     #: A scenario: a path (str or PathLike), TOML text, or the parsed table as a dict. For type
     #: checkers only (`from mobipath.source import ScenarioLike` under `TYPE_CHECKING`): it is
@@ -109,7 +109,7 @@ def load_source(
     scenario: ScenarioLike,
     *,
     overrides: Optional[Mapping[str, Any]] = None,
-    base_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    base_dir: Optional[Union[str, os.PathLike[str]]] = None,
 ) -> ScenarioSource:
     """Reads a scenario given as a path (str or PathLike), as TOML text or as a dict.
 
@@ -144,7 +144,7 @@ def load_source(
     return src
 
 
-def parse_toml(text: str, file: str) -> Dict[str, Any]:
+def parse_toml(text: str, file: str) -> dict[str, Any]:
     """The scenario's TOML table (a `ScenarioError` naming the file if it is not TOML)."""
     try:
         import tomllib  # type: ignore[import-not-found]
@@ -156,7 +156,7 @@ def parse_toml(text: str, file: str) -> Dict[str, Any]:
         raise ScenarioError([ConfigError(file, "", f"not valid TOML: {e}", file)], file) from None
 
 
-def _dump_toml(table: Dict[str, Any], file: str) -> str:
+def _dump_toml(table: dict[str, Any], file: str) -> str:
     import tomli_w
 
     try:
@@ -165,11 +165,11 @@ def _dump_toml(table: Dict[str, Any], file: str) -> str:
         raise ScenarioError([ConfigError("scenario", "", f"cannot be written as TOML: {e}", file)], file) from None
 
 
-def _segments(path: str) -> List[Union[str, int]]:
+def _segments(path: str) -> list[Union[str, int]]:
     """`flows[0].cc` / `flows.0.cc` / `flows.mptcp.cc` → ["flows", 0, "cc"] / [..., "mptcp", ...]."""
     import re  # overrides only: `mobipath run` does not import re for them
 
-    out: List[Union[str, int]] = []
+    out: list[Union[str, int]] = []
     pos = 0
     for m in re.finditer(r"([^.\[\]]+)|\[(\d+)\]", path):
         gap = path[pos : m.start()].strip(".")
@@ -184,7 +184,7 @@ def _segments(path: str) -> List[Union[str, int]]:
     return out
 
 
-def apply_overrides(table: Dict[str, Any], overrides: Mapping[str, Any], file: str = INLINE_NAME) -> None:
+def apply_overrides(table: dict[str, Any], overrides: Mapping[str, Any], file: str = INLINE_NAME) -> None:
     """Sets each dotted field path of `overrides` in the parsed scenario `table`, in place.
 
     A path walks tables by key and arrays of tables by index (`links[0]`, `links.0`) or by the
@@ -192,7 +192,7 @@ def apply_overrides(table: Dict[str, Any], overrides: Mapping[str, Any], file: s
     field left at its default), everything before it must exist. Raises `ScenarioError` naming
     the override that does not fit.
     """
-    errors: List[ConfigError] = []
+    errors: list[ConfigError] = []
     for path, value in overrides.items():
         try:
             segs = _segments(str(path))
@@ -202,7 +202,7 @@ def apply_overrides(table: Dict[str, Any], overrides: Mapping[str, Any], file: s
             )
             continue
         cur: Any = table
-        done: List[str] = []
+        done: list[str] = []
         for i, seg in enumerate(segs):
             last = i == len(segs) - 1
             where = ".".join(done) or "the scenario"

@@ -45,7 +45,7 @@ import time
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Optional
 
 from .errors import ConfigError, ScenarioError
 from .experiments.common import RunCache
@@ -58,10 +58,10 @@ SWEEP_KEYS = {"base", "seeds", "combine", "axes", "exclude", "name"}
 class Sweep:
     file: str
     base_path: Path
-    axes: Dict[str, List[Any]]
-    seeds: List[int]
+    axes: dict[str, list[Any]]
+    seeds: list[int]
     combine: str = "product"
-    exclude: List[Dict[str, Any]] = field(default_factory=list)
+    exclude: list[dict[str, Any]] = field(default_factory=list)
     name: str = "sweep"
 
 
@@ -75,7 +75,7 @@ def load_sweep(path: Path) -> Sweep:
 
     file = str(path)
     table = parse_toml(Path(path).read_text(encoding="utf-8"), file)
-    errors: List[ConfigError] = []
+    errors: list[ConfigError] = []
     for k in table:
         if k not in SWEEP_KEYS:
             errors.append(ConfigError(k, "", f"unknown key; allowed: {', '.join(sorted(SWEEP_KEYS))}", file))
@@ -98,7 +98,7 @@ def load_sweep(path: Path) -> Sweep:
     seeds_raw = table.get("seeds", 1)
     if isinstance(seeds_raw, bool) or not (isinstance(seeds_raw, int) or (isinstance(seeds_raw, list) and seeds_raw)):
         errors.append(ConfigError("seeds", str(seeds_raw), "a count N (seeds 1..N) or a non-empty list of seeds", file))
-        seeds: List[int] = [1]
+        seeds: list[int] = [1]
     elif isinstance(seeds_raw, int):
         if not 1 <= seeds_raw <= 100_000:
             errors.append(ConfigError("seeds", str(seeds_raw), "must be in [1, 100000]", file))
@@ -153,7 +153,7 @@ def load_sweep(path: Path) -> Sweep:
     return sw
 
 
-def combinations(sw: Sweep) -> List[Dict[str, Any]]:
+def combinations(sw: Sweep) -> list[dict[str, Any]]:
     keys = list(sw.axes)
     rows = zip(*sw.axes.values()) if sw.combine == "zip" else itertools.product(*sw.axes.values())
     out = []
@@ -165,7 +165,7 @@ def combinations(sw: Sweep) -> List[Dict[str, Any]]:
     return out
 
 
-def _label(combo: Dict[str, Any]) -> str:
+def _label(combo: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {json.dumps(v)}" for k, v in combo.items())
 
 
@@ -174,14 +174,14 @@ class Resolved:
     """One combination, validated: its scenario text, name, base directory and the digest of the
     files it references (traces, tables: part of the cache key, so an edited trace reruns)."""
 
-    combo: Dict[str, Any]
+    combo: dict[str, Any]
     text: str
     file: str
     base_dir: str
     files_digest: str
 
 
-def resolve(sw: Sweep) -> List[Resolved]:
+def resolve(sw: Sweep) -> list[Resolved]:
     """Every combination, validated first: a ScenarioError lists every broken combination's
     errors, each naming the combination."""
     from . import _core
@@ -206,7 +206,7 @@ def resolve(sw: Sweep) -> List[Resolved]:
     return out
 
 
-def _flatten(prefix: str, v: Any, out: Dict[str, Any]) -> None:
+def _flatten(prefix: str, v: Any, out: dict[str, Any]) -> None:
     if isinstance(v, dict):
         for k, x in v.items():
             _flatten(f"{prefix}.{k}" if prefix else str(k), x, out)
@@ -222,7 +222,7 @@ def _flatten(prefix: str, v: Any, out: Dict[str, Any]) -> None:
         out[prefix] = float(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
-def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
+def run_one(text: str, file: str, base_dir: str, seed: int) -> dict[str, Any]:
     """One run in a worker: the flattened summary and the series, or the error. JSON-native
     (str keys, lists, str, float, bool, None), so its JSON text reads back as the same value
     (run_all(native=True))."""
@@ -236,7 +236,7 @@ def run_one(text: str, file: str, base_dir: str, seed: int) -> Dict[str, Any]:
     except BaseException as e:  # recorded, the sweep goes on; BaseException: a Rust panic is pyo3's PanicException
         return {"error": f"{type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}
     s = json.loads(raw["summary"]) if isinstance(raw["summary"], str) else raw["summary"]
-    flat: Dict[str, Any] = {}
+    flat: dict[str, Any] = {}
     for part in ("flows", "links", "elements"):
         if part in s:
             _flatten(part, s[part], flat)
@@ -265,7 +265,7 @@ def sweep(
     progress: Any = None,
     resume: bool = True,
     timeseries: bool = True,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Runs the sweep file `path` into `out_dir` (default ``sweeps/<file name>``) and returns what
     sweep.json holds. `backend` is ``local`` (`jobs` worker processes, default all cores) or
     ``ray`` (on the cluster at `ray_address`, or a local Ray instance of `jobs` CPUs when None);
@@ -290,9 +290,9 @@ def sweep(
         cache.clear()
     bar = progress("sweep runs", len(keys)) if progress else None
 
-    descriptions: Dict[Tuple[int, int], str] = {}
+    descriptions: dict[tuple[int, int], str] = {}
 
-    def describe(k: Tuple[int, int]) -> str:
+    def describe(k: tuple[int, int]) -> str:
         d = descriptions.get(k)
         if d is None:
             r = resolved[k[0]]
@@ -302,7 +302,7 @@ def sweep(
             )
         return d
 
-    def died(k: Tuple[int, int], why: str) -> Dict[str, Any]:
+    def died(k: tuple[int, int], why: str) -> dict[str, Any]:
         return {"error": f"WorkerDied: {why}", "wall_s": 0.0}  # recorded, not cached: the next invocation tries again
 
     results, n_jobs = run_all(
@@ -319,7 +319,7 @@ def sweep(
     )
     axes = list(sw.axes)
     rows, failed = [], []
-    series: Dict[str, List[Any]] = {}  # the long-form series of every run, column by column
+    series: dict[str, list[Any]] = {}  # the long-form series of every run, column by column
     n_series = 0
     for i, seed in keys:
         combo = resolved[i].combo
@@ -374,7 +374,7 @@ def sweep(
     return info
 
 
-def report(out_dir: Path, metric: str, plot: Optional[Path] = None) -> Tuple[List[Dict[str, Any]], Optional[Path]]:
+def report(out_dir: Path, metric: str, plot: Optional[Path] = None) -> tuple[list[dict[str, Any]], Optional[Path]]:
     """Mean and 95 % CI of `metric` per combination of the axes (over seeds), and a plot: a line
     plot with error bars for one axis, a heatmap for two (none for more)."""
     import polars as pl
@@ -405,12 +405,12 @@ def report(out_dir: Path, metric: str, plot: Optional[Path] = None) -> Tuple[Lis
     return cells, written
 
 
-def info_combos(info: Dict[str, Any]) -> List[Dict[str, Any]]:
+def info_combos(info: dict[str, Any]) -> list[dict[str, Any]]:
     sw = Sweep(info["sweep_file"], Path(info["base"]), info["axes"], info["seeds"], info["combine"], info["exclude"])
     return combinations(sw)
 
 
-def _plot(cells: List[Dict[str, Any]], axes: List[str], metric: str, path: Path) -> Path:
+def _plot(cells: list[dict[str, Any]], axes: list[str], metric: str, path: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -452,7 +452,7 @@ class _CallableModule(types.ModuleType):
     """`mobipath.sweep(...)` runs a sweep (this module's `sweep`), while `mobipath.sweep.report`,
     `load_sweep` etc. stay reachable as the module's attributes."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return sweep(*args, **kwargs)
 
 

@@ -30,7 +30,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Optional
 
 BASE = """seed = 1
 duration_s = 1
@@ -68,7 +68,7 @@ def write_grid(directory: Path, runs: int) -> Path:
 
 def run(
     runs: int = 1000, jobs: int = 2, ray: Optional[bool] = None, log: Any = None, repeat: int = 1
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Runs the benchmark; returns the measurements (seconds, runs/s, ms per run). `ray`: None =
     when installed. `log(str)` is told what is being timed. `repeat`: the fresh local steps
     (-j 1 and -j N, alternately) are timed that many times and the fastest of each is reported
@@ -80,7 +80,7 @@ def run(
 
     say = log or (lambda s: None)
     load_before = os.getloadavg()
-    out: Dict[str, Any] = {"runs": 0, "jobs": jobs, "cpus": os.cpu_count(), "steps": {}}
+    out: dict[str, Any] = {"runs": 0, "jobs": jobs, "cpus": os.cpu_count(), "steps": {}}
     with tempfile.TemporaryDirectory(prefix="mobipath-bench-sweep-") as tmp:
         d = Path(tmp)
         grid = write_grid(d, runs)
@@ -90,7 +90,7 @@ def run(
         n = out["runs"] = len(todo)
 
         def step(
-            name: str, seconds: float, workers: int, load: float, cpu: Optional[Tuple[float, float]] = None
+            name: str, seconds: float, workers: int, load: float, cpu: Optional[tuple[float, float]] = None
         ) -> None:
             before = out["steps"].get(name)
             tried = (before or {}).get("repeats", []) + [
@@ -147,14 +147,14 @@ def run(
             timed(
                 f"local -j 1 (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})",
                 1,
-                lambda: run_sweep(grid, d / f"j1-{i}", jobs=1),
+                lambda i=i: run_sweep(grid, d / f"j1-{i}", jobs=1),
             )
             if i == 0:
                 timed("local -j 1, cached (everything read back)", 1, lambda: run_sweep(grid, d / "j1-0", jobs=1))
             timed(
                 f"local -j {jobs} (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})",
                 jobs,
-                lambda: run_sweep(grid, d / f"jN-{i}", jobs=jobs),
+                lambda i=i: run_sweep(grid, d / f"jN-{i}", jobs=jobs),
             )
         if ray is not False:
             try:
@@ -209,7 +209,7 @@ def run(
     return out
 
 
-def _cpu() -> Tuple[float, float]:
+def _cpu() -> tuple[float, float]:
     """CPU seconds (user + system) of this process and of its finished, waited-for children."""
     import resource
 
@@ -231,7 +231,7 @@ COLUMNS = (
 )
 
 
-def rows(result: Dict[str, Any]) -> List[List[str]]:
+def rows(result: dict[str, Any]) -> list[list[str]]:
     """Table rows (COLUMNS): step, workers, the 1-minute load average at its start, wall s,
     runs/s, overhead ms per run (wall), CPU ms per run of the driver, of the workers and in all,
     and the CPU overhead per run."""

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import pytest
 
@@ -29,7 +29,7 @@ def short_example() -> str:
     return text
 
 
-def mobipath_command() -> List[str]:
+def mobipath_command() -> list[str]:
     """The installed `mobipath` console script (next to this interpreter), else `python -m mobipath`."""
     script = Path(sys.executable).with_name("mobipath")
     if script.exists():
@@ -51,18 +51,17 @@ def cli_env(extra: Optional[dict] = None) -> dict:
 
 
 def run_cli(
-    args: List[str],
+    args: list[str],
     cwd: Optional[Path] = None,
     timeout: float = 600,
-    command: Optional[List[str]] = None,
+    command: Optional[list[str]] = None,
     env: Optional[dict] = None,
 ) -> subprocess.CompletedProcess:
     """Runs the CLI in a subprocess (no TTY, so no progress bar) and captures text output."""
     return subprocess.run(
         (command or mobipath_command()) + [str(a) for a in args],
         cwd=str(cwd) if cwd else None,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         stdin=subprocess.DEVNULL,
         text=True,
         timeout=timeout,

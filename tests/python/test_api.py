@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+import mobipath
 import pytest
 from conftest import INVALID
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import mobipath
 from mobipath import _core
 from mobipath.source import INLINE_NAME, load_source
 

@@ -4,9 +4,8 @@ OverflowError; the CLI warns when the seed cannot matter."""
 
 import shutil
 
-import pytest
-
 import mobipath
+import pytest
 from conftest import ROOT, run_cli
 from mobipath.errors import ScenarioError
 from mobipath.source import load_source, parse_toml

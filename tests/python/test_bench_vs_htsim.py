@@ -28,12 +28,12 @@ def test_bench_vs_htsim_reports_every_workload_and_command(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    titles = [l for l in lines if l.endswith("(2 rounds)")]
+    titles = [ln for ln in lines if ln.endswith("(2 rounds)")]
     assert len(titles) == 3, r.stdout
-    rows = [l for l in lines if "ratio to htsim" in l]
+    rows = [ln for ln in lines if "ratio to htsim" in ln]
     assert len(rows) == 6, r.stdout
-    assert sum(1 for l in rows if l.strip().startswith(str(mobipath)[:50])) == 3, r.stdout
-    assert all(" ms (min " in l for l in rows), r.stdout
+    assert sum(1 for ln in rows if ln.strip().startswith(str(mobipath)[:50])) == 3, r.stdout
+    assert all(" ms (min " in ln for ln in rows), r.stdout
     # A bad count is refused with the option's name.
     bad = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bench-vs-htsim"), "true", "true", "--pairs", "0"],

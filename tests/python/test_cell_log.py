@@ -4,7 +4,6 @@ Needs `dbus-daemon` (Debian: dbus-daemon / dbus) and the dbus-fast package; skip
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 pytest.importorskip("dbus_fast")

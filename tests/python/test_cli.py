@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import INVALID, ROOT, run_cli
-from typer.testing import CliRunner
-
 from mobipath.cli import app
+from typer.testing import CliRunner
 
 runner = CliRunner()
 
@@ -61,7 +60,7 @@ def test_validate_reports_every_error():
 
 def test_validate_error_format_is_field_value_message():
     proc = run_cli(["validate", INVALID / "negative-rate.toml"])
-    line = next(l for l in proc.stdout.splitlines() if "rate_mbps" in l)
+    line = next(ln for ln in proc.stdout.splitlines() if "rate_mbps" in ln)
     # "<file>: <field> = <value>: <message>"
     assert line.startswith(f"{INVALID / 'negative-rate.toml'}: links[0].rate_mbps = -5: "), line
     assert len(line.split(": ", 2)[2]) > 0

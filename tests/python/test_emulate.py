@@ -8,6 +8,7 @@ measure). The `plan` tests (what emulate refuses) need none of that.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -19,14 +20,10 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Dict, List
 
 import pytest
-
-from mobipath import emulate as emu
-
 from conftest import ROOT, kernel_emulation_unavailable, run_cli
-
+from mobipath import emulate as emu
 
 _why = kernel_emulation_unavailable()
 needs_emulation = pytest.mark.skipif(bool(_why), reason=_why or "ok")
@@ -61,7 +58,7 @@ traffic = {{ kind = "bulk" }}
 """
 
 
-def _children(pid: int) -> List[int]:
+def _children(pid: int) -> list[int]:
     out = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
@@ -164,7 +161,7 @@ def test_plan_takes_multi_link_paths_but_not_shared_links(tmp_path: Path) -> Non
         "two.toml",
     )
     p = emu.plan(two)
-    assert [l["name"] for l in p.paths[0]["links"]] == ["l", "m"]
+    assert [ln["name"] for ln in p.paths[0]["links"]] == ["l", "m"]
     shared = ROOT / "scenarios" / "examples" / "mptcp-two-paths.toml"
     text = shared.read_text().replace('links = ["path-b"]', 'links = ["path-a"]')
     with pytest.raises(emu.EmulateError, match="path-a.*shared bottlenecks"):
@@ -196,7 +193,7 @@ def test_cli_refuses_without_root_or_with_bad_scenario(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- emulator accuracy
 
 
-def _topology(link: Dict, duration_s: float) -> emu.Topology:
+def _topology(link: dict, duration_s: float) -> emu.Topology:
     return emu.Topology(link=link, seed=7, duration_s=duration_s, base_dir=Path("."))
 
 
@@ -224,15 +221,13 @@ def _paced_send(tx: socket.socket, dst, payload: int, pps: float, seconds: float
         due = int(el * pps) + 1
         while sent < due:
             struct.pack_into("!QQ", body, 0, sent, time.monotonic_ns())
-            try:
+            with contextlib.suppress(BlockingIOError):
                 tx.sendto(body, dst)
-            except BlockingIOError:
-                pass
             sent += 1
         time.sleep(0.005)
 
 
-def _receive(rx: socket.socket, out: List, stop: threading.Event) -> None:
+def _receive(rx: socket.socket, out: list, stop: threading.Event) -> None:
     while True:
         try:
             data = rx.recv(65536)
@@ -244,13 +239,13 @@ def _receive(rx: socket.socket, out: List, stop: threading.Event) -> None:
         out.append((time.monotonic_ns(), seq, sent_ns, len(data)))
 
 
-def _udp_through(link: Dict, duration_s: float, payload: int, pps: float, seconds: float, drain_s: float = 0.0):
+def _udp_through(link: dict, duration_s: float, payload: int, pps: float, seconds: float, drain_s: float = 0.0):
     """Sends `pps` datagrams of `payload` bytes for `seconds` across an emulated `link`, waits
     `drain_s` for the last ones, and returns (sent, received records, emulator stats)."""
     with _topology(link, duration_s) as topo:
         tx, rx = _udp_pair(topo)
         topo.start_clock()
-        got: List = []
+        got: list = []
         stop = threading.Event()
         t = threading.Thread(target=_receive, args=(rx, got, stop), daemon=True)
         t.start()
@@ -498,7 +493,7 @@ def test_mptcp_uses_both_paths_and_a_backup_mark_moves_sending_off_within_a_seco
     paths = r.extra["emulator_stats"]["forward"]["paths"]
     mbps = {p["path"]: [b * 8 / 0.1 / 1e6 for b in p["bin_bytes"]] for p in paths}
 
-    def mean(xs: List[float]) -> float:
+    def mean(xs: list[float]) -> float:
         return sum(xs) / len(xs)
 
     both = mean([a + b for a, b in zip(mbps["pa"][10:30], mbps["pb"][10:30])])

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from mobipath.emulate import fidelity as fid
 
 

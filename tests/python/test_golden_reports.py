@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden" / "reproduce"

@@ -7,10 +7,9 @@ import json
 import math
 import socket
 import threading
-from typing import List, Optional
+from typing import Optional
 
 import pytest
-
 from mobipath.gpsd import EARTH_RADIUS_M, WATCH_COMMAND, GpsdClient, GpsdError, Track, fix_from_tpv, parse_time
 
 T0 = "2024-05-01T12:00:00.000Z"
@@ -20,7 +19,7 @@ class FakeGpsd:
     """Listens on 127.0.0.1:<free port>; per connection greets with VERSION, waits for the client's
     command line, records it, then sends `script` (bytes chunks) and closes, or stays silent."""
 
-    def __init__(self, script: List[bytes], greet: Optional[bytes] = None, hang: bool = False):
+    def __init__(self, script: list[bytes], greet: Optional[bytes] = None, hang: bool = False):
         self.script, self.hang = script, hang
         self.greet = (
             greet
@@ -28,7 +27,7 @@ class FakeGpsd:
             else json.dumps({"class": "VERSION", "release": "3.25", "proto_major": 3, "proto_minor": 15}).encode()
             + b"\n"
         )
-        self.received: List[bytes] = []
+        self.received: list[bytes] = []
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(1)
@@ -109,9 +108,9 @@ def test_positions_along_the_track_and_off_track_fixes_are_dropped():
 
 def test_silence_closure_and_refusal_raise_gpsd_error():
     fake = FakeGpsd([], hang=True)
-    with GpsdClient(port=fake.port, timeout=0.3) as gps:
-        with pytest.raises(GpsdError, match="no report from gpsd within 0.3 s"):
-            next(gps.fixes())
+    silent = "no report from gpsd within 0.3 s"
+    with GpsdClient(port=fake.port, timeout=0.3) as gps, pytest.raises(GpsdError, match=silent):
+        next(gps.fixes())
     fake.done.set()
     fake = FakeGpsd([tpv(T0, 37.0, 127.0)])
     with GpsdClient(port=fake.port) as gps:

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from mobipath.errors import ScenarioError
 from mobipath.router import holog
 
@@ -69,7 +68,10 @@ def test_mmcli_human_and_key_value_forms_and_errors():
     obs = holog.parse_mmcli(human, "a.log", "A")
     assert [o.cell for o in obs] == ["01A2B301"] * 3 + ["01A2B302"] * 3 + [None, "01A2B302"]
     assert holog.handovers(obs) == [("A", T0 + 2, T0 + 3)]
-    iso = lambda k: dt.datetime.fromtimestamp(T0 + k, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def iso(k):
+        return dt.datetime.fromtimestamp(T0 + k, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
     keys = "".join(
         MMCLI_KEYS.format(t=iso(k), cell=("2B3C01" if k < 2 else "--" if k < 4 else "2B3C02")) for k in range(6)
     )
@@ -118,9 +120,12 @@ def test_cli_writes_what_learn_recorded_learns_from(tmp_path: Path):
             )
         )
     out = tmp_path / "handovers.csv"
-    run = lambda *a: subprocess.run(
-        [sys.executable, "-m", "mobipath", *map(str, a)], capture_output=True, text=True, timeout=120
-    )
+
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, "-m", "mobipath", *map(str, a)], capture_output=True, text=True, timeout=120
+        )
+
     r = run(
         "router",
         "handover-log",

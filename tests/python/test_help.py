@@ -4,19 +4,18 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Tuple
+from collections.abc import Iterator
 
 import pytest
 import typer
-from typer.testing import CliRunner
-
 from mobipath.cli import app
+from typer.testing import CliRunner
 
 runner = CliRunner()
 BRACKETED = re.compile(r"\[[^\[\]]+\]")
 
 
-def walk(cmd, path: Tuple[str, ...] = ()) -> Iterator[Tuple[Tuple[str, ...], object]]:
+def walk(cmd, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], object]]:
     yield path, cmd
     for name, sub in sorted((getattr(cmd, "commands", None) or {}).items()):
         yield from walk(sub, path + (name,))
@@ -25,7 +24,7 @@ def walk(cmd, path: Tuple[str, ...] = ()) -> Iterator[Tuple[Tuple[str, ...], obj
 COMMANDS = list(walk(typer.main.get_command(app)))
 
 
-def help_strings(cmd) -> List[str]:
+def help_strings(cmd) -> list[str]:
     texts = [getattr(cmd, "help", None) or ""]
     texts += [getattr(p, "help", None) or "" for p in getattr(cmd, "params", [])]
     return [t for t in texts if t]

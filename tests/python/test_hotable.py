@@ -2,10 +2,9 @@
 
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from mobipath import hotable
 from mobipath.cli import app
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 P0 = ROOT / "scenarios" / "p0" / "hst-minrtt.toml"
@@ -14,7 +13,7 @@ runner = CliRunner()
 
 def ranges_of(text: str):
     """The CSV's rows: (operator, start_m, end_m, count) — the support stretches."""
-    rows = [l.split(",") for l in text.splitlines() if l and not l.startswith("#")][1:]
+    rows = [ln.split(",") for ln in text.splitlines() if ln and not ln.startswith("#")][1:]
     return [(r[0], float(r[1]), float(r[2]), int(r[3])) for r in rows]
 
 
@@ -40,8 +39,11 @@ def test_learn_writes_then_accumulates_without_shrinking(tmp_path):
     alone = tmp_path / "alone.csv"
     r = runner.invoke(app, ["hotable", "learn", str(P0), "--runs", "5", "--first-seed", "100", "-o", str(alone)])
     assert r.exit_code == 0, r.output
+
     # Supports add up (metres x runs, to the CSV's decimetre rounding) and so do the runs.
-    integral = lambda t: sum((b - a) * c for _, a, b, c in t)
+    def integral(t):
+        return sum((b - a) * c for _, a, b, c in t)
+
     assert abs(integral(second) - integral(first) - integral(ranges(alone))) < 0.1 * len(second)
     assert hotable.table_info(out.read_text())["runs"] == 10
     info = hotable.table_info(out.read_text())
@@ -62,8 +64,11 @@ def test_learning_twice_into_the_same_file_overwrites_unless_accumulating(tmp_pa
     assert out.read_text() == once
     r = runner.invoke(app, args + ["--accumulate"])
     assert r.exit_code == 0 and "accumulated into" in r.output, r.output
+
     # Every stretch's support doubled (metres x runs, to the CSV's decimetre rounding).
-    integral = lambda t: sum((b - a) * c for _, a, b, c in t)
+    def integral(t):
+        return sum((b - a) * c for _, a, b, c in t)
+
     assert abs(integral(ranges(out)) - 2 * integral(ranges_of(once))) < 0.1 * len(ranges(out))
     assert hotable.table_info(out.read_text())["runs"] == 6
     r = runner.invoke(app, args + ["--accumulate", "--fresh"])
@@ -94,7 +99,6 @@ def test_min_support_narrows_the_ranges_and_is_kept_when_accumulating(tmp_path):
 
 def test_malformed_tables_are_named_by_table_info(tmp_path):
     import pytest
-
     from mobipath.errors import ScenarioError
 
     with pytest.raises(ScenarioError) as e:
@@ -166,7 +170,7 @@ def test_learn_recorded_from_nmea_and_handover_logs(tmp_path):
     nmea.write_text("".join(_nmea(t0 + i, 37.0, 127.0 + 83.33 * i / k) for i in range(60)))
     log = tmp_path / "run1.csv"
     log.write_text(
-        "operator,start,end\nA,2024-05-01T12:00:10Z,2024-05-01T12:00:10.04Z\nB,%.2f,%.2f\n" % (t0 + 20.5, t0 + 20.54)
+        f"operator,start,end\nA,2024-05-01T12:00:10Z,2024-05-01T12:00:10.04Z\nB,{t0 + 20.5:.2f},{t0 + 20.54:.2f}\n"
     )
     out = tmp_path / "table.csv"
     r = runner.invoke(

@@ -16,13 +16,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
+from conftest import kernel_emulation_unavailable
 from mobipath import api
 from mobipath import emulate as emu
 from mobipath.emulate import fidelity as fid
 from mobipath.emulate import independent as ind
-
-from conftest import kernel_emulation_unavailable
 
 
 def _possible() -> str:

@@ -7,7 +7,6 @@ import subprocess
 import time
 
 import polars as pl
-
 from conftest import cli_env, mobipath_command
 
 # Long enough that it cannot finish in the test's time (~100 s of wall time at 1 Gbit/s).

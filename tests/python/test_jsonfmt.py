@@ -8,12 +8,10 @@ import math
 import re
 
 import pytest
+from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mobipath import _core, jsonfmt
-
-from conftest import ROOT
 
 
 def python_dumps(value):

@@ -11,7 +11,6 @@ so the docs that state the miss cannot go stale."""
 import json
 
 import pytest
-
 from conftest import run_cli
 
 SCHEDULERS = ("minrtt", "ecf", "blest", "peekaboo")

@@ -5,14 +5,12 @@ from __future__ import annotations
 import io
 import json
 
-import polars as pl
 import pytest
 from conftest import ROOT, run_cli
-from rich.console import Console
-
 from mobipath.display import print_summary, write_plain_summary
 from mobipath.plot import PlotError, plot_result
 from mobipath.results import timeseries_frame
+from rich.console import Console
 
 P0 = ROOT / "scenarios" / "p0" / "hst-minrtt.toml"
 
@@ -98,7 +96,7 @@ def test_mptcp_summary_is_compact_with_a_subflow_table():
             },
         },
     }
-    console = Console(width=120, record=True, file=open("/dev/null", "w"))
+    console = Console(width=120, record=True, file=io.StringIO())
     print_summary(console, summary)
     text = console.export_text()
     assert "MPTCP flows" in text and "Subflows of mp" in text

@@ -13,12 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
-
+from conftest import ROOT, kernel_emulation_unavailable
 from mobipath.emulate import proxychain as pc
 from mobipath.emulate.netns import list_namespaces
 from mobipath.emulate.plan import load_toml, plan
-
-from conftest import ROOT, kernel_emulation_unavailable
 
 SCENARIO = ROOT / "scenarios" / "p0" / "hst-proxy.toml"
 

@@ -5,7 +5,6 @@ and refuses bad input precisely."""
 import json
 
 import pytest
-
 from conftest import run_cli
 from mobipath.recommend import RecommendError, parse_goal, parse_path, recommend
 

@@ -5,7 +5,6 @@ import pickle
 from pathlib import Path
 
 import pytest
-
 from mobipath.errors import ConfigError, ScenarioError
 from mobipath.source import ScenarioSource
 

@@ -4,7 +4,6 @@ excludes 0; a mean over fewer seeds than the run's says so; a band that is not a
 reported as one. (The reproductions' own tests run them end to end; these pin the arithmetic.)"""
 
 import pytest
-
 from mobipath.experiments import p0, p1, p2
 from mobipath.experiments.common import mean_ci
 from mobipath.recommend import rank

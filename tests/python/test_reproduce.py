@@ -8,7 +8,6 @@ import statistics
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 ARGS = ["--quick", "--seeds", "2", "--profile", "paper", "--schedulers", "minrtt", "--table-runs", "3", "--jobs", "2"]
@@ -90,7 +89,7 @@ def test_table2_row_is_computed_from_results(two_runs):
     mean = {v: statistics.fmean(float(r["goodput_mbps"]) for r in rs if r["variant"] == v) for v in ("plain", "pha")}
     report = (out / "report.md").read_text()
     t2 = report.split("## Table 2")[1].split("## ")[0]
-    line = next(l for l in t2.splitlines() if l.startswith("| minRTT |"))
+    line = next(ln for ln in t2.splitlines() if ln.startswith("| minRTT |"))
     cells = [c.strip() for c in line.strip("|").split("|")]
     plain = float(re.match(r"[-\d.]+", cells[2]).group())
     pha = float(re.match(r"[-\d.]+", cells[3]).group())
@@ -116,7 +115,7 @@ def test_single_tcp_rows_use_their_own_operators_handovers(two_runs):
     t = report.split("## Fig. 6(a)")[1].split("## ")[0]
     for op in ("A", "B"):
         mean = statistics.fmean(float(r["goodput_mbps"]) for r in rs if r["variant"] == f"tcp-{op}")
-        line = next(l for l in t.splitlines() if l.startswith(f"| paper | {op} |"))
+        line = next(ln for ln in t.splitlines() if ln.startswith(f"| paper | {op} |"))
         assert f"{mean:.3f}" in line, (mean, line)
 
 

@@ -9,7 +9,6 @@ import statistics
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 ARGS = ["--quick", "--seeds", "2"]
@@ -34,12 +33,12 @@ def rows(out: Path):
 def table(report: str, heading: str, first_col: str):
     """The rows of the first Markdown table after `heading`, keyed by their first cell."""
     section = report.split(heading, 1)[1]
-    lines = [l for l in section.splitlines() if l.startswith("| ")]
+    lines = [ln for ln in section.splitlines() if ln.startswith("| ")]
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     assert header[0] == first_col, header
     out = {}
-    for l in lines[1:]:
-        cells = [c.strip() for c in l.strip("|").split("|")]
+    for ln in lines[1:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
         if cells[0] == first_col:
             break  # the next table
         out[cells[0]] = dict(zip(header[1:], cells[1:]))
@@ -224,7 +223,7 @@ def test_worked_examples_are_in_the_report(two_runs):
     fig6 = fig6.split("## Scenario 1")[0]
 
     def rows_of(section):
-        return [[c.strip() for c in l.strip("|").split("|")] for l in section.splitlines() if re.match(r"\| \d", l)]
+        return [[c.strip() for c in ln.strip("|").split("|")] for ln in section.splitlines() if re.match(r"\| \d", ln)]
 
     assert [r[1] for r in rows_of(fig5)][:5] == ["1", "1", "1", "2", "1"]
     r6 = {r[0]: r for r in rows_of(fig6)}
@@ -255,7 +254,7 @@ def test_comparisons_are_paired_differences(two_runs):
         and float(shown.group(1)) == pytest.approx(m, abs=0.06)
         and float(shown.group(2)) == pytest.approx(ci, abs=0.06)
     )
-    line = next(l for l in report.splitlines() if l.startswith("- Receive buffer, delay-predictive − minRTT"))
+    line = next(ln for ln in report.splitlines() if ln.startswith("- Receive buffer, delay-predictive − minRTT"))
     word = "no difference" if m - ci <= 0 <= m + ci else ("more" if m > 0 else "fewer")
     assert re.search(rf"{word} at [^;]*\b5\b", line), line
 

@@ -9,7 +9,6 @@ import statistics
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 ARGS = ["--quick", "--seeds", "2"]
@@ -88,9 +87,9 @@ def test_report_numbers_are_computed_from_results(two_runs):
     rs = rows(out)
     report = (out / "report.md").read_text()
     section = report.split("## Scheduler × congestion control", 1)[1].split("##", 1)[0]
-    line = next(l for l in section.splitlines() if l.startswith("| BLEST |"))
+    line = next(ln for ln in section.splitlines() if ln.startswith("| BLEST |"))
     cells = [c.strip() for c in line.strip("|").split("|")]
-    header = next(l for l in section.splitlines() if l.startswith("| scheduler |"))
+    header = next(ln for ln in section.splitlines() if ln.startswith("| scheduler |"))
     cols = [c.strip() for c in header.strip("|").split("|")]
     shown = float(re.match(r"[\d.]+", cells[cols.index("BBR")]).group())
     vals = [
@@ -104,7 +103,10 @@ def test_report_numbers_are_computed_from_results(two_runs):
 def test_reruns_are_identical(two_runs):
     a, b = two_runs
     assert (a / "results.csv").read_text() == (b / "results.csv").read_text()
-    strip = lambda s: re.sub(r"(wall time s|jobs|command|reused runs)[^\n]*", "", s)
+
+    def strip(s):
+        return re.sub(r"(wall time s|jobs|command|reused runs)[^\n]*", "", s)
+
     assert strip((a / "report.md").read_text()) == strip((b / "report.md").read_text())
 
 

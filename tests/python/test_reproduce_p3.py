@@ -10,7 +10,6 @@ import statistics
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 ARGS = ["--quick", "--seeds", "2"]
@@ -35,12 +34,12 @@ def rows(out: Path):
 def table(report: str, heading: str, first_col: str):
     """The rows of the first Markdown table after `heading` whose header starts with `first_col`."""
     section = report.split(heading, 1)[1]
-    lines = [l for l in section.splitlines() if l.startswith("| ")]
-    start = next(i for i, l in enumerate(lines) if l.strip("| ").startswith(first_col))
+    lines = [ln for ln in section.splitlines() if ln.startswith("| ")]
+    start = next(i for i, ln in enumerate(lines) if ln.strip("| ").startswith(first_col))
     header = [c.strip() for c in lines[start].strip("|").split("|")]
     out = {}
-    for l in lines[start + 1 :]:
-        cells = [c.strip() for c in l.strip("|").split("|")]
+    for ln in lines[start + 1 :]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
         if cells[0].startswith("---"):
             continue
         if cells[0] == first_col:
@@ -130,7 +129,10 @@ def test_report_numbers_are_computed_from_results(two_runs):
 def test_reruns_are_identical(two_runs):
     a, b = two_runs
     assert (a / "results.csv").read_text() == (b / "results.csv").read_text()
-    strip = lambda s: re.sub(r"(wall time s|jobs|command|reused runs)[^\n]*", "", s)
+
+    def strip(s):
+        return re.sub(r"(wall time s|jobs|command|reused runs)[^\n]*", "", s)
+
     assert strip((a / "report.md").read_text()) == strip((b / "report.md").read_text())
 
 

@@ -10,7 +10,6 @@ import statistics
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 ARGS = ["--quick", "--seeds", "2"]
@@ -36,12 +35,12 @@ def rows(out: Path):
 def table(report: str, heading: str, first_col: str):
     """The rows of the first Markdown table after `heading`, keyed by (first cell, second cell)."""
     section = report.split(heading, 1)[1]
-    lines = [l for l in section.splitlines() if l.startswith("| ")]
+    lines = [ln for ln in section.splitlines() if ln.startswith("| ")]
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     assert header[0] == first_col, header
     out = {}
-    for l in lines[1:]:
-        cells = [c.strip() for c in l.strip("|").split("|")]
+    for ln in lines[1:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
         if cells[0] == first_col:
             break
         out[(cells[0], cells[1])] = dict(zip(header[2:], cells[2:]))

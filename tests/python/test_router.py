@@ -10,9 +10,10 @@ import os
 import shutil
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
-
+from conftest import run_cli
 from mobipath import _core
 from mobipath.gpsd import EARTH_RADIUS_M
 from mobipath.router.phad import (
@@ -23,8 +24,6 @@ from mobipath.router.phad import (
     SubflowSpec,
     parse_subflow,
 )
-
-from conftest import run_cli
 from test_gpsd import FakeGpsd, tpv
 
 TABLE = "# mobipath handover table v1\noperator,start_m,end_m,count\nA,5000,5400,3\nB,9000,9300,2\n"
@@ -240,7 +239,7 @@ def test_cli_dry_run_against_a_fake_gpsd(tmp_path):
         timeout=60,
     )  # decisions at fixes only: the fake sends them all at once
     assert r.returncode == 0, r.stderr
-    lines_out = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    lines_out = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
     events = [e for e in lines_out if "failsafe" not in e]
     assert [(e["endpoint_id"], e["backup"]) for e in events] == [(3, True), (3, False)]
     # Fail-safe restores: at start, at the fix off the track, at exit.
@@ -279,7 +278,7 @@ def _kernel_mptcp() -> str:
     if shutil.which("ip") is None or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode != 0:
         return "`ip netns` unavailable"
     try:
-        if open("/proc/sys/net/mptcp/enabled").read().strip() != "1":
+        if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
             return "MPTCP disabled"
     except OSError:
         return "no MPTCP"
@@ -346,7 +345,7 @@ def _pha_d(tmp_path, port, *extra):
 
 
 def _lines(out: str):
-    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    return [json.loads(ln) for ln in out.splitlines() if ln.startswith("{")]
 
 
 def _backup_then_restored(lines, reason_part):
@@ -394,7 +393,6 @@ def test_failsafe_when_the_position_jumps_off_the_track(tmp_path):
 
 def test_failsafe_on_sigterm(tmp_path):
     import signal
-    import sys
     import time
 
     fake = FakeGpsd(_ride(1600, 6), hang=True)

@@ -6,11 +6,10 @@ import json
 import shutil
 import subprocess
 
+import mobipath
 import polars as pl
 import pytest
-from conftest import EXAMPLE, ROOT, run_cli
-
-import mobipath
+from conftest import ROOT, run_cli
 from mobipath.results import TIMESERIES_COLUMNS
 
 

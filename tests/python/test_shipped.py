@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 
 from conftest import ROOT, run_cli
-
 from mobipath import shipped
 
 

@@ -9,16 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import mobipath
 import polars as pl
 import pytest
 import typer
 from conftest import EXAMPLE, cli_env, run_cli, short_example
-from typer.testing import CliRunner
-
-import mobipath
 from mobipath.cli import app
 from mobipath.display import fmt_value
 from mobipath.runcmd import parse_fast
+from typer.testing import CliRunner
 
 HEAVY = ("typer", "click", "rich", "polars", "pydantic", "matplotlib", "numpy")
 # Standard-library modules that cost a `mobipath run` milliseconds each (CPU time of a 10 ms run
@@ -51,8 +50,7 @@ def _imported(args, env=None):
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", *args],
         env=cli_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         timeout=120,
     )
@@ -150,8 +148,7 @@ def _fast_run(args, cwd, heavy=HEAVY, env=None):
         [sys.executable, "-c", code],
         cwd=cwd,
         env=cli_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         timeout=120,
     )
@@ -307,8 +304,7 @@ def test_the_command_script_ends_without_teardown_but_runs_atexit_handlers(tmp_p
         [sys.executable, "-c", code],
         cwd=tmp_path,
         env=cli_env({"MOBIPATH_GIT_REVISION": "test"}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         timeout=120,
     )

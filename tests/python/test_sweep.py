@@ -2,6 +2,7 @@
 and resumable (also after SIGKILL), identical whatever the parallelism, broken combinations named
 before anything runs, and `sweep report`."""
 
+import contextlib
 import json
 import os
 import signal
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from conftest import cli_env, mobipath_command, run_cli
 
 BASE = """seed = 1
@@ -90,7 +90,7 @@ def test_dataset_cache_and_parallelism(tmp_path):
         .filter((pl.col("flows.f.cc") == "bbr") & (pl.col("links.l.rate_mbps") == 10))["flows.f.goodput_mbps"]
         .to_list()
     )
-    line = next(l for l in r.stdout.splitlines() if "bbr" in l and "│ 10 " in l)
+    line = next(ln for ln in r.stdout.splitlines() if "bbr" in ln and "│ 10 " in ln)
     assert f"{statistics.mean(vals):.4g}" in line, (line, vals)
     assert (tmp_path / "g.png").stat().st_size > 0
 
@@ -173,8 +173,8 @@ def test_a_broken_combination_is_named_before_anything_runs(tmp_path):
     f = _sweep(tmp_path, '"links.l.rate_mbps" = [10, 0]\n"flows.f.cc" = ["cubic", "bbr"]\n')
     r = run_cli(["sweep", f, "--out", tmp_path / "o"], timeout=120)
     assert r.returncode == 1, r.stderr
-    bad = [l for l in r.stderr.splitlines() if "links.l.rate_mbps = 0" in l]
-    assert len(bad) == 2 and all("rate_mbps" in l for l in bad), r.stderr  # both cc values with rate 0
+    bad = [ln for ln in r.stderr.splitlines() if "links.ln.rate_mbps = 0" in ln]
+    assert len(bad) == 2 and all("rate_mbps" in ln for ln in bad), r.stderr  # both cc values with rate 0
     assert "links.l.rate_mbps = 10" not in r.stderr
     assert not (tmp_path / "o" / "cache").exists()
 
@@ -204,10 +204,9 @@ def test_a_failing_run_is_recorded_and_does_not_stop_the_sweep(tmp_path, monkeyp
     """In-process (CliRunner, -j 1) so the simulator can be made to fail one run: the others
     finish, the dataset holds the failure, the exit status counts it, and the next invocation
     runs only that one again."""
-    from typer.testing import CliRunner
-
     import mobipath._core as core
     from mobipath.cli import app
+    from typer.testing import CliRunner
 
     f = _sweep(tmp_path, '"flows.f.cc" = ["cubic", "bbr"]\n', seeds=3, duration=1.0)
     real = core.run
@@ -308,8 +307,8 @@ def test_tasks_carry_their_scenario_and_files(tmp_path):
 def test_every_file_a_shipped_scenario_references_travels_with_it(tmp_path):
     """referenced_files must know every scenario field naming a file: each shipped scenario that
     validates where it lies also validates from a task-local copy made of what ship_args packs."""
-    from mobipath import _core, executor
     from conftest import ROOT
+    from mobipath import _core, executor
 
     checked = 0
     for path in sorted((ROOT / "scenarios").rglob("*.toml")):
@@ -664,11 +663,10 @@ def test_a_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_path, m
     """Local pool (-j 2): the run that kills its worker is tried three times, then recorded as
     failed (the dataset, sweep.json, the exit status), the other runs finish; the next invocation
     tries only that run again."""
-    from typer.testing import CliRunner
-
     import mobipath._core as core
     from mobipath.cli import app
     from sweep_hooks import doom_marked_runs
+    from typer.testing import CliRunner
 
     f = _doomed_sweep(tmp_path)
     monkeypatch.setattr(core, "run", core.run)  # restored after the test
@@ -726,9 +724,8 @@ def _ray_start(
     """`ray start ARGS --block` in a session of its own (so that every process it starts can be
     found and killed), once it prints a line matching `ready`; every port chosen free.
     Returns the process and the match."""
-    import re
-
     import queue
+    import re
     import threading
 
     ports = [
@@ -751,7 +748,7 @@ def _ray_start(
         text=True,
         env=env,
     )
-    lines: "queue.Queue[str]" = queue.Queue()
+    lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     seen, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
@@ -821,10 +818,8 @@ def test_a_sweep_on_a_two_node_ray_cluster_through_ray_address(tmp_path):
         while True:
             left = _session_members(sessions)
             for pid in left:
-                try:
+                with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
             if not left or time.monotonic() > deadline:
                 break
             time.sleep(0.2)

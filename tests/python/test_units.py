@@ -13,7 +13,6 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mobipath import jsonfmt, provenance
 from mobipath.bench import QUICK_DURATION_S, cap_duration, quick_cap
 from mobipath.display import entities, fmt_value, metric_columns
@@ -117,9 +116,10 @@ def test_revision_of_git_tree(tmp_path):
     env = dict(
         os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e"
     )
-    run = lambda *a: subprocess.run(
-        ["git", "-C", str(tmp_path), *a], check=True, env=env, stdout=subprocess.PIPE, text=True
-    )
+
+    def run(*a):
+        return subprocess.run(["git", "-C", str(tmp_path), *a], check=True, env=env, stdout=subprocess.PIPE, text=True)
+
     run("init", "-q")
     (tmp_path / "f").write_text("1")
     run("add", "f")

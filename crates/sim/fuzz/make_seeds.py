@@ -56,7 +56,7 @@ def shorten(toml: str) -> str:
     # The scenario target skips text with a `/` in any string (file names stay in data/).
     toml = toml.replace("Mbit/s", "Mbps")
     # Comments are noise for the fuzzer.
-    return "\n".join(l for l in toml.splitlines() if not l.lstrip().startswith("#")) + "\n"
+    return "\n".join(ln for ln in toml.splitlines() if not ln.lstrip().startswith("#")) + "\n"
 
 
 def main() -> None:

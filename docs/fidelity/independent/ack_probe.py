@@ -12,6 +12,7 @@ with ROW one of the keys of ROWS and SEEDS e.g. 1001,1002 (kernel) or 1,2,3 (sim
 Output is recorded in README.md."""
 
 import sys
+from pathlib import Path
 
 from mobipath import api
 from mobipath.emulate import fidelity as fid
@@ -52,7 +53,7 @@ def kernel(c: fid.Config, seed: int) -> None:
         independent.IndependentPath.stop_relay = orig
     rel = f["reference"]["relay"]
     data, acks = rel["forward"]["frames_out"], rel["reverse"]["frames_in"]
-    load = open("/proc/loadavg").read().split()[0]
+    load = Path("/proc/loadavg").read_text().split()[0]
     print(
         f"kernel seed {seed}: goodput {f['goodput_mbps']:.2f} Mbit/s, {data} data frames, {acks} ACKs "
         f"({acks / data:.2f} per frame), receiver {seen['receiver']}, sender {seen['sender']}, load {load}",

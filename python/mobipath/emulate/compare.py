@@ -10,15 +10,14 @@ relative difference ``(simulation − emulation) / emulation``, and plots the go
 from __future__ import annotations
 
 import copy
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Optional
 
 from .. import jsonfmt
 from ..results import Result
-from ..source import ScenarioSource, load_source
+from ..source import ScenarioSource
 from .plan import DEFAULT_MAX_DURATION_S, Plan, load_toml, plan
 
 #: Flow metrics compared, in report order.
@@ -67,9 +66,9 @@ class Comparison:
     simulation: Result
     emulation: Result
     #: (metric, simulation, emulation, relative difference)
-    rows: List[Tuple[str, Optional[float], Optional[float], Optional[float]]]
+    rows: list[tuple[str, Optional[float], Optional[float], Optional[float]]]
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "scenario": self.plan.name,
             "seed": self.plan.seed,
@@ -94,8 +93,8 @@ class Comparison:
 
 
 def _rows(
-    p: Plan, sim: Dict[str, Any], emu: Dict[str, Any]
-) -> List[Tuple[str, Optional[float], Optional[float], Optional[float]]]:
+    p: Plan, sim: dict[str, Any], emu: dict[str, Any]
+) -> list[tuple[str, Optional[float], Optional[float], Optional[float]]]:
     fs = sim["flows"][p.flow]
     fe = emu["flows"][p.flow]
     rows = []
@@ -128,7 +127,7 @@ def compare(
     return Comparison(plan=p, simulation=sim, emulation=emu, rows=_rows(p, sim.summary, emu.summary))
 
 
-def _series(r: Result, kind: str, name: str, metric: str) -> Tuple[List[float], List[float]]:
+def _series(r: Result, kind: str, name: str, metric: str) -> tuple[list[float], list[float]]:
     import polars as pl
 
     ts = r.timeseries.filter((pl.col("kind") == kind) & (pl.col("name") == name) & (pl.col("metric") == metric)).sort(

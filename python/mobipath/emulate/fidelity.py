@@ -22,9 +22,10 @@ import json
 import math
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Optional
 
 from .. import jsonfmt
 
@@ -138,8 +139,8 @@ def scenario(
     )
 
 
-def _grid(single: Sequence[tuple], ccs: Sequence[str], mptcp: Sequence[Config]) -> List[Config]:
-    return [Config(r, d, l, cc) for (r, d, l) in single for cc in ccs] + list(mptcp)
+def _grid(single: Sequence[tuple], ccs: Sequence[str], mptcp: Sequence[Config]) -> list[Config]:
+    return [Config(r, d, ln, cc) for (r, d, ln) in single for cc in ccs] + list(mptcp)
 
 
 #: The full grid: 12 single-path links × reno/cubic/bbr, plus two-path MPTCP (2 × 20 Mbit/s, cubic).
@@ -183,8 +184,8 @@ class Row:
     sim_ci_mbps: float = 0.0
     emu_ci_mbps: float = 0.0
     #: Many-seed rows: each run's goodput, in seed order.
-    sim_goodputs: Optional[List[float]] = None
-    emu_goodputs: Optional[List[float]] = None
+    sim_goodputs: Optional[list[float]] = None
+    emu_goodputs: Optional[list[float]] = None
 
     @property
     def within(self) -> bool:
@@ -196,7 +197,7 @@ class Row:
         lo_e, hi_e = self.emu_goodput_mbps - self.emu_ci_mbps, self.emu_goodput_mbps + self.emu_ci_mbps
         return lo_s <= hi_e and lo_e <= hi_s
 
-    def to_json(self) -> Dict:
+    def to_json(self) -> dict:
         d = asdict(self)
         d["config"] = asdict(self.config) | {"label": self.config.label, "queue_packets": self.config.queue_packets}
         d["within_target"] = self.within
@@ -210,8 +211,8 @@ def run_row(
     warmup_s: float,
     reduced: bool,
     seeds: int = 1,
-    sim_run: Optional[Callable[[str], Dict]] = None,
-    emu_run: Optional[Callable[[str], Dict]] = None,
+    sim_run: Optional[Callable[[str], dict]] = None,
+    emu_run: Optional[Callable[[str], dict]] = None,
     independent: bool = False,
 ) -> Row:
     """One grid row; with `seeds` > 1 and random loss, means over seeds 1…N (simulator) and
@@ -252,14 +253,14 @@ def run_row(
     )
 
 
-def _sim_flow(text: str) -> Dict:
+def _sim_flow(text: str) -> dict:
     from .compare import simulate_equivalent
     from .plan import plan
 
     return simulate_equivalent(plan(text)).summary["flows"]["f"]
 
 
-def _emu_flow(text: str) -> Dict:
+def _emu_flow(text: str) -> dict:
     from .runner import run
 
     r = run(text)
@@ -268,7 +269,7 @@ def _emu_flow(text: str) -> Dict:
     return f
 
 
-def _independent_flow(text: str) -> Dict:
+def _independent_flow(text: str) -> dict:
     from .independent import run
 
     f = run(text)
@@ -282,8 +283,8 @@ def _run_row_seeds(
     warmup_s: float,
     reduced: bool,
     seeds: int,
-    sim_run: Callable[[str], Dict],
-    emu_run: Callable[[str], Dict],
+    sim_run: Callable[[str], dict],
+    emu_run: Callable[[str], dict],
     independent: bool = False,
 ) -> Row:
     t0 = time.monotonic()
@@ -295,7 +296,7 @@ def _run_row_seeds(
     sm, sh = mean_ci([f["goodput_mbps"] for f in sims])
     em, eh = mean_ci([f["goodput_mbps"] for f in emus])
 
-    def avg(fs: List[Dict], key: str) -> Optional[float]:
+    def avg(fs: list[dict], key: str) -> Optional[float]:
         vs = [f[key] for f in fs if f.get(key) is not None]
         return statistics.fmean(vs) if vs else None
 
@@ -320,7 +321,7 @@ def _run_row_seeds(
     )
 
 
-def _mean_rtt(f: Dict) -> Optional[float]:
+def _mean_rtt(f: dict) -> Optional[float]:
     if f.get("mean_rtt_ms") is not None:
         return f["mean_rtt_ms"]
     rt = [s.get("mean_rtt_ms") for s in f.get("subflows", []) if s.get("mean_rtt_ms") is not None]
@@ -336,7 +337,7 @@ def run_grid(
     progress: Optional[Callable[[int, int, Row], None]] = None,
     seeds: int = 1,
     independent: bool = False,
-) -> List[Row]:
+) -> list[Row]:
     rows = []
     for i, c in enumerate(configs):
         r = run_row(c, seconds, warmup_s, reduced, seeds=seeds, independent=independent)
@@ -347,7 +348,7 @@ def run_grid(
 
 
 def report(
-    rows: List[Row], out: Path, *, title: str, seconds: float, warmup_s: float, kernel: str, independent: bool = False
+    rows: list[Row], out: Path, *, title: str, seconds: float, warmup_s: float, kernel: str, independent: bool = False
 ) -> Path:
     """Writes fidelity.md, fidelity.json and fidelity.png into `out`."""
     from .independent import BURST_BYTES
@@ -418,7 +419,7 @@ def report(
         c = r.config
         mark = "" if r.within else " **outside**"
         rtt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
-        ci = lambda m, h: f"{m:.2f}" if r.seeds == 1 else f"{m:.2f} ± {h:.2f}"  # noqa: E731
+        ci = lambda m, h, r=r: f"{m:.2f}" if r.seeds == 1 else f"{m:.2f} ± {h:.2f}"  # noqa: E731
         apart = "" if r.seeds == 1 or r.cis_overlap else " (CIs apart)"
         lines.append(
             f"| {c.label} | {c.cc} | {c.queue_packets} | {ci(r.sim_goodput_mbps, r.sim_ci_mbps)} | "
@@ -431,7 +432,7 @@ def report(
     return out
 
 
-def _plot(rows: List[Row], path: Path, title: str) -> None:
+def _plot(rows: list[Row], path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -452,5 +453,5 @@ def _plot(rows: List[Row], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def main_json(rows: List[Row]) -> str:
+def main_json(rows: list[Row]) -> str:
     return json.dumps([r.to_json() for r in rows], indent=1)

@@ -37,10 +37,9 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Optional
 
 from .netns import (
-    stop_child,
     EmulateError,
     InNetns,
     Terminated,
@@ -49,6 +48,7 @@ from .netns import (
     emulator_command,
     ip,
     ns_exec,
+    stop_child,
     sweep_stale,
     sysctl,
 )
@@ -72,11 +72,11 @@ class IndependentPath:
     duration_s: float = 10.0
     spin_us: int = 100
     tag: str = "i"
-    ns: Dict[str, str] = field(default_factory=dict)
+    ns: dict[str, str] = field(default_factory=dict)
     relay: Optional[subprocess.Popen] = None
-    relay_stats: Optional[Dict[str, Any]] = None
+    relay_stats: Optional[dict[str, Any]] = None
     _tmp: Optional[tempfile.TemporaryDirectory] = None
-    _old_handlers: Dict[int, Any] = field(default_factory=dict)
+    _old_handlers: dict[int, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         pid = os.getpid()
@@ -95,7 +95,7 @@ class IndependentPath:
     def path_of_addr(self, address: str) -> Optional[int]:
         return 0
 
-    def __enter__(self) -> "IndependentPath":
+    def __enter__(self) -> IndependentPath:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 self._old_handlers[sig] = signal.signal(sig, _on_signal)
@@ -198,7 +198,7 @@ class IndependentPath:
         ip("-n", d, "route", "add", "10.79.4.0/24", "dev", "it0")
         ip("-n", s, "route", "add", "default", "dev", "is0")
 
-    def tbf_stats(self) -> Dict[str, int]:
+    def tbf_stats(self) -> dict[str, int]:
         """The tbf qdisc's counters: bytes and packets sent, drops, overlimits."""
         out = ns_exec(self.ns["r"], "tc", "-s", "qdisc", "show", "dev", "ir1").stdout
         m = re.search(r"Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+)", out)
@@ -215,7 +215,7 @@ class IndependentPath:
             self.relay_stats = stats
         return err
 
-    def stop_relay(self) -> Optional[Dict[str, Any]]:
+    def stop_relay(self) -> Optional[dict[str, Any]]:
         err = self._stop_relay()
         if self.relay_stats is None and err.strip():
             raise EmulateError(f"the relay failed: {err.strip()}")
@@ -240,14 +240,14 @@ def _on_signal(signum: int, frame: Any) -> None:
 
 
 def _read_line(p: subprocess.Popen, timeout_s: float) -> str:
-    out: List[str] = []
+    out: list[str] = []
     t = threading.Thread(target=lambda: out.append(p.stdout.readline()), daemon=True)  # type: ignore[union-attr]
     t.start()
     t.join(timeout_s)
     return out[0] if out else ""
 
 
-def run(text: str) -> Dict[str, Any]:
+def run(text: str) -> dict[str, Any]:
     """Runs scenario `text` (one bulk TCP flow over one ``token_bucket`` link) on the reference
     path; returns the flow summary (the simulator's keys) plus ``reference``: the tbf and relay
     counters."""

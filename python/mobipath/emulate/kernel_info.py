@@ -14,7 +14,7 @@ import os
 import socket
 import struct
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Optional
 
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
@@ -115,7 +115,7 @@ def mptcp_info(sock: socket.socket) -> Optional[MptcpInfo]:
     )
 
 
-def _subflow_array(sock: socket.socket, opt: int, elem: int) -> List[bytes]:
+def _subflow_array(sock: socket.socket, opt: int, elem: int) -> list[bytes]:
     n = SUBFLOW_DATA_LEN + MAX_SUBFLOWS * elem
     buf = ctypes.create_string_buffer(n)
     struct.pack_into("IIII", buf, 0, SUBFLOW_DATA_LEN, 0, 0, elem)
@@ -135,7 +135,7 @@ def _subflow_array(sock: socket.socket, opt: int, elem: int) -> List[bytes]:
     return out
 
 
-def _sockaddr_in(b: bytes) -> Tuple[str, int]:
+def _sockaddr_in(b: bytes) -> tuple[str, int]:
     family = struct.unpack_from("H", b, 0)[0]
     if family != socket.AF_INET:
         return ("", 0)
@@ -145,12 +145,12 @@ def _sockaddr_in(b: bytes) -> Tuple[str, int]:
 
 @dataclass
 class Subflow:
-    local: Tuple[str, int]
-    remote: Tuple[str, int]
+    local: tuple[str, int]
+    remote: tuple[str, int]
     info: TcpInfo
 
 
-def mptcp_subflows(sock: socket.socket) -> List[Subflow]:
+def mptcp_subflows(sock: socket.socket) -> list[Subflow]:
     """Every subflow's addresses and `tcp_info` (both arrays come from the same walk of the
     connection's subflow list; if it changed in between, the shorter length wins)."""
     infos = _subflow_array(sock, MPTCP_TCPINFO, TCP_INFO_LEN)

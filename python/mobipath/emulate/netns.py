@@ -6,6 +6,7 @@ Every namespace mobipath creates is named ``mp-<pid>-<role>``; ``sweep_stale()``
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Optional
 
 from .. import provenance
 
@@ -46,7 +47,7 @@ def check_environment() -> None:
         raise EmulateError("/dev/net/tun is absent (load the tun module)")
 
 
-def emulator_command() -> List[str]:
+def emulator_command() -> list[str]:
     """How to start the link emulator: ``$MOBIPATH_EMU``, else the workspace build of
     ``mobipath-emu`` (release, then debug), else ``mobipath-emu`` on PATH, else the copy inside
     the installed extension (``python -m mobipath.emulate.emu_process``), which every install has."""
@@ -76,13 +77,13 @@ def emulator_binary() -> str:
 
 
 def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    r = subprocess.run(["ip", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(["ip", *args], capture_output=True, text=True)
     if check and r.returncode != 0:
         raise EmulateError(f"`ip {' '.join(args)}` failed: {r.stderr.strip()}")
     return r
 
 
-def list_namespaces(prefix: str = "mp-") -> List[str]:
+def list_namespaces(prefix: str = "mp-") -> list[str]:
     """Names of network namespaces starting with ``prefix``."""
     r = ip("netns", "list", check=False)
     return [line.split()[0] for line in r.stdout.splitlines() if line.split() and line.split()[0].startswith(prefix)]
@@ -109,10 +110,8 @@ def delete_namespace(name: str, timeout_s: float = 3.0) -> bool:
         r = ip("netns", "pids", name, check=False)
         for tok in r.stdout.split():
             if tok.isdigit() and int(tok) != os.getpid():
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(int(tok), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
         d = ip("netns", "del", name, check=False)
         if name not in list_namespaces(name):
             return True
@@ -125,7 +124,7 @@ def delete_namespace(name: str, timeout_s: float = 3.0) -> bool:
         time.sleep(0.05)
 
 
-def sweep_stale() -> List[str]:
+def sweep_stale() -> list[str]:
     """Deletes ``mp-<pid>-*`` namespaces whose owning process is gone; returns their names."""
     removed = []
     for name in list_namespaces():
@@ -166,7 +165,7 @@ class Terminated(BaseException):
     """Raised in the main thread by SIGTERM so `with Topology(...)` unwinds and cleans up."""
 
 
-def stop_child(p: subprocess.Popen, stats_file: Optional[Path]) -> Tuple[str, Optional[Dict[str, Any]]]:
+def stop_child(p: subprocess.Popen, stats_file: Optional[Path]) -> tuple[str, Optional[dict[str, Any]]]:
     """Stops a forwarder process (the emulator or the independent relay): SIGTERM, 5 s of grace,
     then SIGKILL. Returns its stderr and the stats JSON it wrote at exit (None when it wrote none
     or the file does not parse, e.g. it was killed mid-write)."""
@@ -179,16 +178,14 @@ def stop_child(p: subprocess.Popen, stats_file: Optional[Path]) -> Tuple[str, Op
         _, err = p.communicate()
     stats = None
     if stats_file is not None and stats_file.exists():
-        try:
+        with contextlib.suppress(ValueError):
             stats = json.loads(stats_file.read_text())
-        except ValueError:
-            pass
     return err or "", stats
 
 
 def ns_exec(ns: str, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
     """Runs `cmd` inside namespace `ns` (``ip netns exec``)."""
-    r = subprocess.run(["ip", "netns", "exec", ns, *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(["ip", "netns", "exec", ns, *cmd], capture_output=True, text=True)
     if check and r.returncode != 0:
         raise EmulateError(f"`{' '.join(cmd)}` in {ns} failed: {r.stderr.strip()}")
     return r

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Optional
 
 from ..source import load_source
 from .netns import EmulateError
@@ -44,28 +44,28 @@ class Plan:
     start_s: float
     stop_s: Optional[float]
     #: ``{"name": path, "links": [<[[links]] table>, ...]}`` in subflow order.
-    paths: List[Dict[str, Any]]
+    paths: list[dict[str, Any]]
     base_dir: Path
-    substitutions: List[str]
-    not_applied: List[str]
+    substitutions: list[str]
+    not_applied: list[str]
     scenario_text: str
     scenario_file: Optional[str]
     scheduler_requested: Optional[str] = None
-    backup: List[bool] = field(default_factory=list)
+    backup: list[bool] = field(default_factory=list)
     #: ``{"at_s", "subflow", "backup"}``, sorted by time.
-    mp_prio: List[Dict[str, Any]] = field(default_factory=list)
+    mp_prio: list[dict[str, Any]] = field(default_factory=list)
     #: The train's true handovers (``{"operator", "link", "start_s", "end_s"}``), applied as link outages.
-    handovers: List[Dict[str, Any]] = field(default_factory=list)
+    handovers: list[dict[str, Any]] = field(default_factory=list)
     #: The scenario with every default filled in (from the simulator's plan; for provenance).
-    resolved_scenario: Dict[str, Any] = field(default_factory=dict)
+    resolved_scenario: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def link(self) -> Dict[str, Any]:
+    def link(self) -> dict[str, Any]:
         """The first path's first link (single-link scenarios)."""
         return self.paths[0]["links"][0]
 
 
-def load_toml(text: str) -> Dict[str, Any]:
+def load_toml(text: str) -> dict[str, Any]:
     """The scenario's TOML table (for building the kernel-equivalent scenario from the user's text)."""
     try:
         import tomllib  # type: ignore[import-not-found]
@@ -74,7 +74,7 @@ def load_toml(text: str) -> Dict[str, Any]:
     return tomllib.loads(text)
 
 
-def resolved_plan(src: Any) -> Dict[str, Any]:
+def resolved_plan(src: Any) -> dict[str, Any]:
     """The simulator's resolved plan of a valid scenario (`_core.plan`): flows, paths, the links
     as a run builds them (the train's handovers folded in) and what is set away from defaults."""
     import json
@@ -116,10 +116,10 @@ def plan(
         raise EmulateError(
             f"{where}: hst.harq: HARQ delay and residual radio loss are simulated only; emulate cannot run them"
         )
-    links_by_name = {l["name"]: l for l in rp["links"]}
+    links_by_name = {ln["name"]: ln for ln in rp["links"]}
     paths_by_name = {p["name"]: p for p in rp["paths"]}
-    paths: List[Dict[str, Any]] = []
-    seen: Dict[str, str] = {}
+    paths: list[dict[str, Any]] = []
+    seen: dict[str, str] = {}
     for pn in path_names:
         p = paths_by_name[pn]
         for ln in p["links"]:
@@ -133,8 +133,8 @@ def plan(
     if any(n.get("element") for n in rp["scenario"].get("nodes", [])):
         raise EmulateError(f"{where}: nodes[].element: network elements are simulated only; emulate cannot run them")
 
-    subs: List[str] = []
-    not_applied: List[str] = []
+    subs: list[str] = []
+    not_applied: list[str] = []
 
     def needs_substitute(field_: str, what: str, instead: str) -> None:
         if not substitute:
@@ -162,8 +162,8 @@ def plan(
         )
 
     sched_req: Optional[str] = None
-    backup: List[bool] = []
-    mp_prio: List[Dict[str, Any]] = []
+    backup: list[bool] = []
+    mp_prio: list[dict[str, Any]] = []
     non_default = set(fl["non_default"])
     if mptcp:
         sched_req = str(fl["scheduler"])

@@ -47,7 +47,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Optional
 
 from .netns import EmulateError, InNetns, check_environment, delete_namespace, ip, netstat_counters, sweep_stale, sysctl
 from .plan import DEFAULT_MAX_DURATION_S, Plan, ensure_cc, plan
@@ -66,8 +66,8 @@ SOCKS_PORT, PROXY_PORT, DST_PORT, METRICS_PORT = 1080, 7000, 5001, 9464
 
 
 def window_goodput(
-    goodput_mbps: List[float], bin_s: float, handover_starts: List[float], start_s: float, duration_s: float
-) -> Tuple[Optional[float], Optional[float]]:
+    goodput_mbps: list[float], bin_s: float, handover_starts: list[float], start_s: float, duration_s: float
+) -> tuple[Optional[float], Optional[float]]:
     """Mean goodput (Mbit/s) over the whole seconds that contain a handover start, and over the
     other whole seconds from ``ceil(start_s)`` on (docs/metrics.md; report.rs `window_goodput`)."""
     secs = int(duration_s + 1e-9)
@@ -94,22 +94,22 @@ class ChainResult:
     bin_s: float
     bytes_received: int
     goodput_mbps: float
-    series_mbps: List[float]
+    series_mbps: list[float]
     handover_goodput_mbps: Optional[float]
     non_handover_goodput_mbps: Optional[float]
-    handovers: List[Dict[str, Any]]
+    handovers: list[dict[str, Any]]
     #: Kernel-observed endpoint flag changes: {"t_s", "endpoint_id", "backup"}.
-    flags: List[Dict[str, Any]] = field(default_factory=list)
+    flags: list[dict[str, Any]] = field(default_factory=list)
     #: PHA-D's own JSON lines (MP_PRIO decisions, fail-safe) from the router proxy's stdout.
-    pha_d: List[Dict[str, Any]] = field(default_factory=list)
-    netstat: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    pha_d: list[dict[str, Any]] = field(default_factory=list)
+    netstat: dict[str, dict[str, int]] = field(default_factory=dict)
     #: How late the emulator's time zero came after the replay's (s): the replay/handover skew.
     clock_late_s: float = 0.0
     #: tcp_slow_start_after_idle turned off on both sides (`no_idle_restart`).
     no_idle_restart: bool = False
-    load_average: Tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["load_average"] = list(self.load_average)
         return d
@@ -135,14 +135,14 @@ def _veth(ns_a: str, dev_a: str, addr_a: str, ns_b: str, dev_b: str, addr_b: str
         ip("-n", ns, "link", "set", dev, "up")
 
 
-def operators_of_paths(p: Plan) -> List[str]:
+def operators_of_paths(p: Plan) -> list[str]:
     """Operator name of each path (the operator whose handovers its link follows, `hst.links`)."""
     hst = p.resolved_scenario.get("hst") or {}
     ops = [o.get("name") for o in (hst.get("radio") or {}).get("operators", [])]
     links = list(hst.get("links") or [])
     out = []
     for path in p.paths:
-        names = [l["name"] for l in path["links"]]
+        names = [ln["name"] for ln in path["links"]]
         j = next((i for i, ln in enumerate(links) if ln in names), None)
         if j is None or j >= len(ops) or not ops[j]:
             raise EmulateError(
@@ -152,7 +152,7 @@ def operators_of_paths(p: Plan) -> List[str]:
     return out
 
 
-def train_gps(p: Plan) -> List[Tuple[float, float]]:
+def train_gps(p: Plan) -> list[tuple[float, float]]:
     """The GPS fixes the simulator's PHA-D sees in this run (time_s, position_m)."""
     from .. import _core
 
@@ -238,7 +238,7 @@ def _server_config(tmp: Path, key: str, server: str, no_idle_restart: bool = Fal
     return path
 
 
-def _in_ns(ns: str, cmd: List[str], **kw: Any) -> subprocess.Popen:
+def _in_ns(ns: str, cmd: list[str], **kw: Any) -> subprocess.Popen:
     return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
 
 
@@ -274,7 +274,7 @@ def _socks_connect(sock: socket.socket, host: str, port: int) -> None:
         raise EmulateError(f"SOCKS5: CONNECT to {host}:{port} refused (reply {rep[1] if len(rep) > 1 else None})")
 
 
-def _flags(ns: str) -> Dict[int, bool]:
+def _flags(ns: str) -> dict[int, bool]:
     r = subprocess.run(["ip", "-n", ns, "mptcp", "endpoint", "show"], capture_output=True, text=True)
     out = {}
     for line in r.stdout.splitlines():
@@ -287,11 +287,11 @@ def _flags(ns: str) -> Dict[int, bool]:
 class _Proc:
     """A child process whose stdout lines are collected by a thread."""
 
-    def __init__(self, ns: str, cmd: List[str]) -> None:
+    def __init__(self, ns: str, cmd: list[str]) -> None:
         self.p = _in_ns(ns, cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines: List[str] = []
+        self.lines: list[str] = []
         #: time.monotonic() at the arrival of each line of `lines`.
-        self.arrivals: List[float] = []
+        self.arrivals: list[float] = []
         self.t = threading.Thread(target=self._read, daemon=True)
         self.t.start()
 
@@ -352,7 +352,7 @@ def run_chain(
     try:
         proxy = proxy_command()
     except FileNotFoundError as e:
-        raise EmulateError(str(e))
+        raise EmulateError(str(e)) from None
     hst = p.resolved_scenario.get("hst") or {}
     table = (p.base_dir / hst["table"]).resolve() if hst.get("table") else None
     r_side, s_side = ("b", "a") if direction == "download" else ("a", "b")
@@ -366,8 +366,8 @@ def run_chain(
     )
     pid = os.getpid()
     ns_l, ns_d = f"mp-{pid}-l{tag}", f"mp-{pid}-d{tag}"
-    procs: List[_Proc] = []
-    created: List[str] = []
+    procs: list[_Proc] = []
+    created: list[str] = []
     with topo, tempfile.TemporaryDirectory(prefix="mobipath-chain-") as tmpname:
         try:
             tmp = Path(tmpname)
@@ -427,7 +427,7 @@ def run_chain(
             n_bins = int(round(p.duration_s / p.bin_s))
             bins = [0] * n_bins
             stop = threading.Event()
-            flag_log: List[Dict[str, Any]] = []
+            flag_log: list[dict[str, Any]] = []
 
             def send() -> None:
                 body = b"\0" * 65536
@@ -457,7 +457,7 @@ def run_chain(
                         bins[k] += n
 
             def poll() -> None:
-                last: Dict[int, bool] = {}
+                last: dict[int, bool] = {}
                 while not stop.is_set():
                     now = time.monotonic() - t0
                     for eid, b in sorted(_flags(ns_r).items()):
@@ -604,7 +604,7 @@ def relay_scenario(p: Plan, direction: str, policy: str) -> str:
     return tomli_w.dumps(sc)
 
 
-def simulate_chain(p: Plan, direction: str, policy: str) -> Dict[str, Any]:
+def simulate_chain(p: Plan, direction: str, policy: str) -> dict[str, Any]:
     """The simulator's figures for one (direction, policy), same seed, measured like the chain's:
     the in-order goodput of the last flow (the one ending at the plain-TCP receiver)."""
     from .. import _core
@@ -641,13 +641,13 @@ def simulate_chain(p: Plan, direction: str, policy: str) -> Dict[str, Any]:
 def side_by_side(
     scenario: Any,
     *,
-    directions: Tuple[str, ...] = DIRECTIONS,
-    policies: Tuple[str, ...] = POLICIES,
+    directions: tuple[str, ...] = DIRECTIONS,
+    policies: tuple[str, ...] = POLICIES,
     repeat: int = 1,
     substitute: bool = False,
     max_duration_s: float = DEFAULT_MAX_DURATION_S,
     no_idle_restart: bool = False,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Every (direction, policy): `repeat` kernel runs through the chain and the simulator's relay
     chain for the same seed; rows with the kernel's mean and 95 % CI over the repeats."""
     from ..experiments.common import mean_ci
@@ -657,7 +657,7 @@ def side_by_side(
     check(p)
     sweep_stale()
     rows = []
-    runs: List[Dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []
     for d in directions:
         for pol in policies:
             ks = [run_chain(p, d, pol, no_idle_restart=no_idle_restart) for _ in range(repeat)]

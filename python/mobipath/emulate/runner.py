@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Optional
 
 from .. import jsonfmt, provenance
 from ..results import Result, timeseries_frame
@@ -18,7 +19,7 @@ from .topology import Topology
 from .traffic import bulk
 
 
-def describe_emulation(e: Dict[str, Any]) -> str:
+def describe_emulation(e: dict[str, Any]) -> str:
     """One line about how the run was emulated: kernel cc, substitutions, release-time errors."""
     parts = [f"kernel {e.get('kernel')}, cc {e.get('cc_kernel')}"]
     if e.get("substitutions"):
@@ -30,9 +31,9 @@ def describe_emulation(e: Dict[str, Any]) -> str:
     return "emulation: " + ", ".join(parts)
 
 
-def _link_summary(stats: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+def _link_summary(stats: Optional[dict[str, Any]]) -> dict[str, Any]:
     """Per link and direction, the simulator's `links` block (`<link>.forward|reverse`)."""
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for d in ("forward", "reverse"):
         for path in (stats or {}).get(d, {}).get("paths", []):
             for link in path.get("links", []):
@@ -48,7 +49,7 @@ def _link_summary(stats: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     return dict(sorted(out.items()))
 
 
-def _counter_diff(before: Dict[str, int], after: Dict[str, int]) -> Dict[str, int]:
+def _counter_diff(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {k: v - before.get(k, 0) for k, v in sorted(after.items()) if v - before.get(k, 0) != 0}
 
 
@@ -94,9 +95,9 @@ def run(
         flow["mp_prio_sent"] = counters["receiver"].get("MPPrioTx", 0)
         flow["mp_prio_received"] = counters["sender"].get("MPPrioRx", 0)
     n = len(m.series["goodput_mbps"])
-    cols: Dict[str, List[Any]] = {"time_s": [], "kind": [], "name": [], "metric": [], "value": []}
+    cols: dict[str, list[Any]] = {"time_s": [], "kind": [], "name": [], "metric": [], "value": []}
 
-    def push(kind: str, name: str, metric: str, vals: List[Any]) -> None:
+    def push(kind: str, name: str, metric: str, vals: list[Any]) -> None:
         for k in range(n):
             cols["time_s"].append(round(k * p.bin_s, 9))
             cols["kind"].append(kind)
@@ -175,7 +176,7 @@ def bench(
     seconds: float = 3.0,
     payload: int = 1472,
     paths: int = 1,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """End-to-end emulator benchmark through real TUN devices: UDP offered at `offered_mbps` in
     total, spread evenly over `paths` emulated paths of `rate_mbps` each, from the sender
     namespace to the receiver namespace. Returns the delivered packets/s and Mbit/s (IP bytes)
@@ -239,10 +240,8 @@ def bench(
                 break
             due = int(el * pps)
             while sent < due:
-                try:
+                with contextlib.suppress(OSError):
                     txs[sent % paths].send(body)
-                except OSError:
-                    pass
                 sent += 1
             time.sleep(0.0005)
         time.sleep(delay_ms / 1000 + 0.3)
@@ -260,5 +259,5 @@ def bench(
         "received_pps": counts[0] / seconds,
         "timing_us": fwd.get("timing"),
         "realtime": fwd.get("realtime"),
-        "links": [l["stats"] for path in fwd.get("paths", []) for l in path.get("links", [])],
+        "links": [ln["stats"] for path in fwd.get("paths", []) for ln in path.get("links", [])],
     }

@@ -40,9 +40,9 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Optional
 
-from .netns import stop_child, EmulateError, InNetns, Terminated, delete_namespace, emulator_command, ip, sysctl
+from .netns import EmulateError, InNetns, Terminated, delete_namespace, emulator_command, ip, stop_child, sysctl
 
 #: Most paths one topology builds (one /24 and one endpoint each).
 MAX_PATHS = 8
@@ -54,26 +54,26 @@ class Topology:
     (``{"name": ..., "links": [<[[links]] table>, ...]}``); removed on exit however the block ends.
     ``link=`` is a shorthand for one path over one link."""
 
-    paths: List[Dict[str, Any]] = field(default_factory=list)
+    paths: list[dict[str, Any]] = field(default_factory=list)
     seed: int = 1
     duration_s: float = 10.0
     base_dir: Path = Path(".")
     tag: str = ""
     spin_us: int = 20  # see crates/emu config.rs DEFAULT_SPIN_US
     bin_ms: float = 100.0
-    link: Optional[Dict[str, Any]] = None
+    link: Optional[dict[str, Any]] = None
     mptcp: bool = False
     #: Put the receiver behind a forwarding router namespace (see the module doc).
     router: bool = False
     #: MP_JOIN backup flag per path (MPTCP only; path 0 is the initial subflow and cannot be).
-    backup: List[bool] = field(default_factory=list)
+    backup: list[bool] = field(default_factory=list)
     ns_a: str = ""
     ns_b: str = ""
     ns_r: str = ""
     emu: Optional[subprocess.Popen] = None
-    emu_stats: Optional[Dict[str, Any]] = None
+    emu_stats: Optional[dict[str, Any]] = None
     _tmp: Optional[tempfile.TemporaryDirectory] = None
-    _old_handlers: Dict[int, Any] = field(default_factory=dict)
+    _old_handlers: dict[int, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.link is not None:
@@ -90,7 +90,7 @@ class Topology:
         self.ns_r = f"mp-{pid}-r{self.tag}" if self.router else ""
 
     @property
-    def namespaces(self) -> List[str]:
+    def namespaces(self) -> list[str]:
         return [ns for ns in (self.ns_a, self.ns_b, self.ns_r) if ns]
 
     # Addresses: path k uses 10.77.<k+1>.0/24 between the emulator's TUNs, .1 on side a, .2 on
@@ -119,7 +119,7 @@ class Topology:
             return k if 0 <= k < len(self.paths) else None
         return None
 
-    def __enter__(self) -> "Topology":
+    def __enter__(self) -> Topology:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 self._old_handlers[sig] = signal.signal(sig, self._on_signal)
@@ -247,7 +247,7 @@ class Topology:
 
     def _read_line(self, timeout_s: float) -> str:
         assert self.emu is not None and self.emu.stdout is not None
-        out: List[str] = []
+        out: list[str] = []
         t = threading.Thread(target=lambda: out.append(self.emu.stdout.readline()), daemon=True)  # type: ignore[union-attr]
         t.start()
         t.join(timeout_s)
@@ -271,7 +271,7 @@ class Topology:
             self.emu_stats = stats
         return err
 
-    def stop_emulator(self) -> Optional[Dict[str, Any]]:
+    def stop_emulator(self) -> Optional[dict[str, Any]]:
         """Stops the emulator and returns its stats (per direction and path: link counters,
         delivered bytes per bin; per direction: release timing)."""
         err = self._stop_emulator()

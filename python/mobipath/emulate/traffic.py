@@ -15,11 +15,12 @@ bytes delivered to the application.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Optional
 
 from .kernel_info import IPPROTO_MPTCP, TCP_CONGESTION, MptcpInfo, Subflow, mptcp_info, mptcp_subflows, tcp_info
 from .netns import EmulateError
@@ -33,13 +34,13 @@ PORT = 5001
 class Measured:
     """One run's measurements, in the simulator's vocabulary."""
 
-    flow: Dict[str, Any]
+    flow: dict[str, Any]
     #: flow-level series, one value per bin
-    series: Dict[str, List[Optional[float]]]
+    series: dict[str, list[Optional[float]]]
     #: per path index: series of that path's subflow
-    subflow_series: Dict[int, Dict[str, List[Optional[float]]]] = field(default_factory=dict)
+    subflow_series: dict[int, dict[str, list[Optional[float]]]] = field(default_factory=dict)
     #: MP_PRIO changes actually made: {"t_s", "subflow", "backup"}
-    mp_prio_events: List[Dict[str, Any]] = field(default_factory=list)
+    mp_prio_events: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _wait_until(t: float) -> None:
@@ -56,9 +57,9 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
     n_bins = max(1, int(round(p.duration_s / p.bin_s)))
     rx_bins = [0] * n_bins
     proto = IPPROTO_MPTCP if mptcp else 0
-    errors: List[BaseException] = []
+    errors: list[BaseException] = []
     stop = threading.Event()
-    holder: Dict[str, socket.socket] = {}
+    holder: dict[str, socket.socket] = {}
     connected = threading.Event()
 
     # Listening end: the receiver for TCP, the sender for MPTCP.
@@ -143,8 +144,8 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
     def receiver_sock() -> Optional[socket.socket]:
         return active if mptcp else holder.get("passive")
 
-    series: Dict[str, List[Optional[float]]] = {"cwnd_segments": [], "srtt_ms": [], "rto_ms": [], "throughput_mbps": []}
-    sub_series: Dict[int, Dict[str, List[Optional[float]]]] = (
+    series: dict[str, list[Optional[float]]] = {"cwnd_segments": [], "srtt_ms": [], "rto_ms": [], "throughput_mbps": []}
+    sub_series: dict[int, dict[str, list[Optional[float]]]] = (
         {
             k: {"goodput_mbps": [], "throughput_mbps": [], "cwnd_segments": [], "srtt_ms": []}
             for k in range(len(p.paths))
@@ -152,22 +153,22 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
         if mptcp
         else {}
     )
-    sub_last_sent: Dict[int, int] = {}
-    sub_last_rcvd: Dict[int, int] = {}
-    sub_final: Dict[int, Dict[str, Any]] = {}
-    sub_warm: Dict[int, Tuple[int, int]] = {}  # (bytes sent, bytes received) at the end of the warm-up
-    rtts: List[float] = []
+    sub_last_sent: dict[int, int] = {}
+    sub_last_rcvd: dict[int, int] = {}
+    sub_final: dict[int, dict[str, Any]] = {}
+    sub_warm: dict[int, tuple[int, int]] = {}  # (bytes sent, bytes received) at the end of the warm-up
+    rtts: list[float] = []
     last_sent = 0
     warm_sent: Optional[int] = None
     warm_rx: Optional[int] = None
     prio = list(p.mp_prio)
     cc_checked = False
-    prio_done: List[Dict[str, Any]] = []
+    prio_done: list[dict[str, Any]] = []
     final_tcp = None
     final_mp: Optional[MptcpInfo] = None
 
-    def by_path(subs: List[Subflow], which: str) -> Dict[int, Subflow]:
-        out: Dict[int, Subflow] = {}
+    def by_path(subs: list[Subflow], which: str) -> dict[int, Subflow]:
+        out: dict[int, Subflow] = {}
         for s in subs:
             k = topo.path_of_addr((s.remote if which == "remote" else s.local)[0])
             if k is not None:
@@ -252,10 +253,8 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
     stop.set()
     for sock in (active, holder.get("passive")):
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
     for t in threads:
         t.join(2.0)
     for sock in (active, holder.get("passive"), lst):
@@ -270,7 +269,7 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
     delivered = sum(rx_bins)
     window = max(p.duration_s - max(p.warmup_s, p.start_s), 1e-9)
     mbps = lambda b: round(b * 8 / window / 1e6, 6)  # noqa: E731
-    flow: Dict[str, Any] = {
+    flow: dict[str, Any] = {
         "protocol": p.protocol,
         "cc": p.cc,
         "goodput_mbps": mbps(delivered - (warm_rx or 0)),

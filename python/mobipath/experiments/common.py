@@ -12,8 +12,9 @@ import json
 import math
 import os
 import statistics
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 # Two-sided 95 % Student-t quantiles t(0.975, df) for df = 1..30; 1.96 beyond.
 T975 = [
@@ -55,7 +56,7 @@ def t975(n: int) -> float:
     return T975[df - 1] if 1 <= df <= len(T975) else 1.96
 
 
-def mean_ci(values: Sequence[Optional[float]]) -> Tuple[Optional[float], Optional[float]]:
+def mean_ci(values: Sequence[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
     """Mean and half-width of the 95 % Student-t confidence interval over runs (None for < 2
     values); None and NaN values are left out."""
     vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
@@ -67,7 +68,7 @@ def mean_ci(values: Sequence[Optional[float]]) -> Tuple[Optional[float], Optiona
     return m, t975(len(vals)) * statistics.stdev(vals) / math.sqrt(len(vals))
 
 
-_SALTS: Dict[Tuple[str, int, int, str], str] = {}
+_SALTS: dict[tuple[str, int, int, str], str] = {}
 
 
 def _salt() -> str:
@@ -183,7 +184,7 @@ def use_backend(name: str = "local", address: Optional[str] = None) -> Iterator[
 def run_all(
     keys: Sequence[Hashable],
     job: Callable[..., Any],
-    args: Callable[[Any], Tuple[Any, ...]],
+    args: Callable[[Any], tuple[Any, ...]],
     jobs: Optional[int],
     bar: Any = None,
     cache: Optional[RunCache] = None,
@@ -191,7 +192,7 @@ def run_all(
     backend: Optional[Any] = None,
     on_death: Optional[Callable[[Any, str], Any]] = None,
     native: bool = False,
-) -> Tuple[Dict[Any, Any], int]:
+) -> tuple[dict[Any, Any], int]:
     """Runs `job(*args(key))` for every key through the sweep engine's executor
     (mobipath.executor): on `backend` (default: the one use_backend set, else local worker
     processes), `jobs` workers (default: all cores; 1 = in this process). `job` must be a
@@ -208,7 +209,7 @@ def run_all(
     finished is in the cache."""
     from ..executor import Kept, execute
 
-    results: Dict[Any, Any] = {}
+    results: dict[Any, Any] = {}
     todo = []
     for k in keys:
         kept = cache.get(describe(k)) if cache is not None and describe is not None else None
@@ -239,7 +240,7 @@ def run_all(
     return results, n
 
 
-def write_csv(path: Path, rows: List[Dict[str, Any]], fields: Sequence[str]) -> None:
+def write_csv(path: Path, rows: list[dict[str, Any]], fields: Sequence[str]) -> None:
     """One row per run; floats with 6 decimals (aggregates are taken of these written values, so a
     report's numbers can be recomputed from the CSV), None as an empty cell."""
     buf = io.StringIO()
@@ -284,7 +285,7 @@ def ramp_up_time(
 
 def provenance_record(
     command: Optional[str], *, seeds: int, runs: int, reused: int, jobs: int, t0: float, **extra: Any
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """The provenance block every reproduction report ends with: command, versions, seeds,
     the experiment's own `extra` fields, run counts and wall time (from `t0`, time.monotonic)."""
     import time
@@ -305,7 +306,7 @@ def provenance_record(
     }
 
 
-def write_outputs(out_dir: Path, prov: Dict[str, Any], aggregates: Any, report: str) -> Dict[str, Any]:
+def write_outputs(out_dir: Path, prov: dict[str, Any], aggregates: Any, report: str) -> dict[str, Any]:
     """Writes summary.json (provenance + aggregates, sorted keys) and report.md; returns the summary."""
     summary = {"provenance": prov, "aggregates": aggregates}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -27,8 +27,9 @@ import math
 import re
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 from .common import RunCache, core_revision, mean_ci, run_all, write_csv
 
@@ -36,7 +37,7 @@ from .common import RunCache, core_revision, mean_ci, run_all, write_csv
 # finds it from any directory.
 BASE_SCENARIO = "scenarios/p0/hst-minrtt.toml"
 
-PROFILES: Dict[str, Dict[str, Any]] = {
+PROFILES: dict[str, dict[str, Any]] = {
     # rcv_buf_bytes None = the base scenario's (ns-3's default 128 KiB socket buffer, see
     # scenarios/p0/hst-minrtt.toml); modern Linux autotunes up to tcp_rmem's maximum, 6 MiB.
     # handover_model / flow_tcp None = the base scenario's (the fixed interruption, Linux's TCP);
@@ -216,7 +217,7 @@ def make_single_scenario(
     cc: str,
     duration_s: Optional[float],
     rcv_buf_bytes: Optional[int] = None,
-    profile: Optional[Dict[str, Any]] = None,
+    profile: Optional[dict[str, Any]] = None,
 ) -> str:
     """The base scenario with its MPTCP flow turned into one single-path TCP flow over `path`
     (Fig. 6(a)): same links, train, handovers, receive buffer and (with `profile`) the profile's
@@ -237,7 +238,7 @@ def _toml_value(v: Any) -> str:
     return repr(v)
 
 
-def apply_profile(text: str, profile: Dict[str, Any], scheduler: Optional[str]) -> str:
+def apply_profile(text: str, profile: dict[str, Any], scheduler: Optional[str]) -> str:
     """A scenario made by `make_scenario` with a profile's handover model, the flow's `[flows.tcp]`
     switches and (for an MPTCP flow whose `scheduler` runs it) the receive-buffer optimisation
     switched off. A base scenario that already sets one of these is refused rather than silently
@@ -306,7 +307,7 @@ def learning_scenario(base: str, profile: str, duration_s: Optional[float]) -> s
 # One run (in a worker process)
 
 
-def _second_windows(ts: Any, handovers: List[Dict[str, Any]], duration_s: float, flow: str) -> Dict[str, Any]:
+def _second_windows(ts: Any, handovers: list[dict[str, Any]], duration_s: float, flow: str) -> dict[str, Any]:
     """Handover-window goodput and OFO from the time series, with the simulator's definition:
     1 s windows aligned to whole seconds; a window is a handover window if it contains a handover
     start. Used only when the summary lacks the handover metrics (an older extension build)."""
@@ -315,13 +316,13 @@ def _second_windows(ts: Any, handovers: List[Dict[str, Any]], duration_s: float,
     f = ts.filter((pl.col("kind") == "flow") & (pl.col("name") == flow))
     starts = {int(math.floor(h["start_s"] + 1e-9)) for h in handovers}
     secs = int(duration_s + 1e-9)
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for metric, key_in, key_out in (
         ("goodput_mbps", "handover_goodput_mbps", "non_handover_goodput_mbps"),
         ("ofo_bytes", "ofo_in_handover_mean_bytes", "ofo_outside_handover_mean_bytes"),
     ):
         rows = f.filter(pl.col("metric") == metric).select("time_s", "value").rows()
-        per_s: Dict[int, List[float]] = {}
+        per_s: dict[int, list[float]] = {}
         for t, v in rows:
             s = int(math.floor(t + 1e-9))
             if s < secs:
@@ -333,7 +334,7 @@ def _second_windows(ts: Any, handovers: List[Dict[str, Any]], duration_s: float,
     return out
 
 
-def in_ranges(table: Dict[str, Any], handovers: List[Dict[str, Any]]) -> int:
+def in_ranges(table: dict[str, Any], handovers: list[dict[str, Any]]) -> int:
     """How many of a run's handovers start inside one of their operator's table ranges."""
     return sum(
         1 for h in handovers if any(a <= h["position_m"] <= b for a, b, _ in table["ranges"].get(h["operator"], []))
@@ -341,11 +342,12 @@ def in_ranges(table: Dict[str, Any], handovers: List[Dict[str, Any]]) -> int:
 
 
 def run_one(
-    key: Tuple[str, str, str, int], scenario_path: str, keep_series: bool, table_csv: str = ""
-) -> Dict[str, Any]:
+    key: tuple[str, str, str, int], scenario_path: str, keep_series: bool, table_csv: str = ""
+) -> dict[str, Any]:
     import polars as pl
 
     import mobipath
+
     from .. import hotable
 
     profile, scheduler, variant, seed = key
@@ -356,7 +358,7 @@ def run_one(
     handovers = s.get("handovers") or []
     dur = float(s["duration_s"])
     table = hotable.table_info(table_csv) if table_csv else {"ranges": {}}
-    row: Dict[str, Any] = {
+    row: dict[str, Any] = {
         "profile": profile,
         "scheduler": scheduler,
         "variant": variant,
@@ -390,7 +392,7 @@ def run_one(
     else:
         row.update(_second_windows(r.timeseries, handovers, dur, flow_name))
         row["handover_metrics_source"] = "timeseries"
-    out: Dict[str, Any] = {"row": row}
+    out: dict[str, Any] = {"row": row}
     if keep_series:
         ts = r.timeseries.filter(pl.col("metric") == "goodput_mbps")
         sub = ts.filter(pl.col("kind") == "subflow")
@@ -415,7 +417,7 @@ def run_one(
 
 def plan(
     profiles: Sequence[str], schedulers: Optional[Sequence[str]], seeds: int, variants: Optional[Sequence[str]] = None
-) -> List[Tuple[str, str, str, int]]:
+) -> list[tuple[str, str, str, int]]:
     keys = []
     for p in profiles:
         for sch in PROFILES[p]["schedulers"]:
@@ -449,7 +451,7 @@ def reproduce(
     resume: bool = True,
     table_min_support: Optional[int] = None,
     variants: Optional[Sequence[str]] = None,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Runs the whole P0 experiment and writes the report into `out_dir`; returns the aggregates.
     `progress(description, total)` returns an object with `advance()` (or None for silence).
     `variants` restricts the variants run (default: all of VARIANTS and the single TCPs).
@@ -490,9 +492,9 @@ def reproduce(
     min_support = table_min_support if table_min_support is not None else default_min_support(table_runs)
     if min_support < 1:
         raise ValueError(f"table_min_support must be >= 1 (got {min_support})")
-    learn_texts: Dict[str, str] = {}  # profile -> learning scenario
-    table_file: Dict[str, str] = {}  # learning scenario -> table file name
-    tables: Dict[str, str] = {}  # learning scenario -> table CSV
+    learn_texts: dict[str, str] = {}  # profile -> learning scenario
+    table_file: dict[str, str] = {}  # learning scenario -> table file name
+    tables: dict[str, str] = {}  # learning scenario -> table CSV
     for p in profiles:
         text = learning_scenario(base, p, duration)
         learn_texts[p] = text
@@ -514,7 +516,7 @@ def reproduce(
     table_csv = tables[main_learn]
 
     # 2. the runs
-    paths: Dict[Tuple[str, str, str], str] = {}
+    paths: dict[tuple[str, str, str], str] = {}
     keys = plan(profiles, schedulers, seeds, variants)
     if not keys:
         raise ValueError("nothing to run: the selected profiles, schedulers and variants leave no run")
@@ -527,7 +529,7 @@ def reproduce(
     fig6_sched = "minrtt" if any(k[1] == "minrtt" for k in keys) else (keys[0][1] if keys else None)
     fig6_profile = next((k[0] for k in keys if k[1] == fig6_sched), None)
 
-    def keep(k: Tuple[str, str, str, int]) -> bool:
+    def keep(k: tuple[str, str, str, int]) -> bool:
         return k[0] == fig6_profile and k[1] in (fig6_sched, SINGLE) and k[3] == 1
 
     bar = progress("P0 runs", len(keys)) if progress else None
@@ -592,13 +594,13 @@ def reproduce(
     return summary
 
 
-def _per_min(rows: Sequence[Dict[str, Any]]) -> Dict[str, Optional[float]]:
+def _per_min(rows: Sequence[dict[str, Any]]) -> dict[str, Optional[float]]:
     """Handovers per minute of ride, per operator, over `rows` (None without rows)."""
     minutes = sum(r["duration_s"] for r in rows) / 60.0
     return {op: (sum(r[f"handovers_{op}"] for r in rows) / minutes if minutes else None) for op in ("A", "B")}
 
 
-def _main_hpm(prov: Dict[str, Any]) -> Dict[str, Optional[float]]:
+def _main_hpm(prov: dict[str, Any]) -> dict[str, Optional[float]]:
     """Handovers per minute in the runs of the main table's profiles (those `table_coverage` and
     `interruption_ms` describe)."""
     return ((prov.get("tables") or {}).get("table.csv") or {}).get("handovers_per_min") or prov["handovers_per_min"]
@@ -606,11 +608,11 @@ def _main_hpm(prov: Dict[str, Any]) -> Dict[str, Optional[float]]:
 
 def _table_stats(
     table_csv: str,
-    rows: Sequence[Dict[str, Any]],
+    rows: Sequence[dict[str, Any]],
     learn_text: str,
-    ride: Optional[List[float]],
+    ride: Optional[list[float]],
     profiles: Sequence[str],
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """What one learned table does in the evaluation runs of the profiles that use it: the share
     of handovers it predicts, the ride it excludes, and the real interruption beside it."""
     from .. import hotable
@@ -636,7 +638,7 @@ def _table_stats(
     }
 
 
-def _ride(base_dir: Path, text: str) -> Optional[List[float]]:
+def _ride(base_dir: Path, text: str) -> Optional[list[float]]:
     """[start_m, end_m] of the train's ride in the scenario (the simulator's plan)."""
     from .. import _core
 
@@ -644,7 +646,7 @@ def _ride(base_dir: Path, text: str) -> Optional[List[float]]:
     return [ride["start_m"], ride["end_m"]] if ride else None
 
 
-def _interruption_ms(text: str, rows: Sequence[Dict[str, Any]] = ()) -> Optional[float]:
+def _interruption_ms(text: str, rows: Sequence[dict[str, Any]] = ()) -> Optional[float]:
     """Interruption + X2 forwarding delay of the handovers (the IP-level gap), ms: the mean
     interruption the runs report (an output of the handover model) plus the scenario's forwarding
     delay; from the scenario alone (the simulator's defaults, 40 + 10 ms, when it does not set
@@ -660,20 +662,20 @@ def _interruption_ms(text: str, rows: Sequence[Dict[str, Any]] = ()) -> Optional
     return interruption + float(ho.get("forwarding_delay_ms", 10.0))
 
 
-def write_results_csv(path: Path, rows: List[Dict[str, Any]]) -> None:
+def write_results_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     write_csv(path, rows, CSV_FIELDS)
 
 
 # ---------------------------------------------------------------------------------------------
 # Aggregation
 
-Agg = Dict[Tuple[str, str, str], Dict[str, Tuple[Optional[float], Optional[float], int]]]
+Agg = dict[tuple[str, str, str], dict[str, tuple[Optional[float], Optional[float], int]]]
 
 
-def aggregate(rows: List[Dict[str, Any]]) -> Agg:
+def aggregate(rows: list[dict[str, Any]]) -> Agg:
     """(profile, scheduler, variant) -> metric -> (mean, CI half-width, n). The means are taken of
     the values as written to results.csv (rounded to 6 decimals), so the report matches the CSV."""
-    groups: Dict[Tuple[str, str, str], List[Dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["profile"], r["scheduler"], r["variant"]), []).append(r)
     agg: Agg = {}
@@ -686,7 +688,7 @@ def aggregate(rows: List[Dict[str, Any]]) -> Agg:
     return agg
 
 
-def agg_to_json(agg: Agg) -> List[Dict[str, Any]]:
+def agg_to_json(agg: Agg) -> list[dict[str, Any]]:
     out = []
     for (p, s, v), ms in sorted(agg.items()):
         out.append(
@@ -711,14 +713,14 @@ def pct(new: Optional[float], old: Optional[float]) -> Optional[float]:
 
 
 def write_figures(
-    out_dir: Path, agg: Agg, series: Dict[str, Dict[str, Any]], fig6_sched: Optional[str]
-) -> Dict[str, str]:
+    out_dir: Path, agg: Agg, series: dict[str, dict[str, Any]], fig6_sched: Optional[str]
+) -> dict[str, str]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figs: Dict[str, str] = {}
+    figs: dict[str, str] = {}
     variants = [v for v in VARIANTS if v in series]
     if variants:
         fig, axes = plt.subplots(len(variants), 1, figsize=(10, 3.2 * len(variants)), sharex=True, squeeze=False)
@@ -844,7 +846,7 @@ def _ci(m: Optional[float], ci: Optional[float]) -> str:
     return f3(m) + ("" if ci is None else f" ± {ci:.3f}")
 
 
-def _verdict(ours: Dict[str, Tuple[Optional[float], Optional[float], int]], paper: Dict[str, float], what: str) -> str:
+def _verdict(ours: dict[str, tuple[Optional[float], Optional[float], int]], paper: dict[str, float], what: str) -> str:
     """One plain sentence comparing our per-seed paired changes (mean, CI, n) with the paper's,
     claiming a direction only where the CI excludes 0."""
     common = [s for s in paper if ours.get(s) and ours[s][0] is not None]
@@ -871,8 +873,8 @@ def _verdict(ours: Dict[str, Tuple[Optional[float], Optional[float], int]], pape
 
 
 def paired_change(
-    rows: Sequence[Dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str, base_variant: str = "plain"
-) -> Tuple[Optional[float], Optional[float], int]:
+    rows: Sequence[dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str, base_variant: str = "plain"
+) -> tuple[Optional[float], Optional[float], int]:
     """Mean and 95 % CI of the per-seed relative change (%) of `metric` from `base_variant` to
     `variant` (the same seed rides the same train, so the pairs share their handovers)."""
     ch = list(per_seed_changes(rows, profile, scheduler, variant, metric, base_variant).values())
@@ -881,12 +883,12 @@ def paired_change(
 
 
 def per_seed_changes(
-    rows: Sequence[Dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str, base_variant: str = "plain"
-) -> Dict[int, float]:
+    rows: Sequence[dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str, base_variant: str = "plain"
+) -> dict[int, float]:
     """Seed -> relative change (%) of `metric` from `base_variant` to `variant` on that seed (seeds
     where either value is missing, or the base is 0, are left out)."""
     by = {(r["variant"], r["seed"]): r for r in rows if r["profile"] == profile and r["scheduler"] == scheduler}
-    ch: Dict[int, float] = {}
+    ch: dict[int, float] = {}
     for (v, seed), r in by.items():
         b = by.get((base_variant, seed))
         if v == variant and b is not None and r.get(metric) is not None and b.get(metric):
@@ -895,8 +897,8 @@ def per_seed_changes(
 
 
 def _by_seed(
-    rows: Sequence[Dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str
-) -> Dict[int, float]:
+    rows: Sequence[dict[str, Any]], profile: str, scheduler: str, variant: str, metric: str
+) -> dict[int, float]:
     """Seed -> `metric` of the run (profile, scheduler, variant, seed), where measured."""
     return {
         r["seed"]: float(r[metric])
@@ -909,8 +911,8 @@ def _by_seed(
 
 
 def _mean_over_schedulers(
-    rows: Sequence[Dict[str, Any]], profile: str, schedulers: Sequence[str], variant: str, metric: str
-) -> Dict[int, float]:
+    rows: Sequence[dict[str, Any]], profile: str, schedulers: Sequence[str], variant: str, metric: str
+) -> dict[int, float]:
     """Seed -> the mean of `metric` over `schedulers` on that seed (seeds where each has a value): one value per
     seed, since the schedulers of one seed ride the same train and are not independent samples."""
     per = [_by_seed(rows, profile, s, variant, metric) for s in schedulers]
@@ -918,7 +920,7 @@ def _mean_over_schedulers(
     return {k: statistics.fmean(p[k] for p in per) for k in sorted(seeds)}
 
 
-def _ranking(rows: Sequence[Dict[str, Any]], profile: str, order: Sequence[str], value: Callable[[str], str]) -> str:
+def _ranking(rows: Sequence[dict[str, Any]], profile: str, order: Sequence[str], value: Callable[[str], str]) -> str:
     """`order` (highest mean first) joined by ">" where the plain goodput difference of neighbours, paired by
     seed, excludes 0, and by "≈" where it does not."""
     out = value(order[0])
@@ -961,7 +963,7 @@ TARGETS = (
 )
 
 
-def targets(rows: Sequence[Dict[str, Any]], profile: str) -> List[Dict[str, Any]]:
+def targets(rows: Sequence[dict[str, Any]], profile: str) -> list[dict[str, Any]]:
     """Each of P0's targets for each of the paper's schedulers run in `profile`: the measured mean,
     its 95 % CI and seed count, and whether the mean (`met`) and the whole CI (`ci_inside`) lie in
     the range. Gains are paired by seed."""
@@ -1002,7 +1004,7 @@ def targets(rows: Sequence[Dict[str, Any]], profile: str) -> List[Dict[str, Any]
     return out
 
 
-def targets_json(rows: Sequence[Dict[str, Any]], profiles: Sequence[str]) -> Dict[str, List[Dict[str, Any]]]:
+def targets_json(rows: Sequence[dict[str, Any]], profiles: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     return {
         p: t
         for p in profiles
@@ -1012,14 +1014,14 @@ def targets_json(rows: Sequence[Dict[str, Any]], profiles: Sequence[str]) -> Dic
     }
 
 
-def _tv(t: Dict[str, Any]) -> str:
+def _tv(t: dict[str, Any]) -> str:
     """A target's measured value: gains signed, the ratio plain."""
     if t["target"].startswith("plain"):
         return _ci(t["mean"], t["ci95"])
     return _pm(t["mean"], t["ci95"], "")
 
 
-def render_targets(a: Callable[[str], None], rows: Sequence[Dict[str, Any]], prov: Dict[str, Any]) -> None:
+def render_targets(a: Callable[[str], None], rows: Sequence[dict[str, Any]], prov: dict[str, Any]) -> None:
     """P0's targets per profile that runs the paper's schedulers, met or missed, with CIs."""
     per = targets_json(rows, prov["profiles"])
     if not per:
@@ -1055,7 +1057,7 @@ def render_targets(a: Callable[[str], None], rows: Sequence[Dict[str, Any]], pro
 
 
 def render_single_tcp(
-    a: Callable[[str], None], agg: Agg, prov: Dict[str, Any], figs: Dict[str, str], rows: Sequence[Dict[str, Any]] = ()
+    a: Callable[[str], None], agg: Agg, prov: dict[str, Any], figs: dict[str, str], rows: Sequence[dict[str, Any]] = ()
 ) -> None:
     """Fig. 6(a): single TCP per operator, its dip at its own handovers, and MPTCP / single TCP."""
     profiles = [p for p in PROFILES if (p, SINGLE, "tcp-A") in agg or (p, SINGLE, "tcp-B") in agg]
@@ -1103,7 +1105,7 @@ def render_single_tcp(
         a(f"![Fig. 6(d) analogue]({figs['fig6d']})\n")
 
 
-def most_helped(rows: Sequence[Dict[str, Any]], profile: str, metric: str) -> Optional[str]:
+def most_helped(rows: Sequence[dict[str, Any]], profile: str, metric: str) -> Optional[str]:
     """Which scheduler's `metric` PHA raises most in `profile`, as a sentence: the largest mean
     paired gain, and whether it is distinguishable from the runner-up's (their per-seed gains
     differ seed by seed on the same trains, so the difference is paired by seed too)."""
@@ -1141,7 +1143,7 @@ def _ns3_retx_text(agg: Agg) -> str:
 
 
 def render_differences(
-    a: Callable[[str], None], agg: Agg, prov: Dict[str, Any], rows: Sequence[Dict[str, Any]]
+    a: Callable[[str], None], agg: Agg, prov: dict[str, Any], rows: Sequence[dict[str, Any]]
 ) -> None:
     """Every difference from the paper this run shows, with its cause (or "not established")."""
     a("## Differences from the paper and their causes\n")
@@ -1201,7 +1203,7 @@ def render_differences(
         order = sorted(ss, key=lambda s: -(plain[s][0] or 0))
         a(
             f"- **Ranking without PHA, {prof} profile** (paper: minRTT > ECF > BLEST > Peekaboo, spread ≈ 0.5 %): here "
-            + _ranking(rows, prof, order, lambda s: f"{LABEL[s]} {_ci(*plain[s][:2])}")
+            + _ranking(rows, prof, order, lambda s, plain=plain: f"{LABEL[s]} {_ci(*plain[s][:2])}")
             + " Mbit/s"
             + (f", spread {pct(plain[order[0]][0], plain[order[-1]][0]):.1f} %." if plain[order[-1]][0] else ".")
             + ' Each sign compares two neighbours only: ">" where their goodput difference, paired by seed, is above 0 '
@@ -1323,7 +1325,7 @@ def render_differences(
             + ". A B=1 MP_PRIO keeps the sender off the subflow over the whole range plus the lead (the receiver "
             "does not tell it when the handover completes, unlike PHA). MP_PRIO lost in the uplink (sent in a "
             "handover interruption): "
-            + ", ".join(f"{VARIANT_LABEL[v]} {l} of {n}" for v, (l, n) in lost.items())
+            + ", ".join(f"{VARIANT_LABEL[v]} {ln} of {n}" for v, (ln, n) in lost.items())
             + "; where none was lost the re-send policy behaves exactly as the 1-RTT rule (a lost B=0 under the 1-RTT "
             "rule leaves the subflow backup for the rest of the run: tests/hst_behaviour.rs). "
             + (
@@ -1339,7 +1341,7 @@ def render_differences(
     a("")
 
 
-def render_table_section(a: Callable[[str], None], prov: Dict[str, Any], table_csv: str) -> None:
+def render_table_section(a: Callable[[str], None], prov: dict[str, Any], table_csv: str) -> None:
     """The handover table: how it was learned, how much of the ride it excludes, how many of the
     evaluation handovers it predicts, beside the real interruption time."""
     from .. import hotable
@@ -1399,33 +1401,33 @@ def render_table_section(a: Callable[[str], None], prov: Dict[str, Any], table_c
         )
 
 
-def _real_text(prov: Dict[str, Any]) -> str:
+def _real_text(prov: dict[str, Any]) -> str:
     """Per operator, the share of the ride spent in handover interruptions (handovers/min x gap)."""
     hpm, gap = _main_hpm(prov), prov.get("interruption_ms")
     parts = [f"{100 * hpm[op] * gap / 60000.0:.2f} % ({op})" for op in sorted(hpm) if hpm.get(op) is not None and gap]
     return " / ".join(parts) or "n/a"
 
 
-def _cov_text(prov: Dict[str, Any]) -> str:
+def _cov_text(prov: dict[str, Any]) -> str:
     cov = prov.get("table_coverage") or {}
     return " / ".join(f"{100 * v:.1f} % ({op})" for op, v in sorted(cov.items())) or "n/a"
 
 
 def render_report(
     agg: Agg,
-    prov: Dict[str, Any],
-    figs: Dict[str, str],
+    prov: dict[str, Any],
+    figs: dict[str, str],
     table_csv: str,
-    rows: Optional[Sequence[Dict[str, Any]]] = None,
+    rows: Optional[Sequence[dict[str, Any]]] = None,
 ) -> str:
-    L: List[str] = []
+    L: list[str] = []
     a = L.append
     groups = sorted(
         {(p, s) for p, s, _ in agg if s != SINGLE},
         key=lambda x: (list(PROFILES).index(x[0]), PROFILES[x[0]]["schedulers"].index(x[1])),
     )
 
-    def get(p: str, s: str, v: str, m: str) -> Tuple[Optional[float], Optional[float], int]:
+    def get(p: str, s: str, v: str, m: str) -> tuple[Optional[float], Optional[float], int]:
         return agg.get((p, s, v), {}).get(m, (None, None, 0))
 
     n_seeds = prov["evaluation_seeds"][1]
@@ -1481,11 +1483,11 @@ def render_report(
                 )
 
     def plain_vs_pha_rows(
-        metric: str, paper_change: Dict[str, float]
-    ) -> Dict[str, Tuple[Optional[float], Optional[float], int]]:
+        metric: str, paper_change: dict[str, float]
+    ) -> dict[str, tuple[Optional[float], Optional[float], int]]:
         """One row per (profile, scheduler): plain vs PHA on `metric`, beside the paper's change;
         returns the paper profile's changes by scheduler."""
-        changes: Dict[str, Tuple[Optional[float], Optional[float], int]] = {}
+        changes: dict[str, tuple[Optional[float], Optional[float], int]] = {}
         for p, s in groups:
             m0, c0, _ = get(p, s, "plain", metric)
             m1, c1, _ = get(p, s, "pha", metric)
@@ -1542,7 +1544,7 @@ def render_report(
         "| scheduler | profile | existing | PHA | change by PHA (paired by seed) | paper existing → PHA | paper change | difference (pp) |"
     )
     a("|---|---|---|---|---|---|---|---|")
-    t4: Dict[str, Tuple[Optional[float], Optional[float], int]] = {}
+    t4: dict[str, tuple[Optional[float], Optional[float], int]] = {}
     paper_t4 = {s: pct(b, a_) for s, (a_, b) in PAPER_T4.items()}
     for p, s in groups:
         m0, c0, _ = get(p, s, "plain", "retransmission_ratio")

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 from .common import RunCache, fmt_ci, mean_ci, provenance_record, run_all, write_csv, write_outputs
 from .paired import Paired, by_seed, field, paired
@@ -57,7 +58,7 @@ HEADLINE_WHY = (
 )
 SENS_CCS = ["cubic", "lia", "bbr"]
 SENS_X = {"s1": [2, 50], "s2": [5, 150]}
-QUICK_SENS_X: Dict[str, List[float]] = {"s1": [5], "s2": []}
+QUICK_SENS_X: dict[str, list[float]] = {"s1": [5], "s2": []}
 COUPLED = ("lia", "olia", "balia")
 DIAG_X = [2, 10, 50]
 QUICK_DIAG_X = [50]
@@ -66,7 +67,7 @@ FLAT_FACTOR = 0.25
 
 FIFO = '{ name = "delay-predictive", queue_on_slower_paths = true }'
 # variant -> (scheduler (TOML value) or None for single-path TCP, receiver-based recovery)
-VARIANTS: Dict[str, Dict[str, Tuple[Optional[str], bool]]] = {
+VARIANTS: dict[str, dict[str, tuple[Optional[str], bool]]] = {
     "s1": {
         "tcp": (None, False),
         "minrtt": ('"minrtt"', False),
@@ -136,7 +137,7 @@ METRICS = [
     "path2_recovery_from_detection_mean_ms",
 ]
 
-Key = Tuple[str, str, float, str, int]
+Key = tuple[str, str, float, str, int]
 
 
 def scenario_text(part: str, variant: str, x: float, duration_s: float, cc: str = HEADLINE_CC) -> str:
@@ -169,13 +170,13 @@ def scenario_text(part: str, variant: str, x: float, duration_s: float, cc: str 
     )
 
 
-def run_one(key: Key, scenario_path: str) -> Dict[str, Any]:
+def run_one(key: Key, scenario_path: str) -> dict[str, Any]:
     import mobipath
 
     part, variant, x, cc, seed = key
     s = mobipath.run(scenario_path, seed=seed).summary
     f = s["flows"]["f"]
-    row: Dict[str, Any] = {
+    row: dict[str, Any] = {
         "scenario": part,
         "variant": variant,
         "x": x,
@@ -214,12 +215,12 @@ def run_one(key: Key, scenario_path: str) -> Dict[str, Any]:
     return row
 
 
-def plan(parts: Sequence[str], seeds: int, quick: bool) -> List[Key]:
+def plan(parts: Sequence[str], seeds: int, quick: bool) -> list[Key]:
     """Main sweeps (headline controller), the Fig. 9 diagnosis points, then the sensitivity block."""
     xs = {"s1": QUICK_S1_RATES if quick else S1_RATES, "s2": QUICK_S2_DELAYS if quick else S2_DELAYS}
     sens_x = QUICK_SENS_X if quick else SENS_X
     sd = range(1, seeds + 1)
-    keys: List[Key] = [(p, v, float(x), HEADLINE_CC, s) for p in parts for v in MAIN[p] for x in xs[p] for s in sd]
+    keys: list[Key] = [(p, v, float(x), HEADLINE_CC, s) for p in parts for v in MAIN[p] for x in xs[p] for s in sd]
     if "s1" in parts:
         keys += [
             ("s1", "delay-predictive-fifo", float(x), HEADLINE_CC, s)
@@ -239,13 +240,13 @@ def plan(parts: Sequence[str], seeds: int, quick: bool) -> List[Key]:
     return keys
 
 
-def tcp_stand_ins(keys: Sequence[Key]) -> Dict[Key, Key]:
+def tcp_stand_ins(keys: Sequence[Key]) -> dict[Key, Key]:
     """Single-path TCP on path 1 is deterministic: path 1 has no random loss and path 2, whose rate
     and loss draws are all that the sweep value and the seed change, is unused. So one run (the
     lowest rate, seed 1) stands for every other (rate, seed) of its controller: key -> the key
     whose result it reuses. The quick run does not use this and its test checks the premise (every
     TCP rate and seed gives the same row)."""
-    first: Dict[Tuple[str, str], Key] = {}
+    first: dict[tuple[str, str], Key] = {}
     for k in sorted(k for k in keys if k[1] == "tcp"):
         first.setdefault((k[0], k[3]), k)
     return {k: first[(k[0], k[3])] for k in keys if k[1] == "tcp" and k != first[(k[0], k[3])]}
@@ -254,19 +255,19 @@ def tcp_stand_ins(keys: Sequence[Key]) -> Dict[Key, Key]:
 # ---------------------------------------------------------------------------------------------
 # Aggregation
 
-Point = Tuple[str, str, float, str]
+Point = tuple[str, str, float, str]
 
 
-def aggregate(rows: List[Dict[str, Any]]) -> Dict[Point, Dict[str, Any]]:
+def aggregate(rows: list[dict[str, Any]]) -> dict[Point, dict[str, Any]]:
     """(scenario, variant, x, cc) -> metric -> (mean, CI half-width, n) over seeds, of the values as
     written to results.csv (a run's recovery time is its mean over its path-2 losses; runs
     without any are left out), plus the total of path-2 losses."""
-    groups: Dict[Point, List[Dict[str, Any]]] = {}
+    groups: dict[Point, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["scenario"], r["variant"], r["x"], r["cc"]), []).append(r)
-    agg: Dict[Point, Dict[str, Any]] = {}
+    agg: dict[Point, dict[str, Any]] = {}
     for g, rs in groups.items():
-        a: Dict[str, Any] = {}
+        a: dict[str, Any] = {}
         for m in METRICS:
             vals = [round(float(r[m]), 6) for r in rs if r.get(m) is not None]
             mean, ci = mean_ci(vals)
@@ -276,26 +277,26 @@ def aggregate(rows: List[Dict[str, Any]]) -> Dict[Point, Dict[str, Any]]:
     return agg
 
 
-def agg_to_json(agg: Dict[Point, Dict[str, Any]]) -> List[Dict[str, Any]]:
+def agg_to_json(agg: dict[Point, dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (p, v, x, cc), ms in sorted(agg.items()):
-        entry: Dict[str, Any] = {"scenario": p, "variant": v, X_NAME[p]: x, "cc": cc}
+        entry: dict[str, Any] = {"scenario": p, "variant": v, X_NAME[p]: x, "cc": cc}
         for m, val in ms.items():
             entry[m] = {"mean": val[0], "ci95": val[1], "n": val[2]} if isinstance(val, tuple) else val
         out.append(entry)
     return out
 
 
-def _val(agg: Dict[Point, Dict[str, Any]], p: str, v: str, x: float, m: str, cc: str = HEADLINE_CC) -> Any:
+def _val(agg: dict[Point, dict[str, Any]], p: str, v: str, x: float, m: str, cc: str = HEADLINE_CC) -> Any:
     return agg.get((p, v, x, cc), {}).get(m)
 
 
-def _mean(agg: Dict[Point, Dict[str, Any]], p: str, v: str, x: float, m: str, cc: str = HEADLINE_CC) -> Optional[float]:
+def _mean(agg: dict[Point, dict[str, Any]], p: str, v: str, x: float, m: str, cc: str = HEADLINE_CC) -> Optional[float]:
     val = _val(agg, p, v, x, m, cc)
     return val[0] if isinstance(val, tuple) else val
 
 
-def diff(rows: List[Dict[str, Any]], p: str, a: str, b: str, x: float, m: str, cc: str = HEADLINE_CC) -> Paired:
+def diff(rows: list[dict[str, Any]], p: str, a: str, b: str, x: float, m: str, cc: str = HEADLINE_CC) -> Paired:
     """Metric `m` of variant a − variant b at (p, x, cc), paired by seed."""
     get = field(m)
     return paired(
@@ -304,13 +305,13 @@ def diff(rows: List[Dict[str, Any]], p: str, a: str, b: str, x: float, m: str, c
 
 
 def flatness(
-    rows: List[Dict[str, Any]],
+    rows: list[dict[str, Any]],
     variant: str,
     default: str = "standard",
     cc: str = HEADLINE_CC,
     min_share: float = MIN_SHARE,
     factor: float = FLAT_FACTOR,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """P1's flat recovery time (Fig. 10), tested where path 2 is really used: over the path-2 delays
     at which both `variant` and `default` carry at least `min_share` of the data on path 2 (mean
     over seeds), the growth of the mean recovery time from detection from the shortest to the
@@ -318,15 +319,18 @@ def flatness(
     paired by seed, has its 95 % CI below 0. Returns the delays, both growths and the verdict."""
     s2 = [r for r in rows if r["scenario"] == "s2" and r["cc"] == cc]
     xs = sorted({r["x"] for r in s2})
-    share = lambda v, x: mean_ci([field("path2_share")(r) for r in s2 if r["variant"] == v and r["x"] == x])[0]
+
+    def share(v, x):
+        return mean_ci([field("path2_share")(r) for r in s2 if r["variant"] == v and r["x"] == x])[0]
+
     ok = [x for x in xs if all((share(v, x) or 0.0) >= min_share for v in (variant, default))]
-    out: Dict[str, Any] = {"variant": variant, "default": default, "delays": ok, "holds": None}
+    out: dict[str, Any] = {"variant": variant, "default": default, "delays": ok, "holds": None}
     if len(ok) < 2:
         return out
     lo, hi = ok[0], ok[-1]
     det = field("path2_recovery_from_detection_mean_ms")
 
-    def growth(v: str) -> Dict[Any, Optional[float]]:
+    def growth(v: str) -> dict[Any, Optional[float]]:
         a = by_seed(s2, det, variant=v, x=hi)
         b = by_seed(s2, det, variant=v, x=lo)
         return {
@@ -352,16 +356,16 @@ def flatness(
 # Figures
 
 
-def write_figures(out_dir: Path, agg: Dict[Point, Dict[str, Any]], parts: Sequence[str]) -> Dict[str, str]:
+def write_figures(out_dir: Path, agg: dict[Point, dict[str, Any]], parts: Sequence[str]) -> dict[str, str]:
     """Mean over seeds with the 95 % CI as error bars, headline controller."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figs: Dict[str, str] = {}
+    figs: dict[str, str] = {}
 
-    def lines(part: str, metrics: Sequence[Tuple[str, str]], xlabel: str, title: str, fname: str, log_x: bool) -> None:
+    def lines(part: str, metrics: Sequence[tuple[str, str]], xlabel: str, title: str, fname: str, log_x: bool) -> None:
         fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 3.8), squeeze=False)
         for ax, (m, ylabel) in zip(axes[0], metrics):
             for v in MAIN[part]:
@@ -440,9 +444,9 @@ def _xs(xs: Sequence[float]) -> str:
     return ", ".join(f"{x:g}" for x in xs) or "no delay"
 
 
-def _verdicts(ds: Dict[float, Paired], higher: str, lower: str) -> str:
+def _verdicts(ds: dict[float, Paired], higher: str, lower: str) -> str:
     """ "higher at 1, 2; lower at 10; no difference at 5" over the sweep values."""
-    groups: Dict[str, List[float]] = {}
+    groups: dict[str, list[float]] = {}
     for x, d in sorted(ds.items()):
         groups.setdefault(d.words(higher, lower, "no difference"), []).append(x)
     return "; ".join(f"{k} at {_xs(v)}" for k, v in groups.items()) or "not measured"
@@ -468,7 +472,7 @@ def _points(d: Paired) -> str:
     return f"{100 * d.mean:+.{nd}f}" + ("" if d.ci is None else f" ± {100 * d.ci:.{nd}f}") + f" points (n = {d.n})"
 
 
-def _flat_sentence(fl: Dict[str, Any]) -> str:
+def _flat_sentence(fl: dict[str, Any]) -> str:
     v = LABEL[fl["variant"]]
     if fl["holds"] is None:
         where = f"at {_xs(fl['delays'])} ms only" if fl["delays"] else "at no delay of the sweep"
@@ -482,11 +486,11 @@ def _flat_sentence(fl: Dict[str, Any]) -> str:
     )
 
 
-def worked_examples_section() -> List[str]:
+def worked_examples_section() -> list[str]:
     """P1's Figs. 5 and 6 replayed by the simulator's scheduler, link model and receiver."""
     from .. import _core
 
-    out: List[str] = []
+    out: list[str] = []
     w = out.append
     w("## Worked examples: Figs. 5 and 6 replayed packet by packet\n")
     w(
@@ -522,13 +526,13 @@ def worked_examples_section() -> List[str]:
 
 
 def render_report(
-    agg: Dict[Point, Dict[str, Any]],
-    rows: List[Dict[str, Any]],
-    prov: Dict[str, Any],
-    figs: Dict[str, str],
+    agg: dict[Point, dict[str, Any]],
+    rows: list[dict[str, Any]],
+    prov: dict[str, Any],
+    figs: dict[str, str],
     parts: Sequence[str],
 ) -> str:
-    out: List[str] = []
+    out: list[str] = []
     w = out.append
     seeds = prov["seeds"]
     _fci = lambda val, nd=2, sc=1.0: _fci_seeds(val, nd, sc, seeds)  # noqa: E731 - says n where seeds are missing
@@ -598,7 +602,10 @@ def render_report(
             w("|---|---|---|---|---|---|---|")
             for x in dx:
                 for v in ("minrtt", "delay-predictive", "delay-predictive-fifo"):
-                    g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s1", v, x, m), nd, sc)
+
+                    def g(m, nd=1, sc=1.0, v=v, x=x):
+                        return _fci(_val(agg, "s1", v, x, m), nd, sc)
+
                     w(
                         f"| {x:g} | {LABEL[v]} | {g('rcvbuf_mean_packets')} | {g('ofo_behind_path2_late_packets')} | "
                         f"{g('ofo_behind_path2_copy_packets')} | {g('ofo_behind_path1_packets')} | {g('path2_share', 1, 100.0)} |"
@@ -631,7 +638,10 @@ def render_report(
         for x in xs:
             cells = []
             for v in MAIN["s2"]:
-                g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s2", v, x, m), nd, sc)
+
+                def g(m, nd=1, sc=1.0, v=v, x=x):
+                    return _fci(_val(agg, "s2", v, x, m), nd, sc)
+
                 cells.append(
                     f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_recovery_from_send_mean_ms')} / "
                     f"{g('path2_losses', 1)} / {g('path2_share', 1, 100.0)} %"
@@ -688,7 +698,10 @@ def render_report(
                     cells = []
                     for v in SENS_VARIANTS["s1"]:
                         vcc = HEADLINE_CC if (v == "tcp" and cc in COUPLED) else cc
-                        g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s1", v, x, m, vcc), nd, sc)
+
+                        def g(m, nd=1, sc=1.0, v=v, x=x, vcc=vcc):
+                            return _fci(_val(agg, "s1", v, x, m, vcc), nd, sc)
+
                         cells.append(
                             g("goodput_mbps")
                             if v == "tcp"
@@ -714,7 +727,10 @@ def render_report(
                 for x in s2x:
                     cells = []
                     for v in SENS_VARIANTS["s2"]:
-                        g = lambda m, nd=1, sc=1.0: _fci(_val(agg, "s2", v, x, m, cc), nd, sc)
+
+                        def g(m, nd=1, sc=1.0, v=v, x=x, cc=cc):
+                            return _fci(_val(agg, "s2", v, x, m, cc), nd, sc)
+
                         cells.append(
                             f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_share', 1, 100.0)} / {g('rcvbuf_mean_packets')}"
                         )
@@ -789,7 +805,7 @@ def reproduce(
     command: str = "",
     progress: Optional[Callable[[str, int], Any]] = None,
     resume: bool = True,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Runs P1's two scenarios and writes the report into `out_dir`; returns the summary.
     `progress(description, total)` returns an object with `advance()` (or None for silence).
     Finished runs are kept in ``out_dir/runs`` and reused by the next call; `resume=False`
@@ -805,7 +821,7 @@ def reproduce(
     scen_dir = out_dir / "scenarios"
     scen_dir.mkdir(exist_ok=True)
     keys = plan(parts, seeds, quick)
-    paths: Dict[Point, str] = {}
+    paths: dict[Point, str] = {}
     for p, v, x, cc, _ in keys:
         if (p, v, x, cc) not in paths:
             suffix = "" if cc == HEADLINE_CC else f"-{cc}"

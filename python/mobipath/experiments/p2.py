@@ -25,19 +25,21 @@ import json
 import math
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 from .common import (
     RunCache,
-    fmt as _f,
-    fmt_ci as _fci,
     mean_ci,
     provenance_record,
     ramp_up_time,
     run_all,
     write_csv,
     write_outputs,
+)
+from .common import (
+    fmt_ci as _fci,
 )
 from .paired import paired
 
@@ -47,7 +49,7 @@ COUPLED = ["lia", "olia", "balia", "wvegas"]
 SINGLE_CCS = ["reno", "cubic", "bbr"]
 QUICK_SCHEDULERS, QUICK_CCS = ["minrtt", "blest"], ["lia", "cubic", "bbr"]
 # P2's measured links: uplink Mbit/s, downlink Mbit/s, round-trip ms.
-OPERATORS: Dict[str, Tuple[float, float, float]] = {"skt": (15.94, 18.89, 25.8), "kt": (38.17, 37.45, 40.2)}
+OPERATORS: dict[str, tuple[float, float, float]] = {"skt": (15.94, 18.89, 25.8), "kt": (38.17, 37.45, 40.2)}
 SUM_UP = round(sum(v[0] for v in OPERATORS.values()), 2)  # 54.11
 # P2's published numbers (Mbit/s).
 PAPER_BEST = ("blest", "bbr", 48.6)
@@ -91,10 +93,10 @@ CSV_FIELDS = [
 # schedulers in CONGESTED_SCHEDULERS with a competing bulk TCP flow on SKT's uplink) or "single"
 # (scheduler "").
 CONGESTED_SCHEDULERS = ["minrtt", "blest"]
-Key = Tuple[str, str, str, str, int]
+Key = tuple[str, str, str, str, int]
 
 
-def capacity_schedule(operator: str, seed: int, duration_s: float) -> List[Tuple[float, float]]:
+def capacity_schedule(operator: str, seed: int, duration_s: float) -> list[tuple[float, float]]:
     """The operator's uplink capacity for repetition `seed`: (start s, Mbit/s) in 1 s steps, a
     log-normal AR(1) process with mean P2's measured rate (module docs). Deterministic: the draws
     come from a generator seeded by (operator, seed) only."""
@@ -162,7 +164,7 @@ def scenario_text(key: Key, duration_s: float) -> str:
     )
 
 
-def run_one(key: Key, text: str, file: str) -> Dict[str, Any]:
+def run_one(key: Key, text: str, file: str) -> dict[str, Any]:
     from .. import _core
 
     block, sched, cc, op, seed = key
@@ -175,7 +177,7 @@ def run_one(key: Key, text: str, file: str) -> Dict[str, Any]:
         if kind == "flow" and name == "server" and metric == "goodput_mbps"
     ]
     srv = s["flows"]["server"]
-    row: Dict[str, Any] = {
+    row: dict[str, Any] = {
         "block": block,
         "scheduler": sched,
         "cc": cc,
@@ -199,20 +201,20 @@ def run_one(key: Key, text: str, file: str) -> Dict[str, Any]:
     return {"row": row}
 
 
-def plan(seeds: int, quick: bool) -> List[Key]:
+def plan(seeds: int, quick: bool) -> list[Key]:
     scheds, ccs = (QUICK_SCHEDULERS, QUICK_CCS) if quick else (SCHEDULERS, CCS)
-    keys: List[Key] = [("matrix", s, c, "both", seed) for s in scheds for c in ccs for seed in range(1, seeds + 1)]
+    keys: list[Key] = [("matrix", s, c, "both", seed) for s in scheds for c in ccs for seed in range(1, seeds + 1)]
     keys += [("single", "", c, op, seed) for op in OPERATORS for c in SINGLE_CCS for seed in range(1, seeds + 1)]
     cs = [x for x in CONGESTED_SCHEDULERS if x in scheds]
     keys += [("congested", s, c, "both", seed) for s in cs for c in ccs for seed in range(1, seeds + 1)]
     return keys
 
 
-def _seed_means(rows: List[Dict[str, Any]], block: str, cc: str, metric: str) -> Dict[Any, Optional[float]]:
+def _seed_means(rows: list[dict[str, Any]], block: str, cc: str, metric: str) -> dict[Any, Optional[float]]:
     """seed → the mean of `metric` over the runs of controller `cc` in `block` with that seed (one per
     scheduler): the runs of one seed share its capacity schedule, so a CI over controllers' runs must
     count seeds, not runs (docs/metrics.md: over seeds, one value per seed)."""
-    per: Dict[Any, List[Optional[float]]] = {}
+    per: dict[Any, list[Optional[float]]] = {}
     for r in rows:
         if r["block"] == block and r["cc"] == cc:
             v = r.get(metric)
@@ -229,14 +231,14 @@ def _seed_means(rows: List[Dict[str, Any]], block: str, cc: str, metric: str) ->
 # ---------------------------------------------------------------------------------------------
 # Aggregation
 
-Point = Tuple[str, str, str, str]
+Point = tuple[str, str, str, str]
 METRICS = ["goodput_mbps", "ramp_up_s", "skt_goodput_mbps", "kt_goodput_mbps"]
 
 
-def aggregate(rows: List[Dict[str, Any]]) -> Dict[Point, Dict[str, Any]]:
+def aggregate(rows: list[dict[str, Any]]) -> dict[Point, dict[str, Any]]:
     """(block, scheduler, cc, operator) -> metric -> (mean, CI half-width, n) over repetitions, of
     the values as written to results.csv."""
-    groups: Dict[Point, List[Dict[str, Any]]] = {}
+    groups: dict[Point, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["block"], r["scheduler"], r["cc"], r["operator"]), []).append(r)
     return {
@@ -248,7 +250,7 @@ def aggregate(rows: List[Dict[str, Any]]) -> Dict[Point, Dict[str, Any]]:
     }
 
 
-def agg_to_json(agg: Dict[Point, Dict[str, Any]]) -> List[Dict[str, Any]]:
+def agg_to_json(agg: dict[Point, dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
             "block": b,
@@ -262,8 +264,8 @@ def agg_to_json(agg: Dict[Point, Dict[str, Any]]) -> List[Dict[str, Any]]:
 
 
 def _paired(
-    rows: List[Dict[str, Any]], block: str, a: Tuple[str, str], b: Tuple[str, str]
-) -> Tuple[Optional[float], Optional[float]]:
+    rows: list[dict[str, Any]], block: str, a: tuple[str, str], b: tuple[str, str]
+) -> tuple[Optional[float], Optional[float]]:
     """Mean and 95 % CI over seeds of goodput(a) − goodput(b), a and b = (scheduler, cc) in the same
     block: the same seed means the same capacity schedule, so the difference is paired."""
     by = {(r["scheduler"], r["cc"], r["seed"]): float(r["goodput_mbps"]) for r in rows if r["block"] == block}
@@ -279,7 +281,7 @@ def _sign(m: Optional[float], ci: Optional[float]) -> Optional[int]:
     return 1 if m - ci > 0 else (-1 if m + ci < 0 else 0)
 
 
-def _coupled_verdict(rows: List[Dict[str, Any]], block: str, s: str, unc: Sequence[str], cou: Sequence[str]) -> str:
+def _coupled_verdict(rows: list[dict[str, Any]], block: str, s: str, unc: Sequence[str], cou: Sequence[str]) -> str:
     """Every uncoupled controller against every coupled one under scheduler `s`, paired by seed."""
     signs = {(u, c): _sign(*_paired(rows, block, (s, u), (s, c))) for u in unc for c in cou}
     if any(v is None for v in signs.values()) or not signs:
@@ -299,7 +301,7 @@ def _coupled_verdict(rows: List[Dict[str, Any]], block: str, s: str, unc: Sequen
     return ("does not hold: " if below else "not established: ") + ", ".join(parts)
 
 
-def _lo_hi(v: Any) -> Tuple[float, float]:
+def _lo_hi(v: Any) -> tuple[float, float]:
     m, ci = v[0], (v[1] or 0.0)
     return m - ci, m + ci
 
@@ -322,7 +324,7 @@ def _below(a: Any, b: Any) -> Optional[bool]:
 
 
 def write_heatmap(
-    out_dir: Path, agg: Dict[Point, Dict[str, Any]], scheds: Sequence[str], ccs: Sequence[str]
+    out_dir: Path, agg: dict[Point, dict[str, Any]], scheds: Sequence[str], ccs: Sequence[str]
 ) -> Optional[str]:
     import matplotlib
 
@@ -359,14 +361,17 @@ def write_heatmap(
 
 
 def render_report(
-    rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], prov: Dict[str, Any], fig: Optional[str]
+    rows: list[dict[str, Any]], agg: dict[Point, dict[str, Any]], prov: dict[str, Any], fig: Optional[str]
 ) -> str:
-    out: List[str] = []
+    out: list[str] = []
     w = out.append
     seeds, dur = prov["seeds"], prov["duration_s"]
     scheds = [s for s in SCHEDULERS if any(k[1] == s for k in agg)]
     ccs = [c for c in CCS if any(k[0] == "matrix" and k[2] == c for k in agg)]
-    cell = lambda s, c: agg.get(("matrix", s, c, "both"), {}).get("goodput_mbps", (None, None, 0))
+
+    def cell(s, c):
+        return agg.get(("matrix", s, c, "both"), {}).get("goodput_mbps", (None, None, 0))
+
     w("# P2 reproduction: two LTE operators through an MPTCP router and proxy\n")
     w(
         "Paper: *Aggregating two LTE operators with an MPTCP router and an MPTCP proxy* (P2, docs/papers.md). "
@@ -384,11 +389,11 @@ def render_report(
         w(f"| {LABEL[s]} | " + " | ".join(_fci(cell(s, c)) for c in ccs) + " |")
     w("")
     # The schedulers of one seed share its capacity schedule, so they are compared paired by seed.
-    differ: Dict[str, List[Tuple[str, str, float, float]]] = {}
+    differ: dict[str, list[tuple[str, str, float, float]]] = {}
     same = []
     # Per controller, the largest |mean| + CI of any two schedulers' paired difference, as a share of
     # its goodput: how far apart two schedulers could be, given the seeds.
-    bound: Dict[str, float] = {}
+    bound: dict[str, float] = {}
     for c in ccs:
         pairs = [
             (a, b, *_paired(rows, "matrix", (a, c), (b, c))) for i, a in enumerate(scheds) for b in scheds[i + 1 :]
@@ -446,7 +451,10 @@ def render_report(
     w("## Single operator (plain TCP over one operator, Mbit/s)\n")
     w("| operator | " + " | ".join(LABEL[c] for c in SINGLE_CCS) + " | P2 (CUBIC / BBR) |")
     w("|---|" + "---:|" * len(SINGLE_CCS) + "---:|")
-    single = lambda op, c: agg.get(("single", "", c, op), {}).get("goodput_mbps", (None, None, 0))
+
+    def single(op, c):
+        return agg.get(("single", "", c, op), {}).get("goodput_mbps", (None, None, 0))
+
     for op in OPERATORS:
         paper = f"{PAPER_SINGLE.get((op, 'cubic'), 'n/a')} / {PAPER_SINGLE.get((op, 'bbr'), 'n/a')}"
         w(f"| {LABEL[op]} | " + " | ".join(_fci(single(op, c)) for c in SINGLE_CCS) + f" | {paper} |")
@@ -534,7 +542,10 @@ def render_report(
     w("")
     cong = [s for s in scheds if any(k[0] == "congested" and k[1] == s for k in agg)]
     if cong:
-        ccell = lambda s, c: agg.get(("congested", s, c, "both"), {}).get("goodput_mbps", (None, None, 0))
+
+        def ccell(s, c):
+            return agg.get(("congested", s, c, "both"), {}).get("goodput_mbps", (None, None, 0))
+
         w("## With another user's bulk TCP flow on SKT's uplink (P2: \"SKT was more congested\")\n")
         w("| scheduler | " + " | ".join(LABEL[c] for c in ccs) + " |")
         w("|---|" + "---:|" * len(ccs))
@@ -561,7 +572,7 @@ def render_report(
     )
     w("| controller | ramp-up (s) | goodput (Mbit/s) | seeds |")
     w("|---|---:|---:|---:|")
-    ramp: Dict[str, Dict[Any, Optional[float]]] = {}
+    ramp: dict[str, dict[Any, Optional[float]]] = {}
     for c in ccs:
         ramp[c] = _seed_means(rows, "matrix", c, "ramp_up_s")
         ru = mean_ci(list(ramp[c].values()))
@@ -632,7 +643,7 @@ def reproduce(
     progress: Optional[Callable[[str, int], Any]] = None,
     resume: bool = True,
     command: Optional[str] = None,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1 (got {seeds})")
     t0 = time.monotonic()
@@ -641,8 +652,11 @@ def reproduce(
     scen_dir.mkdir(exist_ok=True)
     duration = QUICK_DURATION_S if quick else DURATION_S
     keys = plan(seeds, quick)
-    texts: Dict[Key, str] = {}
-    name = lambda k: f"{k[0]}-{k[1] or k[3]}-{k[2]}-{k[4]}.toml"
+    texts: dict[Key, str] = {}
+
+    def name(k):
+        return f"{k[0]}-{k[1] or k[3]}-{k[2]}-{k[4]}.toml"
+
     for k in keys:
         texts[k] = scenario_text(k, duration)
         (scen_dir / name(k)).write_text(texts[k], encoding="utf-8")

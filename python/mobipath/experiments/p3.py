@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 from .common import RunCache, fmt, fmt_ci, mean_ci, provenance_record, run_all, write_csv, write_outputs
 
@@ -67,7 +68,7 @@ LABEL = {
     "cubic+freeze-tcp+table": "CUBIC + Freeze-TCP (table)",
 }
 # Sweeps: block -> (x values, x label, quick x values).
-SWEEPS: Dict[str, Tuple[List[float], str, List[float]]] = {
+SWEEPS: dict[str, tuple[list[float], str, list[float]]] = {
     "duration": ([0.5, 1, 2, 4, 8], "handoff duration (s)", [0.5, 4]),
     "rate": ([1, 2, 4, 6, 8], "handoffs per minute", [2, 6]),
     "rtt": ([10, 30, 100, 200, 300], "round-trip propagation delay (ms)", [10, 300]),
@@ -99,11 +100,11 @@ CSV_FIELDS = [
 ]
 METRICS = ["goodput_mbps", "timeouts", "fast_retransmits", "mean_handoff_gap_ms"]
 
-Key = Tuple[str, str, float, int]
-Point = Tuple[str, str, float]
+Key = tuple[str, str, float, int]
+Point = tuple[str, str, float]
 
 
-def _scheme(scheme: str) -> Tuple[str, str, bool]:
+def _scheme(scheme: str) -> tuple[str, str, bool]:
     """(cc, the flow's `handoff` table or "", BUFFER+FREEZE at the base station)."""
     base, _, extra = scheme.partition("+")
     if base in ("fr-after-handoff", "freeze-tcp", "ehn"):
@@ -182,7 +183,7 @@ def _train_text(scheme: str, duration_s: float) -> str:
     )
 
 
-def run_one(key: Key, text: str, file: str, keep_series: bool, base_dir: str = ".") -> Dict[str, Any]:
+def run_one(key: Key, text: str, file: str, keep_series: bool, base_dir: str = ".") -> dict[str, Any]:
     from .. import _core
 
     block, scheme, x, seed = key
@@ -190,7 +191,7 @@ def run_one(key: Key, text: str, file: str, keep_series: bool, base_dir: str = "
     s = json.loads(raw["summary"]) if isinstance(raw["summary"], str) else raw["summary"]
     f = s["flows"]["tcp"]
     gaps = [h["app_gap_ms"]["tcp"] for h in s.get("handoffs", []) if "tcp" in h.get("app_gap_ms", {})]
-    row: Dict[str, Any] = {
+    row: dict[str, Any] = {
         "block": block,
         "scheme": scheme,
         "x": x,
@@ -210,11 +211,11 @@ def run_one(key: Key, text: str, file: str, keep_series: bool, base_dir: str = "
         "false_alarms": f.get("false_alarms"),
         "missed_handovers": f.get("missed_handovers"),
     }
-    out: Dict[str, Any] = {"row": row}
+    out: dict[str, Any] = {"row": row}
     if keep_series:
         ts = raw["timeseries"]
-        series: Dict[str, List[Tuple[float, float]]] = {}
-        for t, kind, name, metric, v in zip(ts["time_s"], ts["kind"], ts["name"], ts["metric"], ts["value"]):
+        series: dict[str, list[tuple[float, float]]] = {}
+        for t, kind, _name, metric, v in zip(ts["time_s"], ts["kind"], ts["name"], ts["metric"], ts["value"]):
             if kind == "flow" and metric in ("cwnd_segments", "acks_per_s", "goodput_mbps"):
                 series.setdefault(metric, []).append((t, v))
         out["series"] = series
@@ -222,8 +223,8 @@ def run_one(key: Key, text: str, file: str, keep_series: bool, base_dir: str = "
     return out
 
 
-def plan(seeds: int, quick: bool, blocks: Sequence[str]) -> List[Key]:
-    keys: List[Key] = []
+def plan(seeds: int, quick: bool, blocks: Sequence[str]) -> list[Key]:
+    keys: list[Key] = []
     if "paper" in blocks:
         keys += [("paper", s, 0.0, 1) for s in ["tahoe-no-handoff"] + SCHEMES]
     if "det-duration" in blocks:
@@ -249,13 +250,13 @@ BLOCKS = ["paper", "det-duration", "duration", "rate", "rtt", "loss", "train"]
 # Aggregation
 
 
-def aggregate(rows: List[Dict[str, Any]]) -> Dict[Point, Dict[str, Any]]:
+def aggregate(rows: list[dict[str, Any]]) -> dict[Point, dict[str, Any]]:
     """(block, scheme, x) -> metric -> (mean, CI half-width, n) over seeds, of the values as
     written to results.csv."""
-    groups: Dict[Point, List[Dict[str, Any]]] = {}
+    groups: dict[Point, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["block"], r["scheme"], r["x"]), []).append(r)
-    agg: Dict[Point, Dict[str, Any]] = {}
+    agg: dict[Point, dict[str, Any]] = {}
     for g, rs in groups.items():
         agg[g] = {
             m: (
@@ -268,8 +269,8 @@ def aggregate(rows: List[Dict[str, Any]]) -> Dict[Point, Dict[str, Any]]:
 
 
 def paired_diff(
-    rows: List[Dict[str, Any]], block: str, a: str, b: str, x: float
-) -> Tuple[Optional[float], Optional[float], int]:
+    rows: list[dict[str, Any]], block: str, a: str, b: str, x: float
+) -> tuple[Optional[float], Optional[float], int]:
     """Mean and 95 % CI of goodput(a) − goodput(b) over the seeds both ran (same seed = the same
     handoff times), as written to results.csv."""
     by = {
@@ -282,7 +283,7 @@ def paired_diff(
     return m, ci, len(d)
 
 
-def agg_to_json(agg: Dict[Point, Dict[str, Any]]) -> List[Dict[str, Any]]:
+def agg_to_json(agg: dict[Point, dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {"block": b, "scheme": s, "x": x, **{m: {"mean": v[0], "ci95": v[1], "n": v[2]} for m, v in ms.items()}}
         for (b, s, x), ms in sorted(agg.items())
@@ -293,7 +294,7 @@ def agg_to_json(agg: Dict[Point, Dict[str, Any]]) -> List[Dict[str, Any]]:
 # Figures and report
 
 
-def _gain_by_seed(rows: List[Dict[str, Any]], x: float) -> Dict[Any, float]:
+def _gain_by_seed(rows: list[dict[str, Any]], x: float) -> dict[Any, float]:
     """seed → EHN − Tahoe goodput at handoff duration `x` of the random-time sweep."""
     by = {
         (r["scheme"], r["seed"]): round(float(r["goodput_mbps"]), 6)
@@ -303,7 +304,7 @@ def _gain_by_seed(rows: List[Dict[str, Any]], x: float) -> Dict[Any, float]:
     return {sd: by[("ehn", sd)] - by[("tahoe", sd)] for (sch, sd) in by if sch == "ehn" and ("tahoe", sd) in by}
 
 
-def _duration_trend(rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]]) -> str:
+def _duration_trend(rows: list[dict[str, Any]], agg: dict[Point, dict[str, Any]]) -> str:
     """What the random-time duration sweep says about EHN − Tahoe against the handoff duration:
     each step between neighbouring durations, the change of the gain paired by seed (the same seed
     draws the same handoff times at every duration), called growing or shrinking only where its
@@ -339,13 +340,13 @@ def _verdict(m: Optional[float], ci: Optional[float]) -> str:
     return "no difference within the 95 % CI"
 
 
-def write_figures(out_dir: Path, series: Dict[str, Dict[str, Any]], agg: Dict[Point, Dict[str, Any]]) -> Dict[str, str]:
+def write_figures(out_dir: Path, series: dict[str, dict[str, Any]], agg: dict[Point, dict[str, Any]]) -> dict[str, str]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figs: Dict[str, str] = {}
+    figs: dict[str, str] = {}
     runs = [("tahoe-no-handoff", "Tahoe, no handoffs"), ("tahoe", "Tahoe with handoffs"), ("ehn", "EHN")]
     if all(s in series for s, _ in runs):
         fig, axes = plt.subplots(3, 1, figsize=(10, 8), sharex=True)
@@ -365,7 +366,7 @@ def write_figures(out_dir: Path, series: Dict[str, Dict[str, Any]], agg: Dict[Po
         fig, ax = plt.subplots(figsize=(10, 3.5))
         for s, title in runs[1:]:
             pts = series[s]["series"].get("acks_per_s", [])
-            per_s: Dict[int, List[float]] = {}
+            per_s: dict[int, list[float]] = {}
             for t, v in pts:
                 per_s.setdefault(int(t), []).append(v)
             xs = sorted(per_s)
@@ -411,9 +412,9 @@ def write_figures(out_dir: Path, series: Dict[str, Dict[str, Any]], agg: Dict[Po
 
 
 def render_report(
-    rows: List[Dict[str, Any]], agg: Dict[Point, Dict[str, Any]], prov: Dict[str, Any], figs: Dict[str, str]
+    rows: list[dict[str, Any]], agg: dict[Point, dict[str, Any]], prov: dict[str, Any], figs: dict[str, str]
 ) -> str:
-    out: List[str] = []
+    out: list[str] = []
     w = out.append
     seeds = prov["seeds"]
     w("# P3 reproduction: Explicit Handoff Notification and its rivals\n")
@@ -493,12 +494,12 @@ def render_report(
             "\nWith handoffs on a fixed cycle the ratio jumps with the phase of Tahoe's backed-off timer against the "
             f"handoff's end; averaged over random handoff times (next section) {_duration_trend(rows, agg)}.\n"
         )
-    for b, (xs, xlabel, _) in SWEEPS.items():
+    for b, (_xs, xlabel, _) in SWEEPS.items():
         pts = sorted({x for (bb, _, x) in agg if bb == b})
         if not pts:
             continue
         w(f"## Sweep: {xlabel} (handoffs at random times, {seeds} seeds; goodput Mbit/s, mean ± 95 % CI)\n")
-        w(f"| scheme | " + " | ".join(f"{x:g}" for x in pts) + " |")
+        w("| scheme | " + " | ".join(f"{x:g}" for x in pts) + " |")
         w("|---|" + "---:|" * len(pts))
         for s in SCHEMES:
             w(
@@ -554,12 +555,15 @@ def render_report(
             w("|---|---:|---:|---:|---:|")
             for s in tab:
                 rs = [r for r in rows if r["block"] == "train" and r["scheme"] == s]
-                cell = lambda f, nd: fmt_ci(
-                    mean_ci([float(r[f]) for r in rs])
-                    if rs and all(r.get(f) is not None for r in rs)
-                    else (None, None),
-                    nd,
-                )
+
+                def cell(f, nd, rs=rs):
+                    return fmt_ci(
+                        mean_ci([float(r[f]) for r in rs])
+                        if rs and all(r.get(f) is not None for r in rs)
+                        else (None, None),
+                        nd,
+                    )
+
                 w(
                     f"| {LABEL[s]} | {cell('predicted_episodes', 1)} | {cell('false_alarms', 1)} | "
                     f"{cell('missed_handovers', 1)} | {cell('ehn_frozen_s', 2)} |"
@@ -622,7 +626,7 @@ def reproduce(
     command: str = "",
     progress: Optional[Callable[[str, int], Any]] = None,
     resume: bool = True,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Runs P3's experiment, the sweeps and the train runs, and writes the report into `out_dir`;
     returns the summary. `progress(description, total)` returns an object with `advance()`.
     Finished runs are kept in ``out_dir/runs`` and reused by the next call (`resume=False`
@@ -637,7 +641,7 @@ def reproduce(
     scen_dir = out_dir / "scenarios"
     scen_dir.mkdir(exist_ok=True)
     keys = plan(seeds, quick, blocks)
-    texts: Dict[Point, str] = {}
+    texts: dict[Point, str] = {}
     for b, s, x, _ in keys:
         if (b, s, x) not in texts:
             dur = TRAIN_DURATION_S if b == "train" else (QUICK_DURATION_S if quick and b != "paper" else DURATION_S)

@@ -28,10 +28,12 @@ import json
 import random
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
-from .common import RunCache, fmt as _f, fmt_ci as _fci, mean_ci, provenance_record, run_all, write_csv, write_outputs
+from .common import RunCache, mean_ci, provenance_record, run_all, write_csv, write_outputs
+from .common import fmt_ci as _fci
 
 MSS = 1460
 DURATION_S = 60.0
@@ -42,7 +44,7 @@ N_REF = 50
 RTT_TARGET_S = 0.1
 
 # A configuration: sorted (key, value) pairs over these defaults (P4's setup).
-DEFAULTS: Dict[str, Any] = {
+DEFAULTS: dict[str, Any] = {
     "duplex": "tdd2",  # "tdd0".."tdd6" or "fdd"
     "n_ul": 10,
     "n_dl": 10,  # UEs with uplink / downlink TCP
@@ -56,7 +58,7 @@ DEFAULTS: Dict[str, Any] = {
     "rcvbuf": 65535,
     "gbr_load": 0.0,  # uplink GBR load as a fraction of the uplink peak (two CBR UEs)
 }
-Config = Tuple[Tuple[str, Any], ...]
+Config = tuple[tuple[str, Any], ...]
 
 
 def config(**kw: Any) -> Config:
@@ -90,7 +92,7 @@ def ul_peak_bps(duplex: str) -> float:
     return m * 4158 * 8.0
 
 
-def start_times(seed: int, names: Sequence[str]) -> Dict[str, float]:
+def start_times(seed: int, names: Sequence[str]) -> dict[str, float]:
     rng = random.Random(f"p4-start-{seed}")
     return {n: round(rng.random(), 3) for n in names}
 
@@ -125,7 +127,7 @@ def scenario_text(cfg: Config, seed: int, duration_s: float) -> str:
     else:
         ues = [f"ul{i}" for i in range(1, d["n_ul"] + 1)] + [f"dl{i}" for i in range(1, d["n_dl"] + 1)]
         flows = [(u, u[:2], u) for u in ues]
-    gbr: List[Tuple[str, float]] = []
+    gbr: list[tuple[str, float]] = []
     if d["gbr_load"] > 0:
         wire_bps = d["gbr_load"] * ul_peak_bps(d["duplex"]) / 2
         for i in (1, 2):
@@ -166,7 +168,7 @@ def scenario_text(cfg: Config, seed: int, duration_s: float) -> str:
 # ---------------------------------------------------------------------------------------------
 # The blocks: (block, variant label, x, configuration)
 
-Entry = Tuple[str, str, Any, Config]
+Entry = tuple[str, str, Any, Config]
 
 P_SWEEP = [0.0, 0.01, 0.02, 0.031, 0.05, 0.1, 0.2373, 0.5]
 CW_SWEEP = [2, 4, 6, 8, 12]
@@ -178,7 +180,7 @@ GBR_SWEEP = [0.0, 0.2, 0.4, 0.6, 0.8]
 #: The two setups of the Fig. 2 analogue: P4's literal one (10 uplink UEs + 10 downlink UEs, our
 #: reading of its scheduler) and mixed UEs under a standard PF scheduler (each UE one uplink and
 #: one downlink flow, so the ACKs queue behind their own UE's uplink data).
-SETUPS: Dict[str, Dict[str, Any]] = {
+SETUPS: dict[str, dict[str, Any]] = {
     "p4": {},
     "mixed-pf": dict(mixed=True, ul_sched="pf"),
 }
@@ -188,8 +190,8 @@ SETUP_TITLES = {
 }
 
 
-def blocks(quick: bool) -> List[Entry]:
-    e: List[Entry] = []
+def blocks(quick: bool) -> list[Entry]:
+    e: list[Entry] = []
     drop = dict(policy="bsr-drop", p=PAPER_P)
     # Fig. 2 analogue, per setup: without, with p = 0.031, and the two computed p.
     for setup, base in SETUPS.items():
@@ -257,7 +259,7 @@ CSV_FIELDS = [
 METRICS = CSV_FIELDS[3:]
 
 
-def run_one(key: Tuple[str, int], text: str, keep_series: bool) -> Dict[str, Any]:
+def run_one(key: tuple[str, int], text: str, keep_series: bool) -> dict[str, Any]:
     import polars as pl
 
     import mobipath
@@ -267,17 +269,20 @@ def run_one(key: Tuple[str, int], text: str, keep_series: bool) -> Dict[str, Any
     s = r.summary
     cell = s["elements"]["enb"]
     flows = s["flows"]
-    kind = lambda f: "gbr" if f.startswith("gbr") else f[:2]
+
+    def kind(f):
+        return "gbr" if f.startswith("gbr") else f[:2]
+
     ues = cell["ues"]
 
-    def mean_of(vals: List[Optional[float]]) -> Optional[float]:
+    def mean_of(vals: list[Optional[float]]) -> Optional[float]:
         v = [x for x in vals if x is not None]
         return statistics.fmean(v) if v else None
 
     dl_flows = [f for f in flows if kind(f) == "dl"]
     ul_flows = [f for f in flows if kind(f) == "ul"]
     pol = cell["ul_congestion"]
-    row: Dict[str, Any] = {
+    row: dict[str, Any] = {
         "config": name,
         "seed": seed,
         "duration_s": float(s["duration_s"]),
@@ -298,10 +303,10 @@ def run_one(key: Tuple[str, int], text: str, keep_series: bool) -> Dict[str, Any
         "th_cell_n_bytes": pol.get("th_cell_n_bytes"),
         "dl_min_flow_mbps": min(flows[f]["goodput_mbps"] for f in dl_flows) if dl_flows else None,
     }
-    out: Dict[str, Any] = {"row": row, "params": {k: v for k, v in pol.items() if k not in ("drops", "decisions")}}
+    out: dict[str, Any] = {"row": row, "params": {k: v for k, v in pol.items() if k not in ("drops", "decisions")}}
     if keep_series:
         ts = r.timeseries.filter((pl.col("kind") == "flow") & (pl.col("metric") == "goodput_mbps"))
-        per: Dict[str, Dict[float, float]] = {"ul": {}, "dl": {}}
+        per: dict[str, dict[float, float]] = {"ul": {}, "dl": {}}
         for fname, t, v in ts.select("name", "time_s", "value").rows():
             k = kind(fname)
             if k in per:
@@ -314,11 +319,11 @@ def run_one(key: Tuple[str, int], text: str, keep_series: bool) -> Dict[str, Any
 # ---------------------------------------------------------------------------------------------
 # Aggregation and the report
 
-Agg = Dict[str, Dict[str, Tuple[Optional[float], Optional[float], int]]]
+Agg = dict[str, dict[str, tuple[Optional[float], Optional[float], int]]]
 
 
-def aggregate(rows: List[Dict[str, Any]]) -> Agg:
-    groups: Dict[str, List[Dict[str, Any]]] = {}
+def aggregate(rows: list[dict[str, Any]]) -> Agg:
+    groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(r["config"], []).append(r)
     agg: Agg = {}
@@ -334,8 +339,8 @@ def aggregate(rows: List[Dict[str, Any]]) -> Agg:
 
 
 def paired(
-    rows: List[Dict[str, Any]], a: str, b: str, metric: str, relative: bool
-) -> Tuple[Optional[float], Optional[float], int]:
+    rows: list[dict[str, Any]], a: str, b: str, metric: str, relative: bool
+) -> tuple[Optional[float], Optional[float], int]:
     """Mean and 95 % CI over seeds of b − a (or (b − a)/a), paired by seed."""
     va = {r["seed"]: float(r[metric]) for r in rows if r["config"] == a and r.get(metric) is not None}
     vb = {r["seed"]: float(r[metric]) for r in rows if r["config"] == b and r.get(metric) is not None}
@@ -351,14 +356,14 @@ def _sig(val: Any) -> bool:
 
 
 def write_figures(
-    out_dir: Path, entries: List[Entry], agg: Agg, series: Dict[str, List[List[List[float]]]]
-) -> Dict[str, str]:
+    out_dir: Path, entries: list[Entry], agg: Agg, series: dict[str, list[list[list[float]]]]
+) -> dict[str, str]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figs: Dict[str, str] = {}
+    figs: dict[str, str] = {}
     fig2 = {
         setup: [
             (v, cid(c)) for b, v, x, c in entries if b == "fig2" and x == setup and v in ("none", "bsr-drop p=0.031")
@@ -452,18 +457,23 @@ def write_figures(
 
 
 def render_report(
-    entries: List[Entry],
-    rows: List[Dict[str, Any]],
+    entries: list[Entry],
+    rows: list[dict[str, Any]],
     agg: Agg,
-    params: Dict[str, Dict[str, Any]],
-    prov: Dict[str, Any],
-    figs: Dict[str, str],
+    params: dict[str, dict[str, Any]],
+    prov: dict[str, Any],
+    figs: dict[str, str],
 ) -> str:
-    out: List[str] = []
+    out: list[str] = []
     w = out.append
     n = prov["seeds"]
-    get = lambda c, m: agg.get(cid(c), {}).get(m)
-    by = lambda block: [x for x in entries if x[0] == block]
+
+    def get(c, m):
+        return agg.get(cid(c), {}).get(m)
+
+    def by(block):
+        return [x for x in entries if x[0] == block]
+
     w("# P4 reproduction: BSR-based uplink congestion control at the eNB (TD-LTE)\n")
     w(
         "Paper: Sohn et al., *Novel Uplink Congestion Control Method for TCP Throughput Enhancement* (J-KICS 2017). "
@@ -512,7 +522,7 @@ def render_report(
             "(reading A), and would need a 0.87 Mbit/s cell peak to give 0.031. Both are run below.\n"
         )
 
-    def table(block: str, title: str, xname: Optional[str], metrics: Sequence[Tuple[str, str, int]]) -> None:
+    def table(block: str, title: str, xname: Optional[str], metrics: Sequence[tuple[str, str, int]]) -> None:
         es = by(block)
         if not es:
             return
@@ -534,10 +544,10 @@ def render_report(
         ("bsr_sum_mean_bytes", "mean Σ BSR (B)", 0),
     ]
 
-    def rel(a: Config, b: Config, metric: str) -> Tuple[Optional[float], Optional[float], int]:
+    def rel(a: Config, b: Config, metric: str) -> tuple[Optional[float], Optional[float], int]:
         return paired(rows, cid(a), cid(b), metric, True)
 
-    def said(d: Tuple[Optional[float], Optional[float], int]) -> str:
+    def said(d: tuple[Optional[float], Optional[float], int]) -> str:
         """A paired relative difference in words: value ± CI, and whether the CI excludes 0."""
         if d[0] is None:
             return "n/a"
@@ -729,7 +739,7 @@ def reproduce(
     command: str = "",
     progress: Optional[Callable[[str, int], Any]] = None,
     resume: bool = True,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Runs P4's experiments and writes the report into `out_dir`; returns the summary.
     `progress(description, total)` returns an object with `advance()` (or None). Finished runs
     are kept in ``out_dir/runs`` and reused by the next call; `resume=False` discards them."""
@@ -768,7 +778,7 @@ def reproduce(
     written = [{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]
     agg = aggregate(written)
     params = {k[0]: results[k]["params"] for k in keys if k[1] == 1}
-    series: Dict[str, List[List[List[float]]]] = {}
+    series: dict[str, list[list[list[float]]]] = {}
     srows = []
     for k in keys:
         if "series" in results[k]:

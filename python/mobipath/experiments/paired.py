@@ -9,8 +9,9 @@ difference" otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Hashable, Iterable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 from .common import mean_ci
 
@@ -51,20 +52,20 @@ def paired(a: Mapping[Hashable, Optional[float]], b: Mapping[Hashable, Optional[
 
 
 def by_seed(
-    rows: Iterable[Dict[str, Any]], value: Callable[[Dict[str, Any]], Optional[float]], **match: Any
-) -> Dict[Any, Optional[float]]:
+    rows: Iterable[dict[str, Any]], value: Callable[[dict[str, Any]], Optional[float]], **match: Any
+) -> dict[Any, Optional[float]]:
     """seed → value(row) for the rows whose fields equal `match` (one row per seed)."""
-    out: Dict[Any, Optional[float]] = {}
+    out: dict[Any, Optional[float]] = {}
     for r in rows:
         if all(r.get(k) == v for k, v in match.items()):
             out[r["seed"]] = value(r)
     return out
 
 
-def field(name: str) -> Callable[[Dict[str, Any]], Optional[float]]:
+def field(name: str) -> Callable[[dict[str, Any]], Optional[float]]:
     """A `value` for [`by_seed`]: the row's float field `name` (None if empty)."""
 
-    def get(r: Dict[str, Any]) -> Optional[float]:
+    def get(r: dict[str, Any]) -> Optional[float]:
         v = r.get(name)
         return None if v is None or v == "" else round(float(v), 6)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -44,7 +44,7 @@ def pha_d(
         help="Python controller: the line's track, a lat,lon CSV polyline (same as learn-recorded).",
         show_default=False,
     ),
-    subflow: Optional[List[str]] = typer.Option(
+    subflow: Optional[list[str]] = typer.Option(
         None,
         "--subflow",
         help="Python controller: OPERATOR=ENDPOINT_ID[:IFACE], once per uplink, e.g. A=1:wwan0.",
@@ -215,10 +215,10 @@ def pha_d(
 
 @app.command("handover-log")
 def handover_log(
-    cells: List[Path] = typer.Option(
+    cells: list[Path] = typer.Option(
         [], "--cells", help="Cell-id log CSV `time,operator,cell` (repeatable).", show_default=False
     ),
-    mmcli: List[str] = typer.Option(
+    mmcli: list[str] = typer.Option(
         [],
         "--mmcli",
         help="OPERATOR=FILE: repeated `mmcli -m N --location-get` outputs, each after a line with its time (repeatable, one per modem).",
@@ -272,7 +272,7 @@ def handover_log(
 
 @app.command("cell-log")
 def cell_log(
-    modem: List[str] = typer.Option(
+    modem: list[str] = typer.Option(
         [],
         "--modem",
         help="OPERATOR=MODEM: ModemManager's modem index (as `mmcli -L` lists it) or object path, once per modem, e.g. A=0.",

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Optional
 
 from ..errors import ConfigError, ScenarioError
 
@@ -72,7 +73,7 @@ _CELL = re.compile(r"^[0-9A-Za-z]{1,16}$")
 _NONE = ("", "--", "unknown")
 
 
-def _cell(v: str, file: str, n: int, errs: List[ConfigError]) -> Optional[str]:
+def _cell(v: str, file: str, n: int, errs: list[ConfigError]) -> Optional[str]:
     v = v.strip().strip("'\"")
     if v.lower() in _NONE:
         return None
@@ -84,10 +85,10 @@ def _cell(v: str, file: str, n: int, errs: List[ConfigError]) -> Optional[str]:
     return v.upper()
 
 
-def parse_cell_log(text: str, file: str) -> List[Observation]:
+def parse_cell_log(text: str, file: str) -> list[Observation]:
     """The ``time,operator,cell`` CSV (header required)."""
-    out: List[Observation] = []
-    errs: List[ConfigError] = []
+    out: list[Observation] = []
+    errs: list[ConfigError] = []
     header = False
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -133,17 +134,17 @@ _MM_HUMAN = re.compile(r"^\s*(?:.*\|)?\s*cell id:\s*(\S*)\s*$")
 _MM_KEY = re.compile(r"^\s*modem\.location\.3gpp\.cid\s*:\s*(\S*)\s*$")
 
 
-def parse_mmcli(text: str, file: str, operator: str) -> List[Observation]:
+def parse_mmcli(text: str, file: str, operator: str) -> list[Observation]:
     """Repeated ``mmcli --location-get`` outputs, each after a line holding only its time."""
     if not operator or "," in operator:
         raise ScenarioError(
             [ConfigError("--mmcli", operator, "OPERATOR=FILE: a non-empty operator name without commas")]
         )
-    out: List[Observation] = []
-    errs: List[ConfigError] = []
+    out: list[Observation] = []
+    errs: list[ConfigError] = []
     t: Optional[float] = None
     t_line = 0
-    found: Optional[Tuple[Optional[str], int]] = None
+    found: Optional[tuple[Optional[str], int]] = None
 
     def close() -> None:
         if t is not None:
@@ -172,9 +173,8 @@ def parse_mmcli(text: str, file: str, operator: str) -> List[Observation]:
                 )
                 continue
             found = (_cell(m.group(1), file, n, errs), n)
-        elif line.lower().startswith("error"):
-            if t is not None:
-                found = (None, n)  # mmcli failed (modem gone): no service
+        elif line.lower().startswith("error") and t is not None:
+            found = (None, n)  # mmcli failed (modem gone): no service
     close()
     if not out and not errs:
         errs.append(
@@ -185,13 +185,13 @@ def parse_mmcli(text: str, file: str, operator: str) -> List[Observation]:
     return out
 
 
-def handovers(obs: Iterable[Observation]) -> List[Tuple[str, float, float]]:
+def handovers(obs: Iterable[Observation]) -> list[tuple[str, float, float]]:
     """(operator, start, end) of every serving-cell change, sorted by start."""
     by_op: dict = {}
     for o in obs:
         by_op.setdefault(o.operator, []).append(o)
-    errs: List[ConfigError] = []
-    rows: List[Tuple[str, float, float]] = []
+    errs: list[ConfigError] = []
+    rows: list[tuple[str, float, float]] = []
     for op, os_ in by_op.items():
         last: Optional[Observation] = None  # the last observation with a cell
         prev_t: Optional[Observation] = None
@@ -221,6 +221,6 @@ def _iso(t: float) -> str:
     return dt.datetime.fromtimestamp(sec, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms:03d}Z"
 
 
-def to_csv(rows: Sequence[Tuple[str, float, float]], header: bool = True) -> str:
+def to_csv(rows: Sequence[tuple[str, float, float]], header: bool = True) -> str:
     """The handover log ``operator,start,end`` (ISO 8601 UTC, milliseconds)."""
     return ("operator,start,end\n" if header else "") + "".join(f"{op},{_iso(a)},{_iso(b)}\n" for op, a, b in rows)

@@ -30,8 +30,9 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, TextIO, Tuple
+from typing import Callable, Optional, TextIO
 
 from ..errors import ConfigError, ScenarioError
 
@@ -43,11 +44,11 @@ SOURCE_3GPP_LAC_CI = 1
 _OPERATOR = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 
 
-def parse_modem_specs(specs: Sequence[str]) -> List[Tuple[str, str]]:
+def parse_modem_specs(specs: Sequence[str]) -> list[tuple[str, str]]:
     """``OPERATOR=MODEM`` (MODEM: ModemManager's index, or the modem's object path) → (operator,
     object path). Errors name the option and the expected form."""
-    out: List[Tuple[str, str]] = []
-    errs: List[ConfigError] = []
+    out: list[tuple[str, str]] = []
+    errs: list[ConfigError] = []
     for spec in specs:
         op, sep, modem = spec.partition("=")
         if not sep or not _OPERATOR.match(op) or not modem:
@@ -165,7 +166,7 @@ async def _connect(bus_address: Optional[str]):
 
 
 async def record(
-    modems: Sequence[Tuple[str, str]],
+    modems: Sequence[tuple[str, str]],
     out: TextIO,
     interval_s: float,
     seconds: Optional[float],

@@ -24,8 +24,9 @@ import subprocess
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional
 
 from .. import _core
 
@@ -96,9 +97,9 @@ class EndpointActuator:
             self.runner,
         )
 
-    def flags(self) -> Dict[int, List[str]]:
+    def flags(self) -> dict[int, list[str]]:
         """Endpoint id -> its flags, from `ip mptcp endpoint show`."""
-        out: Dict[int, List[str]] = {}
+        out: dict[int, list[str]] = {}
         for line in _ip(["mptcp", "endpoint", "show"], self.netns, self.runner).splitlines():
             words = line.split()
             if "id" in words:
@@ -128,7 +129,7 @@ class NetlinkActuator:
         except OSError as e:
             raise RouterError(f"netlink: {e}") from None
 
-    def flags(self) -> Dict[int, List[str]]:
+    def flags(self) -> dict[int, list[str]]:
         """Endpoint id -> its flags (the names `ip mptcp endpoint show` uses)."""
         try:
             eps = self._core.mptcp_endpoints(self.netns)
@@ -136,7 +137,7 @@ class NetlinkActuator:
             raise RouterError(f"netlink: {e}") from None
         return {i: [n for bit, n in self._FLAG_NAMES if f & bit] for i, f, _ in eps}
 
-    def addresses(self) -> Dict[int, str]:
+    def addresses(self) -> dict[int, str]:
         """Endpoint id -> its IP address."""
         try:
             return {i: a for i, _, a in self._core.mptcp_endpoints(self.netns) if a}
@@ -155,12 +156,12 @@ _RTT_LINE = re.compile(r"^mobipath_proxy_subflow_rtt_seconds\{(?P<labels>[^}]*)\
 _LOCAL = re.compile(r'(?:^|,)local="(?P<addr>[^"]*)"')
 
 
-def parse_subflow_rtts(text: str) -> Dict[str, float]:
+def parse_subflow_rtts(text: str) -> dict[str, float]:
     """Local IP -> the largest smoothed RTT in seconds among the subflows the proxy's metrics
     list from that address (``mobipath_proxy_subflow_rtt_seconds{...,local="IP:PORT",...}``,
     crates/proxy/src/metrics.rs; ``tcpi_rtt`` from ``MPTCP_TCPINFO``). Zero RTTs (no sample yet)
     are skipped."""
-    out: Dict[str, float] = {}
+    out: dict[str, float] = {}
     for line in text.splitlines():
         m = _RTT_LINE.match(line.strip())
         if not m:
@@ -187,7 +188,7 @@ class ProxyRtt:
     def __init__(
         self,
         url: str,
-        addresses: Dict[int, str],
+        addresses: dict[int, str],
         endpoint_ids: Sequence[int],
         fetch: Optional[Callable[[str], str]] = None,
     ):
@@ -202,7 +203,7 @@ class ProxyRtt:
         with urllib.request.urlopen(url, timeout=0.5) as r:  # noqa: S310 (a configured local URL)
             return r.read().decode("utf-8", "replace")
 
-    def __call__(self) -> List[Optional[float]]:
+    def __call__(self) -> list[Optional[float]]:
         try:
             rtts = parse_subflow_rtts(self.fetch(self.url))
         except Exception:  # the proxy restarting must not stop PHA-D: fall back to the given RTT
@@ -222,7 +223,7 @@ class RecordingActuator:
     `keep` (endpoint id, backup) pairs, oldest first; `count` counts them all."""
 
     def __init__(self, keep: int = KEEP) -> None:
-        self.calls: Deque[Tuple[int, bool]] = deque(maxlen=keep)
+        self.calls: deque[tuple[int, bool]] = deque(maxlen=keep)
         self.count = 0
 
     def set_backup(self, endpoint_id: int, backup: bool) -> None:
@@ -252,7 +253,7 @@ class FailSafeActuator:
         *,
         min_interval_s: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
-        log: Optional[Callable[[Dict[str, Any]], None]] = None,
+        log: Optional[Callable[[dict[str, Any]], None]] = None,
     ):
         self.inner, self.ids, self.min_interval_s, self.clock, self.log = (
             inner,
@@ -261,11 +262,11 @@ class FailSafeActuator:
             clock,
             log,
         )
-        self.backup: Dict[int, bool] = {i: False for i in self.ids}
-        self.last_change: Dict[int, float] = {}
+        self.backup: dict[int, bool] = {i: False for i in self.ids}
+        self.last_change: dict[int, float] = {}
         self.restores = 0
 
-    def _note(self, ev: Dict[str, Any]) -> None:
+    def _note(self, ev: dict[str, Any]) -> None:
         if self.log is not None:
             self.log(ev)
 
@@ -304,7 +305,7 @@ class FailSafeActuator:
         self.last_change[endpoint_id] = now
         return True
 
-    def restore_all(self, reason: str) -> List[str]:
+    def restore_all(self, reason: str) -> list[str]:
         """Every endpoint regular, whatever this process believes their state is; returns the
         errors (also logged), if any."""
         self.restores += 1
@@ -365,10 +366,10 @@ class PhaDRouter:
         gps_period_s: float = 0.1,
         rtt_s: float = 0.1,
         rx_packets: Optional[Callable[[SubflowSpec], int]] = None,
-        log: Optional[Callable[[Dict[str, Any]], None]] = None,
+        log: Optional[Callable[[dict[str, Any]], None]] = None,
         table_file: str = "table",
         clock: Callable[[], float] = time.monotonic,
-        rtt_source: Optional[Callable[[], List[Optional[float]]]] = None,
+        rtt_source: Optional[Callable[[], list[Optional[float]]]] = None,
         keep_events: int = KEEP,
     ):
         if policy not in POLICIES:
@@ -409,8 +410,8 @@ class PhaDRouter:
         self.last_fix_t: Optional[float] = None
         # clock() − fix time for the recent fixes: their minimum is the fix-to-clock offset
         # (the clock's offset from GPS time plus the shortest delivery delay).
-        self.offsets: List[float] = []
-        self.events: Deque[Dict[str, Any]] = deque(maxlen=keep_events)
+        self.offsets: list[float] = []
+        self.events: deque[dict[str, Any]] = deque(maxlen=keep_events)
         self.applied = 0
 
     def reset(self, reason: str) -> None:
@@ -436,7 +437,7 @@ class PhaDRouter:
         if not self.failed_safe:
             self.reset(f"GPS position {offset_m:.0f} m off the track at {t}")
 
-    def on_fix(self, t: float, pos_m: float) -> List[Dict[str, Any]]:
+    def on_fix(self, t: float, pos_m: float) -> list[dict[str, Any]]:
         self.last_fix_clock = self.clock()
         self.failed_safe = False
         if self.t0 is None:
@@ -457,7 +458,7 @@ class PhaDRouter:
         self.last_t, self.last_fix_t = now, now
         return self._apply(decisions, t, pos_m)
 
-    def on_tick(self) -> List[Dict[str, Any]]:
+    def on_tick(self) -> list[dict[str, Any]]:
         """A decision now, between fixes: now = clock() − the fix-to-clock offset (so a fix's
         delivery delay does not make ticks lag). The controller ignores ticks more than 2 s after
         the last fix (GPS lost)."""
@@ -473,7 +474,7 @@ class PhaDRouter:
         self.last_t = now
         return self._apply(decisions, self.t0 + now, None)
 
-    def _apply(self, decisions: List[Tuple[int, bool]], t: float, pos_m: Optional[float]) -> List[Dict[str, Any]]:
+    def _apply(self, decisions: list[tuple[int, bool]], t: float, pos_m: Optional[float]) -> list[dict[str, Any]]:
         applied = []
         for k, backup in decisions:
             s = self.subflows[k]
@@ -495,7 +496,7 @@ class PhaDRouter:
         return applied
 
     def run(
-        self, positions: Iterable[Tuple[float, float]], max_fixes: Optional[int] = None, tick_s: Optional[float] = 0.05
+        self, positions: Iterable[tuple[float, float]], max_fixes: Optional[int] = None, tick_s: Optional[float] = 0.05
     ) -> int:
         """Consumes (t, pos_m) fixes until they end or `max_fixes` were used, deciding also every
         `tick_s` seconds between fixes (None: at fixes only); returns the number of fixes. The
@@ -512,7 +513,7 @@ class PhaDRouter:
                 if max_fixes is not None and n >= max_fixes:
                     break
             return n
-        q: "queue.Queue[Any]" = queue.Queue(maxsize=1000)
+        q: queue.Queue[Any] = queue.Queue(maxsize=1000)
         end = object()
         stop = threading.Event()
 

@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import List, NoReturn
+from typing import NoReturn
 
 import typer
 
@@ -19,7 +19,7 @@ app = typer.Typer(
 )
 
 
-def proxy_command() -> List[str]:
+def proxy_command() -> list[str]:
     """How to start the proxy: ``$MOBIPATH_PROXY``, else the workspace build of ``mobipath-proxy``
     (release, then debug; not one older than its sources), else ``mobipath-proxy`` on PATH, else the copy inside the installed
     extension (``python -m mobipath.router.proxy_process``), which every install has."""
@@ -42,7 +42,7 @@ def proxy_command() -> List[str]:
     )
 
 
-def exec_proxy(args: List[str]) -> NoReturn:
+def exec_proxy(args: list[str]) -> NoReturn:
     """Replaces this process with ``mobipath-proxy ARGS...`` (its exit status becomes ours)."""
     try:
         cmd = proxy_command() + args
