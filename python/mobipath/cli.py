@@ -125,8 +125,8 @@ def validate(files: list[Path] = typer.Argument(..., help="Scenario files to che
             continue
         if errors:
             bad += 1
-            for e in errors:
-                typer.echo(e.with_file())
+            for err in errors:
+                typer.echo(err.with_file())
         else:
             typer.echo(f"{f}: ok")
     if bad:
@@ -950,8 +950,8 @@ def sweep_cmd(
             raise typer.BadParameter(str(e)) from None
         table = Table(title=f"{metric}: mean ± 95 % CI over seeds")
         axes = [k for k in cells[0] if k not in ("mean", "ci95", "n")] if cells else []
-        for c in axes + ["mean ± 95 % CI", "seeds"]:
-            table.add_column(c)
+        for name in axes + ["mean ± 95 % CI", "seeds"]:
+            table.add_column(name)
         for c in cells:
             v = (
                 "n/a"

@@ -58,7 +58,8 @@ class ScenarioError(_core.ScenarioError):
     """A scenario is invalid; `errors` lists every problem found, `file` names the scenario."""
 
     def __init__(self, errors: Iterable[ConfigError], file: Optional[str] = None):
-        self.errors: list[ConfigError] = list(errors)
+        # Typed errors here; the extension's own ScenarioError carries plain dicts.
+        self.errors: list[ConfigError] = list(errors)  # type: ignore[assignment]
         self.file = file
         super().__init__("\n".join(e.with_file() for e in self.errors) or "invalid scenario")
 

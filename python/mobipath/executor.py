@@ -195,6 +195,8 @@ def _worker_main(
 
 
 class _Worker:
+    conn: Any  # the parent's end of the pipe (a multiprocessing Connection)
+
     def __init__(
         self, ctx: Any, job: Callable[..., Any], keep: Any, native: bool, others: Sequence[_Worker] = ()
     ) -> None:
@@ -209,7 +211,8 @@ class _Worker:
         self.conn = here
         self.held: list[Any] = []  # keys sent, in order: the first is the one running
 
-    def send(self, task: tuple[Any, ...]) -> bool:
+    def send(self, task: Optional[tuple[Any, ...]]) -> bool:
+        """Sends a run (key, args, description), or None: leave."""
         try:
             self.conn.send(task)
             return True
@@ -274,7 +277,7 @@ def _execute_local(
                 while len(w.held) < hold and queue:
                     k = queue.popleft()
                     w.held.append(k)
-                    if not w.send((k, args(k), describe(k) if keep is not None else None)):
+                    if not w.send((k, args(k), describe(k) if keep is not None and describe is not None else None)):
                         break
             by_conn = {w.conn: w for w in workers}
             by_sentinel = {w.proc.sentinel: w for w in workers}
@@ -283,15 +286,15 @@ def _execute_local(
                 if r in by_conn:
                     left -= _receive(by_conn[r], done, pace)
             for r in ready:
-                w = by_sentinel.get(r)
-                if w is None:
+                dead = by_sentinel.get(r)
+                if dead is None:
                     continue
-                left -= _receive(w, done, pace)  # what it sent before it died
-                w.proc.join()
-                if w.held:
-                    k = w.held.pop(0)  # the run it was running; the others had not started
-                    queue.extendleft(reversed(w.held))
-                    why = death_reason(w.proc.exitcode)
+                left -= _receive(dead, done, pace)  # what it sent before it died
+                dead.proc.join()
+                if dead.held:
+                    k = dead.held.pop(0)  # the run it was running; the others had not started
+                    queue.extendleft(reversed(dead.held))
+                    why = death_reason(dead.proc.exitcode)
                     deaths.setdefault(k, []).append(why)
                     if len(deaths[k]) > WORKER_RETRIES:
                         msg = (
@@ -304,9 +307,9 @@ def _execute_local(
                         left -= 1
                     else:
                         queue.appendleft(k)
-                w.held = []
-                w.stop(1.0)
-                workers.remove(w)
+                dead.held = []
+                dead.stop(1.0)
+                workers.remove(dead)
                 if left:
                     workers.append(_Worker(ctx, job, keep, native, workers))
             if pace.short():

@@ -100,7 +100,7 @@ def _handovers(summary: Mapping[str, Any]) -> list[tuple[float, float, str]]:
     out = []
     for h in summary.get("handovers") or []:
         if isinstance(h, Mapping) and isinstance(h.get("start_s"), (int, float)):
-            end = h.get("end_s") if isinstance(h.get("end_s"), (int, float)) else h["start_s"]
+            end = h["end_s"] if isinstance(h.get("end_s"), (int, float)) else h["start_s"]
             out.append((float(h["start_s"]), float(end), str(h.get("operator", ""))))
     return out
 

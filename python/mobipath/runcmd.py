@@ -129,7 +129,7 @@ def _err(line: str) -> None:
     sys.stderr.flush()
 
 
-def resolve_input(path: Union[str, os.PathLike], quiet: bool = False) -> str:
+def resolve_input(path: Union[str, os.PathLike[str]], quiet: bool = False) -> str:
     """`path`, or the file shipped with mobipath that it names when it does not exist here
     (``scenarios/examples/...``, ``data/...``): the documented commands then work from any
     directory. Says so on stderr unless `quiet`."""

@@ -56,7 +56,7 @@ def path(relative: Union[str, Path]) -> Path:
     return p
 
 
-def find(given: Union[str, Path]) -> Optional[Path]:
+def find(given: Union[str, os.PathLike[str]]) -> Optional[Path]:
     """The shipped file that `given` names, if `given` is a relative path that does not exist
     here: ``scenarios/...`` and ``data/...`` as in the repository, or a path below
     ``scenarios/`` (``examples/single-cubic.toml``). None otherwise."""
@@ -78,7 +78,7 @@ def find(given: Union[str, Path]) -> Optional[Path]:
 def files() -> list[Path]:
     """Every shipped file, relative to `root()`, sorted."""
     base = root()
-    out = []
+    out: list[Path] = []
     for top in TOP:
         d = base / top
         if d.is_dir():

@@ -238,7 +238,8 @@ def apply_overrides(table: dict[str, Any], overrides: Mapping[str, Any], file: s
                 if last:
                     cur[key] = value
                 elif key not in cur:
-                    if isinstance(segs[i + 1], str) and not segs[i + 1].isdigit():
+                    nxt = segs[i + 1]
+                    if isinstance(nxt, str) and not nxt.isdigit():
                         cur[key] = {}
                         cur = cur[key]
                     else:

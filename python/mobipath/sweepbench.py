@@ -26,6 +26,7 @@ extension, once per process) is computed before the timed steps, so no step pays
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import time
@@ -147,18 +148,19 @@ def run(
             timed(
                 f"local -j 1 (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})",
                 1,
-                lambda i=i: run_sweep(grid, d / f"j1-{i}", jobs=1),
+                functools.partial(run_sweep, grid, d / f"j1-{i}", jobs=1),
             )
             if i == 0:
                 timed("local -j 1, cached (everything read back)", 1, lambda: run_sweep(grid, d / "j1-0", jobs=1))
             timed(
                 f"local -j {jobs} (fresh{f', {i + 1} of {repeat}' if repeat > 1 else ''})",
                 jobs,
-                lambda i=i: run_sweep(grid, d / f"jN-{i}", jobs=jobs),
+                functools.partial(run_sweep, grid, d / f"jN-{i}", jobs=jobs),
             )
         if ray is not False:
+            ray_mod: Any
             try:
-                import ray as ray_mod  # type: ignore[import-not-found]
+                import ray as ray_mod
             except ImportError:
                 if ray:
                     raise

@@ -300,7 +300,7 @@ def _run_row_seeds(
         vs = [f[key] for f in fs if f.get(key) is not None]
         return statistics.fmean(vs) if vs else None
 
-    p99 = [f.get("_release_p99_us") for f in emus if f.get("_release_p99_us") is not None]
+    p99: list[float] = [f["_release_p99_us"] for f in emus if f.get("_release_p99_us") is not None]
     return Row(
         config=c,
         sim_goodput_mbps=sm,

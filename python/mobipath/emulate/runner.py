@@ -111,7 +111,7 @@ def run(
     for k, ss in sorted(m.subflow_series.items()):
         for metric in ("goodput_mbps", "throughput_mbps", "cwnd_segments", "srtt_ms"):
             push("subflow", f"{p.flow}/{p.paths[k]['name']}", metric, ss[metric])
-    emulation = {
+    emulation: dict[str, Any] = {
         "mode": "emulation",
         "kernel": os.uname().release,
         "cc_requested": p.cc_requested,

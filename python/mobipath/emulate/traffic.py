@@ -251,18 +251,18 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
             if p.warmup_s > 0:
                 sub_warm.update({j: (sub_last_sent.get(j, 0), sub_last_rcvd.get(j, 0)) for j in sub_series})
     stop.set()
-    for sock in (active, holder.get("passive")):
-        if sock is not None:
+    for open_sock in (active, holder.get("passive")):
+        if open_sock is not None:
             with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+                open_sock.shutdown(socket.SHUT_RDWR)
     for t in threads:
         t.join(2.0)
-    for sock in (active, holder.get("passive"), lst):
-        if sock is not None:
-            sock.close()
+    for open_sock in (active, holder.get("passive"), lst):
+        if open_sock is not None:
+            open_sock.close()
     if errors:
-        e = errors[0]
-        raise EmulateError(f"the transfer failed: {type(e).__name__}: {e}")
+        err = errors[0]
+        raise EmulateError(f"the transfer failed: {type(err).__name__}: {err}")
     if not connected.is_set():
         raise EmulateError("the connection was never established")
 
@@ -281,12 +281,12 @@ def bulk(topo: Topology, p: Plan, on_tick: Optional[Callable[[float], None]] = N
         subs_out = []
         seg_out = seg_retx = 0
         for j in range(len(p.paths)):
-            fin = sub_final.get(j)
-            snd = fin.get("snd") if fin else None
-            rcv = fin.get("rcv") if fin else None
+            last = sub_final.get(j)
+            snd = last.get("snd") if last else None
+            rcv = last.get("rcv") if last else None
             seg_out += snd.data_segs_out if snd else 0
             seg_retx += snd.total_retrans if snd else 0
-            rt = fin["rtts"] if fin else []
+            rt = last["rtts"] if last else []
             w_sent, w_rcvd = sub_warm.get(j, (0, 0))
             subs_out.append(
                 {

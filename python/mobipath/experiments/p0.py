@@ -22,6 +22,7 @@ learning runs (default 10 %, at least 1): hst/table.rs.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -626,7 +627,7 @@ def _table_stats(
         "handover_model": PROFILES[profiles[0]]["handover_model"] or "the base scenario's",
         "ranges": sum(len(v) for v in hotable.table_info(table_csv)["ranges"].values()),
         "handovers_in_ranges": (sum(r["handovers_in_ranges"] for r in first_of_seed) / n_ho) if n_ho else None,
-        "coverage": hotable.coverage(table_csv, tuple(ride)) if ride else None,
+        "coverage": hotable.coverage(table_csv, (ride[0], ride[1])) if ride else None,
         "interruption_ms": _interruption_ms(learn_text, rows),
         # The spread of the measured interruption over seeds: each seed's train once (profiles that
         # share this table share its handover model and so its trains); the forwarding delay added
@@ -700,6 +701,16 @@ def agg_to_json(agg: Agg) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _times(v: Optional[float], k: float) -> Optional[float]:
+    """v·k, None when v is not measured."""
+    return None if v is None else v * k
+
+
+def _labelled_ci(values: dict[str, Any], s: str) -> str:
+    """ "minRTT 21.61 ± 0.14": scheduler `s`'s label and its (mean, CI, ...) from `values`."""
+    return f"{LABEL[s]} {_ci(*values[s][:2])}"
 
 
 def pct(new: Optional[float], old: Optional[float]) -> Optional[float]:
@@ -856,7 +867,7 @@ def _verdict(ours: dict[str, tuple[Optional[float], Optional[float], int]], pape
     paper_s = "/".join(f"{paper[s]:+.2f}" for s in common)
     clear = [s for s in common if _distinct(ours[s][0], ours[s][1])]
     unclear = [s for s in common if s not in clear]
-    same = [s for s in clear if (ours[s][0] > 0) == (paper[s] > 0)]
+    same = [s for s in clear if ((ours[s][0] or 0.0) > 0) == (paper[s] > 0)]
     n = ours[common[0]][2]
     out = (
         f"PHA changed {what} by {parts} here (paired by seed, 95 % CI over {n} seeds); the paper reports "
@@ -1135,7 +1146,7 @@ def _ns3_retx_text(agg: Agg) -> str:
         return ""
     return (
         "- **Retransmission ratio, ns3 profile** (paper Table 4: 0.27–0.30 % without PHA): "
-        + ", ".join(f"{LABEL[s]} {_ci(v[0] * 100, None if v[1] is None else v[1] * 100)} %" for s, v in rr.items())
+        + ", ".join(f"{LABEL[s]} {_ci(_times(v[0], 100), _times(v[1], 100))} %" for s, v in rr.items())
         + ". This profile has no residual radio loss either, so its losses too happen at handovers; how much of "
         "its ratio comes from the signalling model's handling of packets and how much from ns-3's window rules "
         "(a larger flight when a handover hits) is not separated by this run."
@@ -1185,10 +1196,7 @@ def render_differences(
         rr = {s: agg[("paper", s, "plain")]["retransmission_ratio"] for s in paper}
         a(
             "- **Retransmission ratio** (paper Table 4: 0.27–0.30 % without PHA): on the paper profile "
-            + ", ".join(
-                f"{LABEL[s]} {_ci(None if rr[s][0] is None else rr[s][0] * 100, None if rr[s][1] is None else rr[s][1] * 100)} %"
-                for s in paper
-            )
+            + ", ".join(f"{LABEL[s]} {_ci(_times(rr[s][0], 100), _times(rr[s][1], 100))} %" for s in paper)
             + ". Cause: the P0 scenarios have no residual radio loss or HARQ failure outside handovers, so the only "
             "losses are the packets discarded at handovers. `[hst.harq]` adds both, but on this profile the residual "
             "loss that brings the ratio into the paper's range cuts goodput far below the paper's "
@@ -1203,7 +1211,7 @@ def render_differences(
         order = sorted(ss, key=lambda s: -(plain[s][0] or 0))
         a(
             f"- **Ranking without PHA, {prof} profile** (paper: minRTT > ECF > BLEST > Peekaboo, spread ≈ 0.5 %): here "
-            + _ranking(rows, prof, order, lambda s, plain=plain: f"{LABEL[s]} {_ci(*plain[s][:2])}")
+            + _ranking(rows, prof, order, functools.partial(_labelled_ci, plain))
             + " Mbit/s"
             + (f", spread {pct(plain[order[0]][0], plain[order[-1]][0]):.1f} %." if plain[order[-1]][0] else ".")
             + ' Each sign compares two neighbours only: ">" where their goodput difference, paired by seed, is above 0 '
@@ -1404,7 +1412,7 @@ def render_table_section(a: Callable[[str], None], prov: dict[str, Any], table_c
 def _real_text(prov: dict[str, Any]) -> str:
     """Per operator, the share of the ride spent in handover interruptions (handovers/min x gap)."""
     hpm, gap = _main_hpm(prov), prov.get("interruption_ms")
-    parts = [f"{100 * hpm[op] * gap / 60000.0:.2f} % ({op})" for op in sorted(hpm) if hpm.get(op) is not None and gap]
+    parts = [f"{100 * h * gap / 60000.0:.2f} % ({op})" for op, h in sorted(hpm.items()) if h is not None and gap]
     return " / ".join(parts) or "n/a"
 
 
@@ -1530,7 +1538,7 @@ def render_report(
         a(
             f"| average over the {len(paper_sched)} schedulers (paper profile) | paper | {_ci(*mean_ci(list(avg0.values())))} | "
             f"{_ci(*mean_ci(list(avg1.values())))} | {_pm(*change)} | "
-            f"{f2p(pc)} (2.37 → 2.84) | {f3(None if change[0] is None else change[0] - pc, True)} |"
+            f"{f2p(pc)} (2.37 → 2.84) | {f3(None if change[0] is None or pc is None else change[0] - pc, True)} |"
         )
     pha_d_rows("handover_goodput_mbps", 7)
     a("")

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .common import RunCache, fmt_ci, mean_ci, provenance_record, run_all, write_csv, write_outputs
-from .paired import Paired, by_seed, field, paired
+from .paired import Paired, by_seed, field, minus, paired
 
 MSS = 1448
 RCV_BUF_PACKETS = 500
@@ -291,6 +291,17 @@ def _val(agg: dict[Point, dict[str, Any]], p: str, v: str, x: float, m: str, cc:
     return agg.get((p, v, x, cc), {}).get(m)
 
 
+def _getter(
+    fci: Callable[..., str], agg: dict[Point, dict[str, Any]], p: str, v: str, x: float, cc: str = HEADLINE_CC
+) -> Callable[..., str]:
+    """A cell formatter for one point: metric name (and digits, scale) → `fci` of its aggregate."""
+
+    def g(m: str, nd: int = 1, sc: float = 1.0) -> str:
+        return fci(_val(agg, p, v, x, m, cc), nd, sc)
+
+    return g
+
+
 def _mean(agg: dict[Point, dict[str, Any]], p: str, v: str, x: float, m: str, cc: str = HEADLINE_CC) -> Optional[float]:
     val = _val(agg, p, v, x, m, cc)
     return val[0] if isinstance(val, tuple) else val
@@ -331,22 +342,12 @@ def flatness(
     det = field("path2_recovery_from_detection_mean_ms")
 
     def growth(v: str) -> dict[Any, Optional[float]]:
-        a = by_seed(s2, det, variant=v, x=hi)
-        b = by_seed(s2, det, variant=v, x=lo)
-        return {
-            sd: (a[sd] - b[sd]) if a.get(sd) is not None and b.get(sd) is not None else None for sd in set(a) & set(b)
-        }
+        return minus(by_seed(s2, det, variant=v, x=hi), by_seed(s2, det, variant=v, x=lo))
 
     gv, gd = growth(variant), growth(default)
     out["growth"] = paired(gv, {sd: 0.0 for sd in gv})
     out["default_growth"] = paired(gd, {sd: 0.0 for sd in gd})
-    test = paired(
-        {
-            sd: (gv[sd] - factor * gd[sd]) if gv.get(sd) is not None and gd.get(sd) is not None else None
-            for sd in set(gv) & set(gd)
-        },
-        {sd: 0.0 for sd in set(gv) & set(gd)},
-    )
+    test = paired(minus(gv, gd, factor), {sd: 0.0 for sd in set(gv) & set(gd)})
     out["test"] = test
     out["holds"] = None if test.sign is None else test.sign < 0
     return out
@@ -602,9 +603,7 @@ def render_report(
             w("|---|---|---|---|---|---|---|")
             for x in dx:
                 for v in ("minrtt", "delay-predictive", "delay-predictive-fifo"):
-
-                    def g(m, nd=1, sc=1.0, v=v, x=x):
-                        return _fci(_val(agg, "s1", v, x, m), nd, sc)
+                    g = _getter(_fci, agg, "s1", v, x)
 
                     w(
                         f"| {x:g} | {LABEL[v]} | {g('rcvbuf_mean_packets')} | {g('ofo_behind_path2_late_packets')} | "
@@ -638,9 +637,7 @@ def render_report(
         for x in xs:
             cells = []
             for v in MAIN["s2"]:
-
-                def g(m, nd=1, sc=1.0, v=v, x=x):
-                    return _fci(_val(agg, "s2", v, x, m), nd, sc)
+                g = _getter(_fci, agg, "s2", v, x)
 
                 cells.append(
                     f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_recovery_from_send_mean_ms')} / "
@@ -699,8 +696,7 @@ def render_report(
                     for v in SENS_VARIANTS["s1"]:
                         vcc = HEADLINE_CC if (v == "tcp" and cc in COUPLED) else cc
 
-                        def g(m, nd=1, sc=1.0, v=v, x=x, vcc=vcc):
-                            return _fci(_val(agg, "s1", v, x, m, vcc), nd, sc)
+                        g = _getter(_fci, agg, "s1", v, x, vcc)
 
                         cells.append(
                             g("goodput_mbps")
@@ -727,9 +723,7 @@ def render_report(
                 for x in s2x:
                     cells = []
                     for v in SENS_VARIANTS["s2"]:
-
-                        def g(m, nd=1, sc=1.0, v=v, x=x, cc=cc):
-                            return _fci(_val(agg, "s2", v, x, m, cc), nd, sc)
+                        g = _getter(_fci, agg, "s2", v, x, cc)
 
                         cells.append(
                             f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_share', 1, 100.0)} / {g('rcvbuf_mean_packets')}"

@@ -221,11 +221,12 @@ def _seed_means(rows: list[dict[str, Any]], block: str, cc: str, metric: str) ->
             per.setdefault(r["seed"], []).append(None if v in (None, "") else float(v))
     # A seed counts only where every scheduler's run has a value (a run that never ramps up has
     # none): else its mean would be over the faster schedulers only, unlike the other seeds'.
-    return {
-        sd: sum(v) / len(v)
-        for sd, v in sorted(per.items(), key=lambda kv: repr(kv[0]))  # type: ignore[arg-type]
-        if v and all(x is not None for x in v)
-    }
+    out: dict[Any, Optional[float]] = {}
+    for sd, v in sorted(per.items(), key=lambda kv: repr(kv[0])):
+        vals = [x for x in v if x is not None]
+        if v and len(vals) == len(v):
+            out[sd] = sum(vals) / len(vals)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,7 +271,7 @@ def _paired(
     block: the same seed means the same capacity schedule, so the difference is paired."""
     by = {(r["scheduler"], r["cc"], r["seed"]): float(r["goodput_mbps"]) for r in rows if r["block"] == block}
     seeds = sorted({sd for (_, _, sd) in by})
-    d = [by[(*a, sd)] - by[(*b, sd)] for sd in seeds if (*a, sd) in by and (*b, sd) in by]
+    d = [by[(a[0], a[1], sd)] - by[(b[0], b[1], sd)] for sd in seeds if (*a, sd) in by and (*b, sd) in by]
     return mean_ci(d)
 
 
@@ -395,10 +396,12 @@ def render_report(
     # its goodput: how far apart two schedulers could be, given the seeds.
     bound: dict[str, float] = {}
     for c in ccs:
-        pairs = [
-            (a, b, *_paired(rows, "matrix", (a, c), (b, c))) for i, a in enumerate(scheds) for b in scheds[i + 1 :]
-        ]
-        pairs = [x for x in pairs if x[2] is not None and x[3] is not None]
+        pairs: list[tuple[str, str, float, float]] = []
+        for i, a in enumerate(scheds):
+            for b in scheds[i + 1 :]:
+                m, h = _paired(rows, "matrix", (a, c), (b, c))
+                if m is not None and h is not None:
+                    pairs.append((a, b, m, h))
         gp = max((cell(s_, c)[0] or 0.0) for s_ in scheds)
         if not pairs or gp <= 0:
             continue
@@ -530,10 +533,10 @@ def render_report(
         rel = {1: ">", -1: "<", 0: "≈"}
         for s in scheds:
             if all(c in ccs for c in ("bbr", "cubic", "reno")):
-                bc = _sign(*_paired(rows, "matrix", (s, "bbr"), (s, "cubic")))
-                cr = _sign(*_paired(rows, "matrix", (s, "cubic"), (s, "reno")))
-                if bc is not None and cr is not None:
-                    order.append(f"{LABEL[s]}: BBR {rel[bc]} CUBIC {rel[cr]} Reno")
+                bbr_cubic = _sign(*_paired(rows, "matrix", (s, "bbr"), (s, "cubic")))
+                cubic_reno = _sign(*_paired(rows, "matrix", (s, "cubic"), (s, "reno")))
+                if bbr_cubic is not None and cubic_reno is not None:
+                    order.append(f"{LABEL[s]}: BBR {rel[bbr_cubic]} CUBIC {rel[cubic_reno]} Reno")
         if order:
             w(
                 "- **Uncoupled ranking BBR > CUBIC > Reno** (P2; '>' or '<' only where the difference paired by seed "
@@ -593,12 +596,12 @@ def render_report(
         else:
             faster = [f"{LABEL[c]} before {LABEL[u]} ({d.text(2, 's')})" for (c, u), d in signs.items() if d.sign == -1]
             slower = sum(1 for d in signs.values() if d.sign == 1)
-            ties = sum(1 for d in signs.values() if d.sign == 0)
+            n_ties = sum(1 for d in signs.values() if d.sign == 0)
             verdict = (
                 "does not hold here — a coupled controller ramps up first: " + "; ".join(faster) + "."
                 if faster
                 else f"not decided here — of {len(signs)} coupled–uncoupled pairs (paired by seed), {slower} ramp up "
-                f"more slowly and {ties} are not distinguishable."
+                f"more slowly and {n_ties} are not distinguishable."
             )
         w("\nP2's explanation (coupled controllers ramp up more slowly): " + verdict)
     w("")

@@ -369,8 +369,8 @@ def write_figures(out_dir: Path, series: dict[str, dict[str, Any]], agg: dict[Po
             per_s: dict[int, list[float]] = {}
             for t, v in pts:
                 per_s.setdefault(int(t), []).append(v)
-            xs = sorted(per_s)
-            ax.step(xs, [sum(per_s[x]) / len(per_s[x]) for x in xs], where="post", label=title)
+            secs = sorted(per_s)
+            ax.step(secs, [sum(per_s[x]) / len(per_s[x]) for x in secs], where="post", label=title)
         for a, b in series["tahoe"]["handoffs"]:
             ax.axvspan(a, b, color="grey", alpha=0.2)
         ax.set_xlabel("time (s); grey: handoffs")
@@ -386,7 +386,7 @@ def write_figures(out_dir: Path, series: dict[str, dict[str, Any]], agg: dict[Po
         fig, axes = plt.subplots(1, len(sweep_blocks), figsize=(4.6 * len(sweep_blocks), 3.8), squeeze=False)
         for ax, b in zip(axes[0], sweep_blocks):
             for s in SCHEMES:
-                xs = sorted(x for (bb, ss, x) in agg if bb == b and ss == s)
+                xs: list[float] = sorted(x for (bb, ss, x) in agg if bb == b and ss == s)
                 ys = [agg[(b, s, x)]["goodput_mbps"] for x in xs]
                 if xs:
                     ax.errorbar(
@@ -426,8 +426,9 @@ def render_report(
         "the old base station are lost (BUFFER+FREEZE: forwarded).\n"
     )
     pt = {s: agg.get(("paper", s, 0.0), {}).get("goodput_mbps") for s in ["tahoe-no-handoff"] + SCHEMES}
-    if pt.get("tahoe") and pt.get("ehn"):
-        t, e = pt["tahoe"][0], pt["ehn"][0]
+    tahoe_p, ehn_p = pt.get("tahoe"), pt.get("ehn")
+    if tahoe_p and ehn_p:
+        t, e = tahoe_p[0], ehn_p[0]
         row = {r["scheme"]: r for r in rows if r["block"] == "paper"}
         w("## P3's experiment (deterministic: handoffs at 10-14, 24-28, 38-42, 52-56 s; one run each)\n")
         w("| | Tahoe | EHN | EHN / Tahoe |")
@@ -439,7 +440,7 @@ def render_report(
         tr, er = row["tahoe"], row["ehn"]
         n_ho = max(1, int(tr["handoffs"] or 4))
         w(
-            f"\nTahoe without handoffs: {pt['tahoe-no-handoff'][0]:.4f} Mbit/s. Tahoe timed out "
+            f"\nTahoe without handoffs: {fmt((pt['tahoe-no-handoff'] or (None,))[0], 4)} Mbit/s. Tahoe timed out "
             f"{tr['timeouts']} times ({tr['timeouts'] / n_ho:g} per handoff) and restarted from cwnd 1 in every handoff; "
             f"EHN timed out {er['timeouts']} times and kept its window (Fig. 2). Mean gap in delivery per handoff: Tahoe "
             f"{fmt(tr['mean_handoff_gap_ms'], 0)} ms, EHN {fmt(er['mean_handoff_gap_ms'], 0)} ms "
@@ -519,18 +520,18 @@ def render_report(
         w(f"\nEHN against Tahoe at each point: {'; '.join(verdicts)}.\n")
     if "sweeps" in figs:
         w(f"![Sweeps]({figs['sweeps']})\n")
-    tr = [s for s in TRAIN_SCHEMES if ("train", s, 0.0) in agg]
-    if tr:
+    on_train = [s for s in TRAIN_SCHEMES if ("train", s, 0.0) in agg]
+    if on_train:
         w(f"## On the P0 train (one operator's 25 Mbit/s LTE link, A3/X2 handovers, 70 s, {seeds} seeds)\n")
         w("| scheme | goodput (Mbit/s) | timeouts | mean gap per handover (ms) |")
         w("|---|---:|---:|---:|")
-        for s in tr:
+        for s in on_train:
             a = agg[("train", s, 0.0)]
             w(
                 f"| {LABEL[s]} | {fmt_ci(a['goodput_mbps'], 3)} | {fmt_ci(a['timeouts'], 1)} | {fmt_ci(a['mean_handoff_gap_ms'], 1)} |"
             )
         lines = []
-        for s in tr:
+        for s in on_train:
             if s.startswith("cubic+"):
                 m, ci, n = paired_diff(rows, "train", s, "cubic", 0.0)
                 lines.append(f"{LABEL[s]} − CUBIC: {fmt(m, 3)} ± {fmt(ci, 3)} Mbit/s ({_verdict(m, ci)})")

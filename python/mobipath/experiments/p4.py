@@ -170,6 +170,9 @@ def scenario_text(cfg: Config, seed: int, duration_s: float) -> str:
 
 Entry = tuple[str, str, Any, Config]
 
+#: How the UEs carry their flows: separate uplink and downlink UEs, or each UE both.
+ARRANGEMENTS: list[tuple[str, dict[str, Any]]] = [("separate", {}), ("mixed", {"mixed": True})]
+
 P_SWEEP = [0.0, 0.01, 0.02, 0.031, 0.05, 0.1, 0.2373, 0.5]
 CW_SWEEP = [2, 4, 6, 8, 12]
 UE_SWEEP = [2, 4, 10, 20, 50, 100]
@@ -192,7 +195,7 @@ SETUP_TITLES = {
 
 def blocks(quick: bool) -> list[Entry]:
     e: list[Entry] = []
-    drop = dict(policy="bsr-drop", p=PAPER_P)
+    drop: dict[str, Any] = dict(policy="bsr-drop", p=PAPER_P)
     # Fig. 2 analogue, per setup: without, with p = 0.031, and the two computed p.
     for setup, base in SETUPS.items():
         for label, kw in [
@@ -204,7 +207,7 @@ def blocks(quick: bool) -> list[Entry]:
             e.append(("fig2", label, setup, config(**base, **kw)))
     # Every baseline beside the scheme, for each UE arrangement and uplink scheduler: which
     # scheduler shows P4's effect, and whether ACK prioritisation at the UE makes it unneeded.
-    for arrangement, base in [("separate", {}), ("mixed", dict(mixed=True))]:
+    for arrangement, base in ARRANGEMENTS:
         for sched in ["bsr-proportional", "rr", "pf"]:
             for label, kw in [
                 ("none", {}),
@@ -381,9 +384,10 @@ def write_figures(
                     means, lo, hi = [], [], []
                     for i in range(n):
                         m, ci = mean_ci([s[i][col] for s in runs])
-                        means.append(m)
-                        lo.append(m - (ci or 0))
-                        hi.append(m + (ci or 0))
+                        mean = m if m is not None else float("nan")  # a gap in the line
+                        means.append(mean)
+                        lo.append(mean - (ci or 0))
+                        hi.append(mean + (ci or 0))
                     ls = "--" if v == "none" else "-"
                     ax.plot(
                         ts,
@@ -422,8 +426,8 @@ def write_figures(
             (axes[1], "ul_goodput_mbps", "uplink goodput (Mbit/s)"),
         ]:
             for v in variants:
-                pts = [(x, agg.get(cid(c), {}).get(m)) for b, vv, x, c in es if vv == v]
-                pts = [(x, val) for x, val in pts if val and val[0] is not None]
+                got = [(x, agg.get(cid(c), {}).get(m)) for b, vv, x, c in es if vv == v]
+                pts = [(x, val) for x, val in got if val and val[0] is not None]
                 xp = [xs_all.index(x) if categorical else x for x, _ in pts]
                 ax.errorbar(
                     xp,
@@ -618,15 +622,16 @@ def render_report(
     )
     w("| arrangement | UL scheduler | bsr-drop p=0.031 | red-large p=0.031 | ack-prio |")
     w("|---|---|---|---|---|")
-    for arrangement, base in [("separate", {}), ("mixed", dict(mixed=True))]:
+    for arrangement, base in ARRANGEMENTS:
         for sched in ["bsr-proportional", "rr", "pf"]:
             n0 = config(ul_sched=sched, **base)
             cells = []
-            for kw in [
+            schemes: list[dict[str, Any]] = [
                 dict(policy="bsr-drop", p=PAPER_P),
                 dict(policy="red-large", p=PAPER_P),
                 dict(policy="ack-prio"),
-            ]:
+            ]
+            for kw in schemes:
                 c1 = config(ul_sched=sched, **base, **kw)
                 d, u = rel(n0, c1, "dl_goodput_mbps"), rel(n0, c1, "ul_goodput_mbps")
                 star = "" if not _sig(d) else " *"

@@ -46,9 +46,20 @@ class Paired:
 
 def paired(a: Mapping[Hashable, Optional[float]], b: Mapping[Hashable, Optional[float]]) -> Paired:
     """a − b paired by seed: `a` and `b` map seed → value (None = not measured, left out)."""
-    d = [a[s] - b[s] for s in sorted(set(a) & set(b), key=repr) if a[s] is not None and b[s] is not None]
+    d = [x - y for x, y in ((a[s], b[s]) for s in sorted(set(a) & set(b), key=repr)) if x is not None and y is not None]
     m, ci = mean_ci(d)
     return Paired(m, ci, len(d))
+
+
+def minus(
+    a: Mapping[Hashable, Optional[float]], b: Mapping[Hashable, Optional[float]], factor: float = 1.0
+) -> dict[Hashable, Optional[float]]:
+    """seed → a − factor·b for the seeds both have (None where either is not measured)."""
+    out: dict[Hashable, Optional[float]] = {}
+    for s in set(a) & set(b):
+        x, y = a[s], b[s]
+        out[s] = None if x is None or y is None else x - factor * y
+    return out
 
 
 def by_seed(

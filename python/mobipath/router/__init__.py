@@ -129,16 +129,15 @@ def pha_d(
             if check
             else ["pha-d", "--config", str(config)]
         )
-    missing = [n for n, v in (("--table", table), ("--track", track), ("--subflow", subflow)) if not v]
-    if missing:
+    if table is None or track is None or not subflow:
+        missing = [n for n, v in (("--table", table), ("--track", track), ("--subflow", subflow)) if not v]
         raise typer.BadParameter(
             f"give --config FILE (the Rust daemon), or {', '.join(missing)} for the Python controller"
         )
+    table_file, track_file, subflows = input_file(table), input_file(track), subflow
 
     def go() -> None:
         from .. import gpsd as gps
-
-        table_file, track_file = input_file(table), input_file(track)
         from .phad import (
             FailSafeActuator,
             NetlinkActuator,
@@ -152,7 +151,7 @@ def pha_d(
         )
 
         try:
-            specs = [parse_subflow(s) for s in subflow]
+            specs = [parse_subflow(s) for s in subflows]
             if not 0 < gps_period_ms <= 10000:
                 raise RouterError(f"--gps-period-ms {gps_period_ms:g}: must be in (0, 10000]")
             host, _, port_s = gpsd.rpartition(":")
