@@ -48,8 +48,10 @@ def main(path: str) -> None:
     n = len(rows[0]["emu_goodputs"])
     counts = {v: [0, 0, 0] for v in VARIANTS}
     out = [
-        f"Kernel: Linux {rep['kernel']}, {n} runs per row (seeds {fid.KERNEL_SEED_BASE + 1}–{fid.KERNEL_SEED_BASE + n}), "
-        f"from `{path}`; simulator: seeds 1–{n} per variant; {seconds:g} s runs, {warmup:g} s warm-up. Cells: simulator "
+        f"Kernel: Linux {rep['kernel']}, {n} runs per row (seeds "
+        f"{fid.KERNEL_SEED_BASE + 1}–{fid.KERNEL_SEED_BASE + n}), "
+        f"from `{path}`; simulator: seeds 1–{n} per variant; {seconds:g} s runs, {warmup:g} s warm-up. Cells: "
+        "simulator "
         "goodput mean ± 95 % CI (Mbit/s) and its difference from the kernel mean.",
         "",
         "| link | cc | kernel | " + " | ".join(VARIANTS) + " |",

@@ -161,28 +161,33 @@ def bench(
         "--repeat",
         min=1,
         max=100,
-        help="Runs per scenario; the fastest is reported. With --sweep: times the fresh local steps (alternately), the fastest of each reported.",
+        help="Runs per scenario; the fastest is reported. With --sweep: times the fresh local steps (alternately), the "
+        "fastest of each reported.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON."),
     emulator: bool = typer.Option(
         False,
         "--emulator",
-        help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN devices when root).",
+        help="Benchmark the link emulator instead: two paths, 200 Mbit/s offered (machinery; and through real TUN "
+        "devices when root).",
     ),
     ceiling: bool = typer.Option(
         False,
         "--ceiling",
-        help="With --emulator: step the offered load up (200 to 2000 Mbit/s) until delivery falls below 99 % or the p99 release error exceeds 200 µs, and report the highest load sustained (machinery; TUN when root).",
+        help="With --emulator: step the offered load up (200 to 2000 Mbit/s) until delivery falls below 99 % or the "
+        "p99 release error exceeds 200 µs, and report the highest load sustained (machinery; TUN when root).",
     ),
     process: bool = typer.Option(
         False,
         "--process",
-        help="Time the whole `mobipath run` command as users run it (start-up and writing results included; a 10 ms scenario first), --repeat times each [default 10]; median and min wall, peak RSS.",
+        help="Time the whole `mobipath run` command as users run it (start-up and writing results included; a 10 ms "
+        "scenario first), --repeat times each [default 10]; median and min wall, peak RSS.",
     ),
     sweep: bool = typer.Option(
         False,
         "--sweep",
-        help="Benchmark the sweep engine instead: its overhead per run beyond the simulation and its throughput on -j cores vs one (local, and Ray when installed).",
+        help="Benchmark the sweep engine instead: its overhead per run beyond the simulation and its throughput on -j "
+        "cores vs one (local, and Ray when installed).",
     ),
     sweep_runs: int = typer.Option(
         1000, "--runs", min=20, max=100000, help="With --sweep: one-second runs in the grid."
@@ -651,7 +656,8 @@ def _emulate_proxy(
         sys.stdout.write(jsonfmt.dumps(r))
     else:
         title = (
-            f"{escape(str(scenario))} through the proxy pair: Linux {escape(r['kernel'])} vs simulator (seed {r['seed']}, "
+            f"{escape(str(scenario))} through the proxy pair: Linux {escape(r['kernel'])} vs simulator (seed "
+            f"{r['seed']}, "
             f"{len(r['handovers'])} handovers in {r['duration_s']:g} s, {repeat} kernel run(s) each"
             + (", kernel without the window restart after idle" if no_idle_restart else "")
             + ")"
@@ -687,7 +693,8 @@ def _emulate_proxy(
             )
         _stdout().print(table)
         _stderr().print(
-            "in-order goodput at the plain-TCP receiver, Mbit/s (docs/metrics.md: 1 s windows holding a handover start); "
+            "in-order goodput at the plain-TCP receiver, Mbit/s (docs/metrics.md: 1 s windows holding a handover "
+            "start); "
             "kernel ± 95 % CI over the repeats"
         )
     _stderr().print(f"results written to {escape(str(out_dir / 'proxy-chain.json'))}")
@@ -758,13 +765,15 @@ def fidelity(
         "--seeds",
         min=1,
         max=100,
-        help="Runs per side of each row with random loss (simulator seeds 1..N, kernel 1001..1000+N), compared as means with 95 % CIs.",
+        help="Runs per side of each row with random loss (simulator seeds 1..N, kernel 1001..1000+N), compared as "
+        "means with 95 % CIs.",
     ),
     lossy_only: bool = typer.Option(False, "--lossy-only", help="Only the rows with random loss."),
     independent: bool = typer.Option(
         False,
         "--independent",
-        help="Check the simulator against an independent kernel path (the kernel's tbf bottleneck + a delay/loss relay, no mobipath link model) instead of checking the emulator.",
+        help="Check the simulator against an independent kernel path (the kernel's tbf bottleneck + a delay/loss "
+        "relay, no mobipath link model) instead of checking the emulator.",
     ),
 ) -> None:
     """Simulator vs Linux kernel goodput over a grid of emulated links (root; real time).
@@ -836,7 +845,8 @@ def examples(
         raise _fail(str(e)) from None
     typer.echo(f"{len(copied)} files copied into {dest}" + (f" ({len(unchanged)} already there)" if unchanged else ""))
     typer.echo(
-        f"next: cd {dest} && mobipath run scenarios/examples/single-cubic.toml --out results/cubic && mobipath plot results/cubic"
+        f"next: cd {dest} && mobipath run scenarios/examples/single-cubic.toml --out results/cubic && mobipath plot "
+        "results/cubic"
     )
 
 

@@ -227,7 +227,8 @@ def learn_recorded_cmd(
     operators: Optional[str] = typer.Option(
         None,
         "--operators",
-        help="Comma list of the operator names the table is for (the scenario's `[hst] radio.operators`, default A,B): a handover log row naming another operator is refused.",
+        help="Comma list of the operator names the table is for (the scenario's `[hst] radio.operators`, default A,B): "
+        "a handover log row naming another operator is refused.",
     ),
     fresh: bool = typer.Option(False, "--fresh", hidden=True, help="Overwrite (the default; kept for old scripts)."),
 ) -> None:

@@ -443,13 +443,15 @@ def recommend_cmd(
     path: list[str] = typer.Option(
         ...,
         "--path",
-        help="A path: rate=MBIT,delay=MS[,loss=PCT][,queue_ms=MS], trace=FILE[,delay=MS] (per-second Mbit/s) or profile=NAME (p2-skt-up, p2-kt-up, p2-skt-down, p2-kt-down); repeat, at least twice.",
+        help="A path: rate=MBIT,delay=MS[,loss=PCT][,queue_ms=MS], trace=FILE[,delay=MS] (per-second Mbit/s) or "
+        "profile=NAME (p2-skt-up, p2-kt-up, p2-skt-down, p2-kt-down); repeat, at least twice.",
         show_default=False,
     ),
     goal: str = typer.Option(
         "bulk",
         "--goal",
-        help="bulk (goodput), file:SIZE (completion time, e.g. file:20MB) or cbr:RATE (p99 application delay of a RATE Mbit/s stream).",
+        help="bulk (goodput), file:SIZE (completion time, e.g. file:20MB) or cbr:RATE (p99 application delay of a RATE "
+        "Mbit/s stream).",
     ),
     seeds: int = typer.Option(
         5, "--seeds", min=1, max=1000, help="Seeds per pair when a path is random (loss); deterministic paths run once."
@@ -458,7 +460,8 @@ def recommend_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (for scripts)."),
 ) -> None:
-    """Rank every MPTCP scheduler x congestion control on your paths for a goal, with CIs, and say how to apply the best on Linux."""
+    """Rank every MPTCP scheduler x congestion control on your paths for a goal, with CIs, and say how
+    to apply the best on Linux."""
     from .cli import _guarded
 
     def go() -> None:

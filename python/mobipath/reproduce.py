@@ -74,7 +74,8 @@ def _reproduce(
     prov = summary["provenance"]
     reused = f" ({prov['reused_runs']} reused)" if prov.get("reused_runs") else ""
     err.print(
-        f"{prov['runs']} runs{reused} in {prov['wall_time_s']:.1f} s; report written to {escape(str(out / 'report.md'))}"
+        f"{prov['runs']} runs{reused} in {prov['wall_time_s']:.1f} s; report written to "
+        f"{escape(str(out / 'report.md'))}"
     )
 
 
@@ -152,7 +153,9 @@ def p0(
     profile: str = typer.Option(
         "all",
         "--profile",
-        help="paper (minRTT/ECF/BLEST/Peekaboo, LIA, Linux's behaviour), ns3 (the same setup with ns-3's handover signalling and TCP window rules), modern (linux-default, CUBIC, 6 MiB), a comma list of these, both (paper,modern) or all.",
+        help="paper (minRTT/ECF/BLEST/Peekaboo, LIA, Linux's behaviour), ns3 (the same setup with ns-3's handover "
+        "signalling and TCP window rules), modern (linux-default, CUBIC, 6 MiB), a comma list of these, both "
+        "(paper,modern) or all.",
     ),
     schedulers: Optional[str] = typer.Option(
         None, "--schedulers", help="Comma list restricting the schedulers, e.g. minrtt,ecf."
@@ -160,7 +163,8 @@ def p0(
     variants: Optional[str] = typer.Option(
         None,
         "--variants",
-        help="Comma list restricting the variants: plain, pha, pha-d-paper, pha-d-queue-aware, pha-d-resend, oracle, blocking, tcp-A, tcp-B (single TCP) [default: all].",
+        help="Comma list restricting the variants: plain, pha, pha-d-paper, pha-d-queue-aware, pha-d-resend, oracle, "
+        "blocking, tcp-A, tcp-B (single TCP) [default: all].",
     ),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
     quick: bool = typer.Option(False, "--quick", help="20 s runs and fewer seeds (for tests and smoke checks)."),

@@ -17,9 +17,10 @@ A sweep file::
 Axes name any scenario field by its dotted path (as `mobipath.run(overrides=...)`). Every
 combination is validated before the first run; an error names the combination. Runs are kept in
 ``DIR/cache`` keyed by the resolved scenario text, the files it references (traces, tables),
-the seed and mobipath's version (and the simulator's build), so an interrupted sweep resumes and a finished one does nothing. A run that
-fails is recorded with its error and does not stop the others (and is not cached: the next
-invocation runs it again); the exit status is the number of failed runs (at most 100).
+the seed and mobipath's version (and the simulator's build), so an interrupted sweep resumes and a
+finished one does nothing. A run that fails is recorded with its error and does not stop the
+others (and is not cached: the next invocation runs it again); the exit status is the number of
+failed runs (at most 100).
 
 Output (readable without mobipath: polars, pandas, DuckDB, Arrow): ``DIR/runs/`` — one row per
 run (axes, seed, every summary scalar flattened to dotted names such as

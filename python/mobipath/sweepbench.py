@@ -58,12 +58,8 @@ def write_grid(directory: Path, runs: int) -> Path:
     seeds = max(1, runs // (len(CCS) * len(RATES)))
     (directory / "base.toml").write_text(BASE, encoding="utf-8")
     f = directory / "bench-grid.toml"
-    f.write_text(
-        f'base = "base.toml"\nseeds = {seeds}\n[axes]\n"flows.f.cc" = {CCS!r}\n"links.l.rate_mbps" = {RATES!r}\n'.replace(
-            "'", '"'
-        ),
-        encoding="utf-8",
-    )
+    grid = f'base = "base.toml"\nseeds = {seeds}\n[axes]\n"flows.f.cc" = {CCS!r}\n"links.l.rate_mbps" = {RATES!r}\n'
+    f.write_text(grid.replace("'", '"'), encoding="utf-8")
     return f
 
 

@@ -283,7 +283,8 @@ def test_added_delay_matches_the_configured_delay() -> None:
     delays = sorted((g[0] - g[2]) / 1e6 for g in got)
     med = delays[len(delays) // 2]
     print(
-        f"one-way median {med:.3f} ms, p90 {delays[int(0.9 * len(delays))]:.3f} ms over {len(delays)}; {stats['forward']['timing']}"
+        f"one-way median {med:.3f} ms, p90 {delays[int(0.9 * len(delays))]:.3f} ms over {len(delays)}; "
+        f"{stats['forward']['timing']}"
     )
     assert len(delays) >= 350
     assert abs(med - 20.0) <= 1.0, med

@@ -158,6 +158,7 @@ def test_a_lossy_row_in_independent_mode_agrees_over_ten_seeds(tmp_path: Path) -
     sim_mean = sum(sims) / len(sims)
     diff = (sim_mean - row.emu_goodput_mbps) / row.emu_goodput_mbps
     print(
-        f"simulator mean over 100 seeds {sim_mean:.3f} Mbit/s, kernel 10-seed mean {row.emu_goodput_mbps:.3f}: {diff:+.1%}"
+        f"simulator mean over 100 seeds {sim_mean:.3f} Mbit/s, kernel 10-seed mean {row.emu_goodput_mbps:.3f}: "
+        f"{diff:+.1%}"
     )
     assert abs(diff) <= 0.10, (sim_mean, row.emu_goodput_mbps, row.emu_goodputs)

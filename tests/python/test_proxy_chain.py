@@ -3,8 +3,8 @@ the router proxy with PHA-D replaying the train's GPS, two emulated LTE paths wi
 handovers, the server proxy, a plain-TCP server — on the real kernel, as root. One short ride
 (9 s, two handovers) down with PHA-D, 3 s up without: ~16 s. Skipped when not root, without
 `ip netns` or /dev/net/tun, or when `mobipath-emu` / `mobipath-proxy` is missing (a workspace build
-older than its sources is passed over: a stale binary would test old code). The simulator-only parts (the relay scenario,
-the handover-window metric) run without root."""
+older than its sources is passed over: a stale binary would test old code). The simulator-only
+parts (the relay scenario, the handover-window metric) run without root."""
 
 from __future__ import annotations
 

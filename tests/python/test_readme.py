@@ -63,32 +63,45 @@ HELP_ONLY = {
     "stand-ins in test_fidelity_seeds.py and the reduced grid in test_emulate.py",
     "mobipath fidelity --full --independent --seeds 10": "root, 207 real-time kernel runs (~30 min); "
     "the reference path runs in test_independent.py",
-    "mobipath fidelity --independent": "root, a real-time grid of many minutes; the reference path runs in test_independent.py",
-    "mobipath fidelity --full --lossy-only --seeds 10 --out results/fid-seeds": "root, 180 real-time kernel runs (~30 min); "
+    "mobipath fidelity --independent": "root, a real-time grid of many minutes; the reference path runs in "
+    "test_independent.py",
+    "mobipath fidelity --full --lossy-only --seeds 10 --out results/fid-seeds": "root, 180 real-time kernel runs (~30 "
+    "min); "
     "the many-seed logic runs with stand-ins in test_fidelity_seeds.py",
-    "mobipath reproduce p4": "810 runs, about a minute on 2 cores (more under load): too long for CI; its --quick form runs in test_reproduce_p4.py",
-    "mobipath reproduce p2": "620 runs, about 1.5 minutes on 2 cores (more under load): too long for CI; its --quick form runs in test_reproduce_p2.py and the golden test",
+    "mobipath reproduce p4": "810 runs, about a minute on 2 cores (more under load): too long for CI; its --quick form "
+    "runs in test_reproduce_p4.py",
+    "mobipath reproduce p2": "620 runs, about 1.5 minutes on 2 cores (more under load): too long for CI; its --quick "
+    "form runs in test_reproduce_p2.py and the golden test",
     "mobipath bench --emulator": "measures this machine's emulator (root for its second half)",
     "mobipath bench --emulator --ceiling": "steps this machine's emulator up to 2 Gbit/s (root for its TUN half, "
     "about half a minute); the search itself runs against stand-ins in test_emulator_ceiling.py",
     "mobipath bench --repeat 10": "a measurement recipe: the benchmark ten times over",
     "mobipath bench --repeat 3": "a measurement recipe: the benchmark three times over",
-    "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); test_startup.py runs it on one scenario",
-    "mobipath bench --long": "a 1-hour train ride and a 100-UE cell (half a minute and more); test_startup.py checks which scenarios it adds",
-    "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run (run as `mobipath reproduce p0`)",
-    "mobipath router pha-d --config /etc/mobipath-proxy/router.toml --check": "a router's config file; scripts/check-install "
+    "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); "
+    "test_startup.py runs it on one scenario",
+    "mobipath bench --long": "a 1-hour train ride and a 100-UE cell (half a minute and more); test_startup.py checks "
+    "which scenarios it adds",
+    "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run "
+    "(run as `mobipath reproduce p0`)",
+    "mobipath router pha-d --config /etc/mobipath-proxy/router.toml --check": "a router's config file; "
+    "scripts/check-install "
     "runs `router pha-d --config pha-d.toml --check` and test_proxy_cli.py the daemon's --config forms",
-    "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 --subflow B=2:wwan1": "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
-    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray": "needs the ray extra; the Ray backend runs in test_sweep.py",
-    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray --ray-address ray://head:10001": "needs a Ray cluster; "
+    "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
+    "--subflow B=2:wwan1": "sets real MPTCP endpoint flags (root); its --dry-run form runs (GPSD)",
+    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray": "needs the ray extra; the Ray backend runs in "
+    "test_sweep.py",
+    "mobipath sweep scenarios/sweeps/cc-by-loss.toml --backend ray --ray-address ray://head:10001": "needs a Ray "
+    "cluster; "
     "test_sweep.py runs a sweep through --ray-address on a two-node cluster it starts",
     "mobipath reproduce p0 --backend ray": "needs the ray extra; its --quick form runs in test_sweep.py",
     "mobipath bench --sweep": "measures this machine (minutes, with a local Ray when installed)",
     "mobipath router cell-log --modem A=0 --modem B=1 -o cells.csv": "needs ModemManager and modems on the system bus; "
     "test_cell_log.py runs cell-log against a stand-in ModemManager on a private D-Bus",
-    "mobipath router handover-log --cells cells.csv -o handovers.csv": "needs a drive's cell log; scripts/check-install "
+    "mobipath router handover-log --cells cells.csv -o handovers.csv": "needs a drive's cell log; "
+    "scripts/check-install "
     "runs it on one it writes, test_cell_log.py on one cell-log recorded",
-    "mobipath bench --sweep --repeat 3": "measures this machine three times over (minutes); test_sweep.py runs the benchmark on 40 runs",
+    "mobipath bench --sweep --repeat 3": "measures this machine three times over (minutes); test_sweep.py runs the "
+    "benchmark on 40 runs",
 }
 FULL = os.environ.get("MOBIPATH_README_FULL") == "1"
 PLACEHOLDER = re.compile(r"\[|\b[A-Z][A-Z_]{1,}\b")

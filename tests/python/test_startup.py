@@ -140,7 +140,8 @@ def _fast_run(args, cwd, heavy=HEAVY, env=None):
         "import sys, atexit\n"
         "before = set(sys.modules)\n"
         f"heavy = {heavy!r}\n"
-        "atexit.register(lambda: sys.stderr.write('\\nIMPORTED=' + ','.join(m for m in heavy if m in sys.modules and m not in before) + '\\n'))\n"
+        "atexit.register(lambda: sys.stderr.write('\\nIMPORTED=' + ','.join(m for m in heavy if m in sys.modules and m "
+        "not in before) + '\\n'))\n"
         "from mobipath.runcmd import entry\n"
         f"entry({args!r})\n"
     )

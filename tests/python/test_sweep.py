@@ -582,7 +582,8 @@ def test_a_killed_local_worker_costs_only_its_run():
         assert time.monotonic() - t0 < 30 and n == 2
         assert (
             got[3]
-            == "died: the worker process running this run died on each of its 3 attempts (killed by SIGKILL; e.g. the out-of-memory killer)"
+            == "died: the worker process running this run died on each of its 3 attempts (killed by SIGKILL; e.g. the "
+            "out-of-memory killer)"
         )
         assert _attempts(tmp, 3) == 3 and _attempts(tmp, 5) == 2 and _attempts(tmp, 0) == 1
         assert {k: v for k, v in got.items() if k != 3} == {k: 0 for k in range(8) if k != 3}  # os.system's exit status
@@ -675,7 +676,10 @@ def test_a_sweep_whose_worker_is_killed_records_that_run_and_goes_on(tmp_path, m
     r = CliRunner().invoke(app, ["sweep", str(f), "--out", str(out), "-j", "2"])
     assert r.exit_code == 1, r.output
     assert "6 runs (0 reused, 1 failed)" in r.output, r.output
-    why = "WorkerDied: the worker process running this run died on each of its 3 attempts (killed by SIGKILL; e.g. the out-of-memory killer)"
+    why = (
+        "WorkerDied: the worker process running this run died on each of its 3 attempts "
+        "(killed by SIGKILL; e.g. the out-of-memory killer)"
+    )
     assert f'failed: [flows.f.cc = "bbr"] seed 2: {why}' in r.output, r.output
     df = pl.read_parquet(out / "runs", hive_partitioning=True)
     assert df.filter(pl.col("error").is_not_null()).select("flows.f.cc", "seed", "error").rows() == [("bbr", 2, why)]

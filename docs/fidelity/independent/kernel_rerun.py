@@ -23,8 +23,10 @@ def main() -> None:
         r = fid.run_row(c, 15.0, 3.0, reduced=False, seeds=10, independent=True)
         n5 += abs(r.difference) <= 0.05
         print(
-            f"{c.label} {c.cc}: simulator {r.sim_goodput_mbps:.2f} ± {r.sim_ci_mbps:.2f}, kernel {r.emu_goodput_mbps:.2f} "
-            f"± {r.emu_ci_mbps:.2f} ({100 * r.difference:+.1f} %), kernel runs {[round(g, 2) for g in r.emu_goodputs]}, "
+            f"{c.label} {c.cc}: simulator {r.sim_goodput_mbps:.2f} ± {r.sim_ci_mbps:.2f}, kernel "
+            f"{r.emu_goodput_mbps:.2f} "
+            f"± {r.emu_ci_mbps:.2f} ({100 * r.difference:+.1f} %), kernel runs "
+            f"{[round(g, 2) for g in r.emu_goodputs]}, "
             f"load {before} -> {load()}",
             flush=True,
         )

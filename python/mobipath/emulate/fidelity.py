@@ -412,7 +412,8 @@ def report(
         ),
         f"**{n_in} of {len(rows)} rows within target.**",
         "",
-        f"| link | cc | queue (pkts) | simulator (Mbit/s) | kernel (Mbit/s) | difference | target | retx sim / kernel | mean RTT sim / kernel (ms) | {'relay' if independent else 'emulator'} p99 release error (µs) |",
+        "| link | cc | queue (pkts) | simulator (Mbit/s) | kernel (Mbit/s) | difference | target | retx sim / kernel "
+        f"| mean RTT sim / kernel (ms) | {'relay' if independent else 'emulator'} p99 release error (µs) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
@@ -424,7 +425,8 @@ def report(
         lines.append(
             f"| {c.label} | {c.cc} | {c.queue_packets} | {ci(r.sim_goodput_mbps, r.sim_ci_mbps)} | "
             f"{ci(r.emu_goodput_mbps, r.emu_ci_mbps)}{apart} | "
-            f"{r.difference * 100:+.1f} %{mark} | ±{r.target * 100:.0f} % | {r.sim_retransmissions} / {r.emu_retransmissions} | "
+            f"{r.difference * 100:+.1f} %{mark} | ±{r.target * 100:.0f} % | {r.sim_retransmissions} / "
+            f"{r.emu_retransmissions} | "
             f"{rtt(r.sim_mean_rtt_ms)} / {rtt(r.emu_mean_rtt_ms)} | {rtt(r.emu_release_p99_us)} |"
         )
     (out / "fidelity.md").write_text("\n".join(lines) + "\n")

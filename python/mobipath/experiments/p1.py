@@ -51,7 +51,8 @@ HEADLINE_WHY = (
     "single-path TCP): the loss-based controller of the paper's time whose single-path form is "
     "also what the coupled LIA of RFC 6356 (P1's reference [2]) reduces to, and one that keeps "
     "path 2 in use at 1 % loss (coupled LIA moves traffic off the lossy path by design; the "
-    "sensitivity block compares the path-2 shares, paired by seed). At 1 % loss every loss-based controller caps path 2 (Reno near 1.22·MSS/(RTT·√p)), so "
+    "sensitivity block compares the path-2 shares, paired by seed). At 1 % loss every loss-based controller caps path "
+    "2 (Reno near 1.22·MSS/(RTT·√p)), so "
     "in scenario 2 path 2 carries 20 % of the data or more only at the shortest delays; BBR, which "
     "does not back off on random loss, keeps it loaded and is where the flatness claim can be "
     "tested (sensitivity block)."
@@ -477,7 +478,10 @@ def _flat_sentence(fl: dict[str, Any]) -> str:
     v = LABEL[fl["variant"]]
     if fl["holds"] is None:
         where = f"at {_xs(fl['delays'])} ms only" if fl["delays"] else "at no delay of the sweep"
-        return f"Flatness of {v}: not testable — both it and standard carry ≥ {MIN_SHARE:.0%} of the data on path 2 {where}."
+        return (
+            f"Flatness of {v}: not testable — both it and standard carry ≥ {MIN_SHARE:.0%} of the data "
+            f"on path 2 {where}."
+        )
     return (
         f"Flatness of {v} where both it and standard carry ≥ {MIN_SHARE:.0%} on path 2 ({_xs(fl['delays'])} ms): "
         f"recovery from detection grows by {fl['growth'].text(1, 'ms')} from {fl['delays'][0]:g} to "
@@ -496,7 +500,8 @@ def worked_examples_section() -> list[str]:
     w("## Worked examples: Figs. 5 and 6 replayed packet by packet\n")
     w(
         "The delay-predictive scheduler places each packet, each path's FIFO drains through the simulator's link model "
-        "(a 1500-byte packet takes `D_t`; a lone packet arrives `RTT/2` after it is sent), and the arrivals feed the MPTCP "
+        "(a 1500-byte packet takes `D_t`; a lone packet arrives `RTT/2` after it is sent), and the arrivals feed the "
+        "MPTCP "
         "receiver with receiver-based recovery (`mptcp::p1_examples`, checked by `crates/sim/tests/p1_examples.rs`). "
         "The paper's figures give the assignments, not the delays: the path numbers are ours, chosen so that P1's rule "
         "gives the paper's assignment. Times in ms.\n"
@@ -576,14 +581,16 @@ def render_report(
         dp_b = {x: diff(rows, "s1", "delay-predictive", "minrtt", x, "rcvbuf_mean_packets") for x in xs}
         w(
             "\n**Against the paper's shape** (paired differences, path-2 rates in Mbit/s). The paper: standard MPTCP "
-            "falls below single-path TCP on path 1 when path 2 is much slower; the proposed scheduler reduces that loss "
+            "falls below single-path TCP on path 1 when path 2 is much slower; the proposed scheduler reduces that "
+            "loss "
             "and holds fewer packets in the receive buffer."
         )
         w(f"- Goodput, minRTT − TCP on path 1: {_verdicts(below, 'above', 'below')}.")
         w(f"- Goodput, delay-predictive − minRTT: {_verdicts(dp_g, 'higher', 'lower')}.")
         w(f"- Receive buffer, delay-predictive − minRTT: {_verdicts(dp_b, 'more', 'fewer')}.")
         w(
-            "\n| path-2 rate (Mbit/s) | goodput minRTT − TCP | goodput delay-predictive − minRTT | buffer delay-predictive − minRTT (packets) |"
+            "\n| path-2 rate (Mbit/s) | goodput minRTT − TCP | goodput delay-predictive − minRTT | buffer "
+            "delay-predictive − minRTT (packets) |"
         )
         w("|---|---|---|---|")
         for x in xs:
@@ -592,13 +599,17 @@ def render_report(
         if dx:
             w("\n### Where the receive buffer's packets come from (Fig. 9)\n")
             w(
-                "Out-of-order packets (time-weighted mean) split by the hole they wait behind: a path-2 packet that arrives "
-                "*late* (its original, overtaken by later data on path 1), a path-2 packet that was lost (filled by a copy), "
-                "or a path-1 packet. `delay-predictive, FIFO on every path` is P1's rule taken literally: a segment is also "
+                "Out-of-order packets (time-weighted mean) split by the hole they wait behind: a path-2 packet that "
+                "arrives "
+                "*late* (its original, overtaken by later data on path 1), a path-2 packet that was lost (filled by a "
+                "copy), "
+                "or a path-1 packet. `delay-predictive, FIFO on every path` is P1's rule taken literally: a segment is "
+                "also "
                 "queued behind a full window on the slower path (docs/p1.md).\n"
             )
             w(
-                "| path-2 rate (Mbit/s) | variant | buffer | behind late path-2 originals | behind lost path-2 packets | behind path 1 | path-2 share (%) |"
+                "| path-2 rate (Mbit/s) | variant | buffer | behind late path-2 originals | behind lost path-2 packets "
+                "| behind path 1 | path-2 share (%) |"
             )
             w("|---|---|---|---|---|---|---|")
             for x in dx:
@@ -607,7 +618,8 @@ def render_report(
 
                     w(
                         f"| {x:g} | {LABEL[v]} | {g('rcvbuf_mean_packets')} | {g('ofo_behind_path2_late_packets')} | "
-                        f"{g('ofo_behind_path2_copy_packets')} | {g('ofo_behind_path1_packets')} | {g('path2_share', 1, 100.0)} |"
+                        f"{g('ofo_behind_path2_copy_packets')} | {g('ofo_behind_path1_packets')} | "
+                        f"{g('path2_share', 1, 100.0)} |"
                     )
             lit = {
                 x: diff(rows, "s1", "delay-predictive", "delay-predictive-fifo", x, "rcvbuf_mean_packets") for x in dx
@@ -628,8 +640,10 @@ def render_report(
         xs = sorted({x for (p, v, x, cc) in agg if p == "s2" and cc == HEADLINE_CC})
         w(f"## Scenario 2 — path 2's delay swept (Figs. 10, 11; {prov['duration_s']['s2']:g} s runs)\n")
         w(
-            "Path 1 50 Mbit/s, 3 ms; path 2 50 Mbit/s. Each cell: mean loss-recovery time of path-2 losses from detection "
-            "(docs/metrics.md) ± CI, ms / the same from the original send / path-2 losses per run / share of the data on "
+            "Path 1 50 Mbit/s, 3 ms; path 2 50 Mbit/s. Each cell: mean loss-recovery time of path-2 losses from "
+            "detection "
+            "(docs/metrics.md) ± CI, ms / the same from the original send / path-2 losses per run / share of the data "
+            "on "
             "path 2 (%):\n"
         )
         w("| path-2 delay (ms) | " + " | ".join(LABEL[v] for v in MAIN["s2"]) + " |")
@@ -659,8 +673,10 @@ def render_report(
             )
         w(
             "\n**Against the paper's shape.** The paper: with its recovery, the loss-recovery time stays constant as "
-            "path-2 delay grows, while standard MPTCP's grows with it; the receive-buffer occupancy stays flat. From the "
-            "original send no scheme can be flat (a path-2 loss shows one path-2 delay after the send), so the flat curve "
+            "path-2 delay grows, while standard MPTCP's grows with it; the receive-buffer occupancy stays flat. From "
+            "the "
+            "original send no scheme can be flat (a path-2 loss shows one path-2 delay after the send), so the flat "
+            "curve "
             "is looked for from detection, and only where path 2 carries a real share of the data."
         )
         for v in ("standard+recovery", "proposed"):
@@ -678,7 +694,8 @@ def render_report(
         ccs = [HEADLINE_CC] + SENS_CCS
         w("## Sensitivity to the congestion control\n")
         w(
-            f"The same points with every subflow (and single-path TCP) under each controller; LIA is coupled (RFC 6356), "
+            "The same points with every subflow (and single-path TCP) under each controller; LIA is coupled (RFC "
+            "6356), "
             f"and single-path TCP under it is Reno. The headline above uses {CC_LABEL[HEADLINE_CC]}.\n"
         )
         s1x = [x for p, x in sens if p == "s1"]
@@ -726,7 +743,8 @@ def render_report(
                         g = _getter(_fci, agg, "s2", v, x, cc)
 
                         cells.append(
-                            f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_share', 1, 100.0)} / {g('rcvbuf_mean_packets')}"
+                            f"{g('path2_recovery_from_detection_mean_ms')} / {g('path2_share', 1, 100.0)} / "
+                            f"{g('rcvbuf_mean_packets')}"
                         )
                     d = diff(
                         rows, "s2", "standard+recovery", "standard", x, "path2_recovery_from_detection_mean_ms", cc
@@ -759,7 +777,8 @@ def render_report(
         out.extend(share_lines)
         if s2x:
             w(
-                "\nThe flatness claim under each controller (the rule of scenario 2: only delays at which both the scheme "
+                "\nThe flatness claim under each controller (the rule of scenario 2: only delays at which both the "
+                "scheme "
                 f"and standard carry ≥ {MIN_SHARE:.0%} of the data on path 2):\n"
             )
             for cc in SENS_CCS:

@@ -434,22 +434,26 @@ def render_report(
         w("| | Tahoe | EHN | EHN / Tahoe |")
         w("|---|---:|---:|---:|")
         w(
-            f"| P3 §4.2.2 (unit not given) | {PAPER_TAHOE} | {PAPER_EHN} | {PAPER_EHN / PAPER_TAHOE:.3f} (+{(PAPER_EHN / PAPER_TAHOE - 1) * 100:.1f} %) |"
+            f"| P3 §4.2.2 (unit not given) | {PAPER_TAHOE} | {PAPER_EHN} | {PAPER_EHN / PAPER_TAHOE:.3f} "
+            f"(+{(PAPER_EHN / PAPER_TAHOE - 1) * 100:.1f} %) |"
         )
         w(f"| mobipath, goodput (Mbit/s) | {t:.4f} | {e:.4f} | {e / t:.3f} ({(e / t - 1) * 100:+.1f} %) |")
         tr, er = row["tahoe"], row["ehn"]
         n_ho = max(1, int(tr["handoffs"] or 4))
         w(
             f"\nTahoe without handoffs: {fmt((pt['tahoe-no-handoff'] or (None,))[0], 4)} Mbit/s. Tahoe timed out "
-            f"{tr['timeouts']} times ({tr['timeouts'] / n_ho:g} per handoff) and restarted from cwnd 1 in every handoff; "
-            f"EHN timed out {er['timeouts']} times and kept its window (Fig. 2). Mean gap in delivery per handoff: Tahoe "
+            f"{tr['timeouts']} times ({tr['timeouts'] / n_ho:g} per handoff) and restarted from cwnd 1 in every "
+            "handoff; "
+            f"EHN timed out {er['timeouts']} times and kept its window (Fig. 2). Mean gap in delivery per handoff: "
+            "Tahoe "
             f"{fmt(tr['mean_handoff_gap_ms'], 0)} ms, EHN {fmt(er['mean_handoff_gap_ms'], 0)} ms "
             f"(the handoff itself lasts {PAPER_HANDOFF_S * 1000:.0f} ms).\n"
         )
         idle = (tr["mean_handoff_gap_ms"] or 0.0) - PAPER_HANDOFF_S * 1000
         w(
             "**Why the ratio differs from the paper's.** EHN loses what it must (the handoff plus about one round "
-            "trip), as in P3. Tahoe here resumes only when its backed-off retransmission timer fires after the handoff: "
+            "trip), as in P3. Tahoe here resumes only when its backed-off retransmission timer fires after the "
+            "handoff: "
             "Linux's RTO (smoothed RTT + max(4 x RTTVAR, 200 ms)) doubles at each expiry inside the handoff, and the "
             f"expiry that gets through comes on average {idle:.0f} ms after the handoff ends (the gaps above). P3's "
             "+8.1 % corresponds to Tahoe losing under one second per handoff beyond the handoff (docs/p3.md §1.2), "
@@ -461,7 +465,8 @@ def render_report(
         bf = row.get("buffer-freeze")
         if bf and bf["goodput_mbps"] < tr["goodput_mbps"]:
             w(
-                f"**BUFFER+FREEZE below Tahoe** ({bf['timeouts']} timeouts, {bf['fast_retransmits']} fast retransmits): "
+                f"**BUFFER+FREEZE below Tahoe** ({bf['timeouts']} timeouts, {bf['fast_retransmits']} fast "
+                "retransmits): "
                 "its zero window stops new data but not the unmodified sender's retransmission timer, so the sender "
                 "still times out in the handoff, and its retransmissions join the packets the old base station holds "
                 "(a 50-packet queue, forwarded after the handoff). After the handoff the held originals and the "
@@ -475,7 +480,8 @@ def render_report(
             r = row.get(s)
             if r:
                 w(
-                    f"| {LABEL[s]} | {r['goodput_mbps']:.4f} | {r['timeouts']} | {r['fast_retransmits']} | {fmt(r['mean_handoff_gap_ms'], 0)} |"
+                    f"| {LABEL[s]} | {r['goodput_mbps']:.4f} | {r['timeouts']} | {r['fast_retransmits']} | "
+                    f"{fmt(r['mean_handoff_gap_ms'], 0)} |"
                 )
         w("")
         if "fig2" in figs:
@@ -528,7 +534,8 @@ def render_report(
         for s in on_train:
             a = agg[("train", s, 0.0)]
             w(
-                f"| {LABEL[s]} | {fmt_ci(a['goodput_mbps'], 3)} | {fmt_ci(a['timeouts'], 1)} | {fmt_ci(a['mean_handoff_gap_ms'], 1)} |"
+                f"| {LABEL[s]} | {fmt_ci(a['goodput_mbps'], 3)} | {fmt_ci(a['timeouts'], 1)} | "
+                f"{fmt_ci(a['mean_handoff_gap_ms'], 1)} |"
             )
         lines = []
         for s in on_train:
@@ -551,7 +558,8 @@ def render_report(
         tab = [s for s in tr if s.endswith("+table")]
         if tab:
             w(
-                "| with the table | episodes per run | false alarms per run | missed handovers per run | frozen s per run (EHN) |"
+                "| with the table | episodes per run | false alarms per run | missed handovers per run | frozen s per "
+                "run (EHN) |"
             )
             w("|---|---:|---:|---:|---:|")
             for s in tab:
@@ -570,7 +578,8 @@ def render_report(
                     f"{cell('missed_handovers', 1)} | {cell('ehn_frozen_s', 2)} |"
                 )
             w(
-                f"\n(mean ± 95 % CI over {seeds} seeds, one run each; a false alarm is a range the train crossed without a "
+                f"\n(mean ± 95 % CI over {seeds} seeds, one run each; a false alarm is a range the train crossed "
+                "without a "
                 "handover, a freeze for nothing; the ranges' width is the subject of issue 17.)\n"
             )
     w("## Where mobipath differs from the paper, and why\n")
@@ -593,7 +602,8 @@ def render_report(
         "description of BUFFER+FREEZE."
     )
     w(
-        "- On P3's model Freeze-TCP's warning comes from the true schedule (an oracle `warning_ms` ahead); on the train the `(table)` variants predict from the handover table instead.\n"
+        "- On P3's model Freeze-TCP's warning comes from the true schedule (an oracle `warning_ms` ahead); on the "
+        "train the `(table)` variants predict from the handover table instead.\n"
     )
     w("## Provenance\n")
     for k in (

@@ -513,11 +513,13 @@ def render_report(
     if pp:
         w("Computed parameters (from the run summary, `elements.enb.ul_congestion`):\n")
         w(
-            '| n | M | T_peak (Mbit/s) | TH_Cell_1 (B) | TH_Cell_N (B) | TH_Cell_n (B) | TH_UE (B) | p, reading D ("paper") | p, reading A ("consistent") |'
+            "| n | M | T_peak (Mbit/s) | TH_Cell_1 (B) | TH_Cell_N (B) | TH_Cell_n (B) | TH_UE (B) | p, reading D "
+            '("paper") | p, reading A ("consistent") |'
         )
         w("|---|---|---|---|---|---|---|---|---|")
         w(
-            f"| {pp['n']} | {pp['m']} | {pp['t_peak_mbps']:.4f} | {pp['th_cell_1_bytes']:.0f} | {pp['th_cell_n_ref_bytes']:.0f} | "
+            f"| {pp['n']} | {pp['m']} | {pp['t_peak_mbps']:.4f} | {pp['th_cell_1_bytes']:.0f} | "
+            f"{pp['th_cell_n_ref_bytes']:.0f} | "
             f"{pp['th_cell_n_bytes']:.0f} | {pp['th_ue_bytes']:.0f} | {pp['p_paper']:.6f} | {pp['p_consistent']:.6f} |"
         )
         w(
@@ -669,7 +671,8 @@ def render_report(
     table(
         "duplex",
         "**Duplex**: TDD configurations 0–6 and FDD (M and T_peak, so p, recomputed; in FDD eq. (1) gives "
-        "TH_Cell_1 = 554 400 B > TH_Cell_N = 438 000 B, which P4's design excludes, so TH_Cell_1 is clipped to TH_Cell_N):",
+        "TH_Cell_1 = 554 400 B > TH_Cell_N = 438 000 B, which P4's design excludes, so TH_Cell_1 is clipped to "
+        "TH_Cell_N):",
         "duplex",
         main[:4] + [("p_used", "p", 4)],
     )
@@ -677,7 +680,8 @@ def render_report(
         w(f"![duplex sweep]({figs['duplex']})\n")
     table(
         "gbr",
-        "**Uplink GBR load** (two UEs with CBR uplink on GBR bearers, served first), with bsr-proportional and round robin:",
+        "**Uplink GBR load** (two UEs with CBR uplink on GBR bearers, served first), with bsr-proportional and round "
+        "robin:",
         "GBR load",
         main[:4] + [("gbr_goodput_mbps", "GBR goodput (Mbit/s)", 3)],
     )
@@ -693,7 +697,8 @@ def render_report(
     if "none" in modern and len(modern) == 2:
         scheme = next(c for v, c in modern.items() if v != "none")
         w(
-            f"bsr-drop against none, paired by seed: downlink goodput {said(rel(modern['none'], scheme, 'dl_goodput_mbps'))}; "
+            "bsr-drop against none, paired by seed: downlink goodput "
+            f"{said(rel(modern['none'], scheme, 'dl_goodput_mbps'))}; "
             f"uplink goodput {said(rel(modern['none'], scheme, 'ul_goodput_mbps'))}.\n"
         )
     w("## Where this reproduction differs from the paper, and why\n")

@@ -24,7 +24,8 @@ def pha_d(
         None,
         "--config",
         "-c",
-        help="Run the Rust daemon (mobipath-proxy pha-d) with this TOML config ([pha_d], and [router] to run the router proxy in the same process; crates/proxy/README.md). The other options are then not used.",
+        help="Run the Rust daemon (mobipath-proxy pha-d) with this TOML config ([pha_d], and [router] to run the "
+        "router proxy in the same process; crates/proxy/README.md). The other options are then not used.",
         show_default=False,
     ),
     check: bool = typer.Option(
@@ -60,12 +61,15 @@ def pha_d(
     rtt_ms: float = typer.Option(
         100.0,
         "--rtt-ms",
-        help="Path RTT to the proxy in ms (e.g. from ping), in (0, 10000]; with --rtt-from, used only where no measurement exists.",
+        help="Path RTT to the proxy in ms (e.g. from ping), in (0, 10000]; with --rtt-from, used only where no "
+        "measurement exists.",
     ),
     rtt_from: Optional[str] = typer.Option(
         None,
         "--rtt-from",
-        help="The proxy's metrics URL (mobipath router proxy, [metrics] listen, e.g. http://127.0.0.1:9464/metrics): each subflow's RTT as the kernel measures it on the proxy's connections from that endpoint's address, read at each fix.",
+        help="The proxy's metrics URL (mobipath router proxy, [metrics] listen, e.g. http://127.0.0.1:9464/metrics): "
+        "each subflow's RTT as the kernel measures it on the proxy's connections from that endpoint's address, "
+        "read at each fix.",
         show_default=False,
     ),
     gps_period_ms: float = typer.Option(
@@ -220,7 +224,8 @@ def handover_log(
     mmcli: list[str] = typer.Option(
         [],
         "--mmcli",
-        help="OPERATOR=FILE: repeated `mmcli -m N --location-get` outputs, each after a line with its time (repeatable, one per modem).",
+        help="OPERATOR=FILE: repeated `mmcli -m N --location-get` outputs, each after a line with its time "
+        "(repeatable, one per modem).",
         show_default=False,
     ),
     out: Path = typer.Option(
@@ -263,7 +268,8 @@ def handover_log(
             out.write_text(holog.to_csv(rows), encoding="utf-8")
         ops = sorted({r[0] for r in rows})
         typer.echo(
-            f"{len(rows)} handovers ({', '.join(ops) or 'none'}) from {len(obs)} observations {'appended to' if append else 'written to'} {out}"
+            f"{len(rows)} handovers ({', '.join(ops) or 'none'}) from {len(obs)} observations "
+            f"{'appended to' if append else 'written to'} {out}"
         )
 
     _guarded(go)()
@@ -274,7 +280,8 @@ def cell_log(
     modem: list[str] = typer.Option(
         [],
         "--modem",
-        help="OPERATOR=MODEM: ModemManager's modem index (as `mmcli -L` lists it) or object path, once per modem, e.g. A=0.",
+        help="OPERATOR=MODEM: ModemManager's modem index (as `mmcli -L` lists it) or object path, once per modem, e.g. "
+        "A=0.",
         show_default=False,
     ),
     out: Path = typer.Option(
@@ -289,7 +296,8 @@ def cell_log(
         "--interval",
         min=0.05,
         max=60.0,
-        help="Seconds between polls of each modem, in [0.05, 60]: each handover's logged span is at most this much longer than the real one.",
+        help="Seconds between polls of each modem, in [0.05, 60]: each handover's logged span is at most this much "
+        "longer than the real one.",
     ),
     seconds: Optional[float] = typer.Option(
         None, "--seconds", min=0.0, help="Stop after this long (default: run until SIGINT/SIGTERM).", show_default=False

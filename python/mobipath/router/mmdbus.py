@@ -56,7 +56,8 @@ def parse_modem_specs(specs: Sequence[str]) -> list[tuple[str, str]]:
                 ConfigError(
                     "--modem",
                     spec,
-                    "expected OPERATOR=MODEM, e.g. A=0 (ModemManager's modem index) or A=/org/freedesktop/ModemManager1/Modem/0",
+                    "expected OPERATOR=MODEM, e.g. A=0 (ModemManager's modem index) or "
+                    "A=/org/freedesktop/ModemManager1/Modem/0",
                 )
             )
             continue
@@ -130,7 +131,10 @@ class _DBusError(Exception):
 
 def _explain(op: str, path: str, e: _DBusError) -> str:
     if e.name in ("org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"):
-        return "ModemManager is not running on this bus (is the ModemManager service started? `mmcli -L` should list the modems)"
+        return (
+            "ModemManager is not running on this bus "
+            "(is the ModemManager service started? `mmcli -L` should list the modems)"
+        )
     if e.name in (
         "org.freedesktop.DBus.Error.UnknownObject",
         "org.freedesktop.DBus.Error.UnknownInterface",

@@ -21,8 +21,9 @@ app = typer.Typer(
 
 def proxy_command() -> list[str]:
     """How to start the proxy: ``$MOBIPATH_PROXY``, else the workspace build of ``mobipath-proxy``
-    (release, then debug; not one older than its sources), else ``mobipath-proxy`` on PATH, else the copy inside the installed
-    extension (``python -m mobipath.router.proxy_process``), which every install has."""
+    (release, then debug; not one older than its sources), else ``mobipath-proxy`` on PATH, else the
+    copy inside the installed extension (``python -m mobipath.router.proxy_process``), which every
+    install has."""
     env = os.environ.get("MOBIPATH_PROXY")
     if env:
         return [env]
