@@ -1,4 +1,4 @@
-"""mobipath's PEP 517 build backend: maturin, with the simulator core profile-guided (issue 19).
+"""mobipath's PEP 517 build backend: maturin, with the simulator core profile-guided.
 
 `pip install .` (a wheel) builds the extension twice: first an instrumented build of a scenario
 runner (`crates/py/examples/pgo_train.rs`, `-Cprofile-generate`), which runs the shipped

@@ -12,7 +12,7 @@ from _collections_abc import Mapping  # collections.abc without the collections 
 from ._record import Record
 from .errors import ConfigError, ScenarioError
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path

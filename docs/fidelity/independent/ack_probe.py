@@ -1,4 +1,4 @@
-"""ACK behaviour of the two receivers on the lossy rows of the independent grid (issue 18).
+"""ACK behaviour of the two receivers on the lossy rows of the independent grid.
 
 Kernel side (needs root and `mobipath-emu`, as `mobipath fidelity --independent`): one run per
 seed on the reference path; prints data frames the relay delivered, ACK frames it carried back,
