@@ -570,7 +570,8 @@ def render_report(
                 )
             w(
                 f"\n(mean ± 95 % CI over {seeds} seeds, one run each; a false alarm is a range the train crossed without a "
-                "handover, a freeze for nothing; the ranges' width is the subject of issue 17.)\n"
+                "handover, a freeze for nothing; the ranges, learned with a GPS error margin, are far wider than the "
+                "interruptions they hold.)\n"
             )
     w("## Where mobipath differs from the paper, and why\n")
     w(
