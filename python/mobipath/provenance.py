@@ -29,8 +29,7 @@ __all__ = ["version", "git_revision", "command_line", "collect", "quote"]
 
 def _memo(f):  # type: ignore[no-untyped-def]
     """`functools.lru_cache(maxsize=None)` for a function without arguments, `cache_clear`
-    included, without importing functools (with collections, ~1.5 ms of every `mobipath run`;
-    issue 19)."""
+    included, without importing functools (with collections, ~1.5 ms of every `mobipath run`)."""
     missing = object()
     box = [missing]
 
@@ -176,7 +175,7 @@ def python_version() -> str:
 
 def _sha256():  # type: ignore[no-untyped-def]
     """The SHA-256 constructor. `hashlib` loads OpenSSL's libcrypto (about 6 ms of every `mobipath
-    run`, issue 19); CPython's built-in implementation, which hashlib itself falls back to, gives
+    run`); CPython's built-in implementation, which hashlib itself falls back to, gives
     the same digest."""
     try:
         from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12

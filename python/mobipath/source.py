@@ -28,7 +28,7 @@ INLINE_NAME = "<string>"
 
 def path_text(p: Union[str, os.PathLike]) -> str:
     """``str(pathlib.PurePosixPath(p))`` without importing pathlib (with `urllib.parse`, which it
-    imports, about 4 ms of every `mobipath run`; issue 19): repeated slashes and ``.`` parts
+    imports, about 4 ms of every `mobipath run`): repeated slashes and ``.`` parts
     dropped, no trailing slash, ``"."`` for the empty path."""
     s = os.fspath(p)
     root = "//" if s.startswith("//") and not s.startswith("///") else "/" if s.startswith("/") else ""
