@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .common import RunCache, core_revision, mean_ci, run_all, write_csv
+from .common import RunCache, core_revision, mean_ci, run_all, write_csv, write_report
 
 # The base scenario, shipped inside the package (mobipath.shipped), so an installed mobipath
 # finds it from any directory.
@@ -590,7 +590,7 @@ def reproduce(
     }
     summary = {"provenance": prov, "aggregates": agg_to_json(agg), "targets": targets_json(rows, profiles)}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(render_report(agg, prov, figs, table_csv, rows), encoding="utf-8")
+    write_report(out_dir, render_report(agg, prov, figs, table_csv, rows))
     return summary
 
 
