@@ -1,11 +1,11 @@
-"""mobipath's PEP 517 build backend: maturin, with the simulator core profile-guided (issue 19).
+"""mobipath's PEP 517 build backend: maturin, with the simulator core profile-guided.
 
 `pip install .` (a wheel) builds the extension twice: first an instrumented build of a scenario
 runner (`crates/py/examples/pgo_train.rs`, `-Cprofile-generate`), which runs the shipped
 benchmark, example and paper scenarios (`TRAINING`, a few seconds); `llvm-profdata` merges what
 it counted; then maturin builds the extension with `-Cprofile-use`. The simulator is branchy
 event-handling code, where knowing the hot paths lets LLVM lay out and inline better: the core
-ran 1.18-1.26x faster on htsim's TCP and MPTCP workloads (README, Performance).
+ran 1.18-1.26x faster on htsim's TCP and MPTCP workloads (docs/performance.md).
 
 Profile-guided optimisation changes how the code is laid out, never what it computes: results
 are byte-identical (`scripts/check-install` compares the installed wheel's summaries with the

@@ -1,5 +1,5 @@
-"""The effect of each loss-recovery mechanism of the simulator's sender (RACK, TLP, F-RTO, undo;
-issue 18) on the fidelity grid's rows with random loss, against the kernel.
+"""The effect of each loss-recovery mechanism of the simulator's sender (RACK, TLP, F-RTO, undo)
+on the fidelity grid's rows with random loss, against the kernel.
 
 Reads the kernel side from a many-seed fidelity report (`mobipath fidelity --full --lossy-only
 --seeds N --out DIR` writes DIR/fidelity.json with every run's goodput), runs the simulator on the

@@ -11,12 +11,12 @@
     mobipath.sweep("grid.toml", "sweeps/grid")   # a declared grid into one Parquet dataset
 
 The names below are imported on first use (PEP 562), so ``import mobipath`` and every command
-start fast: a command pays only for the modules it uses (issue 19).
+start fast: a command pays only for the modules it uses.
 """
 
 from __future__ import annotations
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any

@@ -3,12 +3,12 @@
 A subclass lists its fields in `__slots__` and its `__init__` calls `_init(*values)` in that order;
 it is then immutable, compared and hashed by its fields, picklable and printed as
 ``Name(field=value, ...)``: what a frozen dataclass gives, without importing `dataclasses`
-(which imports `inspect`, about 8 ms of every `mobipath run`: issue 19).
+(which imports `inspect`, about 8 ms of every `mobipath run`).
 """
 
 from __future__ import annotations
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any

@@ -9,7 +9,7 @@ from .errors import ConfigError, ScenarioError
 from .results import Result
 from .source import ScenarioSource, load_source
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Mapping
@@ -66,7 +66,7 @@ def run(
     seed = _check_seed(seed)
     src = load_source(scenario, overrides=overrides, base_dir=base_dir)
     try:
-        # objects: the summary as dicts, not JSON text (`json` imports re: ~5 ms, issue 19)
+        # objects: the summary as dicts, not JSON text (`json` imports re: ~5 ms)
         raw = _core.run(src.text, src.file, src.base_dir_text, seed, progress, allow_partial, True)
     except ScenarioError:
         raise

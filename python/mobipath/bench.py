@@ -346,13 +346,13 @@ def process_scenarios(files: Optional[Sequence[Path]], scratch: Path) -> list[Pa
 
 
 # ---------------------------------------------------------------------------------------------
-# The emulator's ceiling (issue 19, item 5)
+# The emulator's ceiling
 
 #: Offered loads (Mbit/s, in total over the paths) the ceiling search steps through.
 CEILING_STEPS_MBPS = (200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0, 1600.0, 2000.0)
 #: A load is sustained when at least this share of the offered packets is delivered ...
 CEILING_MIN_DELIVERED = 0.99
-#: ... and the emulator's p99 release-time error stays at or below this (issue 19's target).
+#: ... and the emulator's p99 release-time error stays at or below this (the emulator's target).
 CEILING_MAX_P99_US = 200.0
 
 

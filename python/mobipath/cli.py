@@ -318,7 +318,7 @@ def _bench_process(files: Optional[list[Path]], repeat: int, as_json: bool) -> N
 
 
 def _bench_sweep(runs: int, jobs: int, as_json: bool, repeat: int = 1) -> None:
-    """The sweep engine's cost beyond the simulations (issue 16's targets: < 20 ms per run on the
+    """The sweep engine's cost beyond the simulations (targets: < 20 ms per run on the
     local backend, >= 1.8x throughput on 2 cores vs 1); see mobipath/sweepbench.py."""
     from . import sweepbench
 
@@ -360,7 +360,7 @@ def _bench_sweep(runs: int, jobs: int, as_json: bool, repeat: int = 1) -> None:
 
 
 def _bench_emulator(as_json: bool) -> None:
-    """Emulator throughput and release-time accuracy over two paths (issue 5's target: ≥ 200
+    """Emulator throughput and release-time accuracy over two paths (target: ≥ 200
     Mbit/s in total with p99 timing error ≤ 0.5 ms)."""
     import subprocess
 
@@ -436,7 +436,7 @@ def _bench_emulator(as_json: bool) -> None:
 
 
 def _bench_emulator_ceiling(as_json: bool) -> None:
-    """The emulator's ceiling (issue 19, item 5): the highest offered load over two paths that it
+    """The emulator's ceiling: the highest offered load over two paths that it
     delivers (≥ 99 %) with a p99 release error ≤ 200 µs; for the machinery (socketpairs, native
     generator) and, as root, through real TUN devices (Python generator: it may limit first)."""
     import subprocess

@@ -8,7 +8,7 @@ summary, whatever they are). Everything else stays in ``summary.json``.
 The tables are built as plain `Grid`s and drawn by rich on a terminal (`print_summary`), or as
 aligned text when the output goes to a file or a pipe (`write_plain_summary`). Why two renderers:
 importing `rich.console` costs about 33 ms, more than `mobipath run` spends on a short scenario, and
-it buys nothing without a terminal (issue 19: sweeps and shell loops call `mobipath run` thousands
+it buys nothing without a terminal (sweeps and shell loops call `mobipath run` thousands
 of times with its output redirected). Both render the same cells (tested).
 """
 
@@ -19,7 +19,7 @@ import os
 import time
 from _collections_abc import Mapping  # collections.abc without the collections package (start-up)
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Iterable

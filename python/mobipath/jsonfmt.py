@@ -7,7 +7,7 @@ Keys are sorted, indentation is fixed, floats use Python's shortest round-trip r
 The text is written by the extension (`_core.canonical_json`), byte for byte what
 ``json.dumps(..., sort_keys=True, indent=2, ensure_ascii=False)`` writes
 (tests/python/test_jsonfmt.py), because the `json` module imports `re`: about 5 ms of every
-`mobipath run` (issue 19).
+`mobipath run`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import math
 
 from . import _core
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any

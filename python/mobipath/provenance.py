@@ -17,7 +17,7 @@ import sys
 
 from . import _core
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -29,8 +29,7 @@ __all__ = ["version", "git_revision", "command_line", "collect", "quote"]
 
 def _memo(f):  # type: ignore[no-untyped-def]
     """`functools.lru_cache(maxsize=None)` for a function without arguments, `cache_clear`
-    included, without importing functools (with collections, ~1.5 ms of every `mobipath run`;
-    issue 19)."""
+    included, without importing functools (with collections, ~1.5 ms of every `mobipath run`)."""
     missing = object()
     box = [missing]
 
@@ -76,7 +75,7 @@ def _git(root: Path, *args: str) -> Optional[str]:
 
 def source_tree() -> Optional[Path]:
     """The mobipath checkout this package is imported from, if any (editable installs)."""
-    # os.path first: an installed mobipath never imports pathlib here (issue 19: start-up).
+    # os.path first: an installed mobipath never imports pathlib here (start-up).
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     if os.path.isfile(os.path.join(root, "crates", "py", "Cargo.toml")) and os.path.exists(os.path.join(root, ".git")):
         from pathlib import Path
@@ -143,7 +142,7 @@ def git_revision() -> str:
 def _platform() -> dict[str, str]:
     """The operating system, from os.uname(): `platform.platform()` would run `uname -p` in a
     subprocess (platform.uname()'s lazy processor field) and scan the interpreter binary for its
-    libc, several ms of every `mobipath run` (issue 19). Same strings on glibc Linux."""
+    libc, several ms of every `mobipath run`. Same strings on glibc Linux."""
     if not hasattr(os, "uname"):  # pragma: no cover - Windows
         import platform
 
@@ -169,14 +168,14 @@ _IMPLEMENTATION = {"cpython": "CPython", "pypy": "PyPy", "ironpython": "IronPyth
 
 
 def python_version() -> str:
-    """`platform.python_version()` without importing `platform` (issue 19): the version number
+    """`platform.python_version()` without importing `platform`: the version number
     that opens `sys.version` ("3.11.2")."""
     return sys.version.split()[0]
 
 
 def _sha256():  # type: ignore[no-untyped-def]
     """The SHA-256 constructor. `hashlib` loads OpenSSL's libcrypto (about 6 ms of every `mobipath
-    run`, issue 19); CPython's built-in implementation, which hashlib itself falls back to, gives
+    run`); CPython's built-in implementation, which hashlib itself falls back to, gives
     the same digest."""
     try:
         from _sha2 import sha256  # type: ignore[import-not-found]  # CPython >= 3.12
@@ -193,7 +192,7 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 
 
 def quote(arg: str) -> str:
-    """`shlex.quote` without importing shlex, which imports re (issue 19: start-up)."""
+    """`shlex.quote` without importing shlex, which imports re (start-up)."""
     if not arg:
         return "''"
     if all(c in _SAFE for c in arg):

@@ -1,4 +1,4 @@
-"""`mobipath reproduce`: re-run a paper's experiments and write a report (Markdown + PNG + CSV)."""
+"""`mobipath reproduce`: re-run a paper's experiments and write a report (Markdown and HTML, PNG, CSV)."""
 
 from __future__ import annotations
 
@@ -73,9 +73,9 @@ def _reproduce(
             ) from None
     prov = summary["provenance"]
     reused = f" ({prov['reused_runs']} reused)" if prov.get("reused_runs") else ""
+    report = escape(str(out / "report.md"))
     err.print(
-        f"{prov['runs']} runs{reused} in {prov['wall_time_s']:.1f} s; report written to "
-        f"{escape(str(out / 'report.md'))}"
+        f"{prov['runs']} runs{reused} in {prov['wall_time_s']:.1f} s; report written to {report} (and report.html)"
     )
 
 
@@ -173,7 +173,8 @@ def p0(
     ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P0 (high-speed train, PHA): learn the handover table, run every scheduler plain and with PHA
-    over the seeds in parallel, and write report.md, figures, results.csv and summary.json."""
+    over the seeds in parallel, and write report.md and report.html, figures, results.csv and
+    summary.json."""
     from .cli import _guarded  # late import: cli imports this module
 
     out = _out(out_arg)
@@ -240,7 +241,8 @@ def p1(
     ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P1 (heterogeneous paths): delay-predictive vs minRTT/round robin/TCP over path-2 rates, and
-    receiver-based recovery over path-2 delays; writes report.md, figures, results.csv and summary.json."""
+    receiver-based recovery over path-2 delays; writes report.md and report.html, figures,
+    results.csv and summary.json."""
     from .cli import _guarded  # late import: cli imports this module
 
     out = _out(out_arg)
@@ -298,7 +300,7 @@ def p3(
 ) -> None:
     """P3 (Explicit Handoff Notification): Tahoe vs EHN on P3's handoff pattern (Figs. 2, 3 and the
     throughput table), every handoff scheme over swept handoff durations, rates, RTTs and losses, and
-    on the P0 train; writes report.md, figures, results.csv and summary.json."""
+    on the P0 train; writes report.md and report.html, figures, results.csv and summary.json."""
     from .cli import _guarded  # late import: cli imports this module
 
     out = _out(out_arg)
@@ -346,7 +348,8 @@ def p2(
     ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """P2 (two operators through an MPTCP router and proxy): every scheduler x congestion control
-    on P2's upload, plus single-operator runs; writes report.md, heatmap.png, results.csv and summary.json."""
+    on P2's upload, plus single-operator runs; writes report.md and report.html, heatmap.png,
+    results.csv and summary.json."""
     from .cli import _guarded  # late import: cli imports this module
 
     out = _out(out_arg)
@@ -390,7 +393,7 @@ def p4(
 ) -> None:
     """P4 (TD-LTE uplink congestion, bsr-drop at the eNB): Fig. 2 analogue with and without the scheme,
     every baseline, the uplink schedulers, and sweeps of p, CW_target, UEs, TDD configuration/FDD and
-    GBR load; writes report.md, figures, results.csv, series.csv and summary.json."""
+    GBR load; writes report.md and report.html, figures, results.csv, series.csv and summary.json."""
     from .cli import _guarded  # late import: cli imports this module
 
     out = _out(out_arg)

@@ -7,7 +7,7 @@ seed give byte-identical files), ``timeseries.parquet`` and ``provenance.json``.
 
 The time series of a simulated run stays in the Rust core (`mobipath._core.TimeSeries`) until
 someone reads `Result.timeseries`: `write` has the core write the Parquet file itself, so
-`mobipath run` never imports polars (issue 19: importing it cost more than a short run).
+`mobipath run` never imports polars (importing it costs more than a short run).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from _collections_abc import Mapping  # collections.abc without the collections 
 from . import jsonfmt, provenance
 from .source import ScenarioSource
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -66,7 +66,7 @@ class Result:
     """
 
     # A plain class rather than a dataclass: `dataclasses` imports `inspect`, about 8 ms of every
-    # `mobipath run` (issue 19).
+    # `mobipath run`.
     summary: dict[str, Any]
     timeseries: pl.DataFrame
     resolved_scenario: Any
@@ -177,7 +177,7 @@ class Result:
 
     def write_files(self, out_dir: Union[str, os.PathLike]) -> str:
         """`write`, returning the directory as given (a string): `mobipath run` never imports
-        pathlib (with `urllib.parse`, which it imports, about 4 ms of every run; issue 19)."""
+        pathlib (with `urllib.parse`, which it imports, about 4 ms of every run)."""
         out = os.fspath(out_dir) or "."  # as Path("") is
         os.makedirs(out, exist_ok=True)
         _write_text(os.path.join(out, SUMMARY_FILE), self.summary_json())
@@ -207,7 +207,7 @@ def _as_frame(source: Any) -> pl.DataFrame:
 
 def _json_value(v: Any) -> Any:
     if isinstance(v, (str, bytes)):
-        import json  # `mobipath run` asks the core for objects (issue 19: json imports re)
+        import json  # `mobipath run` asks the core for objects (json imports re)
 
         return json.loads(v)
     return v

@@ -1,4 +1,4 @@
-"""`mobipath run` without the start-up cost of the full command line (issue 19).
+"""`mobipath run` without the start-up cost of the full command line.
 
 `mobipath run` is the command sweeps and shell loops call thousands of times, so it must not pay
 for what it does not use. typer imports click, rich and pydantic (~80 ms), polars ~70 ms: more
@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -53,7 +53,7 @@ class CommandFailed(Exception):
 class RunOptions:
     """The options of `mobipath run` (the same as `cli.run`'s parameters). Paths are kept as
     strings: `mobipath run` never imports pathlib (with `urllib.parse`, which it imports, about
-    4 ms of every run; issue 19)."""
+    4 ms of every run)."""
 
     __slots__ = ("scenario", "seed", "out", "as_json", "quiet")
 
@@ -254,7 +254,7 @@ def peak_rss_kib() -> Optional[int]:
 
     Not ru_maxrss: Linux's ru_maxrss of a process also counts the RSS of the parent it was forked
     from (the address space replaced at exec), so every child of a 35 MiB Python process
-    reported at least 35 MiB (issue 19). `mobipath bench` uses this too."""
+    reported at least 35 MiB. `mobipath bench` uses this too."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
             for line in f:
@@ -281,7 +281,7 @@ def _write_peak_rss(path: str) -> None:
 def exit_now(code: int) -> None:
     """Ends the process with `code`, skipping the interpreter's teardown: freeing every module and
     object one by one, which the operating system does at once. That teardown was about 3.5 ms of
-    every `mobipath run` (13 % of a 10 ms scenario's whole process; issue 19). What it does that
+    every `mobipath run` (13 % of a 10 ms scenario's whole process). What it does that
     matters is done first: the `atexit` handlers run (MOBIPATH_PEAK_RSS_FILE's writer among them)
     and stdout and stderr are flushed; every result file is already closed (`Result.write` writes
     each whole and renames it into place). A failed flush (a closed pipe) turns success into

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -61,7 +61,7 @@ def find(given: Union[str, os.PathLike[str]]) -> Optional[Path]:
     here: ``scenarios/...`` and ``data/...`` as in the repository, or a path below
     ``scenarios/`` (``examples/single-cubic.toml``). None otherwise."""
     # os.path first: `mobipath run` on a file that exists here never imports pathlib (with
-    # urllib.parse, which it imports, about 4 ms of every run; issue 19).
+    # urllib.parse, which it imports, about 4 ms of every run).
     g = os.fspath(given)
     if g == "" or os.path.isabs(g) or os.path.exists(g) or ".." in g.split("/"):
         return None
@@ -91,7 +91,7 @@ def copy_to(dest: Union[str, Path], overwrite: bool = False) -> tuple[list[Path]
     (copied, unchanged) relative paths. A file that exists in `dest` with other contents is
     left alone and reported in ShippedError, unless `overwrite`."""
     # Imported here: `mobipath run` imports this module to find shipped scenarios, and shutil
-    # pulls in the compression modules (issue 19: start-up).
+    # pulls in the compression modules (start-up).
     import filecmp
     import shutil
     from pathlib import Path

@@ -12,7 +12,7 @@ from _collections_abc import Mapping  # collections.abc without the collections 
 from ._record import Record
 from .errors import ConfigError, ScenarioError
 
-# Annotations only: importing typing costs ~4.5 ms of every `mobipath run` (issue 19).
+# Annotations only: importing typing costs ~4.5 ms of every `mobipath run`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -28,7 +28,7 @@ INLINE_NAME = "<string>"
 
 def path_text(p: Union[str, os.PathLike]) -> str:
     """``str(pathlib.PurePosixPath(p))`` without importing pathlib (with `urllib.parse`, which it
-    imports, about 4 ms of every `mobipath run`; issue 19): repeated slashes and ``.`` parts
+    imports, about 4 ms of every `mobipath run`): repeated slashes and ``.`` parts
     dropped, no trailing slash, ``"."`` for the empty path."""
     s = os.fspath(p)
     root = "//" if s.startswith("//") and not s.startswith("///") else "/" if s.startswith("/") else ""

@@ -94,6 +94,32 @@ def installed(tmp_path_factory):
     return [sys.executable, "-m", "mobipath"], {"PYTHONPATH": str(site)}, work
 
 
+# `mobipath reproduce ... --quick` of each paper, run at most once per test session (the golden
+# results, the HTML report and its rendering all read the same output).
+QUICK_REPRODUCE = {
+    "p0-quick": ["reproduce", "p0", "--quick", "--jobs", "2"],
+    "p1-quick": ["reproduce", "p1", "--quick", "--jobs", "2"],
+    "p2-quick": ["reproduce", "p2", "--quick", "--jobs", "2"],
+    "p3-quick": ["reproduce", "p3", "--quick", "--jobs", "2"],
+}
+
+
+@pytest.fixture(scope="session")
+def quick_report(tmp_path_factory):
+    """`quick_report(name)`: the output directory of QUICK_REPRODUCE[name], run on first use."""
+    made: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in made:
+            out = tmp_path_factory.mktemp("reports") / name
+            r = run_cli([*QUICK_REPRODUCE[name], "--out", out], timeout=300)
+            assert r.returncode == 0, r.stderr
+            made[name] = out
+        return made[name]
+
+    return get
+
+
 def kernel_emulation_unavailable(*tools: str) -> str:
     """Why the real-kernel tests (network namespaces, TUN, the link emulator) cannot run here,
     or "" if they can: Linux, root, a working `ip netns`, /dev/net/tun, the emulator binary, and

@@ -1,4 +1,4 @@
-"""scripts/bench-vs-htsim (README, Performance): runs every workload through each mobipath given
+"""scripts/bench-vs-htsim (docs/performance.md): runs every workload through each mobipath given
 and the htsim stand-ins, and reports a median, a minimum and a ratio per command. htsim is not
 packaged, so `true` stands in for its drivers, and three 10 ms scenarios for its workloads."""
 

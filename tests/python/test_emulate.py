@@ -519,7 +519,7 @@ def test_mptcp_uses_both_paths_and_a_backup_mark_moves_sending_off_within_a_seco
 @needs_emulation
 def test_reduced_fidelity_grid_simulator_within_15_percent_of_the_kernel(tmp_path: Path) -> None:
     """3 links × reno/cubic/bbr, 10 s each (2 s warm-up): the simulator's goodput is within ±15 %
-    of the kernel's on every row. The full grid (`mobipath fidelity --full`) is in the README."""
+    of the kernel's on every row. The full grid (`mobipath fidelity --full`) is in docs/fidelity/README.md."""
     from mobipath.emulate import fidelity as fid
 
     rows = fid.run_grid(fid.REDUCED, seconds=10.0, warmup_s=2.0, reduced=True)

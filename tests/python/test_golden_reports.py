@@ -8,22 +8,16 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import QUICK_REPRODUCE
+from product_words import findings
+from report_checks import check_report_html
 
 GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden" / "reproduce"
-CASES = {
-    "p0-quick": ["reproduce", "p0", "--quick", "--jobs", "2"],
-    "p1-quick": ["reproduce", "p1", "--quick", "--jobs", "2"],
-    "p2-quick": ["reproduce", "p2", "--quick", "--jobs", "2"],
-    "p3-quick": ["reproduce", "p3", "--quick", "--jobs", "2"],
-}
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_reproduce_results_match_golden(name, tmp_path):
-    out = tmp_path / name
-    r = run_cli([*CASES[name], "--out", out], timeout=300)
-    assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("name", sorted(QUICK_REPRODUCE))
+def test_reproduce_results_match_golden(name, quick_report):
+    out = quick_report(name)
     got_csv = (out / "results.csv").read_text()
     got_agg = json.dumps(json.loads((out / "summary.json").read_text())["aggregates"], indent=1, sort_keys=True) + "\n"
     gold = GOLDEN / name
@@ -34,3 +28,14 @@ def test_reproduce_results_match_golden(name, tmp_path):
         return
     assert got_csv == (gold / "results.csv").read_text(), f"{name}: results.csv differs from {gold}"
     assert got_agg == (gold / "aggregates.json").read_text(), f"{name}: summary.json aggregates differ from {gold}"
+
+
+@pytest.mark.parametrize("name", sorted(QUICK_REPRODUCE))
+def test_reports_speak_of_the_product_and_render_as_html(name, quick_report):
+    """The generated report says what mobipath measured and why, never how it was developed
+    (product_words.py), and its report.html carries the same numbers (report_checks.py)."""
+    out = quick_report(name)
+    for f in ("report.md", "report.html"):
+        bad = findings((out / f).read_text(encoding="utf-8"))
+        assert not bad, f"{name}/{f}: development-history words: {bad}"
+    check_report_html(out)

@@ -1,6 +1,7 @@
-"""Every `mobipath ...` command in the READMEs, run as written from an empty directory outside
-the repository through an installed mobipath (the `installed` fixture: the wheel of
-scripts/check-install, else a copy of the package), in the order the READMEs give them.
+"""Every `mobipath ...` command in the READMEs and the documentation site's pages (docs/), run as
+written from an empty directory outside the repository through an installed mobipath (the
+`installed` fixture: the wheel of scripts/check-install, else a copy of the package), in the order
+the pages give them.
 
 Each command found is one of:
 - RUN: run exactly as written (a `&&` chain runs in order; all of them share one directory);
@@ -11,6 +12,9 @@ Each command found is one of:
   as SCENARIO or [--seed N]), a bare command name, or a command listed in HELP_ONLY with the
   reason it is not run here.
 A command in no class fails the test: add it to one.
+
+The pages' ```python blocks run in a folder made by `mobipath examples`; their ```toml blocks must
+parse, and those that hold a whole scenario (a top-level `duration_s`) must validate.
 """
 
 from __future__ import annotations
@@ -28,7 +32,20 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli_env
 
-DOCS = ["README.md", "data/sample-ride/README.md", "python/mobipath/README.md", "python/mobipath/router/README.md"]
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11
+    import tomli as tomllib
+
+DOCS = [
+    "README.md",
+    "data/sample-ride/README.md",
+    "python/mobipath/README.md",
+    "python/mobipath/router/README.md",
+    "CONTRIBUTING.md",
+    # The documentation site's hand-written pages (the generated ones list the commands themselves).
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")),
+]
 LEARN_RECORDED = (
     "mobipath hotable learn-recorded --track data/sample-ride/track.csv --gps data/sample-ride/ride.nmea "
     "--handovers data/sample-ride/handovers.csv -o table.csv"
@@ -48,13 +65,26 @@ RUN = {
     "mobipath recommend --path trace=data/hsr-traces/hsr-1529470787-lia-wlan16-U4.trace,delay=30 --path "
     "trace=data/hsr-traces/hsr-1529470787-lia-wlan3-M3.trace,delay=40 --goal file:20MB --duration 60",
     "mobipath bench scenarios/bench/lte-p4-20ue-60s.toml",
+    # The README's figure.
+    "mobipath run scenarios/p0/hst-minrtt.toml --out results/p0",
+    "mobipath plot results/p0",
 }
-SLOW = {"mobipath reproduce p0", "mobipath reproduce p1", "mobipath reproduce p3"}
+SLOW = {
+    "mobipath reproduce p0",
+    "mobipath reproduce p1",
+    "mobipath reproduce p3",
+    "mobipath reproduce p3 --quick --out reports/p3-quick",
+}
 GPSD = {
     "mobipath router pha-d --table table.csv --track data/sample-ride/track.csv --subflow A=1:wwan0 "
     "--subflow B=2:wwan1 --dry-run"
 }
 HELP_ONLY = {
+    "mobipath reproduce pN": "a synopsis: pN is one of p0 ... p4",
+    "mobipath run --seed N": "a synopsis of the flag",
+    "mobipath emulate --proxy": "root, the whole proxy chain in real time; it runs in test_proxy_chain.py",
+    "mobipath emulate scenarios/p0/hst-proxy.toml --proxy": "root, 24 real-time kernel runs of 26 s; "
+    "the chain runs in test_proxy_chain.py",
     "mobipath compare scenarios/p0/hst-linux-default.toml": "root and network namespaces (test_emulate.py)",
     "mobipath emulate scenarios/p0/hst-proxy.toml --proxy --repeat 3": "root, 24 real-time kernel runs of 26 s; "
     "the chain runs in test_proxy_chain.py",
@@ -298,8 +328,11 @@ def test_documented_python_and_toml_examples_run(installed):
         )
         assert r.returncode == 0, f"{code}\n{r.stderr[-2000:]}"
     for i, text in enumerate(TOML):
+        table = tomllib.loads(text)  # every block must at least be TOML
         if re.search(r"^\[axes\]", text, flags=re.M):
             continue  # a sweep file, not a scenario: test_sweep.py checks the README's against scenarios/sweeps/
+        if "duration_s" not in table:
+            continue  # a fragment (one table of a scenario, a router's config): parsed above
         f = examples / f"readme-{i}.toml"
         f.write_text(text)
         r = subprocess.run(cli + ["validate", str(f)], capture_output=True, text=True, env=cli_env(env))

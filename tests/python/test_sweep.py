@@ -484,15 +484,14 @@ def test_the_sweep_benchmark_runs_and_reports_its_steps():
 
 
 def _readme_sweeps_section() -> str:
+    """The documentation's page on sweeps (docs/sweeps.md)."""
     from conftest import ROOT
 
-    text = (ROOT / "README.md").read_text()
-    start = text.index("\n## Sweeps\n")
-    return text[start : text.index("\n## ", start + 1)]
+    return (ROOT / "docs" / "sweeps.md").read_text()
 
 
 def test_the_readme_shows_the_shipped_sweep_file_and_its_queries_run(tmp_path):
-    """The README's sweep file is scenarios/sweeps/cc-by-loss.toml as shipped, and its DuckDB query
+    """The sweeps page's sweep file is scenarios/sweeps/cc-by-loss.toml as shipped, and its DuckDB query
     runs on a dataset of that sweep's shape (the same axes, 2 s runs, 2 seeds) from the sweep's
     directory. (test_readme.py runs its Python block, polars, against the full sweep.)"""
     import re

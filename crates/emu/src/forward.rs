@@ -179,10 +179,10 @@ struct Counters {
 /// slack is 1 ns), trading a few µs of wake-up latency for being throttled far less often.
 ///
 /// The share is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`, clock_gettime(2)), read once
-/// per window, which is what the kernel accounts. (Session 10 counted the wall time spent
-/// inside `ppoll` as idle, but a `ppoll` of a few µs is mostly spent on the CPU; with that
-/// budget the forwarding thread was on the CPU 95–98 % of the wall time from 600 to 1600 Mbit/s
-/// (`/proc/…/schedstat`, issue 19, item 5).)
+/// per window, which is what the kernel accounts. (Counting the wall time spent inside `ppoll`
+/// as idle would be wrong: a `ppoll` of a few µs is mostly spent on the CPU, and with such a
+/// budget the forwarding thread was on the CPU 95–98 % of the wall time from 600 to 1600 Mbit/s,
+/// `/proc/…/schedstat`.)
 ///
 /// Without the spin, each release still costs a timer wake-up, and on this VM those are dear
 /// (`perf` at 600 Mbit/s, spin off: about half the thread's samples inside `ppoll`, mostly
@@ -202,7 +202,7 @@ pub struct SpinBudget {
 }
 
 /// The longest quantum a sleep is stretched to when the loop is over its CPU budget; keeps the
-/// added lateness well under issue 19's p99 target of 200 µs.
+/// added lateness well under the emulator's p99 release-error target of 200 µs.
 pub const MAX_QUANTUM_NS: u64 = 80_000;
 const QUANTUM0_NS: u64 = 10_000;
 const MAX_LEVEL: u32 = 2 + (MAX_QUANTUM_NS / QUANTUM0_NS).ilog2();
@@ -291,7 +291,7 @@ impl FramePool {
 /// serves all paths so that N paths cost no more spinning cores than one. Inputs must be
 /// non-blocking.
 ///
-/// System calls per pass (issue 19, item 5): one `ppoll` over every input (zero timeout while
+/// System calls per pass: one `ppoll` over every input (zero timeout while
 /// spinning), then reads only on the inputs it reports ready, each drained to `EAGAIN` (before,
 /// every pass of the spin read every input: ~9 `read`s returning `EAGAIN` per forwarded packet
 /// at 1000 Mbit/s). Frames keep one `read`/`write` each: `recvmmsg(2)`/`sendmmsg(2)` apply to

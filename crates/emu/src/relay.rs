@@ -1,4 +1,4 @@
-//! The independent reference relay (`mobipath-emu --relay`, issue 18): a minimal forwarder that
+//! The independent reference relay (`mobipath-emu --relay`, for `mobipath fidelity --independent`): a minimal forwarder that
 //! adds a fixed one-way delay and, on the forward direction, Bernoulli loss between two TUN
 //! devices — and nothing else. It shares no code with the simulator's link model
 //! (`mobipath_sim::link::LinkDir`): no rate, no queue limit, no reordering; its loss stream is

@@ -1,7 +1,7 @@
 //! Heap accounting for `mobipath bench`: how much memory the simulator itself uses.
 //!
 //! Why: the benchmark process's peak RSS is mostly the Python interpreter and this module's
-//! code pages, the same ~30 MiB for every scenario (issue 19), so it said nothing about the
+//! code pages, the same ~30 MiB for every scenario, so it said nothing about the
 //! simulator. This allocator wraps the system allocator for the Rust code of the extension
 //! module (Python's own allocations do not go through it) and keeps the bytes currently
 //! allocated and their high-water mark; `bench` resets the mark before a run and reads it after.

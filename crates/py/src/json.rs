@@ -1,5 +1,5 @@
 //! JSON across the boundary without Python's `json` module, which imports `re` (with `enum`,
-//! `functools` and `collections`, about 5 ms of every `mobipath run`; issue 19).
+//! `functools` and `collections`, about 5 ms of every `mobipath run`).
 //!
 //! - [`to_python`]: a run's summary and resolved scenario as Python objects, straight from the
 //!   simulator's `serde_json::Value` (no text in between). The same objects `json.loads` makes

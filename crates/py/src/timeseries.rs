@@ -2,7 +2,7 @@
 //!
 //! Why: `mobipath run` used to turn every column into a Python list, build a polars DataFrame
 //! and let polars write `timeseries.parquet` — importing polars alone cost more than a short
-//! simulation (issue 19). Now the columns stay here; [`TimeSeries::write_parquet`] writes the
+//! simulation. Now the columns stay here; [`TimeSeries::write_parquet`] writes the
 //! file directly with the `parquet` crate, and Python converts a column to a list only when
 //! code reads it (`ts["value"]`, `ts.items()`), e.g. to build a DataFrame on demand.
 //!

@@ -80,7 +80,7 @@ fn delay_every_nth_holds_every_nth_packet_and_reorders() {
     let fl = flow(&o, "f");
     assert_eq!(f(&fl["delivery_errors"]), 0.0);
     // Held data segments arrive after later ones: the receiver sees out-of-order data, and the
-    // sender (no RACK / reordering detection, see the README's TCP deviations) takes the
+    // sender (no RACK / reordering detection, see docs/tcp.md's deviations) takes the
     // duplicate ACKs for losses: spurious fast retransmits.
     assert!(f(&fl["ofo_max_bytes"]) > 0.0, "{fl}");
     assert!(f(&fl["fast_retransmits"]) > 5.0, "{fl}");

@@ -334,7 +334,7 @@ fn p1_sweep_recovery_times() {
 /// shows one path-2 one-way delay after the send.
 ///
 /// Measured at this commit (4 seeds × 120 s; mean ms of path-2 losses, default / receiver-based;
-/// `p1_sweep_recovery_times` prints the whole sweep, the README has it):
+/// `p1_sweep_recovery_times` prints the whole sweep, docs/p1.md has it):
 ///
 /// | path-2 delay | from send     | from detection | path-2 losses |
 /// |--------------|---------------|----------------|---------------|

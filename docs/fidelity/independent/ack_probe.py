@@ -1,4 +1,4 @@
-"""ACK behaviour of the two receivers on the lossy rows of the independent grid (issue 18).
+"""ACK behaviour of the two receivers on the lossy rows of the independent grid.
 
 Kernel side (needs root and `mobipath-emu`, as `mobipath fidelity --independent`): one run per
 seed on the reference path; prints data frames the relay delivered, ACK frames it carried back,
@@ -9,7 +9,7 @@ Simulator side: the same rows, ACKs sent (sum of the `acks_per_s` series) per da
 
 Run from the repository root: `python docs/fidelity/independent/ack_probe.py [kernel|sim] ROW SEEDS`
 with ROW one of the keys of ROWS and SEEDS e.g. 1001,1002 (kernel) or 1,2,3 (simulator).
-Output is recorded in README.md."""
+It prints what it measured."""
 
 import sys
 from pathlib import Path

@@ -1,9 +1,10 @@
-"""Effect of each session-8 mechanism on the grid's lossy rows (simulator side only; the kernel
+"""Effect of each receiver and sender mechanism (ACK on read, DSACK undo, TSO, auto-tuning) on the
+grid's lossy rows (simulator side only; the kernel
 side is the grid run's, read from fidelity.json, not rerun). For each lossy row: the simulator's
 10-seed mean with everything at its default, then with one mechanism switched (ACK on read off,
 DSACK off, TSO off, receive-buffer auto-tuning on), each compared with the kernel mean. Same
 scenarios and seeds as the grid (simulator seeds 1..N). Run from the repository root:
-`python docs/fidelity/independent/effects.py`. Output is recorded in README.md."""
+`python docs/fidelity/independent/effects.py`. It prints what it measured."""
 
 import json
 from pathlib import Path

@@ -1,7 +1,7 @@
 """Reruns both sides of the six lossy Reno/CUBIC rows of the independent grid (10 seeds per side,
 as `mobipath fidelity --full --independent --seeds 10`; needs root and `mobipath-emu`), printing
 each row with the 1-minute load average before and after it. Run from the repository root:
-`python docs/fidelity/independent/kernel_rerun.py`. Output is recorded in README.md."""
+`python docs/fidelity/independent/kernel_rerun.py`. It prints what it measured."""
 
 from mobipath.emulate import fidelity as fid
 

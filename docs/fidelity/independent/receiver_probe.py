@@ -1,7 +1,7 @@
-"""Simulator-only probe of the lossy Reno/CUBIC gap in the independent grid (issue 18): each
+"""Simulator-only probe of the lossy Reno/CUBIC rows of the independent grid: each
 variant's 10-seed mean (seeds 1-10, the grid's scenario with a token_bucket link) against the
 kernel's mean from fidelity.json. Run from the repository root:
-`python docs/fidelity/independent/receiver_probe.py`. Output is recorded in README.md."""
+`python docs/fidelity/independent/receiver_probe.py`. It prints what it measured."""
 
 import json
 import statistics

@@ -2,7 +2,7 @@
 the kernel side recorded in fidelity.json (not rerun). Same scenarios and seeds as the grid run
 (no-loss rows seed 1; lossy rows seeds 1-10, mean ± 95 % CI). Run from the repository root:
 `python docs/fidelity/independent/sim_rerun.py ['RECEIVER KEYS']`, e.g. 'delack_ms = 1' to add
-`receiver = { delack_ms = 1 }` to every flow. Output is recorded in README.md."""
+`receiver = { delack_ms = 1 }` to every flow. It prints what it measured."""
 
 import json
 import sys

@@ -4,11 +4,11 @@ Each configuration is one bulk flow over one emulated link (rate, one-way delay,
 a drop-tail queue of one bandwidth-delay product, at least 20 packets), run for ``seconds`` with
 the first ``warmup_s`` excluded, once in the simulator and once on the kernel, same seed. The
 two-path row is MPTCP over two such links with the kernel's scheduler (``linux-default`` in the
-simulator). Targets (issue 5): ±10 % goodput for single-path rows, ±15 % for two-path MPTCP; the
+simulator). Targets: ±10 % goodput for single-path rows, ±15 % for two-path MPTCP; the
 reduced grid CI runs uses ±15 % throughout. Rows outside the target are reported as such, with
 the measured details that explain them; the tolerance is never widened to pass.
 
-Many seeds (issue 18): with ``seeds`` = N > 1 every row with random loss runs N times on each side
+Many seeds: with ``seeds`` = N > 1 every row with random loss runs N times on each side
 and is compared as a mean with its 95 % CI (Student t); the simulator uses seeds 1…N and the
 kernel seeds 1001…1000+N, so the two sides draw different losses (with one seed and the same
 stream, the agreement on those rows was partly by construction). Rows without random loss stay

@@ -1,4 +1,4 @@
-"""The independent reference path (issue 18): a kernel testbed that shares nothing with the
+"""The independent reference path: a kernel testbed that shares nothing with the
 simulator's link model, for checking the *simulator* (the emulator mode checks the emulator).
 
 ::

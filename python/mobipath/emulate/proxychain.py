@@ -1,4 +1,4 @@
-"""The emulated train end to end through the real proxy pair (issue 15 item 3): ``mobipath emulate --proxy``.
+"""The emulated train end to end through the real proxy pair: ``mobipath emulate --proxy``.
 
 ::
 

@@ -307,11 +307,20 @@ def provenance_record(
 
 
 def write_outputs(out_dir: Path, prov: dict[str, Any], aggregates: Any, report: str) -> dict[str, Any]:
-    """Writes summary.json (provenance + aggregates, sorted keys) and report.md; returns the summary."""
+    """Writes summary.json (provenance + aggregates, sorted keys), report.md and report.html (the same
+    report for a browser); returns the summary."""
     summary = {"provenance": prov, "aggregates": aggregates}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(report, encoding="utf-8")
+    write_report(out_dir, report)
     return summary
+
+
+def write_report(out_dir: Path, report: str) -> None:
+    """report.md, and report.html beside it: the same text and numbers with the figures inlined."""
+    from ..report_html import write_html
+
+    (out_dir / "report.md").write_text(report, encoding="utf-8")
+    write_html(out_dir / "report.md")
 
 
 def fmt(x: Optional[float], nd: int = 2) -> str:

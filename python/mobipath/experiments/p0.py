@@ -11,7 +11,7 @@ Profiles: *paper* = {minrtt, ecf, blest, peekaboo} x {plain, pha} with LIA (the 
 window rules and no receive-buffer optimisation, with its own table learned under that model;
 *modern* = {linux-default} x {plain, pha} with CUBIC and a 6 MiB receive buffer (what Linux does today;
 the paper profile keeps a 128 KiB socket buffer, see scenarios/p0/hst-minrtt.toml). `targets()`
-checks P0's 12 acceptance ranges (issue 17) on every profile that runs the paper's schedulers.
+checks mobipath's 12 acceptance ranges around P0's values on every profile that runs the paper's schedulers.
 
 Each profile also runs one single-path TCP per operator (Fig. 6(a): NewReno in the paper profile,
 the single-path form of LIA; CUBIC in the modern one) over the same links and seeds.
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .common import RunCache, core_revision, mean_ci, run_all, write_csv
+from .common import RunCache, core_revision, mean_ci, run_all, write_csv, write_report
 
 # The base scenario, shipped inside the package (mobipath.shipped), so an installed mobipath
 # finds it from any directory.
@@ -591,7 +591,7 @@ def reproduce(
     }
     summary = {"provenance": prov, "aggregates": agg_to_json(agg), "targets": targets_json(rows, profiles)}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out_dir / "report.md").write_text(render_report(agg, prov, figs, table_csv, rows), encoding="utf-8")
+    write_report(out_dir, render_report(agg, prov, figs, table_csv, rows))
     return summary
 
 
@@ -958,7 +958,7 @@ def _distinct(m: Optional[float], ci: Optional[float]) -> Optional[bool]:
     return abs(m) > ci
 
 
-# Acceptance ranges around P0's published values (issue 17): PHA's average gain (paper +1.64 to
+# mobipath's acceptance ranges around P0's published values: PHA's average gain (paper +1.64 to
 # +2.20 %), its handover-window gain (paper +17.9 to +22.5 %), and the plain scheduler's
 # retransmission ratio (paper 0.267–0.301 %), per scheduler of the paper's four.
 TARGETS = (
@@ -1039,7 +1039,7 @@ def render_targets(a: Callable[[str], None], rows: Sequence[dict[str, Any]], pro
         return
     a("## P0's targets\n")
     a(
-        "Acceptance ranges around P0's published values (issue 17): PHA's average gain in [0, +5] % (paper +1.64 to "
+        "mobipath's acceptance ranges around P0's published values: PHA's average gain in [0, +5] % (paper +1.64 to "
         "+2.20 %), its handover-window gain in [+10, +35] % (paper +17.9 to +22.5 %), and the plain scheduler's "
         "retransmission ratio in [0.1, 0.6] % (paper 0.267–0.301 %). *Met* = the mean lies in the range; the CI "
         "column says whether the whole 95 % CI does too.\n"
@@ -1246,7 +1246,7 @@ def render_differences(
             )
     # 4. MPTCP vs single TCP
     a(
-        "- **MPTCP vs single TCP** (paper Fig. 6: MPTCP above one TCP, about 1.18× in the issue's reading): see the "
+        "- **MPTCP vs single TCP** (paper Fig. 6: MPTCP above one TCP, about 1.18× as read off the figure): see the "
         "Fig. 6(a) table. Cause of a ratio near or below 1 in the paper profile: the 131072 B receive buffer, shared "
         "by the subflows, bounds the whole connection at about 131072 B / RTT (≈ 24 Mbit/s at the ~43 ms RTT here), "
         "which one 25 Mbit/s path nearly fills. P0 does not state its buffer; 131072 B is ns-3's "

@@ -456,9 +456,10 @@ def render_report(
             "handoff: "
             "Linux's RTO (smoothed RTT + max(4 x RTTVAR, 200 ms)) doubles at each expiry inside the handoff, and the "
             f"expiry that gets through comes on average {idle:.0f} ms after the handoff ends (the gaps above). P3's "
-            "+8.1 % corresponds to Tahoe losing under one second per handoff beyond the handoff (docs/p3.md §1.2), "
-            "which a coarser 4.3BSD-style timer with a first RTO of about 1.5 s would give; P3 does not say which "
-            "timer its Netsim Tahoe had, and mobipath does not model BSD's 500 ms timer ticks. The shape holds "
+            "+8.1 % corresponds to Tahoe losing under one second per handoff beyond the handoff (docs/p3.md, "
+            "Results and differences), which a coarser 4.3BSD-style timer with a first RTO of about 1.5 s would "
+            "give; P3 does not say which timer its Netsim Tahoe had, and mobipath does not model BSD's 500 ms "
+            "timer ticks. The shape holds "
             "(Tahoe times out in every handoff and restarts from cwnd 1, EHN never does and keeps its window); the "
             "size of the gain depends on where Tahoe's timer falls (det-duration below).\n"
         )
@@ -580,7 +581,8 @@ def render_report(
             w(
                 f"\n(mean ± 95 % CI over {seeds} seeds, one run each; a false alarm is a range the train crossed "
                 "without a "
-                "handover, a freeze for nothing; the ranges' width is the subject of issue 17.)\n"
+                "handover, a freeze for nothing; the ranges, learned with a GPS error margin, are far wider than the "
+                "interruptions they hold.)\n"
             )
     w("## Where mobipath differs from the paper, and why\n")
     w(

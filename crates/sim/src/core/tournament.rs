@@ -3,7 +3,7 @@
 //!
 //! The event loop merges every link direction's propagation pipe with the event queue. Scanning
 //! all pipe heads on every event made each event cost O(links): 2 link directions per subflow,
-//! so an 8-subflow connection paid for 16+ comparisons per event (issue 19: per-packet cost
+//! so an 8-subflow connection paid for 16+ comparisons per event (the per-packet cost
 //! must stay flat in the number of subflows). A changed head is one leaf-to-root walk instead.
 //!
 //! Ties cannot occur between live keys (the loop's keys carry unique insertion numbers); an

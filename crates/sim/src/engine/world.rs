@@ -86,7 +86,7 @@ pub(crate) struct Sim {
 // The per-event functions below carry `#[inline]`: without the hint, whether they are inlined
 // into `engine::run` depends on how the crate is split into codegen units, and adding an
 // unrelated dependency (crates/hst) un-inlined five of them: +4.8 % instructions on the TCP
-// workload, +2.6 % on MPTCP 2x25, with identical results (issue 19).
+// workload, +2.6 % on MPTCP 2x25, with identical results.
 impl Sim {
     /// The next event: the earliest pipe head or the event queue's next, by (time, insertion
     /// number).
@@ -309,7 +309,7 @@ impl Sim {
     fn inject_all(&mut self, fi: u32, from_sender: bool) {
         if self.outbox.is_empty() {
             // Most calls (a TCP receiver's read, an ACK that releases nothing): taking and
-            // giving back the empty vector cost ~60 instructions each (issue 19).
+            // giving back the empty vector cost ~60 instructions each.
             return;
         }
         let mut pkts = self.outbox.take();

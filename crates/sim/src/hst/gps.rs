@@ -1,4 +1,4 @@
-//! Recorded GPS input (P0, issue 4): what a real train run gives — NMEA 0183 logs (as written by
+//! Recorded GPS input (P0): what a real train run gives — NMEA 0183 logs (as written by
 //! a receiver or by `gpspipe -r` from gpsd), a track polyline in WGS84 latitude/longitude, and a
 //! log of handover times — turned into positions along the track, so handover tables can be
 //! learned from recorded runs and a scenario can replay a recorded GPS trace.

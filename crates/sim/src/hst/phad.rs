@@ -9,7 +9,7 @@
 //! pos) / speed`, `time to end = (range.end − pos) / speed`. RTT per subflow is the receiver's
 //! estimate (2 × the smoothed one-way delay of arriving data).
 //!
-//! Timing policies (issue 4 asks for all three; each is a choice a deployment makes):
+//! Timing policies (each is a choice a deployment makes):
 //! - `paper`: B=1 at least one RTT before the predicted start (sent at the first GPS fix where
 //!   `time to start ≤ RTT + three GPS periods`), B=0 at most one RTT before the predicted end.
 //! - `queue-aware`: B=1 earlier by `lead_ms` — MP_PRIO stops new assignments, but what the sender

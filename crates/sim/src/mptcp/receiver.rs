@@ -380,9 +380,9 @@ impl MptcpReceiver {
         };
         let is_new = p.kind == PacketKind::Data && p.seq + p.len as u64 > rcv_nxt;
         if is_new && !self.pending[i].contains_key(p.seq) {
-            // Per-subflow goodput counts here, at arrival (issue 18: counted when the connection
-            // level released the data, a window could credit a subflow with bytes that crossed
-            // its link before the window began, above the link's rate).
+            // Per-subflow goodput counts here, at arrival: counted when the connection level
+            // released the data, a window could credit a subflow with bytes that crossed its
+            // link before the window began, above the link's rate.
             let end = p.dsn + p.len as u64;
             if end > self.data_rcv_nxt && !self.in_ofo(p.dsn) {
                 self.stats.delivered_per_subflow[i] += end - p.dsn.max(self.data_rcv_nxt);

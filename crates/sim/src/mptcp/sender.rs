@@ -720,7 +720,7 @@ impl MptcpSender {
             for &i in targets {
                 // Assigning only queues data on the subflow (`TcpSender::push_segment`), which
                 // moves nothing in its snapshot but the queue: rebuilding the whole snapshot
-                // was 2 % of an MPTCP run (issue 19). With checks on, it must equal a fresh one.
+                // was 2 % of an MPTCP run. With checks on, it must equal a fresh one.
                 Self::refresh_queue_of(&mut views[i], &self.subflows[i]);
                 self.check_view(&views[i], i, "after an assignment");
                 self.view_dirty[i] = false;
@@ -880,7 +880,7 @@ impl MptcpSender {
             } else if sent && !self.view_dirty[i] {
                 // Sending moves only the flight and the queue in the snapshot (the window is
                 // unchanged, checked above, and no derived rate is kept): refreshed here instead
-                // of rebuilt whole at the next decision (issue 19).
+                // of rebuilt whole at the next decision.
                 Self::refresh_sent_of(&mut self.views[i], &self.subflows[i]);
                 self.check_view(&self.views[i], i, "after sending");
             }

@@ -452,7 +452,7 @@ pub enum SourceBuffer {
     /// Lost: only packets reaching the source after the handover command are forwarded over
     /// X2-U. This is ns-3 LENA's X2 handover (`UeManager::SendData` forwards in state
     /// `HANDOVER_LEAVING`; the source's RLC buffers go with the UE context), the model behind the
-    /// issue's calibration: 40–60 ms IP-level gap and ~100 ms in-order gap per handover (the lost
+    /// ns-3 reference values: 40–60 ms IP-level gap and ~100 ms in-order gap per handover (the lost
     /// packets cost the transport one more round trip). Default.
     #[default]
     Discard,

@@ -1,4 +1,4 @@
-//! High-speed-train cellular model (P0, issue 4, first slice): train mobility and GPS, operators'
+//! High-speed-train cellular model (P0): train mobility and GPS, operators'
 //! sites with path loss and environment shadowing, A3/X2 handovers, and their effect on links.
 //!
 //! - [`config`]: serde/schemars configuration with defaults and validation;

@@ -658,7 +658,7 @@ impl TcpSender {
 
     /// Does what a poll described by [`last_idle_poll`](Self::last_idle_poll) would do again,
     /// without the poll: the caller guarantees nothing about this sender changed since. An
-    /// MPTCP connection polls every subflow after every ACK (issue 19: per-packet cost must not
+    /// MPTCP connection polls every subflow after every ACK (the per-packet cost must not
     /// grow with the number of subflows); most of them have nothing to send and nothing new.
     pub fn repeat_idle_poll(&mut self, what: IdlePoll) {
         if let IdlePoll::Blocked(b) = what {

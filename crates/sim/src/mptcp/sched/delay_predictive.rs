@@ -36,7 +36,7 @@
 //! at once; the horizon bounds how far ahead a path is committed (the paper's send buffers have
 //! some size; ours is one slowest-path delay), so a path whose RTT changes is not left with a
 //! long queue planned for the old one. Only the fastest path is queued on beyond its window
-//! (issue 20, docs/p1.md): a segment queued behind a slower, cwnd-limited path's full window
+//! (docs/p1.md): a segment queued behind a slower, cwnd-limited path's full window
 //! leaves when that path's ACK clock lets it, which the prediction `(n − 1)·D` assumes steady;
 //! a loss or a penalisation halves that window and the segment arrives up to an RTT late,
 //! while everything sent on the fast path meanwhile waits for it in the receive buffer. In P1's

@@ -18,8 +18,8 @@
 //! - `avg_pacing_rate` starts from [`SubflowView::pacing_rate_bytes_per_s`] (the view's instant
 //!   rate) the first time a subflow is seen with a non-zero rate; a subflow whose rate is 0 is
 //!   skipped (it still counts as active, as in Linux).
-//! - `pf` subflows are excluded as the brief asks; upstream has no `pf` and only drops a
-//!   subflow after it is marked stale.
+//! - `pf` (potentially failed: its RTO fired, nothing heard since) subflows are excluded, as by
+//!   every scheduler here; upstream has no `pf` and only drops a subflow after it is marked stale.
 //! - The send-buffer test on the pick (`!sk_stream_memory_free(ssk)` → no subflow this round):
 //!   the subflow's send buffer is what `tcp_sndbuf_expand` (net/ipv4/tcp_input.c) grows it to,
 //!   `2 · max(cwnd, 10) · per_mss`, capped by `tcp_wmem[2]` = 4 MiB. We count payload bytes

@@ -17,7 +17,7 @@ fn past_midpoint(cfg: &HstConfig, e: &HandoverEvent) -> f64 {
 
 #[test]
 fn calibration_report() {
-    // Not an assertion: prints the numbers the README quotes (`--nocapture`).
+    // Not an assertion: prints the numbers docs/train.md quotes (`--nocapture`).
     let cfg = HstConfig::default();
     for (label, all) in [
         ("default environment, 10 runs", runs(&cfg, 0..RUNS)),

@@ -141,7 +141,7 @@ impl Tcb {
     /// can matter. `cong_avoid_ai` compares its threshold with the counter only before and after
     /// adding `acked`; while both stay below cwnd, no threshold of at least cwnd passes either
     /// comparison, so the window and counter come out the same whatever it is. LIA's threshold
-    /// (`max(cwnd, ⌊c_total/(α·mss)⌋)`) has this form and costs α's chain of divisions (issue 19:
+    /// (`max(cwnd, ⌊c_total/(α·mss)⌋)`) has this form and costs α's chain of divisions (about
     /// 5 % of the MPTCP 2×25 workload's time in `perf`); the skip spares it on about one ACK in
     /// n² for n equal subflows, whose threshold is n²·cwnd. `threshold` must return at least
     /// cwnd (checked in debug builds); a threshold that can fall below cwnd (BALIA's) needs

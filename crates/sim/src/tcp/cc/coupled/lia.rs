@@ -71,7 +71,7 @@ fn add_term(acc: &mut (f64, f64), cwnd: u32, mss: u32, rtt: Time) {
 
 /// [`ack_threshold`] of subflow `me` over [`super::paths_into`]'s list, read straight from the coupling
 /// table (it runs on every ACK in congestion avoidance: building the list cost about a third of
-/// LIA's time, and more with every subflow; issue 19). The same subflows in the same order, so
+/// LIA's time, and more with every subflow). The same subflows in the same order, so
 /// the same floating-point operations: `me` described by its own `tcb`, the others by their
 /// active table entries, each only with an RTT sample; `me` without one gets Reno's threshold.
 fn threshold_from_table(coupling: &Coupling, me: usize, tcb: &Tcb) -> u32 {
