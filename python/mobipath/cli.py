@@ -958,7 +958,7 @@ def sweep_cmd(
                 if c["mean"] is None
                 else f"{c['mean']:.4g}" + ("" if c["ci95"] is None else f" ± {c['ci95']:.2g}")
             )
-            table.add_row(*[str(c[a]) for a in axes], v, str(c["n"]))
+            table.add_row(*[escape(str(sw.axis_cell(c[a]))) for a in axes], v, str(c["n"]))
         _stdout().print(table)
         if written:
             typer.echo(f"plot written to {written}")
