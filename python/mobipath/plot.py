@@ -122,7 +122,7 @@ def _handovers(summary: Mapping[str, Any]) -> list[tuple[float, float, str]]:
     listed = summary.get("handovers")
     for h in listed if isinstance(listed, list) else []:
         if isinstance(h, Mapping) and isinstance(h.get("start_s"), (int, float)):
-            end = h.get("end_s") if isinstance(h.get("end_s"), (int, float)) else h["start_s"]
+            end = float(h["end_s"]) if isinstance(h.get("end_s"), (int, float)) else float(h["start_s"])
             if not (math.isfinite(h["start_s"]) and math.isfinite(end)):
                 continue
             out.append((float(h["start_s"]), float(end), str(h.get("operator", ""))))
@@ -228,7 +228,7 @@ def _draw(
     return len(handovers)
 
 
-def contrasting_text(rgba: Sequence[float]) -> str:
+def contrasting_text(rgba: Any) -> str:
     """Black or white, whichever contrasts more with a cell of colour `rgba` (WCAG 2.1 relative
     luminance and contrast ratio): a heatmap's numbers stay readable on every colour of the map,
     the light end of viridis included."""

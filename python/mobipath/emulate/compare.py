@@ -125,7 +125,7 @@ def compare(
 
     p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s)
     if progress is not None:
-        progress(f"simulating {p.duration_s:g} s")
+        progress(f"simulating {p.duration_s:g} s", None)
     sim = simulate_equivalent(p)
     emu = run(
         scenario,

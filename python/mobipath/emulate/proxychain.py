@@ -668,11 +668,11 @@ def side_by_side(
             for r in range(repeat):
                 if progress is not None:
                     rep = f", kernel run {r + 1} of {repeat}" if repeat > 1 else ""
-                    progress(f"[{i}/{n}] {d}, PHA-D {pol}: {p.duration_s:g} s on the kernel in real time{rep}")
+                    progress(f"[{i}/{n}] {d}, PHA-D {pol}: {p.duration_s:g} s on the kernel in real time{rep}", None)
                 ks.append(run_chain(p, d, pol, no_idle_restart=no_idle_restart))
             runs += [k.to_json() for k in ks]
             if progress is not None:
-                progress(f"[{i}/{n}] {d}, PHA-D {pol}: simulating the same chain")
+                progress(f"[{i}/{n}] {d}, PHA-D {pol}: simulating the same chain", None)
             sim = simulate_chain(p, d, pol)
             kin, kin_ci = mean_ci([k.handover_goodput_mbps for k in ks])
             kall, kall_ci = mean_ci([k.goodput_mbps for k in ks])

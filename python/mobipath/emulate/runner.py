@@ -67,7 +67,11 @@ def run(
     `router` puts the receiver behind a forwarding router namespace (`Topology`).
     `progress(stage, fraction)` is told each stage as it begins and, while the transfer runs in
     real time, the fraction of the scenario's duration done (display.StageProgress shows it)."""
-    say = progress or (lambda stage, fraction=None: None)
+
+    def say(stage: str, fraction: Optional[float] = None) -> None:
+        if progress is not None:
+            progress(stage, fraction)
+
     check_environment()
     p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s)
     emulator_command()
