@@ -173,7 +173,7 @@ def test_a_broken_combination_is_named_before_anything_runs(tmp_path):
     f = _sweep(tmp_path, '"links.l.rate_mbps" = [10, 0]\n"flows.f.cc" = ["cubic", "bbr"]\n')
     r = run_cli(["sweep", f, "--out", tmp_path / "o"], timeout=120)
     assert r.returncode == 1, r.stderr
-    bad = [ln for ln in r.stderr.splitlines() if "links.ln.rate_mbps = 0" in ln]
+    bad = [ln for ln in r.stderr.splitlines() if "links.l.rate_mbps = 0" in ln]
     assert len(bad) == 2 and all("rate_mbps" in ln for ln in bad), r.stderr  # both cc values with rate 0
     assert "links.l.rate_mbps = 10" not in r.stderr
     assert not (tmp_path / "o" / "cache").exists()
