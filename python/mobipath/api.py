@@ -51,7 +51,9 @@ def run(
 ) -> Result:
     """Simulates a scenario and returns its `Result`.
 
-    `scenario` is a path (str or Path), TOML text or a dict (the parsed TOML table);
+    `scenario` is a path (str or Path; ``scenarios/examples/...`` names the copy shipped with
+    mobipath when there is no such file here, as on the command line), TOML text or a dict (the
+    parsed TOML table);
     `overrides` sets fields by dotted path first (``{"links.a.rate_mbps": 20, "flows[0].cc":
     "bbr"}``; arrays of tables by index or by `name`); `base_dir` is where relative trace and
     table paths resolve (default: the file's folder, else the current directory); `seed`

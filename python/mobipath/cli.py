@@ -593,14 +593,18 @@ def emulate(
     if pha_d or direction or repeat != 1 or no_idle_restart:
         raise _fail("--pha-d, --direction, --repeat and --no-idle-restart go with --proxy")
 
+    from .display import StageProgress
+
     try:
-        result = emu.run(
-            scenario,
-            substitute=substitute,
-            max_duration_s=max_duration,
-            command=provenance.command_line(),
-            router=router,
-        )
+        with StageProgress(_stderr()) as stage:
+            result = emu.run(
+                scenario,
+                substitute=substitute,
+                max_duration_s=max_duration,
+                command=provenance.command_line(),
+                router=router,
+                progress=stage,
+            )
     except emu.EmulateError as e:
         raise _fail(str(e)) from None
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-emulated"
@@ -637,16 +641,20 @@ def _emulate_proxy(
         for v in given or []:
             if v not in allowed:
                 raise _fail(f"{name} {v}: one of {', '.join(allowed)}")
+    from .display import StageProgress
+
     try:
-        r = pc.side_by_side(
-            scenario,
-            directions=tuple(direction or pc.DIRECTIONS),
-            policies=tuple(pha_d or pc.POLICIES),
-            repeat=repeat,
-            substitute=substitute,
-            max_duration_s=max_duration,
-            no_idle_restart=no_idle_restart,
-        )
+        with StageProgress(_stderr()) as stage:
+            r = pc.side_by_side(
+                scenario,
+                directions=tuple(direction or pc.DIRECTIONS),
+                policies=tuple(pha_d or pc.POLICIES),
+                repeat=repeat,
+                substitute=substitute,
+                max_duration_s=max_duration,
+                no_idle_restart=no_idle_restart,
+                progress=stage,
+            )
     except emu.EmulateError as e:
         raise _fail(str(e)) from None
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-proxy"
@@ -719,14 +727,18 @@ def compare(
     out = out_dir_option(out_arg)
     scenario = input_file(scenario)
 
+    from .display import StageProgress
+
     try:
-        c = cmp.compare(
-            scenario,
-            substitute=substitute,
-            max_duration_s=max_duration,
-            command=provenance.command_line(),
-            router=router,
-        )
+        with StageProgress(_stderr()) as stage:
+            c = cmp.compare(
+                scenario,
+                substitute=substitute,
+                max_duration_s=max_duration,
+                command=provenance.command_line(),
+                router=router,
+                progress=stage,
+            )
     except emu.EmulateError as e:
         raise _fail(str(e)) from None
     out_dir = out if out is not None else Path("results") / f"{scenario.stem}-compare"
@@ -796,6 +808,13 @@ def fidelity(
         if not configs:
             raise _fail("--lossy-only: the reduced grid has no rows with random loss; add --full")
 
+    def starting(i: int, n: int, c: fid.Config) -> None:
+        per_side = f"{seconds:g} s" + (f" x {seeds} seeds" if seeds > 1 and c.loss > 0 else "")
+        _stderr().print(
+            f"[{i}/{n}] {escape(c.label)} {c.cc}: simulating, then {per_side} on the kernel in real time …",
+            highlight=False,
+        )
+
     def progress(i: int, n: int, r: fid.Row) -> None:
         _stderr().print(
             f"[{i}/{n}] {r.config.label} {r.config.cc}: simulator {r.sim_goodput_mbps:.2f}, "
@@ -812,6 +831,7 @@ def fidelity(
             progress=progress,
             seeds=seeds,
             independent=independent,
+            on_start=starting,
         )
     except emu.EmulateError as e:
         raise _fail(str(e)) from None
@@ -968,7 +988,7 @@ def sweep_cmd(
                 if c["mean"] is None
                 else f"{c['mean']:.4g}" + ("" if c["ci95"] is None else f" ± {c['ci95']:.2g}")
             )
-            table.add_row(*[str(c[a]) for a in axes], v, str(c["n"]))
+            table.add_row(*[escape(str(sw.axis_cell(c[a]))) for a in axes], v, str(c["n"]))
         _stdout().print(table)
         if written:
             typer.echo(f"plot written to {written}")

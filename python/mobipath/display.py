@@ -318,3 +318,53 @@ class RunProgress:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class StageProgress:
+    """What a long command is doing, on stderr, from its first second: on a terminal a live line
+    with the stage, a bar when the stage's share done is known (an emulation's real time) and
+    the time elapsed; elsewhere (a log, a pipe) one line per stage as it begins.
+
+    Call the object with the stage's text and, optionally, the fraction of it done (the
+    `progress` callback of `mobipath.emulate.run`, `compare` and the fidelity grid)."""
+
+    def __init__(self, console: Console, live: Optional[bool] = None):
+        self.console = console
+        self.live = console.is_terminal if live is None else live
+        self._stage: Optional[str] = None
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __call__(self, stage: str, fraction: Optional[float] = None) -> None:
+        if not self.live:
+            if stage != self._stage:
+                self.console.print(f"{stage} …", markup=False, highlight=False)
+            self._stage = stage
+            return
+        if self._progress is None:
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}", markup=False),
+                BarColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(stage, total=None)
+        done = None if fraction is None else min(max(float(fraction), 0.0), 1.0)
+        self._progress.update(self._task, description=stage, total=None if done is None else 1.0, completed=done or 0)
+        self._stage = stage
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __enter__(self) -> StageProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -45,6 +45,40 @@ class WorkerDied(RuntimeError):
     the run's exception)."""
 
 
+class RunFailed(RuntimeError):
+    """A run raised an exception: what crosses back from the worker process or Ray task is the
+    exception's type name and message as plain text (`kind`, `message`), never the exception
+    object. An object would have to be pickled there and rebuilt here, which fails for a class
+    this process cannot import by the worker's name (the simulator extension's own errors) or an
+    exception holding what cannot be pickled, and the run's real error was lost behind a
+    PicklingError. A scenario error keeps its structure instead (`portable`)."""
+
+    def __init__(self, kind: str, message: str, key: Any = None) -> None:
+        self.kind, self.message, self.key = kind, message, key
+        where = f"run {key!r}: " if key is not None else ""
+        super().__init__(f"{where}{kind}: {message}")
+
+    def __reduce__(self):  # type: ignore[override]
+        return (RunFailed, (self.kind, self.message, self.key))
+
+
+def portable(e: BaseException, key: Any = None) -> BaseException:
+    """`e` in a form that crosses a process boundary intact: a scenario error (mobipath's, or the
+    simulator extension's) as mobipath's `ScenarioError` with its field-by-field errors, anything
+    else as `RunFailed` (type name and message). The same in every backend and with one worker,
+    so how a run fails never depends on where it ran."""
+    from . import _core
+    from .errors import ConfigError, ScenarioError
+
+    if isinstance(e, (ScenarioError, RunFailed)):
+        return e
+    if isinstance(e, _core.ScenarioError):
+        file = getattr(e, "file", None)
+        errors = [ConfigError.from_dict(d, file) for d in getattr(e, "errors", None) or []]
+        return ScenarioError(errors or [ConfigError("scenario", "", str(e), file)], file)
+    return RunFailed(type(e).__name__, str(e), key)
+
+
 @dataclass(frozen=True)
 class Backend:
     """Which executor runs the runs: ``local`` (processes on this machine) or ``ray``
@@ -97,6 +131,8 @@ def execute(
     as each finishes. `job` must be a module-level function (it is pickled by reference) and its
     results picklable. Returns the number of workers used. On KeyboardInterrupt the workers are
     stopped at once and the interrupt propagates; every run `done` was called for is complete.
+    A run's exception is raised here as `portable` makes it (a `ScenarioError`, else `RunFailed`
+    with the type name and message), whichever backend ran it.
 
     `keep` (with `describe`): an object whose ``put(describe(k), result)`` keeps a result and
     returns its JSON text (or None: not kept), e.g. a `RunCache`. Local worker processes call it
@@ -183,15 +219,13 @@ def _worker_main(
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as e:  # the job's own exception: raised in the driver, as a serial run would
-            msg = (False, key, e, 0.0)
+            msg = (False, key, portable(e, key), 0.0)
         try:
             conn.send(msg)
         except (EOFError, OSError):
             return
-        except Exception as e:  # an unpicklable result or exception
-            conn.send(
-                (False, key, RuntimeError(f"run {key!r}: its result cannot be sent back: {type(e).__name__}: {e}"), 0.0)
-            )
+        except Exception as e:  # an unpicklable result
+            conn.send((False, key, RunFailed(type(e).__name__, f"its result cannot be sent back: {e}", key), 0.0))
 
 
 class _Worker:
@@ -260,7 +294,13 @@ def _execute_local(
     n = max(1, jobs or os.cpu_count() or 1)
     if n == 1 or len(todo) <= 1:
         for k in todo:
-            done(k, job(*args(k)))
+            try:
+                result = job(*args(k))
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as e:  # as a worker would send it: the same error wherever it ran
+                raise portable(e, k) from None
+            done(k, result)
         return n
     ctx = multiprocessing.get_context()
     queue = deque(todo)  # runs not yet given to a worker (a dead worker's runs come back first)
@@ -383,6 +423,10 @@ def _ray_task(job: Callable[..., Any], shipped: tuple[Any, ...]) -> Any:
     tmp = tempfile.mkdtemp(prefix="mobipath-task-")
     try:
         return job(*materialize(shipped, Path(tmp)))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # Ray pickles what the task raised: a plain message (see RunFailed)
+        raise portable(e) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -450,7 +494,9 @@ def _execute_ray(
                     result = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
                     cause = getattr(e, "cause", None)
-                    raise (cause if isinstance(cause, BaseException) else e) from None
+                    if isinstance(cause, RunFailed) and cause.key is None:
+                        cause = RunFailed(cause.kind, cause.message, k)
+                    raise (cause if isinstance(cause, BaseException) else portable(e, k)) from None
                 except died as e:
                     first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
                     msg = (

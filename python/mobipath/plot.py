@@ -13,13 +13,14 @@ through the Agg renderer, SVG through matplotlib's SVG writer.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-__all__ = ["plot_result", "PlotError", "Plotted", "FORMATS"]
+__all__ = ["plot_result", "PlotError", "Plotted", "FORMATS", "contrasting_text"]
 
 FORMATS = ("png", "svg")
 # (metric in the time series, axis label)
@@ -51,6 +52,8 @@ def _load(result_dir: Path) -> tuple[dict[str, Any], Any]:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise PlotError(f"{summary_path}: not a summary ({e})") from None
+    if not isinstance(summary, dict):
+        raise PlotError(f"{summary_path}: not a summary (a JSON {type(summary).__name__}, not an object)")
     try:
         ts = pl.read_parquet(ts_path)
     except Exception as e:  # polars raises several types for a damaged file
@@ -91,16 +94,37 @@ def subflows_of(flow: str, subflows: Mapping[tuple[str, str], Series]) -> list[s
     return out
 
 
+#: Longest flow name kept whole in a file name (a file name may have 255 bytes; `flow-`, the
+#: extension and a digest must fit beside it).
+MAX_NAME_IN_FILE = 100
+
+
 def _file_name(flow: str, fmt: str) -> str:
+    """`flow-<name>.<fmt>` with the name's unsafe characters replaced; a longer name is cut and
+    gets 12 hex digits of its SHA-256, so long names that share a beginning stay apart."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", flow).strip("._") or "flow"
+    if len(safe) > MAX_NAME_IN_FILE:
+        import hashlib
+
+        digest = hashlib.sha256(flow.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        safe = f"{safe[: MAX_NAME_IN_FILE - 13].rstrip('._')}-{digest}"
     return f"flow-{safe}.{fmt}"
+
+
+def _shown(name: str) -> str:
+    """A name as a figure shows it: long ones cut (the layout has room for about 100 characters);
+    `parse_math=False` where it is drawn keeps `$...$` in a name from being read as TeX."""
+    return name if len(name) <= 100 else name[:99] + "…"
 
 
 def _handovers(summary: Mapping[str, Any]) -> list[tuple[float, float, str]]:
     out = []
-    for h in summary.get("handovers") or []:
+    listed = summary.get("handovers")
+    for h in listed if isinstance(listed, list) else []:
         if isinstance(h, Mapping) and isinstance(h.get("start_s"), (int, float)):
-            end = h["end_s"] if isinstance(h.get("end_s"), (int, float)) else h["start_s"]
+            end = float(h["end_s"]) if isinstance(h.get("end_s"), (int, float)) else float(h["start_s"])
+            if not (math.isfinite(h["start_s"]) and math.isfinite(end)):
+                continue
             out.append((float(h["start_s"]), float(end), str(h.get("operator", ""))))
     return out
 
@@ -130,13 +154,22 @@ def plot_result(
     out = Path(out_dir) if out_dir is not None else result_dir
     out.mkdir(parents=True, exist_ok=True)
     handovers = _handovers(summary)
-    duration = summary.get("duration_s") if isinstance(summary.get("duration_s"), (int, float)) else None
+    d = summary.get("duration_s")
+    duration = float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) and math.isfinite(d) else None
     done = Plotted()
+    used: set[str] = set()
     for flow in names:
         rows = [("flow " + flow, {m: flow_series.get((flow, m)) for m, _ in PANELS})]
         for sub in subflows_of(flow, sub_series):
             rows.append((f"subflow {sub}", {m: sub_series.get((f"{flow}/{sub}", m)) for m, _ in PANELS}))
-        path = out / _file_name(flow, fmt)
+        name = _file_name(flow, fmt)
+        if name in used:  # two names that differ only in replaced characters
+            import hashlib
+
+            digest = hashlib.sha256(flow.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            name = f"{name[: -len(fmt) - 1]}-{digest}.{fmt}"
+        used.add(name)
+        path = out / name
         spans = _draw(path, fmt, flow, rows, handovers, duration, dpi)
         done.files.append(path)
         done.rows[flow] = [label for label, _ in rows]
@@ -175,7 +208,7 @@ def _draw(
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
             if c == 0:
-                ax.set_title(label, fontsize=9, loc="left")
+                ax.set_title(_shown(label), fontsize=9, loc="left", parse_math=False)
             if duration:
                 ax.set_xlim(0, duration)
     for c in range(len(PANELS)):
@@ -188,8 +221,21 @@ def _draw(
             fontsize=7,
             loc="lower right",
         )
-    fig.suptitle(flow, fontsize=10)
+    fig.suptitle(_shown(flow), fontsize=10, parse_math=False)
     fig.tight_layout()
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {}
     fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata)
     return len(handovers)
+
+
+def contrasting_text(rgba: Any) -> str:
+    """Black or white, whichever contrasts more with a cell of colour `rgba` (WCAG 2.1 relative
+    luminance and contrast ratio): a heatmap's numbers stay readable on every colour of the map,
+    the light end of viridis included."""
+
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(float(c)) for c in rgba[:3])
+    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"

@@ -39,10 +39,18 @@ PROFILES: dict[str, dict[str, float]] = {
     "p2-skt-down": {"rate": 18.89, "delay": 12.9},
     "p2-kt-down": {"rate": 37.45, "delay": 20.1},
 }
+# The simulator's own ranges for a link (crates/sim/src/link/config.rs: MIN_RATE_MBPS,
+# MAX_RATE_MBPS, MAX_DELAY_MS, MAX_QUEUE_PACKETS; loss.p in [0, 1]): a path recommend accepts is
+# one the simulator runs (tests/python/test_recommend.py checks each end against the simulator).
+RATE_RANGE = (1e-6, 1e6)
+DELAY_RANGE = (0.0, 3.6e6)
+LOSS_RANGE = (0.0, 100.0)
+QUEUE_MS_RANGE = (1.0, 1e4)
+MAX_QUEUE_PACKETS = 100_000_000
 PATH_KEYS = {
-    "rate": "Mbit/s, (0, 100000]",
-    "delay": "one-way ms, [0, 10000]",
-    "loss": "percent, [0, 50]",
+    "rate": "Mbit/s, [0.000001, 1000000]",
+    "delay": "one-way ms, [0, 3600000]",
+    "loss": "percent, [0, 100]",
     "queue_ms": "ms of queue at the rate, [1, 10000] (default 100)",
     "trace": "a per-second Mbit/s trace file",
     "profile": "one of " + ", ".join(PROFILES),
@@ -71,7 +79,7 @@ class RecommendError(ValueError):
 @dataclass
 class PathSpec:
     rate: Optional[float] = None
-    delay: float = 10.0
+    delay: Optional[float] = None
     loss: float = 0.0
     queue_ms: float = 100.0
     trace: Optional[Path] = None
@@ -88,19 +96,21 @@ class Goal:
     label: str = "goodput"
 
 
-def _num(key: str, raw: str, lo: float, hi: float, where: str, lo_open: bool = False) -> float:
+def _num(key: str, raw: str, bounds: tuple[float, float], where: str) -> float:
+    lo, hi = bounds
     try:
         v = float(raw)
     except ValueError:
         raise RecommendError(f"{where}: {key} = {raw!r} is not a number ({PATH_KEYS.get(key, '')})") from None
-    if not math.isfinite(v) or v > hi or v < lo or (lo_open and v <= lo):
+    if not math.isfinite(v) or v > hi or v < lo:
         raise RecommendError(f"{where}: {key} = {raw} is out of range ({PATH_KEYS[key]})")
     return v
 
 
 def parse_path(text: str, index: int) -> PathSpec:
     """`rate=20,delay=15,loss=0.1`, `trace=FILE,delay=20` or `profile=p2-kt-up` (keys may combine:
-    a profile's values can be overridden)."""
+    a profile's values can be overridden). Each key at most once; a rate or a trace needs its
+    delay (a profile has one)."""
     where = f"--path #{index + 1} ({text!r})"
     p = PathSpec(text=text)
     items = [i.strip() for i in text.split(",") if i.strip()]
@@ -113,6 +123,8 @@ def parse_path(text: str, index: int) -> PathSpec:
         k, v = (s.strip() for s in it.split("=", 1))
         if k not in PATH_KEYS:
             raise RecommendError(f"{where}: unknown key {k!r} (keys: {', '.join(PATH_KEYS)})")
+        if k in kv:
+            raise RecommendError(f"{where}: {k} is given twice ({k} = {kv[k]}, {k} = {v}); give each key once")
         kv[k] = v
     if "profile" in kv:
         prof = PROFILES.get(kv["profile"])
@@ -120,36 +132,89 @@ def parse_path(text: str, index: int) -> PathSpec:
             raise RecommendError(f"{where}: profile = {kv['profile']!r} is unknown ({PATH_KEYS['profile']})")
         p.rate, p.delay = prof["rate"], prof["delay"]
     if "rate" in kv:
-        p.rate = _num("rate", kv["rate"], 0.0, 1e5, where, lo_open=True)
+        p.rate = _num("rate", kv["rate"], RATE_RANGE, where)
     if "delay" in kv:
-        p.delay = _num("delay", kv["delay"], 0.0, 1e4, where)
+        p.delay = _num("delay", kv["delay"], DELAY_RANGE, where)
     if "loss" in kv:
-        p.loss = _num("loss", kv["loss"], 0.0, 50.0, where)
+        p.loss = _num("loss", kv["loss"], LOSS_RANGE, where)
     if "queue_ms" in kv:
-        p.queue_ms = _num("queue_ms", kv["queue_ms"], 1.0, 1e4, where)
+        p.queue_ms = _num("queue_ms", kv["queue_ms"], QUEUE_MS_RANGE, where)
     if "trace" in kv:
         from .cli import input_file
 
         p.trace = input_file(Path(kv["trace"]), quiet=True)
         if not p.trace.is_file():
-            raise RecommendError(f"{where}: trace = {kv['trace']!r}: no such file")
+            what = "no such file" if not p.trace.exists() else "not a regular file"
+            raise RecommendError(f"{where}: trace = {kv['trace']!r}: {what}")
         if "rate" in kv or "profile" in kv:
             raise RecommendError(f"{where}: give either a rate (or profile) or a trace, not both")
-        if p.rate is None:
-            p.rate = _trace_mean(p.trace)  # sizes the queue
-    if p.rate is None:
+    elif p.rate is None:
         raise RecommendError(f"{where}: no capacity: give rate=, trace= or profile=")
+    if p.delay is None:
+        # A silent default would rank schedulers on a delay the user never chose.
+        raise RecommendError(f"{where}: no delay: give delay=MS (one-way, {PATH_KEYS['delay']}) or a profile")
     return p
 
 
 def _trace_mean(path: Path) -> float:
-    vals = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            with contextlib.suppress(ValueError):
-                vals.append(float(parts[1]))
-    return max(1.0, sum(vals) / len(vals)) if vals else 10.0
+    """A per-second trace's mean rate (Mbit/s; at least 1), read line by line: it sizes the
+    path's queue. The simulator has read and checked the trace first (`check_paths`)."""
+    total, n = 0.0, 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2:
+                with contextlib.suppress(ValueError):
+                    v = float(parts[1])
+                    if math.isfinite(v):
+                        total, n = total + v, n + 1
+    return max(1.0, total / n) if n else 10.0
+
+
+def _queue_packets(p: PathSpec) -> int:
+    return max(10, round((p.rate or 10) * 1e6 * p.queue_ms / 1e3 / 8 / 1500))
+
+
+#: What a `links[i].<field>` error of the simulator is about, as a --path key.
+_FIELD_KEY = {"rate_mbps": "rate", "delay_ms": "delay", "loss": "loss", "queue_packets": "queue_ms", "trace": "trace"}
+
+
+def check_paths(paths: Sequence[PathSpec], goal: Goal, duration_s: float) -> None:
+    """Has the simulator check the scenario these paths and this goal make, before any run:
+    a path it refuses (a trace it cannot read, a queue beyond its range) is a RecommendError
+    naming the --path and the key, not a failure in every worker. Then sizes each traced path's
+    queue by the trace's mean rate."""
+    from . import _core
+
+    for i, p in enumerate(paths):
+        if _queue_packets(p) > MAX_QUEUE_PACKETS:
+            raise RecommendError(
+                f"--path #{i + 1} ({p.text!r}): queue_ms = {p.queue_ms:g} at rate = {p.rate:g} is a queue of "
+                f"{_queue_packets(p)} packets, above the simulator's {MAX_QUEUE_PACKETS}; lower queue_ms"
+            )
+    text = scenario_text(paths, goal, SCHEDULERS[0], CCS[0], duration_s)
+    problems: list[str] = []
+    per_path: dict[int, list[str]] = {}
+    for d in _core.validate(text, "recommend.toml", "."):
+        field, value, message = str(d.get("field", "")), str(d.get("value", "")), str(d.get("message", ""))
+        m = re.match(r"links\[(\d+)\]\.?([a-z_]*)", field)
+        if m and int(m.group(1)) < len(paths):
+            i = int(m.group(1))
+            key = _FIELD_KEY.get(m.group(2), m.group(2) or "path")
+            shown = f" = {value}" if value else ""
+            per_path.setdefault(i, []).append(f"{key}{shown}: {message}")
+        elif field.startswith("flows[0].traffic"):
+            problems.append(f"--goal {goal.kind}: {field} = {value}: {message}")
+        else:
+            problems.append(f"{field} = {value}: {message}" if value else f"{field}: {message}")
+    for i, msgs in sorted(per_path.items()):
+        more = f"; and {len(msgs) - 3} more" if len(msgs) > 3 else ""
+        problems.append(f"--path #{i + 1} ({paths[i].text!r}): " + "; ".join(msgs[:3]) + more)
+    if problems:
+        raise RecommendError("; ".join(problems))
+    for p in paths:
+        if p.trace is not None and p.rate is None:
+            p.rate = _trace_mean(p.trace)
 
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|kib|mib|gib)?$", re.I)
@@ -182,14 +247,14 @@ def parse_goal(text: str) -> Goal:
 def scenario_text(paths: Sequence[PathSpec], goal: Goal, sched: str, cc: str, duration_s: float) -> str:
     out = [f'name = "recommend-{sched}-{cc}"\nseed = 1\nduration_s = {duration_s:g}\n']
     for i, p in enumerate(paths):
-        queue = max(10, round((p.rate or 10) * 1e6 * p.queue_ms / 1e3 / 8 / 1500))
+        queue = _queue_packets(p)
         cap = (
             f'trace = {{ format = "mbps-per-second", file = "{p.trace.resolve().as_posix()}", missing = "zero" }}'
             if p.trace
             else f"rate_mbps = {p.rate:g}"
         )
         loss = f'\nloss = {{ model = "bernoulli", p = {p.loss / 100:g} }}' if p.loss > 0 else ""
-        out.append(f'[[links]]\nname = "l{i}"\n{cap}\ndelay_ms = {p.delay:g}\nqueue_packets = {queue}{loss}\n')
+        out.append(f'[[links]]\nname = "l{i}"\n{cap}\ndelay_ms = {p.delay or 0:g}\nqueue_packets = {queue}{loss}\n')
         out.append(f'[[paths]]\nname = "p{i}"\nlinks = ["l{i}"]\n')
     traffic = {
         "bulk": '{ kind = "bulk" }',
@@ -311,6 +376,11 @@ def recommend(
         )
     n_seeds = seeds if random_paths else 1
     t0 = time.monotonic()
+    check_paths(paths, goal, duration_s)
+    if goal.kind == "file" and goal.value * 8 / 1e6 / max(0.001, sum(p.rate or 0 for p in paths)) > duration_s:
+        raise RecommendError(
+            f"--duration {duration_s:g}: too short for the file even at the paths' summed rate; raise it"
+        )
     texts = {(s, c): scenario_text(paths, goal, s, c, duration_s) for s in schedulers for c in ccs}
     keys = [(s, c, seed) for s in schedulers for c in ccs for seed in range(1, n_seeds + 1)]
     bar = progress("recommend runs", len(keys)) if progress else None
@@ -443,8 +513,8 @@ def recommend_cmd(
     path: list[str] = typer.Option(
         ...,
         "--path",
-        help="A path: rate=MBIT,delay=MS[,loss=PCT][,queue_ms=MS], trace=FILE[,delay=MS] (per-second Mbit/s) or "
-        "profile=NAME (p2-skt-up, p2-kt-up, p2-skt-down, p2-kt-down); repeat, at least twice.",
+        help="A path: rate=MBIT,delay=MS[,loss=PCT][,queue_ms=MS], trace=FILE,delay=MS (per-second Mbit/s) or "
+        "profile=NAME (p2-skt-up, p2-kt-up, p2-skt-down, p2-kt-down); each key once; repeat, at least twice.",
         show_default=False,
     ),
     goal: str = typer.Option(
@@ -468,10 +538,6 @@ def recommend_cmd(
         try:
             specs = [parse_path(p, i) for i, p in enumerate(path)]
             g = parse_goal(goal)
-            if g.kind == "file" and g.value * 8 / 1e6 / max(0.001, sum(p.rate or 0 for p in specs)) > duration:
-                raise RecommendError(
-                    f"--duration {duration:g}: too short for the file even at the paths' summed rate; raise it"
-                )
         except RecommendError as e:
             raise typer.BadParameter(str(e)) from None
         try:

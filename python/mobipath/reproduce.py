@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -17,24 +18,138 @@ app = typer.Typer(
 
 
 class _Bar:
-    def __init__(self, progress: Any, task: Any) -> None:
+    def __init__(self, progress: Any, task: Any, total: int = 0) -> None:
         self.progress, self.task = progress, task
+        self.total, self.completed = total, 0
 
     def advance(self) -> None:
+        self.completed += 1
         self.progress.advance(self.task)
 
 
+#: The record of what a finished report covers, written with it (and last): a later invocation
+#: with another selection into the same directory is refused unless --fresh.
+SELECTION_FILE = "selection.json"
+
+
+def _selection_text(sel: dict[str, Any]) -> str:
+    return "; ".join(f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sel.items())
+
+
+def check_selection(out: Path, selection: dict[str, Any], fresh: bool) -> Optional[dict[str, Any]]:
+    """Refuses to overwrite a finished report of another selection (an empty or smaller run
+    would replace its report and results, and leave its figures beside them): `out` may hold a
+    report of this selection (resumed or redone), or none. Returns the finished report's record
+    (None when there is none or --fresh)."""
+    import json
+
+    path = out / SELECTION_FILE
+    if fresh or not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        before = record["selection"]
+        if not isinstance(before, dict):
+            raise TypeError
+    except (OSError, ValueError, KeyError, TypeError):
+        raise CommandError(
+            f"{path} cannot be read, so what the report in {out} covers is unknown: give another --out, or "
+            "--fresh to replace that report (its kept runs are discarded too)"
+        ) from None
+    if before != selection:
+        changed = {k: v for k, v in before.items() if selection.get(k) != v}
+        now = {k: selection.get(k) for k in changed}
+        raise CommandError(
+            f"{out} holds a finished report of another selection ({_selection_text(changed)}; this run: "
+            f"{_selection_text(now)}): give another --out, or --fresh to replace that report "
+            "(its kept runs are discarded too)"
+        )
+    return record
+
+
+class CommandError(Exception):
+    """A reproduction that must not start; the message says why and what to do."""
+
+
+@contextmanager
+def staged(out: Path) -> Iterator[Path]:
+    """A folder inside `out` that an experiment writes its report into: the kept runs are
+    `out/runs` itself (a link), everything else is written here and moved into `out` by
+    `commit` once all of it is written. A run that fails half way (a full disk, Ctrl-C) leaves
+    the report that was there, never a mix or a lone summary.json."""
+    import os
+    import shutil
+    import tempfile
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "runs").mkdir(exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".partial-", dir=out))
+    os.symlink("../runs", stage / "runs")
+    try:
+        yield stage
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def commit(stage: Path, out: Path, selection: dict[str, Any], previous: Optional[dict[str, Any]]) -> None:
+    """Moves a finished report from `stage` into `out` (renames: they need no space), drops the
+    files of the previous report that this one does not have (its figures of other blocks), and
+    writes the selection record last."""
+    import json
+    import os
+    import shutil
+
+    names = sorted(p.name for p in stage.iterdir() if p.name != "runs")
+    record = json.dumps({"selection": selection, "files": names}, indent=2, sort_keys=True) + "\n"
+    (stage / SELECTION_FILE).write_text(record, encoding="utf-8")
+    for name in names:
+        src, dst = stage / name, out / name
+        if src.is_dir():
+            shutil.rmtree(dst, ignore_errors=True)
+        os.replace(src, dst)
+    for name in (previous or {}).get("files", []):
+        if isinstance(name, str) and name not in names and "/" not in name and name not in ("runs", SELECTION_FILE):
+            target = out / name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            elif target.exists() or target.is_symlink():
+                target.unlink()
+    os.replace(stage / SELECTION_FILE, out / SELECTION_FILE)
+
+
+def selected(flag: str, value: Optional[str], known: Sequence[str]) -> Optional[list[str]]:
+    """A comma-list flag: None when not given; else its items, which must be known, distinct and
+    at least one (`--blocks ,` selects nothing: an error, not a run of nothing)."""
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise typer.BadParameter(f"{flag} {value!r} selects nothing; give one or more of {', '.join(known)}")
+    bad = [v for v in items if v not in known]
+    if bad:
+        raise typer.BadParameter(f"{flag}: {', '.join(bad)} unknown (choose from {', '.join(known)})")
+    repeated = sorted({v for v in items if items.count(v) > 1})
+    if repeated:
+        raise typer.BadParameter(f"{flag}: {', '.join(repeated)} given twice")
+    return items
+
+
 def _reproduce(
-    run: Callable[[Callable[[str, int], _Bar]], Any],
+    run: Callable[[Path, Callable[[str, int], _Bar]], Any],
     out: Path,
     fresh: bool,
     backend: str = "local",
     ray_address: Optional[str] = None,
+    selection: Optional[dict[str, Any]] = None,
 ) -> None:
-    """Runs `run(bar)` (an experiment's reproduce) under a progress display, turns its
-    ValueErrors into flag errors and says where the report went. The runs execute on `backend`
-    (mobipath.executor: local processes or Ray). Ctrl-C stops it at once (exit 130) and says how
-    many finished runs are kept for the next invocation."""
+    """Runs `run(stage, bar)` (an experiment's reproduce, writing its report into `stage`) under a
+    progress display, turns its ValueErrors into flag errors and says where the report went. The
+    report reaches `out` only when all of it is written (`staged`, `commit`); a finished report
+    of another `selection` there is refused unless `fresh` (`check_selection`). The runs execute
+    on `backend` (mobipath.executor: local processes or Ray). Ctrl-C stops it at once (exit 130)
+    and says how many runs finished (as the bar counts them: each is kept for the next
+    invocation)."""
     from .cli import _fail
     from .executor import Backend, BackendError, WorkerDied
     from .experiments.common import RunCache, use_backend
@@ -43,9 +158,31 @@ def _reproduce(
         Backend(backend, ray_address)
     except BackendError as e:
         raise typer.BadParameter(str(e)) from None
+    selection = selection or {}
+    try:
+        previous = check_selection(out, selection, fresh)
+    except CommandError as e:
+        raise _fail(str(e)) from None
+    if fresh and (out / SELECTION_FILE).is_file():
+        import json
+
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            previous = json.loads((out / SELECTION_FILE).read_text(encoding="utf-8"))
 
     kept = RunCache(out / "runs")
-    with _progress() as (err, bar):
+    bars: list[_Bar] = []
+
+    def finished() -> str:
+        done, total = sum(b.completed for b in bars), sum(b.total for b in bars)
+        return f"{done} of {total} runs finished" if bars else "no run finished"
+
+    with _progress() as (err, make_bar):
+
+        def bar(description: str, total: int) -> _Bar:
+            b = make_bar(description, total)
+            bars.append(b)
+            return b
+
         if kept.count() and not fresh:
             # The count is of files: results kept by another mobipath build or experiment
             # description are never reused (RunCache's key), so say "up to".
@@ -54,21 +191,20 @@ def _reproduce(
                 "where this build made them (--fresh to discard them)"
             )
         try:
-            with use_backend(backend, ray_address):
-                summary = run(bar)
+            with use_backend(backend, ray_address), staged(out) as stage:
+                summary = run(stage, bar)
+                commit(stage, out, selection, previous)
         except BackendError as e:
             raise _fail(str(e)) from None
         except WorkerDied as e:
             raise _fail(
-                f"{e}; {kept.count()} finished results are kept in {kept.directory}: run the same command "
-                "again to resume"
+                f"{e}; {finished()} and are kept in {kept.directory}: run the same command again to resume"
             ) from None
         except ValueError as e:
             raise typer.BadParameter(str(e)) from None
         except KeyboardInterrupt:
-            n = kept.count()
             raise _fail(
-                f"interrupted; {n} finished results are kept in {kept.directory}: run the same command again to resume",
+                f"interrupted; {finished()} and are kept in {kept.directory}: run the same command again to resume",
                 130,
             ) from None
     prov = summary["provenance"]
@@ -126,7 +262,7 @@ def _progress() -> Iterator[tuple[Any, Callable[[str, int], _Bar]]]:
         console=err,
         transient=False,
     ) as prog:
-        yield err, lambda desc, total: _Bar(prog, prog.add_task(desc, total=total))
+        yield err, lambda desc, total: _Bar(prog, prog.add_task(desc, total=total), total)
 
 
 def p0(
@@ -189,13 +325,22 @@ def p0(
                 f"--profile must be one or a comma list of {', '.join(exp.PROFILES)} without repeats, "
                 f"or {' / '.join(exp.PROFILE_SETS)} (got {profile!r})"
             )
-        sched = [s.strip() for s in schedulers.split(",") if s.strip()] if schedulers else None
-        var = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
+        known_sched = sorted({x for p in profiles for x in exp.PROFILES[p]["schedulers"]})
+        sched = selected("--schedulers", schedulers, known_sched)
+        var = selected("--variants", variants, [*exp.VARIANTS, *exp.SINGLE_VARIANTS])
         n_seeds = seeds if seeds is not None else (3 if quick else 10)
         n_table = table_runs if table_runs is not None else (10 if quick else 50)
+        selection = {
+            "profiles": list(profiles),
+            "schedulers": sched or "all",
+            "variants": var or "all",
+            "seeds": n_seeds,
+            "table_runs": n_table,
+            "quick": quick,
+        }
         _reproduce(
-            lambda bar: exp.reproduce(
-                out,
+            lambda stage, bar: exp.reproduce(
+                stage,
                 seeds=n_seeds,
                 table_runs=n_table,
                 profiles=profiles,
@@ -210,6 +355,7 @@ def p0(
             fresh,
             backend,
             ray_address,
+            selection,
         )
 
     _guarded(go)()
@@ -255,13 +401,14 @@ def p1(
         parts = ("s1", "s2") if scenario == "both" else (scenario,)
         n_seeds = seeds if seeds is not None else (2 if quick else 10)
         _reproduce(
-            lambda bar: exp.reproduce(
-                out, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar, resume=not fresh
+            lambda stage, bar: exp.reproduce(
+                stage, seeds=n_seeds, parts=parts, jobs=jobs, quick=quick, progress=bar, resume=not fresh
             ),
             out,
             fresh,
             backend,
             ray_address,
+            {"scenario": list(parts), "seeds": n_seeds, "quick": quick},
         )
 
     _guarded(go)()
@@ -308,16 +455,17 @@ def p3(
     def go() -> None:
         from .experiments import p3 as exp
 
-        chosen = [b.strip() for b in blocks.split(",") if b.strip()] if blocks else list(exp.BLOCKS)
+        chosen = selected("--blocks", blocks, list(exp.BLOCKS)) or list(exp.BLOCKS)
         n_seeds = seeds if seeds is not None else (2 if quick else 10)
         _reproduce(
-            lambda bar: exp.reproduce(
-                out, seeds=n_seeds, blocks=chosen, jobs=jobs, quick=quick, progress=bar, resume=not fresh
+            lambda stage, bar: exp.reproduce(
+                stage, seeds=n_seeds, blocks=chosen, jobs=jobs, quick=quick, progress=bar, resume=not fresh
             ),
             out,
             fresh,
             backend,
             ray_address,
+            {"blocks": chosen, "seeds": n_seeds, "quick": quick},
         )
 
     _guarded(go)()
@@ -359,11 +507,14 @@ def p2(
 
         n_seeds = seeds if seeds is not None else (2 if quick else 10)
         _reproduce(
-            lambda bar: exp.reproduce(out, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh),
+            lambda stage, bar: exp.reproduce(
+                stage, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh
+            ),
             out,
             fresh,
             backend,
             ray_address,
+            {"seeds": n_seeds, "quick": quick},
         )
 
     _guarded(go)()
@@ -403,11 +554,14 @@ def p4(
 
         n_seeds = seeds if seeds is not None else (2 if quick else 10)
         _reproduce(
-            lambda bar: exp.reproduce(out, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh),
+            lambda stage, bar: exp.reproduce(
+                stage, seeds=n_seeds, jobs=jobs, quick=quick, progress=bar, resume=not fresh
+            ),
             out,
             fresh,
             backend,
             ray_address,
+            {"seeds": n_seeds, "quick": quick},
         )
 
     _guarded(go)()

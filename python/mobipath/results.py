@@ -177,21 +177,36 @@ class Result:
 
     def write_files(self, out_dir: Union[str, os.PathLike]) -> str:
         """`write`, returning the directory as given (a string): `mobipath run` never imports
-        pathlib (with `urllib.parse`, which it imports, about 4 ms of every run)."""
+        pathlib (with `urllib.parse`, which it imports, about 4 ms of every run).
+
+        All or nothing: the three files are written under temporary names first and renamed
+        into place only when all three are complete, summary.json last. A write that fails (a
+        full disk) removes what it wrote and raises; the directory keeps what it held before,
+        never a lone new summary.json beside an old or missing time series."""
         out = os.fspath(out_dir) or "."  # as Path("") is
         os.makedirs(out, exist_ok=True)
-        _write_text(os.path.join(out, SUMMARY_FILE), self.summary_json())
-        source = object.__getattribute__(self, "_ts_source")
-        target = os.path.join(out, TIMESERIES_FILE)
-        if (
-            object.__getattribute__(self, "_ts_frame") is None
-            and hasattr(source, "write_parquet")
-            and not _is_frame(source)
-        ):
-            source.write_parquet(target)  # the core writes it: no polars needed
-        else:
-            self.timeseries.write_parquet(target)
-        _write_text(os.path.join(out, PROVENANCE_FILE), jsonfmt.dumps(self.provenance))
+        tmp = f".{os.getpid()}.tmp"
+        names = (TIMESERIES_FILE, PROVENANCE_FILE, SUMMARY_FILE)
+        staged = [os.path.join(out, name + tmp) for name in names]
+        try:
+            source = object.__getattribute__(self, "_ts_source")
+            if (
+                object.__getattribute__(self, "_ts_frame") is None
+                and hasattr(source, "write_parquet")
+                and not _is_frame(source)
+            ):
+                source.write_parquet(staged[0])  # the core writes it: no polars needed
+            else:
+                self.timeseries.write_parquet(staged[0])
+            _write_text(staged[1], jsonfmt.dumps(self.provenance))
+            _write_text(staged[2], self.summary_json())
+        except BaseException:
+            for path in staged:
+                if os.path.exists(path):
+                    os.unlink(path)
+            raise
+        for name, path in zip(names, staged):
+            os.replace(path, os.path.join(out, name))  # renames need no space
         return out
 
 
@@ -214,8 +229,5 @@ def _json_value(v: Any) -> Any:
 
 
 def _write_text(path: str, text: str) -> None:
-    # Write then rename, so a reader never sees a half-written file.
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
-    os.replace(tmp, path)

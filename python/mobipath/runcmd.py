@@ -213,7 +213,19 @@ def execute(opts: RunOptions) -> None:
 
 def describe_failure(e: BaseException) -> Optional[tuple[list[str], int]]:
     """The lines to print on stderr and the exit code for an exception a command raised, or None
-    if it must propagate (MOBIPATH_DEBUG=1 asks for tracebacks of unexpected errors)."""
+    if it must propagate (MOBIPATH_DEBUG=1 asks for tracebacks of unexpected errors). Control
+    characters in them (a file name, a peer's text inside a message) are escaped: one line each,
+    no escape sequence reaches the terminal."""
+    found = _describe_failure(e)
+    if found is None:
+        return None
+    from .text import escape_controls
+
+    lines, code = found
+    return [escape_controls(line) for line in lines], code
+
+
+def _describe_failure(e: BaseException) -> Optional[tuple[list[str], int]]:
     from .errors import InternalError, ScenarioError
 
     if isinstance(e, CommandFailed):

@@ -111,7 +111,9 @@ def load_source(
     overrides: Optional[Mapping[str, Any]] = None,
     base_dir: Optional[Union[str, os.PathLike[str]]] = None,
 ) -> ScenarioSource:
-    """Reads a scenario given as a path (str or PathLike), as TOML text or as a dict.
+    """Reads a scenario given as a path (str or PathLike), as TOML text or as a dict. A relative
+    path that does not exist here but names a file shipped with mobipath (``scenarios/...``,
+    ``examples/...``) reads that file, as the command line does.
 
     `overrides` maps dotted field paths to new values (see `apply_overrides`); `base_dir` is the
     folder relative trace and table paths resolve against (default: the file's folder, or the
@@ -121,6 +123,14 @@ def load_source(
     """
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and looks_like_path(scenario)):
         path = path_text(scenario)
+        if not os.path.exists(path):
+            # As the CLI does: `scenarios/examples/...` names the copy shipped with mobipath when
+            # there is no such file here (its traces and tables resolve beside it).
+            from . import shipped
+
+            found = shipped.find(path)
+            if found is not None:
+                path = str(found)
         with open(path, "rb") as f:
             data = f.read()
         try:

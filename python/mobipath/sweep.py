@@ -25,7 +25,9 @@ failed runs (at most 100).
 Output (readable without mobipath: polars, pandas, DuckDB, Arrow): ``DIR/runs/`` — one row per
 run (axes, seed, every summary scalar flattened to dotted names such as
 ``flows.f.goodput_mbps``, wall time, error), Hive-partitioned by the axes — and ``DIR/timeseries/``
-(the long-form series with the axes and seed), partitioned the same way; ``DIR/sweep.json`` says
+(the long-form series with the axes and seed), partitioned the same way. An axis of tables or lists
+(or of long strings) keeps each value as JSON text in its column and partitions by its position,
+``<axis>#`` (docs/outputs.md); ``DIR/sweep.json`` says
 what ran. Only this process writes the dataset. Local worker processes write their runs' cache
 entries themselves (atomically, by rename: the driver's work per run is only reading the result);
 on Ray this process writes them too, as workers there share no file system: they get each run's
@@ -120,6 +122,16 @@ def load_sweep(path: Path) -> Sweep:
     for k, v in axes.items():
         if not isinstance(v, list) or not v:
             errors.append(ConfigError(f"axes.{k}", str(v), "must be a non-empty list of values", file))
+        if k == "seed":
+            # The scenario's `seed` is replaced by each run's own seed: as an axis it would do nothing.
+            errors.append(
+                ConfigError(
+                    "axes.seed",
+                    str(v)[:80],
+                    f"the seed is not an axis: each run's seed comes from `seeds` (write seeds = {json.dumps(v)})",
+                    file,
+                )
+            )
     if combine == "zip" and axes and len({len(v) for v in axes.values() if isinstance(v, list)}) > 1:
         errors.append(
             ConfigError(
@@ -148,7 +160,20 @@ def load_sweep(path: Path) -> Sweep:
         exclude,
         str(table.get("name", Path(path).stem)),
     )
-    n = len(combinations(sw)) * len(seeds)
+    combos = combinations(sw)
+    if not combos:
+        every = (
+            math.prod(len(v) for v in sw.axes.values())
+            if sw.combine == "product"
+            else len(next(iter(sw.axes.values())))
+        )
+        raise _err(
+            file,
+            "exclude",
+            f"{len(sw.exclude)} rule(s)",
+            f"removes every one of the {every} combinations: nothing would run",
+        )
+    n = len(combos) * len(seeds)
     if n > MAX_RUNS:
         raise _err(file, "axes", n, f"{n} runs: more than {MAX_RUNS}")
     return sw
@@ -168,6 +193,28 @@ def combinations(sw: Sweep) -> list[dict[str, Any]]:
 
 def _label(combo: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {json.dumps(v)}" for k, v in combo.items())
+
+
+#: Longest text of an axis value that names a Hive partition folder (`axis=value`, percent-encoded,
+#: must fit a file name's 255 bytes).
+MAX_PARTITION_TEXT = 64
+
+
+def axis_cell(v: Any) -> Any:
+    """An axis value as the dataset holds it: a number, string or bool as it is; a table or list
+    as its JSON text (keys sorted), which every reader can filter on and parse back."""
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True, separators=(", ", ": "))
+    return v
+
+
+def partition_column(axis: str, values: list[Any]) -> str:
+    """The column an axis partitions the dataset by: the axis itself when its values are scalars
+    short enough for a folder name, else `<axis>#`, the value's position in the sweep file's list
+    (0, 1, ...; the value itself stays in the axis's column)."""
+    if all(isinstance(v, (int, float, str, bool)) and len(str(v)) <= MAX_PARTITION_TEXT for v in values):
+        return axis
+    return f"{axis}#"
 
 
 @dataclass(frozen=True)
@@ -256,6 +303,17 @@ class _SweepCache(RunCache):
         return super().put(description, result)
 
 
+def _axis_columns(combo: dict[str, Any], axes: dict[str, list[Any]], parts: dict[str, str]) -> dict[str, Any]:
+    """A run's axis columns: each axis's value (`axis_cell`), and for an axis partitioned by
+    position, that position."""
+    out: dict[str, Any] = {}
+    for a, v in combo.items():
+        out[a] = axis_cell(v)
+        if parts[a] != a:
+            out[parts[a]] = next(i for i, x in enumerate(axes[a]) if x == v)
+    return out
+
+
 def sweep(
     path: Any,
     out_dir: Optional[Any] = None,
@@ -319,6 +377,7 @@ def sweep(
         native=True,
     )
     axes = list(sw.axes)
+    parts = {a: partition_column(a, sw.axes[a]) for a in axes}
     rows, failed = [], []
     series: dict[str, list[Any]] = {}  # the long-form series of every run, column by column
     n_series = 0
@@ -326,8 +385,9 @@ def sweep(
         combo = resolved[i].combo
         r = results[(i, seed)]
         run_id = hashlib.sha256(describe((i, seed)).encode()).hexdigest()[:16]
+        labels = _axis_columns(combo, sw.axes, parts)
         row = {
-            **{a: combo[a] for a in axes},
+            **labels,
             "seed": seed,
             "run_id": run_id,
             "wall_s": round(float(r.get("wall_s", 0.0)), 6),
@@ -340,7 +400,7 @@ def sweep(
         if timeseries and r.get("timeseries"):
             ts = r["timeseries"]
             n = len(ts.get("time_s", []))
-            cols = {**{a: [combo[a]] * n for a in axes}, "seed": [seed] * n, "run_id": [run_id] * n, **ts}
+            cols = {**{a: [v] * n for a, v in labels.items()}, "seed": [seed] * n, "run_id": [run_id] * n, **ts}
             for c in cols:
                 if c not in series:  # a column earlier runs lack: None for their rows
                     series[c] = [None] * n_series
@@ -350,14 +410,16 @@ def sweep(
     for sub in ("runs", "timeseries"):
         shutil.rmtree(out_dir / sub, ignore_errors=True)
     runs = pl.DataFrame(rows, infer_schema_length=None, strict=False)
-    runs.write_parquet(out_dir / "runs", partition_by=axes)
+    by = list(parts.values())
+    runs.write_parquet(out_dir / "runs", partition_by=by)
     if n_series:
-        pl.DataFrame(series, strict=False).write_parquet(out_dir / "timeseries", partition_by=axes)
+        pl.DataFrame(series, strict=False).write_parquet(out_dir / "timeseries", partition_by=by)
     info = {
         "sweep_file": str(path),
         "name": sw.name,
         "base": str(sw.base_path),
         "axes": sw.axes,
+        "partition_by": by,
         "combine": sw.combine,
         "exclude": sw.exclude,
         "seeds": sw.seeds,
@@ -394,7 +456,8 @@ def report(out_dir: Path, metric: str, plot: Optional[Path] = None) -> tuple[lis
     for combo in info_combos(info):
         sel = df
         for a in axes:
-            sel = sel.filter(pl.col(a).cast(pl.Utf8) == str(combo[a]))
+            cell = axis_cell(combo[a])
+            sel = sel.filter(pl.col(a).cast(pl.Utf8) == (cell if isinstance(cell, str) else str(combo[a])))
         vals = [
             float(v) for v in sel[metric].to_list() if v is not None and not (isinstance(v, float) and math.isnan(v))
         ]
@@ -419,24 +482,27 @@ def _plot(cells: list[dict[str, Any]], axes: list[str], metric: str, path: Path)
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     if len(axes) == 2:
-        xs = list(dict.fromkeys(c[axes[1]] for c in cells))
-        ys = list(dict.fromkeys(c[axes[0]] for c in cells))
+        xs = _distinct(c[axes[1]] for c in cells)
+        ys = _distinct(c[axes[0]] for c in cells)
         grid = [[next((c["mean"] for c in cells if c[axes[0]] == y and c[axes[1]] == x), None) for x in xs] for y in ys]
         im = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], aspect="auto", cmap="viridis")
-        ax.set_xticks(range(len(xs)), [str(x) for x in xs])
-        ax.set_yticks(range(len(ys)), [str(y) for y in ys])
+        ax.set_xticks(range(len(xs)), [_tick(x) for x in xs])
+        ax.set_yticks(range(len(ys)), [_tick(y) for y in ys])
         ax.set_xlabel(axes[1])
         ax.set_ylabel(axes[0])
+        from .plot import contrasting_text
+
         for i, row in enumerate(grid):
             for j, v in enumerate(row):
                 if v is not None:
-                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8, color="white")
+                    colour = contrasting_text(im.cmap(im.norm(v)))
+                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=8, color=colour)
         fig.colorbar(im, ax=ax, label=f"{metric} (mean over seeds)")
     else:
         x = axes[0]
-        numeric = all(isinstance(c[x], (int, float)) for c in cells)
+        numeric = all(isinstance(c[x], (int, float)) and not isinstance(c[x], bool) for c in cells)
         pts = [(c[x], c["mean"], c["ci95"] or 0.0) for c in cells if c["mean"] is not None]
-        xs = [p[0] if numeric else str(p[0]) for p in pts]
+        xs = [p[0] if numeric else _tick(p[0]) for p in pts]
         ax.errorbar(xs, [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", capsize=3)
         ax.set_xlabel(x)
         ax.set_ylabel(f"{metric} (mean ± 95 % CI)")
@@ -447,6 +513,21 @@ def _plot(cells: list[dict[str, Any]], axes: list[str], metric: str, path: Path)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _distinct(values: Any) -> list[Any]:
+    """Distinct values in first-seen order (tables and lists too, which cannot be dict keys)."""
+    out: list[Any] = []
+    for v in values:
+        if not any(v == o for o in out):
+            out.append(v)
+    return out
+
+
+def _tick(v: Any) -> str:
+    """An axis value as a plot label: its dataset text, shortened past 40 characters."""
+    t = str(axis_cell(v))
+    return t if len(t) <= 40 else t[:39] + "…"
 
 
 class _CallableModule(types.ModuleType):

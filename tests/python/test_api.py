@@ -134,3 +134,21 @@ traffic = {{ kind = "bulk" }}
 def test_negative_rates_are_rejected_by_field(rate):
     errs = mobipath.validate(SCENARIO_TEMPLATE.format(rate=rate))
     assert any(e.field == "links[0].rate_mbps" for e in errs), [str(e) for e in errs]
+
+
+def test_shipped_paths_resolve_as_on_the_command_line(tmp_path, monkeypatch):
+    """From a directory without scenarios/, `mobipath.run("scenarios/examples/...")` and
+    `validate` read the copy shipped with mobipath (its trace beside it), as `mobipath run` does."""
+    import mobipath
+
+    monkeypatch.chdir(tmp_path)
+    assert mobipath.validate("scenarios/examples/file-over-trace.toml") == []
+    assert mobipath.validate("examples/file-over-trace.toml") == []
+    r = mobipath.run("scenarios/examples/single-cubic.toml", overrides={"duration_s": 0.05, "output.warmup_s": 0})
+    assert r.summary["flows"] and r.scenario_file.endswith("scenarios/examples/single-cubic.toml")
+    assert "share" in r.scenario_file  # the shipped copy, not a file here
+    # A file here wins over the shipped one.
+    (tmp_path / "scenarios" / "examples").mkdir(parents=True)
+    (tmp_path / "scenarios" / "examples" / "single-cubic.toml").write_text("not = [valid")
+    with pytest.raises(mobipath.ScenarioError):
+        mobipath.run("scenarios/examples/single-cubic.toml")

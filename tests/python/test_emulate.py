@@ -380,6 +380,33 @@ def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
     assert not _new_namespaces(before), "namespaces left behind"
 
 
+@needs_emulation
+@pytest.mark.parametrize("command", ["emulate", "compare"])
+def test_long_commands_say_what_they_do_from_the_start(tmp_path: Path, command: str) -> None:
+    """`emulate` and `compare` ran up to 70 s without a word: each stage is told as it begins
+    (a line per stage off a terminal), the first one while the command still has seconds to go."""
+    s = _scenario(tmp_path, SINGLE.format(duration=5, cc="cubic"))
+    from conftest import cli_env, mobipath_command
+
+    p = subprocess.Popen(
+        mobipath_command() + [command, str(s), "--out", str(tmp_path / "o")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    first = p.stderr.readline()
+    running = p.poll() is None
+    rest = p.communicate(timeout=90)[1]
+    assert p.returncode == 0, first + rest
+    assert running and first.strip(), f"nothing on stderr until the end: {first!r}"
+    said = first + rest
+    for stage in ("building the namespaces and emulated paths …", "emulating 5 s on Linux", "in real time …"):
+        assert stage in said, said
+    if command == "compare":
+        assert first.startswith("simulating 5 s …"), first
+
+
 def _new_namespaces(before: set) -> list:
     """mobipath namespaces that exist now but did not before the command ran. Comparing with a
     snapshot, not with "none at all", keeps the check about this command when another emulation
@@ -636,3 +663,36 @@ def test_a_stale_workspace_emulator_is_not_used(tmp_path, capsys):
     os.utime(binary, (3_000_000, 3_000_000))
     assert find(tmp_path) == str(binary)
     assert find(tmp_path / "nothing-here") is None
+
+
+def test_stage_progress_and_the_fidelity_grid_say_each_step_before_it_runs(monkeypatch) -> None:
+    import io
+
+    from mobipath.display import StageProgress
+    from mobipath.emulate import fidelity as fid
+    from rich.console import Console
+
+    buf = io.StringIO()
+    with StageProgress(Console(file=buf, force_terminal=True, width=100)) as stage:
+        stage("building")
+        stage("emulating", 0.5)
+        stage("emulating", 1.0)
+    assert "emulating" in buf.getvalue()
+    buf = io.StringIO()
+    with StageProgress(Console(file=buf, width=100)) as stage:  # not a terminal: a line per stage
+        stage("building")
+        stage("emulating", 0.1)
+        stage("emulating", 0.9)
+    assert buf.getvalue() == "building …\nemulating …\n"
+    events = []
+    monkeypatch.setattr(fid, "run_row", lambda c, *a, **k: events.append(("run", c.cc)) or c.cc)
+    fid.run_grid(
+        fid.REDUCED[:2],
+        seconds=3,
+        warmup_s=1,
+        reduced=True,
+        on_start=lambda i, n, c: events.append(("start", i, n, c.cc)),
+        progress=lambda i, n, r: events.append(("done", i)),
+    )
+    a, b = fid.REDUCED[0].cc, fid.REDUCED[1].cc
+    assert events == [("start", 1, 2, a), ("run", a), ("done", 1), ("start", 2, 2, b), ("run", b), ("done", 2)]

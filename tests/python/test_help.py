@@ -66,3 +66,23 @@ def test_the_reported_cases():
     assert "Scenario with an [hst] section." in normalized(r.output)
     r = runner.invoke(app, ["reproduce", "p0", "--help"])
     assert "Worker processes [default: all cores]." in normalized(r.output)
+
+
+#: A file a help text names: a path with a folder and one of the repository's file types.
+FILE_REF = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.(?:md|rs|toml|csv|py|json|nmea|trace))\b")
+
+
+def test_help_names_only_files_an_installed_package_has():
+    """An installed mobipath has no crates/ or docs/: a help text may name a file only if the
+    package ships it (a shipped scenario or data file, found as the CLI finds it)."""
+    from mobipath import shipped
+
+    package = __import__("mobipath").__file__.rsplit("/", 1)[0]
+    bad = []
+    for path, _ in COMMANDS:
+        r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"}, terminal_width=400)
+        for ref in FILE_REF.findall(r.output):
+            found = shipped.find(__import__("pathlib").Path(ref))
+            if found is None and not __import__("os").path.exists(f"{package}/{ref}"):
+                bad.append(f"mobipath {' '.join(path)} --help: {ref}")
+    assert not bad, "\n".join(bad)

@@ -69,6 +69,60 @@ def test_subflow_names_come_from_the_data(tmp_path):
     assert "subflow lte-a" in svg and "subflow wifi" in svg
 
 
+def _one_flow_series(tmp_path, name):
+    cols = {"time_s": [], "kind": [], "name": [], "metric": [], "value": []}
+    for metric in ("goodput_mbps", "cwnd_segments", "srtt_ms"):
+        for x in (0.0, 0.1, 0.2):
+            for k, v in zip(cols, (x, "flow", name, metric, 1.0)):
+                cols[k].append(v)
+    timeseries_frame(cols).write_parquet(tmp_path / "timeseries.parquet")
+
+
+def test_a_300_character_flow_name_plots(tmp_path):
+    """validate and run accept any flow name; its figure's file name must still fit (255 bytes)."""
+    long_a, long_b = "a" * 299 + "1", "a" * 299 + "2"
+    cols = {"time_s": [], "kind": [], "name": [], "metric": [], "value": []}
+    for name in (long_a, long_b, "x y", "x_y", "odd $\\frac$ name"):
+        for metric in ("goodput_mbps", "cwnd_segments", "srtt_ms"):
+            for x in (0.0, 0.1):
+                for k, v in zip(cols, (x, "flow", name, metric, 1.0)):
+                    cols[k].append(v)
+    timeseries_frame(cols).write_parquet(tmp_path / "timeseries.parquet")
+    (tmp_path / "summary.json").write_text(json.dumps({"duration_s": 0.2, "flows": {}}))
+    done = plot_result(tmp_path)
+    names = [p.name for p in done.files]
+    assert len(set(names)) == 5, names  # distinct files, also for names alike after replacing characters
+    assert all(len(n) <= 120 and (tmp_path / n).is_file() for n in names), names
+    assert names[2] == "flow-x_y.png"
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "[]",
+        '"text"',
+        "3",
+        '{"flows": 3}',
+        '{"handovers": 5}',
+        '{"handovers": [{"start_s": "a"}, 7]}',
+        '{"duration_s": "long"}',
+        '{"flows": {"f": 1}, "handovers": [{"start_s": 1e400, "operator": []}]}',
+    ],
+)
+def test_a_malformed_summary_is_refused_or_ignored_in_one_line(tmp_path, summary):
+    _one_flow_series(tmp_path, "f")
+    (tmp_path / "summary.json").write_text(summary)
+    if summary.startswith("{"):
+        assert plot_result(tmp_path).files  # the malformed parts are ignored
+    else:
+        with pytest.raises(PlotError, match="summary.json: not a summary \\(a JSON"):
+            plot_result(tmp_path)
+    if summary == "[]":  # the reported case, through the command: one line, no traceback
+        r = run_cli(["plot", tmp_path])
+        assert r.returncode == 1 and "summary.json: not a summary (a JSON list" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr and "AttributeError" not in r.stderr, r.stderr
+
+
 def test_plot_errors_are_one_line(tmp_path):
     r = run_cli(["plot", tmp_path])
     assert r.returncode == 1 and "summary.json: not found" in r.stderr and "Traceback" not in r.stderr

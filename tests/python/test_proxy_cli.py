@@ -122,7 +122,9 @@ def test_serve_runs_and_stops_on_sigterm(tmp_path: Path):
 
 
 def _pha_d_files(tmp_path: Path, table_row: str = "A,1000,1100,1") -> None:
-    (tmp_path / "table.csv").write_text(f"# mobipath handover table v2\noperator,start_m,end_m,count\n{table_row}\n")
+    (tmp_path / "table.csv").write_text(
+        f"# mobipath handover table v2\noperator,start_m,end_m,count\n{table_row}\nB,5000,5100,1\n"
+    )
     (tmp_path / "track.csv").write_text("lat,lon\n37.0,127.0\n37.0,127.1\n")
 
 
@@ -155,6 +157,50 @@ def test_router_pha_d_config_errors_name_file_line_field(tmp_path: Path, row: st
     cfg = tmp_path / "router.toml"
     cfg.write_text(PHA_D + extra)
     r = mobipath("router", "pha-d", "--config", str(cfg), "--check")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert want in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    "subflows,gps,want",
+    [
+        (
+            '[{ operator = "A", endpoint = 1 }, { operator = "Z", endpoint = 2 }]',
+            "nmea-udp:127.0.0.1:10110",
+            "pha_d.subflows[1].operator: `Z` has no row in the handover table",
+        ),
+        (
+            '[{ operator = "A", endpoint = 1 }, { operator = "A", endpoint = 2 }]',
+            "nmea-udp:127.0.0.1:10110",
+            "pha_d.subflows[1].operator: `A` is also subflows[0]'s: one subflow per operator",
+        ),
+        (
+            '[{ operator = "A", endpoint = 1 }, { operator = "B", endpoint = 2 }]',
+            "nmea-file:/nonexistent",
+            "pha_d.gps: /nonexistent: No such file",
+        ),
+    ],
+)
+def test_router_pha_d_check_refuses_what_cannot_work(tmp_path: Path, subflows: str, gps: str, want: str):
+    _pha_d_files(tmp_path)
+    cfg = tmp_path / "router.toml"
+    cfg.write_text(f'[pha_d]\ngps = "{gps}"\ntable = "table.csv"\ntrack = "track.csv"\nsubflows = {subflows}\n')
+    r = mobipath("router", "pha-d", "--config", str(cfg), "--check")
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert want in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    "router,want",
+    [
+        ('server = "127.0.0.1:0"\nkey = "KEY"', "router.server: `127.0.0.1:0`: the server proxy's address and port"),
+        ('server = "192.0.2.1:7000"\nkey_file = "/dev/zero"', "router.key_file: cannot read /dev/zero: is a device"),
+    ],
+)
+def test_router_proxy_check_refuses_an_unreachable_server_and_reads_the_key_bounded(tmp_path, router, want):
+    cfg = tmp_path / "router.toml"
+    cfg.write_text(f'[router]\n{router.replace("KEY", KEY)}\nsocks_listen = "127.0.0.1:1080"\n')
+    r = mobipath("router", "proxy", "--config", str(cfg), "--check")  # 60 s timeout: /dev/zero hung before
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert want in r.stderr, r.stderr
 

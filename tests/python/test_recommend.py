@@ -91,15 +91,43 @@ def test_json_and_table_agree(tmp_path):
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["--path", "rate=20"], "give at least two paths"),
-        (["--path", "rate=20", "--path", "trace=missing.csv"], "trace = 'missing.csv': no such file"),
-        (["--path", "rate=20", "--path", "rate=20", "--goal", "fast"], "unknown goal (bulk, file:SIZE, cbr:RATE)"),
-        (["--path", "rate=20", "--path", "rat=20"], "unknown key 'rat'"),
-        (["--path", "rate=20", "--path", "rate=-3"], "rate = -3 is out of range"),
-        (["--path", "rate=20", "--path", "rate=20,loss=80"], "loss = 80 is out of range (percent, [0, 50])"),
-        (["--path", "rate=20", "--path", "profile=nope"], "profile = 'nope' is unknown"),
-        (["--path", "rate=20", "--path", "rate=20", "--goal", "file:lots"], "file:SIZE needs a size"),
-        (["--path", "rate=1", "--path", "rate=1", "--goal", "file:1GB", "--duration", "5"], "too short for the file"),
+        (["--path", "rate=20,delay=10"], "give at least two paths"),
+        (["--path", "rate=20,delay=10", "--path", "trace=missing.csv,delay=10"], "trace = 'missing.csv': no such file"),
+        (
+            ["--path", "rate=20,delay=10", "--path", "rate=20,delay=10", "--goal", "fast"],
+            "unknown goal (bulk, file:SIZE, cbr:RATE)",
+        ),
+        (["--path", "rate=20,delay=10", "--path", "rat=20"], "unknown key 'rat'"),
+        (["--path", "rate=20,delay=10", "--path", "rate=-3,delay=10"], "rate = -3 is out of range"),
+        (
+            ["--path", "rate=20,delay=10", "--path", "rate=20,delay=10,loss=120"],
+            "loss = 120 is out of range (percent, [0, 100])",
+        ),
+        (["--path", "rate=20,delay=10", "--path", "profile=nope"], "profile = 'nope' is unknown"),
+        (["--path", "rate=20,delay=10", "--path", "rate=20,delay=10", "--goal", "file:lots"], "file:SIZE needs a size"),
+        (
+            ["--path", "rate=1,delay=10", "--path", "rate=1,delay=10", "--goal", "file:1GB", "--duration", "5"],
+            "too short for the file",
+        ),
+        # Below the simulator's 1e-6 Mbit/s: refused here, not a failure in every worker.
+        (
+            ["--path", "rate=1e-9,delay=10", "--path", "rate=10,delay=10"],
+            "--path #1 ('rate=1e-9,delay=10'): rate = 1e-9 is out of range (Mbit/s, [0.000001, 1000000])",
+        ),
+        # A file the simulator cannot read as a trace: its own error, naming the path.
+        (
+            ["--path", "trace=/etc/passwd,delay=10", "--path", "rate=10,delay=10"],
+            "--path #1 ('trace=/etc/passwd,delay=10'): trace = /etc/passwd: line 1: expected",
+        ),
+        (["--path", "rate=10", "--path", "rate=10,delay=10"], "--path #1 ('rate=10'): no delay: give delay=MS"),
+        (
+            ["--path", "rate=10,rate=20,delay=5", "--path", "rate=10,delay=10"],
+            "rate is given twice (rate = 10, rate = 20)",
+        ),
+        (
+            ["--path", "rate=1000000,delay=1,queue_ms=10000", "--path", "rate=10,delay=10"],
+            "queue_ms = 10000 at rate = 1e+06 is a queue of 833333333 packets",
+        ),
     ],
 )
 def test_bad_inputs_are_refused_precisely(args, needle):
@@ -115,3 +143,37 @@ def test_parse_units():
         parse_goal("cbr:0")
     p = parse_path("profile=p2-kt-up,delay=5", 0)
     assert (p.rate, p.delay) == (38.17, 5.0)
+
+
+def test_path_ranges_are_the_simulators():
+    """Each end of recommend's range for a key is accepted by the simulator, and just outside
+    it recommend refuses what the simulator would refuse too."""
+    from mobipath import _core
+    from mobipath.recommend import DELAY_RANGE, LOSS_RANGE, RATE_RANGE, check_paths, scenario_text
+
+    goal = parse_goal("bulk")
+
+    def simulator_errors(text):
+        paths = [parse_path(text, 0), parse_path("rate=10,delay=10", 1)]
+        return _core.validate(scenario_text(paths, goal, "minrtt", "lia", 1.0), "t.toml", ".")
+
+    for key, (lo, hi) in (("rate", RATE_RANGE), ("delay", DELAY_RANGE), ("loss", LOSS_RANGE)):
+        base = {"rate": "10", "delay": "10"}
+        for v in (lo, hi):
+            text = ",".join(f"{k}={x}" for k, x in {**base, key: repr(v)}.items())
+            assert simulator_errors(text) == [], (key, v)
+            check_paths([parse_path(text, 0), parse_path("rate=10,delay=10", 1)], goal, 1.0)
+        for v in (lo - max(abs(lo), 1e-7) * 0.5, hi * 1.5):
+            text = ",".join(f"{k}={x}" for k, x in {**base, key: repr(v)}.items())
+            with pytest.raises(RecommendError, match=f"{key} = .* is out of range"):
+                parse_path(text, 0)
+    # The simulator refuses beyond the rate and delay ends itself (the ranges are not narrower).
+    for field, value in (("rate_mbps", 0.5e-6), ("rate_mbps", 1.5e6), ("delay_ms", 3.7e6)):
+        cap = f"rate_mbps = {value!r}" if field == "rate_mbps" else "rate_mbps = 10"
+        delay = value if field == "delay_ms" else 10
+        text = (
+            f'name = "x"\nduration_s = 1\n[[links]]\nname = "l"\n{cap}\ndelay_ms = {delay!r}\n'
+            '[[paths]]\nname = "p"\nlinks = ["l"]\n[[flows]]\nname = "f"\npaths = ["p"]\ncc = "cubic"\n'
+            'traffic = { kind = "bulk" }\n'
+        )
+        assert any(e["field"] == f"links[0].{field}" for e in _core.validate(text, "t.toml", ".")), (field, value)

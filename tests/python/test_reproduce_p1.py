@@ -192,6 +192,11 @@ def test_ctrl_c_stops_at_once_and_the_next_invocation_resumes(two_runs, tmp_path
     assert p.returncode == 130, err
     assert "interrupted" in err and "run the same command again to resume" in err and "Traceback" not in err, err
     kept = len(list((out / "runs").glob("*.json")))
+    # The message counts runs as the bar does (it counted files: "1200 finished" beside a bar at
+    # 1198); every one it counts is kept (a worker may have kept one more it never reported).
+    said = re.search(r"interrupted; (\d+) of 54 runs finished and are kept", err)
+    bar = re.findall(r"P1 runs\D*?(\d+)/54", err)
+    assert said and bar and int(said.group(1)) == int(bar[-1]) <= kept, err
     assert 3 <= kept < 54 and not (out / "results.csv").exists()
     r = run_cli(["reproduce", "p1", *ARGS, "--out", out, "--jobs", "2"], timeout=180)
     assert r.returncode == 0, r.stderr

@@ -529,3 +529,19 @@ def test_phad_router_leads_by_the_measured_rtt():
     r.on_tick()
     r.on_fix(0.1, 12.0)
     assert seen == [("fix", [0.25, 0.1]), ("tick", [0.25, 0.1]), ("fix", [0.1, 0.04])]
+
+
+def test_modem_and_error_text_reach_the_terminal_escaped():
+    """ModemManager's error text (which may carry what a modem or the network said) and any
+    error message a command prints are one line without raw control characters."""
+    from mobipath.router.mmdbus import _DBusError, _explain
+    from mobipath.runcmd import describe_failure
+    from mobipath.text import escape_controls
+
+    forged = "bad\nmobipath: forged line\x1b[31m\u202e"
+    shown = _explain("A", "/org/freedesktop/ModemManager1/Modem/0", _DBusError("org.x.Error.Failed", forged))
+    prefix = "modem A (/org/freedesktop/ModemManager1/Modem/0): org.x.Error.Failed: "
+    assert shown == prefix + "bad\\nmobipath: forged line\\x1b[31m\\u202e"
+    lines, code = describe_failure(RuntimeError(forged))
+    assert code == 1 and all("\n" not in ln and "\x1b" not in ln for ln in lines), lines
+    assert escape_controls("zürich.example") == "zürich.example"

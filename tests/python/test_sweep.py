@@ -189,6 +189,17 @@ def test_a_broken_combination_is_named_before_anything_runs(tmp_path):
         ('base = "base.toml"\n[axes]\n"flows.f.cc" = ["bbr"]\n[[exclude]]\nrate = 5\n', "not an axis"),
         ('base = "base.toml"\nseeds = 0\n[axes]\n"flows.f.cc" = ["bbr"]\n', "seeds"),
         ('base = "base.toml"\n[axes]\n"flows.nobody.cc" = ["bbr"]\n', "no entry named 'nobody'"),
+        # [[exclude]] leaving nothing to run: an error, not a crash writing an empty dataset.
+        (
+            'base = "base.toml"\n[axes]\n"flows.f.cc" = ["bbr", "cubic"]\n'
+            '[[exclude]]\n"flows.f.cc" = "bbr"\n[[exclude]]\n"flows.f.cc" = "cubic"\n',
+            "exclude = 2 rule(s): removes every one of the 2 combinations: nothing would run",
+        ),
+        # The seed is not a scenario field an axis can set (each run's seed replaces it).
+        (
+            'base = "base.toml"\n[axes]\n"seed" = [5, 6]\n"flows.f.cc" = ["bbr"]\n',
+            "axes.seed = [5, 6]: the seed is not an axis: each run's seed comes from `seeds` (write seeds = [5, 6])",
+        ),
     ],
 )
 def test_bad_sweep_files_are_refused_precisely(tmp_path, text, needle):
@@ -847,3 +858,75 @@ def _session_members(sessions: set) -> list:
         if fields[0] != "Z" and int(fields[3]) in sessions:
             found.append(int(stat.parent.name))
     return found
+
+
+def test_an_axis_of_tables_gives_a_readable_dataset(tmp_path):
+    """Loss models as axis values: the dataset keeps each as JSON text in the axis's column and is
+    partitioned by its position (`<axis>#`), so polars, DuckDB and `sweep report` read it."""
+    import duckdb
+
+    losses = '[{ model = "bernoulli", p = 0.01 }, { model = "bernoulli", p = 0.05 }]'
+    f = _sweep(tmp_path, f'"flows.f.cc" = ["cubic", "reno"]\n"links.l.loss" = {losses}\n', seeds=2, duration=1.0)
+    out = tmp_path / "o"
+    r = run_cli(["sweep", f, "--out", out, "-j", "2"], timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (out / "runs" / "flows.f.cc=cubic").iterdir()) == [
+        "links.l.loss#=0",
+        "links.l.loss#=1",
+    ]
+    runs = pl.read_parquet(out / "runs", hive_partitioning=True)
+    assert runs.height == 8 and runs["links.l.loss"].dtype == pl.Utf8
+    by_pos = dict(zip(runs["links.l.loss#"].to_list(), runs["links.l.loss"].to_list()))
+    assert {k: json.loads(v) for k, v in by_pos.items()} == {
+        0: {"model": "bernoulli", "p": 0.01},
+        1: {"model": "bernoulli", "p": 0.05},
+    }
+    series = pl.read_parquet(out / "timeseries", hive_partitioning=True)
+    assert set(series["links.l.loss#"].unique().to_list()) == {0, 1}
+    n = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{out}/runs/**/*.parquet', hive_partitioning = true) "
+        'WHERE "links.l.loss#" = 1'
+    ).fetchall()[0][0]
+    assert n == 4
+    # More loss, less goodput: the report tells the two tables apart.
+    plot = tmp_path / "heat.png"
+    r = run_cli(["sweep", "report", out, "--metric", "flows.f.goodput_mbps", "--plot", plot], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert plot.stat().st_size > 0 and '"p": 0.05' in r.stdout, r.stdout
+    cells, _ = __import__("mobipath.sweep", fromlist=["report"]).report(out, "flows.f.goodput_mbps")
+    assert all(c["n"] == 2 for c in cells)
+    g = {(c["flows.f.cc"], c["links.l.loss"]["p"]): c["mean"] for c in cells}
+    assert g[("cubic", 0.05)] < g[("cubic", 0.01)] and g[("reno", 0.05)] < g[("reno", 0.01)], g
+
+
+def test_heatmap_numbers_contrast_with_their_cells(tmp_path, monkeypatch):
+    """Each number on the sweep heatmap is black or white, whichever contrasts more with its cell:
+    black on viridis's yellow end, white on its dark end (WCAG contrast >= 4.5 everywhere)."""
+    import matplotlib
+    from matplotlib.axes import Axes
+    from mobipath.plot import contrasting_text
+    from mobipath.sweep import _plot
+
+    drawn = {}
+    real = Axes.text
+
+    def text(self, x, y, s, *a, **kw):
+        drawn[s] = kw.get("color")
+        return real(self, x, y, s, *a, **kw)
+
+    monkeypatch.setattr(Axes, "text", text)
+    cells = [{"a": a, "b": b, "mean": float(3 * a + b), "ci95": None, "n": 1} for a in range(3) for b in range(3)]
+    _plot(cells, ["a", "b"], "m", tmp_path / "h.png")
+    assert drawn["8"] == "black" and drawn["0"] == "white", drawn
+
+    def luminance(rgb):
+        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    cmap = matplotlib.colormaps["viridis"]
+    for i in range(256):
+        rgba = cmap(i)
+        lum = luminance(rgba)
+        text_lum = 0.0 if contrasting_text(rgba) == "black" else 1.0
+        hi, lo = max(lum, text_lum), min(lum, text_lum)
+        assert (hi + 0.05) / (lo + 0.05) >= 4.5, (i, rgba)

@@ -81,6 +81,11 @@ fn mac_for(key: &[u8], nonce: &[u8; NONCE_LEN], body: &[u8]) -> HmacSha256 {
     m
 }
 
+/// The MAC the router sends ahead of `body` for the challenge `nonce` (what `server` verifies).
+pub fn tag(key: &[u8], nonce: &[u8; NONCE_LEN], body: &[u8]) -> [u8; MAC_LEN] {
+    mac_for(key, nonce, body).finalize().into_bytes().into()
+}
+
 fn encode_body(req: &Request) -> Vec<u8> {
     let mut b = Vec::with_capacity(MAX_BODY);
     let cc = req.congestion.as_deref().unwrap_or("").as_bytes();
@@ -142,7 +147,6 @@ where
         )));
     }
     read_into(s, &mut body, cc_len).await?;
-    let dest_start = body.len();
     let atyp = read_into(s, &mut body, 1).await?[0];
     let rest = match atyp {
         ATYP_IPV4 => 4 + 2,
@@ -156,17 +160,44 @@ where
         let _ = s.write_all(&[Status::AuthFailed as u8]).await;
         return Err(HandshakeError::AuthFailed);
     }
-    let congestion = match std::str::from_utf8(&body[1..1 + cc_len]) {
-        Ok("") => None,
-        Ok(c) => Some(c.to_string()),
-        Err(_) => return Err(HandshakeError::Malformed("congestion name is not UTF-8".into())),
-    };
-    let dest = match Dest::parse_socks(&body[dest_start..]) {
-        Ok(Parse::Done(d, _)) => d,
-        Ok(Parse::Incomplete) => return Err(HandshakeError::Malformed("truncated destination".into())),
+    decode_body(&body)
+}
+
+/// Decodes an authenticated request body, `cc_len cc[cc_len] ATYP DST.ADDR DST.PORT`, which must
+/// be exactly `body` (nothing after the port). The congestion-control name must be what the
+/// router's own config allows (1..=15 of a-z, A-Z, 0-9, `_`), or empty for none: it is passed
+/// to TCP_CONGESTION and may reach the log.
+pub fn decode_body(body: &[u8]) -> Result<Request, HandshakeError> {
+    let malformed = |why: &str| HandshakeError::Malformed(why.to_string());
+    let (&cc_len, rest) = body.split_first().ok_or_else(|| malformed("empty request"))?;
+    let cc_len = cc_len as usize;
+    if cc_len > MAX_CC_LEN {
+        return Err(HandshakeError::Malformed(format!(
+            "congestion name of {cc_len} bytes (max {MAX_CC_LEN})"
+        )));
+    }
+    let (cc, dest) = (
+        rest.get(..cc_len)
+            .ok_or_else(|| malformed("truncated congestion name"))?,
+        &rest[cc_len..],
+    );
+    if !cc.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+        return Err(malformed("congestion name is not 1..=15 of a-z, A-Z, 0-9, _"));
+    }
+    // ASCII by the check above.
+    let congestion = (!cc.is_empty()).then(|| String::from_utf8_lossy(cc).into_owned());
+    let dest = match Dest::parse_socks(dest) {
+        Ok(Parse::Done(d, n)) if n == dest.len() => d,
+        Ok(Parse::Done(..)) => return Err(malformed("bytes after the destination")),
+        Ok(Parse::Incomplete) => return Err(malformed("truncated destination")),
         Err(e) => return Err(HandshakeError::Malformed(e.to_string())),
     };
     Ok(Request { dest, congestion })
+}
+
+/// The body `client` sends for `req` (what `decode_body` reads back).
+pub fn encode_request(req: &Request) -> Vec<u8> {
+    encode_body(req)
 }
 
 pub async fn send_status<S: AsyncWrite + Unpin>(s: &mut S, st: Status) -> std::io::Result<()> {
@@ -290,6 +321,32 @@ mod tests {
             .await
             .unwrap();
         assert!(matches!(client(&mut c, KEY, &req()).await, Err(HandshakeError::Magic)));
+    }
+
+    #[test]
+    fn decode_body_reads_what_encode_writes_and_refuses_the_rest() {
+        for r in [
+            req(),
+            Request {
+                dest: Dest::Name("a.example".into(), 443),
+                congestion: None,
+            },
+        ] {
+            assert_eq!(decode_body(&encode_request(&r)).unwrap(), r);
+        }
+        let good = encode_request(&req());
+        for (bad, why) in [
+            (vec![], "empty request"),
+            (vec![3, b'a'], "truncated congestion name"),
+            (vec![16], "congestion name of 16 bytes"),
+            (vec![2, b'a', b'\n', 1, 1, 2, 3, 4, 0, 80], "congestion name is not"),
+            ([&good[..], &[0][..]].concat(), "bytes after the destination"),
+            (good[..good.len() - 1].to_vec(), "truncated destination"),
+            (vec![0, 9], "address type 0x09"),
+        ] {
+            let e = decode_body(&bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -30,7 +30,9 @@ usage:
                                            endpoint flags over netlink with PHA-D's fail-safe rules
   mobipath-proxy --version
 
-The config format is described in crates/proxy/README.md.";
+The config (TOML): sections [router], [server], [limits], [metrics], [pha_d]; the format in brief
+in `mobipath router proxy --help`, in full in the proxy's README in mobipath's source tree.
+check-config names the field and the allowed values of anything it refuses.";
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Side {
@@ -140,23 +142,10 @@ pub fn main(args: Vec<String>) -> i32 {
                 }
             };
             if c == "check-config" {
-                // A replay trace is read when its source starts (a bad one then fails safe and is
+                // A GPS source is opened when PHA-D starts (a bad one then fails safe and is
                 // retried, without stopping the proxy); asked to check, say now what is wrong.
-                if let Some((
-                    crate::phad::config::PhaDSettings {
-                        source: crate::phad::gps::Source::Replay(p),
-                        ..
-                    },
-                    _,
-                )) = &cfg.pha_d
-                {
-                    let errs = match std::fs::read_to_string(p) {
-                        Err(e) => vec![format!("{}: {e}", p.display())],
-                        Ok(text) => crate::phad::gps::parse_replay(&text, &p.display().to_string())
-                            .err()
-                            .unwrap_or_default(),
-                    };
-                    if !errs.is_empty() {
+                if let Some((s, _)) = &cfg.pha_d {
+                    if let Err(errs) = s.source.check_now() {
                         eprintln!("mobipath-proxy: config error: pha_d.gps: {}", errs.join("; "));
                         return 2;
                     }

@@ -218,7 +218,7 @@ impl Ctx<'_> {
             (None, Some(p)) => {
                 let field = format!("{section}.key_file");
                 let p = if p.is_absolute() { p.clone() } else { self.base.join(p) };
-                let text = std::fs::read_to_string(&p)
+                let text = crate::files::read_text(&p, crate::files::MAX_KEY_FILE_BYTES)
                     .map_err(|e| self.err(&field, format!("cannot read {}: {e}", p.display())))?;
                 parse_hex_key(&text).map_err(|m| self.err(&field, format!("{}: {m}", p.display())))
             }
@@ -300,8 +300,17 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
                     "the router needs a listener: socks_listen and/or transparent_listen",
                 ));
             }
+            let server = cx.required_addr("router.server", &r.server)?;
+            if server.port() == 0 || server.ip().is_unspecified() {
+                return Err(cx.err(
+                    "router.server",
+                    format!(
+                        "`{server}`: the server proxy's address and port to connect to (not port 0 or 0.0.0.0 / ::)"
+                    ),
+                ));
+            }
             Some(RouterConfig {
-                server: cx.required_addr("router.server", &r.server)?,
+                server,
                 key: cx.key("router", &r.key, &r.key_file)?,
                 socks_listen,
                 transparent_listen,
@@ -375,7 +384,7 @@ pub fn parse(text: &str, file: &str, base: &Path) -> Result<Config, ConfigError>
 /// Reads and validates `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let text = crate::files::read_text(path, crate::files::MAX_CONFIG_BYTES).map_err(|e| ConfigError {
         file: file.clone(),
         field: "(file)".into(),
         msg: format!("cannot read: {e}"),
@@ -502,5 +511,29 @@ listen = "127.0.0.1:9464"
         let c = load(&dir.join("c.toml")).unwrap();
         assert_eq!(c.server.unwrap().key.len(), 16);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A key_file (or the config itself) naming a device is refused at once, not read until memory
+    /// runs out.
+    #[test]
+    fn key_file_of_a_device_is_refused_at_once() {
+        let e = p("[server]\nlisten = \"0.0.0.0:7000\"\nkey_file = \"/dev/zero\"\n").unwrap_err();
+        assert_eq!(e.field, "server.key_file");
+        assert!(e.msg.contains("/dev/zero: is a device, not a regular file"), "{e}");
+        let e = load(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.msg.contains("a device"), "{e}");
+    }
+
+    /// The router connects to `router.server`: port 0 or an unspecified address cannot be reached.
+    #[test]
+    fn router_server_must_be_connectable() {
+        for bad in ["127.0.0.1:0", "0.0.0.0:7000", "[::]:7000"] {
+            let e = p(&format!(
+                "[router]\nserver = \"{bad}\"\nkey = \"{KEY}\"\nsocks_listen = \"127.0.0.1:1080\"\n"
+            ))
+            .unwrap_err();
+            assert_eq!(e.field, "router.server", "{bad}: {e}");
+            assert!(e.msg.contains("not port 0"), "{e}");
+        }
     }
 }

@@ -74,10 +74,13 @@ impl Dest {
                 o.copy_from_slice(a);
                 Dest::Addr(SocketAddr::new(IpAddr::V6(Ipv6Addr::from(o)), port))
             }
-            _ => Dest::Name(
-                std::str::from_utf8(a).map_err(|_| SocksError::NameNotUtf8)?.to_string(),
-                port,
-            ),
+            _ => {
+                let name = std::str::from_utf8(a).map_err(|_| SocksError::NameNotUtf8)?;
+                if let Some(c) = name.chars().find(|&c| crate::text::is_unsafe(c)) {
+                    return Err(SocksError::NameControl(c as u32));
+                }
+                Dest::Name(name.to_string(), port)
+            }
         };
         Ok(Parse::Done(d, end))
     }
@@ -87,7 +90,8 @@ impl fmt::Display for Dest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Dest::Addr(a) => write!(f, "{a}"),
-            Dest::Name(n, p) => write!(f, "{n}:{p}"),
+            // The name is the client's choice (up to 255 bytes of anything UTF-8): escaped.
+            Dest::Name(n, p) => write!(f, "{}:{p}", crate::text::Untrusted(n)),
         }
     }
 }
@@ -107,5 +111,15 @@ mod tests {
             d.encode_socks(&mut b);
             assert_eq!(Dest::parse_socks(&b), Ok(Parse::Done(d.clone(), b.len())));
         }
+    }
+
+    /// A name holding a line feed and an escape sequence is shown on one line without ESC
+    /// (it reaches the router's and the server's logs and the metrics' `dest` label).
+    #[test]
+    fn display_escapes_a_hostile_name() {
+        let d = Dest::Name("x\n mobipath-proxy: server: conn 999 FAKE\x1b[31m".into(), 80);
+        let shown = d.to_string();
+        assert!(!shown.contains('\n') && !shown.contains('\x1b'), "{shown}");
+        assert!(shown.ends_with("\\u{1b}[31m:80"), "{shown}");
     }
 }

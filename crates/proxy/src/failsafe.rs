@@ -23,6 +23,7 @@ use std::io;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::netlink::MptcpPm;
+use crate::text::json_str;
 
 /// What sets the flag (netlink in production, a recorder in tests).
 pub trait Flags {
@@ -53,20 +54,6 @@ pub struct FailSafe<F: Flags> {
     pub restores: u64,
     /// Print each applied change as a JSON line (the PHA-D daemon prints its own, richer line).
     pub echo_changes: bool,
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
 }
 
 impl<F: Flags> FailSafe<F> {

@@ -1,8 +1,6 @@
 //! Turning off the window restart after idle while a proxy runs (RFC 5681 §4.1 / RFC 2861; Linux
 //! `tcp_cwnd_restart` in net/ipv4/tcp_output.c), and putting the old value back.
-fn json_str(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
-}
+use crate::text::json_str;
 
 /// The sysctl behind the window restart after idle (RFC 5681 §4.1 / RFC 2861; Linux
 /// `tcp_cwnd_restart` in net/ipv4/tcp_output.c, per network namespace).

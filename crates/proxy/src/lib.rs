@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `cli` | command line, runtime, signals and graceful shutdown |
 //! | `config` | TOML config and its validation |
+//! | `files` | reading the files a config names: regular files only, size-limited |
 //! | `socks5` | RFC 1928 negotiation (router side) |
 //! | `dest` | destination encoding (RFC 1928 §5) |
 //! | `auth` | router→server HMAC challenge-response |
@@ -15,12 +16,14 @@
 //! | `netlink` | MPTCP endpoint flags over generic netlink (`mptcp_pm`, MPTCP_PM_CMD_SET_FLAGS) |
 //! | `failsafe` | PHA-D's fail-safe flag rules and the `flags` command |
 //! | `idle` | `tcp_slow_start_after_idle` off while a proxy runs, restored after |
+//! | `text` | peer-supplied text escaped for logs, terminals and JSON lines |
 //! | `phad` | PHA-D in the router process: controller, GPS sources, handover table, the loop |
 
-/// One line on stderr (the journal under systemd).
+/// One line on stderr (the journal under systemd). Always one line: control characters in the
+/// text (a peer's domain name inside an error, say) are escaped (`text::escape_controls`).
 #[macro_export]
 macro_rules! log {
-    ($($t:tt)*) => { eprintln!("mobipath-proxy: {}", format!($($t)*)) };
+    ($($t:tt)*) => { eprintln!("{}", $crate::text::log_line(&format!($($t)*))) };
 }
 
 pub mod allow;
@@ -29,6 +32,7 @@ pub mod cli;
 pub mod config;
 pub mod dest;
 pub mod failsafe;
+pub mod files;
 pub mod idle;
 pub mod metrics;
 pub mod mptcp;
@@ -38,3 +42,4 @@ pub mod relay;
 pub mod router;
 pub mod server;
 pub mod socks5;
+pub mod text;

@@ -61,7 +61,11 @@ pub fn set_congestion(fd: RawFd, name: &str) -> io::Result<()> {
         let e = io::Error::last_os_error();
         return Err(io::Error::new(
             e.kind(),
-            format!("TCP_CONGESTION {name}: {e} (see net.ipv4.tcp_allowed_congestion_control)"),
+            // The name may be a peer's (the router asks for the server's side): escaped.
+            format!(
+                "TCP_CONGESTION {}: {e} (see net.ipv4.tcp_allowed_congestion_control)",
+                crate::text::Untrusted(name)
+            ),
         ));
     }
     Ok(())

@@ -70,7 +70,7 @@ async fn resolve(dest: &Dest, limits: &Limits) -> io::Result<Vec<SocketAddr>> {
                 Ok(r) => Ok(r?.collect()),
                 Err(_) => Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("resolving {n} timed out"),
+                    format!("resolving {} timed out", crate::text::Untrusted(n)),
                 )),
             }
         }

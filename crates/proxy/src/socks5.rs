@@ -50,6 +50,10 @@ pub enum SocksError {
     EmptyName,
     #[error("domain name is not UTF-8")]
     NameNotUtf8,
+    /// A control or bidirectional formatting character (`text::is_unsafe`): no host name has one,
+    /// and it would reach logs and terminals.
+    #[error("domain name holds the control character U+{0:04X}")]
+    NameControl(u32),
 }
 
 impl SocksError {
@@ -273,6 +277,11 @@ mod tests {
             parse_request(&[5, 1, 0, 3, 1, 0xff, 0, 80]).unwrap_err(),
             SocksError::NameNotUtf8
         );
+        let mut forged = vec![5, 1, 0, 3, 5];
+        forged.extend_from_slice(b"a\nb\x1bc");
+        forged.extend_from_slice(&[0, 80]);
+        assert_eq!(parse_request(&forged).unwrap_err(), SocksError::NameControl(0x0a));
+        assert_eq!(parse_request(&forged).unwrap_err().reply(), Some(Reply::GeneralFailure));
     }
 
     #[test]

@@ -511,6 +511,49 @@ fn unauthenticated_and_disallowed_are_refused_before_any_byte() {
     assert_eq!(allowed.bytes.load(Ordering::SeqCst), 5);
 }
 
+/// A SOCKS5 client on the LAN chooses the destination name: one holding a line feed, a forged log
+/// line and an ANSI escape is refused by the router (RFC 1928 X'01', nothing reaches the server)
+/// and logged as one line naming the character, never as a line of its own or a raw ESC.
+#[test]
+fn hostile_domain_name_cannot_forge_log_lines() {
+    skip_unless_able!();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = Topo::new("esc", None, false);
+    t.start_pair(KEY, 65536);
+    const NAME: &[u8] = b"x\n mobipath-proxy: server: conn 999 FAKE relayed to 10.0.0.1:22\x1b[31m";
+    let rep = Topo::inside(&t.r, || {
+        let mut s = TcpStream::connect("127.0.0.1:1080").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(&[5, 1, 0]).unwrap();
+        let mut m = [0u8; 2];
+        s.read_exact(&mut m).unwrap();
+        let mut req = vec![5, 1, 0, 3, NAME.len() as u8];
+        req.extend_from_slice(NAME);
+        req.extend_from_slice(&9000u16.to_be_bytes());
+        s.write_all(&req).unwrap();
+        let mut rep = [0u8; 10];
+        s.read_exact(&mut rep).unwrap();
+        rep[1]
+    })
+    .join()
+    .unwrap();
+    assert_eq!(rep, 1, "SOCKS reply for a name with control characters");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !t.log("router").contains("control character") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let router = t.log("router");
+    assert!(
+        router.contains("domain name holds the control character U+000A"),
+        "{router}"
+    );
+    for side in ["router", "server"] {
+        let log = t.log(side);
+        assert!(!log.contains('\x1b'), "raw ESC in the {side}'s log: {log:?}");
+        assert!(!log.contains("FAKE"), "the {side} logged the forged text: {log}");
+    }
+}
+
 #[test]
 fn slow_reader_cannot_grow_proxy_memory() {
     skip_unless_able!();

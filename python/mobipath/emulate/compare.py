@@ -13,7 +13,7 @@ import copy
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .. import jsonfmt
 from ..results import Result
@@ -117,13 +117,24 @@ def compare(
     max_duration_s: float = DEFAULT_MAX_DURATION_S,
     command: Optional[str] = None,
     router: bool = False,
+    progress: Optional[Callable[[str, Optional[float]], Any]] = None,
 ) -> Comparison:
-    """Simulates and emulates `scenario` (same seed); see the module doc."""
+    """Simulates and emulates `scenario` (same seed); see the module doc. `progress(stage,
+    fraction)` as for `runner.run`."""
     from .runner import run
 
     p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s)
+    if progress is not None:
+        progress(f"simulating {p.duration_s:g} s", None)
     sim = simulate_equivalent(p)
-    emu = run(scenario, substitute=substitute, max_duration_s=max_duration_s, command=command, router=router)
+    emu = run(
+        scenario,
+        substitute=substitute,
+        max_duration_s=max_duration_s,
+        command=command,
+        router=router,
+        progress=progress,
+    )
     return Comparison(plan=p, simulation=sim, emulation=emu, rows=_rows(p, sim.summary, emu.summary))
 
 

@@ -337,9 +337,13 @@ def run_grid(
     progress: Optional[Callable[[int, int, Row], None]] = None,
     seeds: int = 1,
     independent: bool = False,
+    on_start: Optional[Callable[[int, int, Config], None]] = None,
 ) -> list[Row]:
+    """Runs every row; `on_start(i, n, config)` before row i of n, `progress(i, n, row)` after."""
     rows = []
     for i, c in enumerate(configs):
+        if on_start is not None:
+            on_start(i + 1, len(configs), c)
         r = run_row(c, seconds, warmup_s, reduced, seeds=seeds, independent=independent)
         rows.append(r)
         if progress is not None:

@@ -47,7 +47,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .netns import EmulateError, InNetns, check_environment, delete_namespace, ip, netstat_counters, sweep_stale, sysctl
 from .plan import DEFAULT_MAX_DURATION_S, Plan, ensure_cc, plan
@@ -647,9 +647,11 @@ def side_by_side(
     substitute: bool = False,
     max_duration_s: float = DEFAULT_MAX_DURATION_S,
     no_idle_restart: bool = False,
+    progress: Optional[Callable[[str, Optional[float]], Any]] = None,
 ) -> dict[str, Any]:
     """Every (direction, policy): `repeat` kernel runs through the chain and the simulator's relay
-    chain for the same seed; rows with the kernel's mean and 95 % CI over the repeats."""
+    chain for the same seed; rows with the kernel's mean and 95 % CI over the repeats.
+    `progress(stage)` is told each run as it begins."""
     from ..experiments.common import mean_ci
 
     check_environment()
@@ -658,10 +660,19 @@ def side_by_side(
     sweep_stale()
     rows = []
     runs: list[dict[str, Any]] = []
+    n, i = len(directions) * len(policies), 0
     for d in directions:
         for pol in policies:
-            ks = [run_chain(p, d, pol, no_idle_restart=no_idle_restart) for _ in range(repeat)]
+            i += 1
+            ks = []
+            for r in range(repeat):
+                if progress is not None:
+                    rep = f", kernel run {r + 1} of {repeat}" if repeat > 1 else ""
+                    progress(f"[{i}/{n}] {d}, PHA-D {pol}: {p.duration_s:g} s on the kernel in real time{rep}", None)
+                ks.append(run_chain(p, d, pol, no_idle_restart=no_idle_restart))
             runs += [k.to_json() for k in ks]
+            if progress is not None:
+                progress(f"[{i}/{n}] {d}, PHA-D {pol}: simulating the same chain", None)
             sim = simulate_chain(p, d, pol)
             kin, kin_ci = mean_ci([k.handover_goodput_mbps for k in ks])
             kall, kall_ci = mean_ci([k.goodput_mbps for k in ks])

@@ -9,7 +9,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .. import jsonfmt, provenance
 from ..results import Result, timeseries_frame
@@ -60,10 +60,18 @@ def run(
     max_duration_s: float = DEFAULT_MAX_DURATION_S,
     command: Optional[str] = None,
     router: bool = False,
+    progress: Optional[Callable[[str, Optional[float]], Any]] = None,
 ) -> Result:
     """Emulates `scenario` on the real kernel; returns a `Result` in the simulator's schema
     (plus an ``emulation`` block: kernel, cc used, substitutions, emulator timing, MPTcpExt).
-    `router` puts the receiver behind a forwarding router namespace (`Topology`)."""
+    `router` puts the receiver behind a forwarding router namespace (`Topology`).
+    `progress(stage, fraction)` is told each stage as it begins and, while the transfer runs in
+    real time, the fraction of the scenario's duration done (display.StageProgress shows it)."""
+
+    def say(stage: str, fraction: Optional[float] = None) -> None:
+        if progress is not None:
+            progress(stage, fraction)
+
     check_environment()
     p = plan(scenario, substitute=substitute, max_duration_s=max_duration_s)
     emulator_command()
@@ -81,9 +89,13 @@ def run(
         backup=p.backup,
         router=router,
     )
+    say("building the namespaces and emulated paths")
     with Topology(**topo_args) as topo:  # type: ignore[arg-type]
         before = {ns: netstat_counters(ns) for ns in (topo.ns_a, topo.ns_b)}
-        m = bulk(topo, p)
+        stage = f"emulating {p.duration_s:g} s on Linux {os.uname().release} in real time"
+        say(stage, 0.0)
+        m = bulk(topo, p, on_tick=lambda t: say(stage, t / p.duration_s))
+        say("collecting the kernel's counters and removing the namespaces")
         after = {ns: netstat_counters(ns) for ns in (topo.ns_a, topo.ns_b)}
         stats = topo.stop_emulator()
         counters = {

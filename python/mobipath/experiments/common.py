@@ -95,6 +95,8 @@ class RunCache:
 
     def __init__(self, directory: Path, enabled: bool = True) -> None:
         self.directory, self.enabled = Path(directory), enabled
+        # Runs `run_all` took from here instead of running them; other entries read back (a
+        # learned handover table) are not runs and are not counted.
         self.reused = 0
         self._salt: Optional[str] = None
         # The file names present (listed once): a run not in the cache costs no failed open.
@@ -127,7 +129,6 @@ class RunCache:
             return None
         if data.get("description") != description:  # a hash collision, or a damaged file
             return None
-        self.reused += 1
         return data["result"]
 
     def put(self, description: str, result: Any) -> Optional[str]:
@@ -214,6 +215,7 @@ def run_all(
     for k in keys:
         kept = cache.get(describe(k)) if cache is not None and describe is not None else None
         if kept is not None:
+            cache.reused += 1  # type: ignore[union-attr]
             results[k] = kept
             if bar is not None:
                 bar.advance()

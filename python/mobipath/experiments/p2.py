@@ -339,6 +339,8 @@ def write_heatmap(
         return None
     fig, ax = plt.subplots(figsize=(1.2 * len(ccs) + 2, 0.6 * len(scheds) + 1.6))
     im = ax.imshow([[float("nan") if v is None else v for v in row] for row in grid], cmap="viridis", aspect="auto")
+    from ..plot import contrasting_text
+
     ax.set_xticks(range(len(ccs)), [LABEL[c] for c in ccs])
     ax.set_yticks(range(len(scheds)), [LABEL[s] for s in scheds])
     for i, row in enumerate(grid):
@@ -351,7 +353,7 @@ def write_heatmap(
                     ha="center",
                     va="center",
                     fontsize=8,
-                    color="white" if v < 0.6 * SUM_UP else "black",
+                    color=contrasting_text(im.cmap(im.norm(v))),
                 )
     fig.colorbar(im, ax=ax, label="end-to-end goodput (Mbit/s)")
     ax.set_title(

@@ -15,7 +15,7 @@ app = typer.Typer(help="Components for a real Linux MPTCP router.", no_args_is_h
 
 from . import proxy as _proxy  # noqa: E402
 
-app.command("proxy")(_proxy.router_proxy)
+app.command("proxy", epilog=_proxy.CONFIG_HELP)(_proxy.router_proxy)
 
 
 @app.command("pha-d")
@@ -25,7 +25,8 @@ def pha_d(
         "--config",
         "-c",
         help="Run the Rust daemon (mobipath-proxy pha-d) with this TOML config ([pha_d], and [router] to run the "
-        "router proxy in the same process; crates/proxy/README.md). The other options are then not used.",
+        "router proxy in the same process; the format: `mobipath router proxy --help`). The other options are then "
+        "not used.",
         show_default=False,
     ),
     check: bool = typer.Option(

@@ -141,7 +141,10 @@ def _explain(op: str, path: str, e: _DBusError) -> str:
         "org.freedesktop.DBus.Error.UnknownMethod",
     ):
         return f"modem {op}: no modem at {path} with a Location interface (`mmcli -L` lists the modems)"
-    return f"modem {op} ({path}): {e}"
+    # ModemManager's error text may carry what the modem or the network said: never raw.
+    from ..text import escape_controls
+
+    return escape_controls(f"modem {op} ({path}): {e}")
 
 
 async def _connect(bus_address: Optional[str]):

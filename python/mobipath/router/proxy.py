@@ -55,7 +55,28 @@ def exec_proxy(args: list[str]) -> NoReturn:
     os.execv(cmd[0], cmd)
 
 
-_CONFIG = typer.Option(..., "--config", "-c", help="TOML config (format: crates/proxy/README.md).", show_default=False)
+#: The config format in brief, for the commands' --help (an installed mobipath has no README of
+#: the proxy crate to point to). `mobipath-proxy check-config` names any field it refuses.
+CONFIG_HELP = """\b
+Config (TOML; one file may hold both sides; every error names the field and its range):
+  [router]  server = "IP:PORT" (the server proxy), key_file = PATH or key = "<hex>",
+            socks_listen = "IP:PORT" and/or transparent_listen = "IP:PORT" (TPROXY),
+            congestion = "cubic", server_congestion = "cubic" (optional)
+  [server]  listen = "IP:PORT", key_file = PATH or key = "<hex>",
+            [[server.allow]] cidr = "203.0.113.0/24", ports = ["443", "8000-8100"] or ["*"]
+            (nothing is relayed unless a rule allows it), slow_start_after_idle = "off" (optional)
+  [limits]  max_connections 1..=1000000, buffer_bytes 1024..=16777216, idle_timeout_s 1..=86400,
+            connect_timeout_s and handshake_timeout_s 1..=300, shutdown_grace_s 0..=300,
+            worker_threads 1..=64 (all optional)
+  [metrics] listen = "IP:PORT" (Prometheus text endpoint, optional)
+  [pha_d]   gps = "gpsd:HOST:PORT" | "nmea-serial:DEV[@BAUD]" | "nmea-file:PATH" |
+            "nmea-udp:IP:PORT" | "replay:CSV", table = CSV, track = CSV,
+            subflows = [{ operator = "A", endpoint = 1 }, { operator = "B", endpoint = 2 }],
+            policy = "paper" | "queue-aware" | "resend" (more keys: mobipath-proxy check-config
+            names any it does not know)
+The key: `mobipath proxy keygen`, the same on both sides (mode 600)."""
+
+_CONFIG = typer.Option(..., "--config", "-c", help="TOML config (its format is below).", show_default=False)
 _CHECK = typer.Option(
     False, "--check", help="Only validate the config (exit 0 if valid, 2 with the field named if not)."
 )
@@ -69,7 +90,7 @@ def router_proxy(config: Path = _CONFIG, check: bool = _CHECK) -> None:
     )
 
 
-@app.command("serve")
+@app.command("serve", epilog=CONFIG_HELP)
 def serve(config: Path = _CONFIG, check: bool = _CHECK) -> None:
     """The server side of the proxy pair: MPTCP from authenticated routers to plain TCP towards
     allow-listed destinations. Runs until SIGTERM/SIGINT."""

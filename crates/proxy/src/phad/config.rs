@@ -11,6 +11,7 @@ use super::gps::Source;
 use super::peer::PeerSettings;
 use super::table::Table;
 use super::track::Track;
+use crate::files::{read_text, MAX_DATA_FILE_BYTES};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +118,14 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
         if subflows.iter().any(|(_, e)| *e == s.endpoint as u8) {
             return Err(format!("pha_d.subflows[{i}].endpoint: {} is listed twice", s.endpoint));
         }
+        if let Some(j) = subflows.iter().position(|(o, _)| *o == s.operator) {
+            // One handover table range per operator: two uplinks of one operator would be marked
+            // backup together, and the table cannot tell their handovers apart.
+            return Err(format!(
+                "pha_d.subflows[{i}].operator: `{}` is also subflows[{j}]'s: one subflow per operator",
+                s.operator
+            ));
+        }
         subflows.push((s.operator.clone(), s.endpoint as u8));
     }
     let mut seen_as = Vec::new();
@@ -135,9 +144,24 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
     }
     let abs = |p: &PathBuf| if p.is_absolute() { p.clone() } else { base.join(p) };
     let table_file = abs(&r.table);
-    let text = std::fs::read_to_string(&table_file)
+    let text = read_text(&table_file, MAX_DATA_FILE_BYTES)
         .map_err(|e| format!("pha_d.table: cannot read {}: {e}", table_file.display()))?;
     let table = Table::parse(&text, &table_file.display().to_string()).map_err(|e| e.join("\n"))?;
+    for (i, (op, _)) in subflows.iter().enumerate() {
+        if !table.operators.contains(op) {
+            // PHA-D would never mark this subflow backup: a typo, or a table of another network.
+            let known: Vec<&str> = table.operators.iter().map(String::as_str).collect();
+            return Err(format!(
+                "pha_d.subflows[{i}].operator: `{op}` has no row in the handover table {} (its operators: {})",
+                table_file.display(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        }
+    }
     let track = match &r.track {
         None if source.needs_track() => {
             return Err(
@@ -147,8 +171,8 @@ pub fn parse(v: toml::Value, base: &Path) -> Result<(PhaDSettings, Table), Strin
         None => None,
         Some(p) => {
             let p = abs(p);
-            let text =
-                std::fs::read_to_string(&p).map_err(|e| format!("pha_d.track: cannot read {}: {e}", p.display()))?;
+            let text = read_text(&p, MAX_DATA_FILE_BYTES)
+                .map_err(|e| format!("pha_d.track: cannot read {}: {e}", p.display()))?;
             Some(Track::parse(&text, &p.display().to_string()).map_err(|e| e.join("\n"))?)
         }
     };
@@ -223,7 +247,11 @@ mod tests {
     fn dir() -> PathBuf {
         let d = std::env::temp_dir().join(format!("phad-cfg-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("t.csv"), "operator,start_m,end_m,count\nA,100,120,1\n").unwrap();
+        std::fs::write(
+            d.join("t.csv"),
+            "operator,start_m,end_m,count\nA,100,120,1\nB,300,320,1\n",
+        )
+        .unwrap();
         std::fs::write(d.join("bad.csv"), "operator,start_m,end_m,count\nA,100,x,1\n").unwrap();
         std::fs::write(d.join("trk.csv"), "lat,lon\n37,127\n37,127.1\n").unwrap();
         d
@@ -302,6 +330,21 @@ mod tests {
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\npeer_metrics = \"http://x:1/\"\nsubflows = [{ operator = \"A\", endpoint = 1, peer_address = \"10.1.0\" }]").starts_with("pha_d.subflows[0].peer_address: `10.1.0`"));
         assert!(bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1, peer_address = \"10.1.0.9\" }]").contains("only used with peer_metrics"));
         assert!(bad("gps = \"tcp:x\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = []").starts_with("pha_d.gps"));
+        // An operator the table does not have; two subflows of one operator.
+        let e = bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }, { operator = \"Z\", endpoint = 2 }]");
+        assert!(
+            e.starts_with("pha_d.subflows[1].operator: `Z` has no row in the handover table")
+                && e.ends_with("(its operators: A, B)"),
+            "{e}"
+        );
+        let e = bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"t.csv\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }, { operator = \"A\", endpoint = 2 }]");
+        assert_eq!(
+            e,
+            "pha_d.subflows[1].operator: `A` is also subflows[0]'s: one subflow per operator"
+        );
+        // Data files are read bounded: a device is refused at once.
+        let e = bad("gps = \"nmea-udp:127.0.0.1:1\"\ntable = \"/dev/zero\"\ntrack = \"trk.csv\"\nsubflows = [{ operator = \"A\", endpoint = 1 }]");
+        assert!(e.starts_with("pha_d.table: cannot read /dev/zero: is a device"), "{e}");
         // A replay needs no track.
         assert!(parse(
             toml::from_str(

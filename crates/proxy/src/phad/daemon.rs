@@ -27,6 +27,7 @@ use crate::failsafe::{FailSafe, Flags};
 use crate::idle::{IdleRestartGuard, SSAI};
 use crate::metrics::Registry;
 use crate::mptcp;
+use crate::text::json_str;
 
 /// Reads the kernel's view of the router proxy's subflows, per endpoint, and (with
 /// `peer_metrics`) the server proxy's view of the same paths.
@@ -107,10 +108,6 @@ impl Observer {
         }
         out
     }
-}
-
-fn json_str(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
 }
 
 struct Loop<F: Flags> {

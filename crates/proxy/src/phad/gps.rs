@@ -85,6 +85,41 @@ impl Source {
     pub fn needs_track(&self) -> bool {
         !matches!(self, Source::Replay(_))
     }
+
+    /// What `check-config` checks beyond the syntax, by reading what is there now: a replay
+    /// trace is read (bounded) and parsed; an NMEA file must exist and be readable (a regular
+    /// file, FIFO or character device; not read, as it may be a live stream). A running daemon
+    /// instead fails safe and retries, so a source that appears later is not an error there.
+    pub fn check_now(&self) -> Result<(), Vec<String>> {
+        match self {
+            Source::Replay(p) => {
+                let text = crate::files::read_text(p, crate::files::MAX_DATA_FILE_BYTES)
+                    .map_err(|e| vec![format!("{}: {e}", p.display())])?;
+                parse_replay(&text, &p.display().to_string()).map(|_| ())
+            }
+            Source::NmeaFile(p) => {
+                use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+                let f = std::fs::File::options()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                    .open(p)
+                    .map_err(|e| vec![format!("{}: {e}", p.display())])?;
+                let t = f
+                    .metadata()
+                    .map_err(|e| vec![format!("{}: {e}", p.display())])?
+                    .file_type();
+                if t.is_file() || t.is_fifo() || t.is_char_device() {
+                    Ok(())
+                } else {
+                    Err(vec![format!(
+                        "{}: not a file, FIFO or character device to read NMEA lines from",
+                        p.display()
+                    )])
+                }
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 fn baud_constant(b: u32) -> Option<libc::speed_t> {
@@ -369,7 +404,7 @@ pub async fn run(src: Source, tx: mpsc::Sender<GpsEvent>) {
                 }
             }
         },
-        Source::Replay(p) => match tokio::fs::read_to_string(p).await {
+        Source::Replay(p) => match read_replay_text(p.clone()).await {
             Err(e) => format!("{}: {e}", p.display()),
             Ok(text) => match parse_replay(&text, &p.display().to_string()) {
                 Err(errs) => format!("replay: {}", errs.join("; ")),
@@ -392,10 +427,47 @@ pub async fn run(src: Source, tx: mpsc::Sender<GpsEvent>) {
     let _ = tx.send(GpsEvent::Ended(why)).await;
 }
 
+/// A replay trace's text, read off the runtime's threads with the size limit of every data file.
+async fn read_replay_text(p: PathBuf) -> Result<String, String> {
+    tokio::task::spawn_blocking(move || crate::files::read_text(&p, crate::files::MAX_DATA_FILE_BYTES))
+        .await
+        .map_err(|e| e.to_string())?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::phad::nmea::with_checksum;
+
+    /// check-config reads what is there now: a missing NMEA file is an error like a missing
+    /// replay trace; a FIFO is a fine NMEA source (not opened for long, never waited on); a
+    /// replay trace of /dev/zero is refused at once.
+    #[test]
+    fn check_now_refuses_what_cannot_be_read() {
+        let d = std::env::temp_dir().join(format!("phad-gps-check-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let e = Source::parse("nmea-file:/nonexistent", &d)
+            .unwrap()
+            .check_now()
+            .unwrap_err();
+        assert!(e[0].starts_with("/nonexistent: No such file"), "{e:?}");
+        let e = Source::parse("replay:/nonexistent.csv", &d)
+            .unwrap()
+            .check_now()
+            .unwrap_err();
+        assert!(e[0].starts_with("/nonexistent.csv: No such file"), "{e:?}");
+        let e = Source::parse("replay:/dev/zero", &d).unwrap().check_now().unwrap_err();
+        assert!(e[0].contains("is a device"), "{e:?}");
+        let fifo = d.join("gps.fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(Source::parse("nmea-file:gps.fifo", &d).unwrap().check_now().is_ok());
+        let e = Source::parse("nmea-file:.", &d).unwrap().check_now().unwrap_err();
+        assert!(e[0].contains("not a file, FIFO or character device"), "{e:?}");
+        std::fs::write(d.join("r.csv"), "time_s,position_m\n0,10\n1,20\n").unwrap();
+        assert!(Source::parse("replay:r.csv", &d).unwrap().check_now().is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn sources_parse() {

@@ -308,13 +308,13 @@ pub async fn poll(s: PeerSettings, view: SharedView, mut stop: watch::Receiver<b
                 match got {
                     Ok(subflows) => *view.lock().unwrap() = PeerView { at: Some(Instant::now()), subflows },
                     Err(e) if ok != Some(false) => {
-                        let why = serde_json::Value::String(format!("http://{}{}: {e}; after peer_stale_ms the lead uses this router's own queues only", s.authority, s.path));
+                        let why = crate::text::json_str(&format!("http://{}{}: {e}; after peer_stale_ms the lead uses this router's own queues only", s.authority, s.path));
                         println!("{{\"pha_d\":\"peer\",\"ok\":false,\"why\":{why}}}");
                     }
                     Err(_) => {}
                 }
                 if good && ok != Some(true) {
-                    println!("{{\"pha_d\":\"peer\",\"ok\":true,\"url\":{}}}", serde_json::Value::String(format!("http://{}{}", s.authority, s.path)));
+                    println!("{{\"pha_d\":\"peer\",\"ok\":true,\"url\":{}}}", crate::text::json_str(&format!("http://{}{}", s.authority, s.path)));
                 }
                 ok = Some(good);
             }

@@ -14,6 +14,9 @@ pub const HEADER: &str = "operator,start_m,end_m,count";
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
     pub ranges: BTreeMap<String, Vec<Range>>,
+    /// Every operator with a row, also one none of whose stretches reaches `min_support`
+    /// (it has no entry in `ranges`).
+    pub operators: std::collections::BTreeSet<String>,
     pub runs: u64,
     pub min_support: u64,
 }
@@ -118,6 +121,7 @@ impl Table {
         if !errs.is_empty() {
             return Err(errs);
         }
+        let operators = rows.keys().cloned().collect();
         let ranges = rows
             .into_iter()
             .map(|(op, items)| (op, ranges_of(items, min_support)))
@@ -125,6 +129,7 @@ impl Table {
             .collect();
         Ok(Table {
             ranges,
+            operators,
             runs,
             min_support,
         })
