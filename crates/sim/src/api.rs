@@ -32,6 +32,16 @@ pub fn run_toml(
     run_toml_capturing(text, file, base_dir, seed, progress, &CaptureRequest::default())
 }
 
+/// The seed a scenario's text names (`seed`, 1 when left out), without checking the rest; `None`
+/// if the text is not TOML or the seed not an unsigned integer (the run will say why).
+pub fn scenario_seed(text: &str) -> Option<u64> {
+    let t: toml::Table = text.parse().ok()?;
+    match t.get("seed") {
+        None => Some(crate::scenario::DEFAULT_SEED),
+        Some(v) => v.as_integer().and_then(|i| u64::try_from(i).ok()),
+    }
+}
+
 /// Where a run writes its packet captures (`[output] pcap`, docs/pcap.md), and the command
 /// line's say over them.
 #[derive(Clone, Debug, Default)]

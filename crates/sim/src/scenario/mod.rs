@@ -60,8 +60,11 @@ pub struct ScenarioFile {
     pub cells: Vec<CellConfig>,
 }
 
+/// The seed of a scenario that names none.
+pub const DEFAULT_SEED: u64 = 1;
+
 fn default_seed() -> u64 {
-    1
+    DEFAULT_SEED
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
