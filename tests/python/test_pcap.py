@@ -4,7 +4,8 @@ Each test reads the files with tshark, the way a user opens them, and checks the
 run's summary: no malformed packet, no expert error, no bad checksum; MPTCP options where RFC 8684
 puts them; every data segment mapped to its data sequence number; packets per file equal to the
 summary's `packets_delivered`; TCP retransmissions tshark flags equal to the sender's count.
-Skipped where tshark is not installed (.ci/run installs it, so CI runs them).
+Skipped where tshark is not installed (.ci/run installs it, so CI runs them); the bad-input tests
+need no tshark.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 TSHARK = shutil.which("tshark")
-pytestmark = pytest.mark.skipif(
+needs_tshark = pytest.mark.skipif(
     TSHARK is None or shutil.which("mergecap") is None or shutil.which("editcap") is None,
     reason="tshark (Wireshark) is not installed; .ci/run installs it with apt-get",
 )
@@ -120,6 +121,7 @@ def mptcp_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     return run(tmp_path_factory.mktemp("pcap-mptcp"), MPTCP)
 
 
+@needs_tshark
 def test_every_file_reads_cleanly_with_checksums_verified(mptcp_run: tuple[dict, Path]) -> None:
     summary, pcap = mptcp_run
     files = sorted(pcap.glob("*.pcapng"))
@@ -139,6 +141,7 @@ def test_every_file_reads_cleanly_with_checksums_verified(mptcp_run: tuple[dict,
         assert not any(line.startswith("Errors") for line in errors), f"{f.name}: {errors}"
 
 
+@needs_tshark
 def test_mptcp_options_where_rfc_8684_puts_them(mptcp_run: tuple[dict, Path]) -> None:
     summary, pcap = mptcp_run
     # The first subflow's SYN carries MP_CAPABLE (subtype 0), the joined one's MP_JOIN
@@ -164,6 +167,7 @@ def test_mptcp_options_where_rfc_8684_puts_them(mptcp_run: tuple[dict, Path]) ->
     assert sent == 2 and [p[0] for p in prio] == ["1", "0"]
 
 
+@needs_tshark
 def test_mapping_analysis_maps_every_data_segment_to_its_dsn(mptcp_run: tuple[dict, Path], tmp_path: Path) -> None:
     _, pcap = mptcp_run
     merged = tmp_path / "data.pcapng"
@@ -183,6 +187,7 @@ def test_mapping_analysis_maps_every_data_segment_to_its_dsn(mptcp_run: tuple[di
     assert missing == []
 
 
+@needs_tshark
 def test_packets_per_file_equal_the_summary(mptcp_run: tuple[dict, Path]) -> None:
     summary, pcap = mptcp_run
     for name, link in summary["links"].items():
@@ -201,6 +206,7 @@ def test_packets_per_file_equal_the_summary(mptcp_run: tuple[dict, Path]) -> Non
     assert len(notes) == 1 and float(notes[0][0]) >= 2.0
 
 
+@needs_tshark
 def test_tcp_retransmissions_tshark_flags_agree_with_the_sender(tmp_path: Path) -> None:
     summary, pcap = run(tmp_path, TCP)
     sent = summary["flows"]["t"]["segments_retransmitted"]
@@ -219,3 +225,30 @@ def test_tcp_retransmissions_tshark_flags_agree_with_the_sender(tmp_path: Path) 
     # At the far end, the retransmissions that arrived fill the holes the losses left.
     far = tshark(pcap / "lossy.forward.pcapng", "-Y", "tcp.analysis.retransmission || tcp.analysis.out_of_order")
     assert 0 < len(far) <= sent
+
+
+def test_bad_capture_input_is_refused_before_the_run(tmp_path: Path) -> None:
+    def fails(text: str, *flags: str, out: Path | None = None) -> str:
+        scenario = tmp_path / "bad.toml"
+        scenario.write_text(text)
+        target = out if out is not None else tmp_path / "out"
+        r = subprocess.run(
+            [sys.executable, "-m", "mobipath", "run", str(scenario), "--out", str(target), *flags],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert not (target / "summary.json").exists(), "no run after a refused capture"
+        return r.stderr
+
+    unknown = TCP.replace('name = "pcap-tcp"', 'name = "pcap-tcp"\n[output]\npcap = ["lossy", "wlan0"]')
+    err = fails(unknown)
+    assert "output.pcap[1]" in err and "wlan0" in err and "unknown link" in err
+    assert "--pcap-max-mb" in fails(TCP, "--pcap", "--pcap-max-mb", "0")
+    zero = TCP.replace('name = "pcap-tcp"', 'name = "pcap-tcp"\n[output]\npcap = true\npcap_max_mb = 0')
+    assert "output.pcap_max_mb" in fails(zero)
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "pcap").write_text("a file where the capture directory must go")
+    assert "cannot write the capture there" in fails(TCP, "--pcap", out=blocked)
