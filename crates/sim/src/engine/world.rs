@@ -125,13 +125,15 @@ impl Sim {
             Ev::Arrive(idx) => {
                 let p = self.slab[idx as usize].take().expect("live packet");
                 self.free.push(idx);
-                // The link it crossed: the hop before the packet's next one.
-                let l = self.routes[p.route as usize][p.hop as usize - 1];
-                if self.links[l as usize].tapped {
-                    if let Some(c) = self.capture.as_deref_mut() {
-                        c.arrived_overtaking(idx);
+                if self.capture.is_some() {
+                    // The link it crossed: the hop before the packet's next one.
+                    let l = self.routes[p.route as usize][p.hop as usize - 1];
+                    if self.links[l as usize].tapped {
+                        if let Some(c) = self.capture.as_deref_mut() {
+                            c.arrived_overtaking(idx);
+                        }
+                        self.tap_delivered(l, &p);
                     }
-                    self.tap_delivered(l, &p);
                 }
                 self.forward(p);
             }
