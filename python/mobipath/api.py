@@ -48,6 +48,9 @@ def run(
     base_dir: Optional[Union[str, os.PathLike[str]]] = None,
     allow_partial: bool = False,
     command: Optional[str] = None,
+    out_dir: Optional[Union[str, os.PathLike[str]]] = None,
+    pcap: bool = False,
+    pcap_max_mb: Optional[float] = None,
 ) -> Result:
     """Simulates a scenario and returns its `Result`.
 
@@ -62,6 +65,10 @@ def run(
     result so far comes back with ``result.partial`` set (and ``summary["partial"]``), else
     `KeyboardInterrupt` is raised. `command` is recorded in the provenance (default: this
     process's command line).
+    Packet captures (docs/pcap.md) go to ``<out_dir>/pcap/`` while the simulation runs: those the
+    scenario asks for (``[output] pcap``), or every link's with `pcap`; `pcap_max_mb` replaces the
+    size limit (``[output] pcap_max_mb``). A scenario that asks for captures without an `out_dir`
+    is refused, and so is an `out_dir` that cannot be written (before the run starts).
     Raises `ScenarioError` (listing every problem) if the scenario or an override is invalid,
     `ValueError`/`TypeError` for bad arguments and `OSError` if a file cannot be read.
     """
@@ -69,7 +76,18 @@ def run(
     src = load_source(scenario, overrides=overrides, base_dir=base_dir)
     try:
         # objects: the summary as dicts, not JSON text (`json` imports re: ~5 ms)
-        raw = _core.run(src.text, src.file, src.base_dir_text, seed, progress, allow_partial, True)
+        raw = _core.run(
+            src.text,
+            src.file,
+            src.base_dir_text,
+            seed,
+            progress,
+            allow_partial,
+            True,
+            None if out_dir is None else os.fspath(out_dir),
+            pcap,
+            pcap_max_mb,
+        )
     except ScenarioError:
         raise
     except _core.ScenarioError as e:

@@ -104,11 +104,26 @@ def run(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or messages on stderr."),
+    pcap: bool = typer.Option(
+        False,
+        "--pcap",
+        help="Write packet captures (pcapng, Wireshark) of every link direction to OUT/pcap/ "
+        "(only the links [output] pcap lists, if it lists some); see docs/pcap.md.",
+    ),
+    pcap_max_mb: Optional[float] = typer.Option(
+        None,
+        "--pcap-max-mb",
+        help="Limit on all capture files together, MB; capture stops there with a warning "
+        "[default: [output] pcap_max_mb, 100].",
+        show_default=False,
+    ),
 ) -> None:
     """Run a scenario, write its results and print a summary (plot them with `mobipath plot DIR`)."""
     # The same body as the console script's fast path (mobipath.runcmd), which handles the
     # well-formed command lines without importing typer.
-    runcmd.execute(runcmd.RunOptions(scenario, seed, out_dir_option(out_arg), as_json, quiet))
+    runcmd.execute(
+        runcmd.RunOptions(scenario, seed, out_dir_option(out_arg), as_json, quiet, pcap=pcap, pcap_max_mb=pcap_max_mb)
+    )
 
 
 @app.command()
@@ -581,6 +596,15 @@ def emulate(
         'and the server proxy too ([server] slow_start_after_idle = "off"; kernel side only).',
     ),
     as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON on stdout."),
+    pcap: bool = typer.Option(
+        False,
+        "--pcap",
+        help="Capture every emulated link direction's packets (pcapng, Wireshark) to OUT/pcap/, "
+        "in the layout `mobipath run --pcap` uses; see docs/pcap.md.",
+    ),
+    pcap_max_mb: float = typer.Option(
+        100.0, "--pcap-max-mb", help="With --pcap: limit on all capture files together, MB (> 0)."
+    ),
 ) -> None:
     """Run a scenario on the real Linux TCP/MPTCP stack through the emulated paths (root; real time)."""
     from . import emulate as emu
@@ -588,13 +612,18 @@ def emulate(
     out = out_dir_option(out_arg)
     scenario = input_file(scenario)
     if proxy:
+        if pcap:
+            raise _fail("--pcap does not go with --proxy")
         _emulate_proxy(scenario, out, substitute, max_duration, pha_d, direction, repeat, as_json, no_idle_restart)
         return
     if pha_d or direction or repeat != 1 or no_idle_restart:
         raise _fail("--pha-d, --direction, --repeat and --no-idle-restart go with --proxy")
+    if not 0 < pcap_max_mb <= 1e6:
+        raise typer.BadParameter("must be in (0, 1000000] MB", param_hint="'--pcap-max-mb'")
 
     from .display import StageProgress
 
+    out_dir = out if out is not None else Path("results") / f"{scenario.stem}-emulated"
     try:
         with StageProgress(_stderr()) as stage:
             result = emu.run(
@@ -604,10 +633,11 @@ def emulate(
                 command=provenance.command_line(),
                 router=router,
                 progress=stage,
+                pcap_dir=out_dir / "pcap" if pcap else None,
+                pcap_max_mb=pcap_max_mb,
             )
     except emu.EmulateError as e:
         raise _fail(str(e)) from None
-    out_dir = out if out is not None else Path("results") / f"{scenario.stem}-emulated"
     result.write(out_dir)
     if as_json:
         sys.stdout.write(result.summary_json())
@@ -619,6 +649,10 @@ def emulate(
             header=f"[bold]{escape(str(scenario))}[/bold]  emulated on Linux {escape(os.uname().release)}",
         )
         _stderr().print(emu.describe_emulation(result.summary["emulation"]))
+    if "pcap" in result.summary:
+        if result.summary["pcap"].get("warning"):
+            _stderr().print(f"warning: {escape(result.summary['pcap']['warning'])}")
+        _stderr().print(f"packet captures written to {escape(str(out_dir / 'pcap'))} (docs/pcap.md)")
     _stderr().print(f"results written to {escape(str(out_dir))}")
 
 

@@ -218,7 +218,8 @@ def mptcp_grids(flows: list[tuple[str, Mapping[str, Any]]]) -> list[Grid]:
 
 def summary_grids(summary: Mapping[str, Any], width: int) -> tuple[Optional[str], list[Grid]]:
     """What a run summary shows: a line of its top-level scalars (None if there are none), then
-    the tables: single-path flows, MPTCP flows and their subflows, links, any other section."""
+    the tables: single-path flows, MPTCP flows and their subflows, links, any other section, and
+    the packet captures' files."""
     scalars = {k: v for k, v in sorted(summary.items()) if _is_scalar(v)}
     line = "  ".join(f"{k}: {fmt_value(v)}" for k, v in scalars.items()) if scalars else None
     flows = entities(summary.get("flows"))
@@ -227,9 +228,12 @@ def summary_grids(summary: Mapping[str, Any], width: int) -> tuple[Optional[str]
     grids = [entity_grid("Flows", single, FLOW_METRICS, width)] + list(mptcp_grids(mptcp))
     grids.append(entity_grid("Links", summary.get("links"), LINK_METRICS, width))
     for key, value in sorted(summary.items()):
-        if key in ("flows", "links") or _is_scalar(value):
+        if key in ("flows", "links", "pcap") or _is_scalar(value):
             continue
         grids.append(entity_grid(key.capitalize(), value, (), width))
+    pcap = summary.get("pcap")
+    if isinstance(pcap, Mapping) and isinstance(pcap.get("files"), Mapping):
+        grids.append(entity_grid("Packet captures (pcap/)", pcap["files"], (), width))
     return line, [g for g in grids if g is not None]
 
 

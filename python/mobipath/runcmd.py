@@ -5,7 +5,8 @@ for what it does not use. typer imports click, rich and pydantic (~80 ms), polar
 than a short simulation. So:
 
 - `entry()` is the console script. For a `run` command line it recognises (the scenario and
-  `--seed N`, `--out DIR`, `--json`, `-q/--quiet`, each at most once) it runs `execute` directly;
+  `--seed N`, `--out DIR`, `--json`, `-q/--quiet`, `--pcap`, `--pcap-max-mb MB`, each at most
+  once) it runs `execute` directly;
   anything else (`--help`, another command, a flag it does not know, a value out of range) goes to
   the typer application in `mobipath.cli`, which reports usage errors as before. The fast path
   never decides an error itself, so both paths accept and refuse the same command lines.
@@ -55,7 +56,7 @@ class RunOptions:
     strings: `mobipath run` never imports pathlib (with `urllib.parse`, which it imports, about
     4 ms of every run)."""
 
-    __slots__ = ("scenario", "seed", "out", "as_json", "quiet")
+    __slots__ = ("scenario", "seed", "out", "as_json", "quiet", "pcap", "pcap_max_mb")
 
     def __init__(
         self,
@@ -64,12 +65,16 @@ class RunOptions:
         out: Optional[Union[str, os.PathLike]] = None,
         as_json: bool = False,
         quiet: bool = False,
+        pcap: bool = False,
+        pcap_max_mb: Optional[float] = None,
     ):
         self.scenario = os.fspath(scenario)
         self.seed = seed
         self.out = None if out is None else os.fspath(out)
         self.as_json = as_json
         self.quiet = quiet
+        self.pcap = pcap
+        self.pcap_max_mb = pcap_max_mb
 
 
 def parse_fast(args: Sequence[str]) -> Optional[RunOptions]:
@@ -84,7 +89,7 @@ def parse_fast(args: Sequence[str]) -> Optional[RunOptions]:
     i = 1
     while i < len(args):
         a = args[i]
-        if a in ("--seed", "--out") or a.startswith(("--seed=", "--out=")):
+        if a in ("--seed", "--out", "--pcap-max-mb") or a.startswith(("--seed=", "--out=", "--pcap-max-mb=")):
             name, eq, value = a.partition("=")
             if not eq:
                 if i + 1 >= len(args):
@@ -94,7 +99,7 @@ def parse_fast(args: Sequence[str]) -> Optional[RunOptions]:
             if name in values:
                 return None
             values[name] = value
-        elif a in ("--json", "-q", "--quiet"):
+        elif a in ("--json", "-q", "--quiet", "--pcap"):
             key = "quiet" if a in ("-q", "--quiet") else a
             if key in flags:
                 return None
@@ -121,7 +126,15 @@ def parse_fast(args: Sequence[str]) -> Optional[RunOptions]:
         if not values["--out"].strip():
             return None  # typer says why an empty directory is refused
         out = values["--out"]
-    return RunOptions(scenario, seed, out, "--json" in flags, "quiet" in flags)
+    pcap_max_mb = None
+    if "--pcap-max-mb" in values:
+        try:
+            pcap_max_mb = float(values["--pcap-max-mb"])
+        except ValueError:
+            return None  # typer says why
+    return RunOptions(
+        scenario, seed, out, "--json" in flags, "quiet" in flags, pcap="--pcap" in flags, pcap_max_mb=pcap_max_mb
+    )
 
 
 def _err(line: str) -> None:
@@ -149,6 +162,21 @@ def execute(opts: RunOptions) -> None:
     from .source import FilePath, path_stem, path_text
 
     scenario = path_text(resolve_input(opts.scenario, opts.quiet))
+    # The result directory is known before the run: packet captures are written into it while
+    # the simulation runs (OUT/pcap/).
+    if opts.out is not None:
+        out_dir = path_text(opts.out)
+    else:
+        from . import _core
+
+        seed = opts.seed
+        if seed is None:
+            try:
+                with open(scenario, encoding="utf-8") as f:
+                    seed = _core.scenario_seed(f.read())
+            except (OSError, UnicodeDecodeError):
+                pass  # the run itself says what is wrong with the file
+        out_dir = os.path.join("results", f"{path_stem(scenario)}-seed{seed if seed is not None else 'default'}")
     show_progress = not opts.quiet and sys.stderr.isatty()
     t0 = time.perf_counter()
     # FilePath: read as a file even without a .toml ending (a str could be taken for TOML text).
@@ -159,17 +187,26 @@ def execute(opts: RunOptions) -> None:
 
         with RunProgress(f"simulating {scenario.rpartition('/')[2]}", Console(stderr=True, highlight=False)) as bar:
             result = api.run(
-                FilePath(scenario), seed=opts.seed, progress=bar, allow_partial=True, command=provenance.command_line()
+                FilePath(scenario),
+                seed=opts.seed,
+                progress=bar,
+                allow_partial=True,
+                command=provenance.command_line(),
+                out_dir=out_dir,
+                pcap=opts.pcap,
+                pcap_max_mb=opts.pcap_max_mb,
             )
     else:
-        result = api.run(FilePath(scenario), seed=opts.seed, allow_partial=True, command=provenance.command_line())
+        result = api.run(
+            FilePath(scenario),
+            seed=opts.seed,
+            allow_partial=True,
+            command=provenance.command_line(),
+            out_dir=out_dir,
+            pcap=opts.pcap,
+            pcap_max_mb=opts.pcap_max_mb,
+        )
     wall = time.perf_counter() - t0
-    seed_part = result.seed if result.seed is not None else "default"
-    out_dir = (
-        path_text(opts.out)
-        if opts.out is not None
-        else os.path.join("results", f"{path_stem(scenario)}-seed{seed_part}")
-    )
     try:
         result.write_files(out_dir)
     except OSError as e:
@@ -179,6 +216,11 @@ def execute(opts: RunOptions) -> None:
             "warning: nothing in this scenario is random (no random loss, reordering, BBR, Peekaboo or train), "
             "so every seed gives the same result"
         )
+    pcap = result.summary.get("pcap")
+    if pcap is not None and not opts.quiet:
+        if pcap.get("warning"):
+            _err(f"warning: {pcap['warning']}")
+        _err(f"packet captures written to {os.path.join(out_dir, pcap['directory'])} (docs/pcap.md)")
     if result.partial:
         stopped = result.summary["partial"]["stopped_at_s"]
         raise CommandFailed(

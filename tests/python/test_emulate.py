@@ -356,11 +356,12 @@ def test_emulate_cli_writes_results_and_cleans_up(tmp_path: Path) -> None:
     s = _scenario(tmp_path, two)
     out = tmp_path / "out"
     before = set(emu.list_namespaces())  # another emulation on this machine may hold its own
-    r = run_cli(["emulate", s, "--out", out, "--json"], timeout=60)
+    r = run_cli(["emulate", s, "--out", out, "--json", "--pcap"], timeout=60)
     assert r.returncode == 0, r.stderr
     import json
 
     summary = json.loads((out / "summary.json").read_text())
+    _check_kernel_captures(summary, out / "pcap")
     f = summary["flows"]["f"]
     assert f["cc"] == "reno" and summary["emulation"]["cc_kernel"] == "reno"
     # Bulk TCP fills the link: payload rate of a 10 Mbit/s link with 1500-byte packets ≈ 9.65.
@@ -405,6 +406,34 @@ def test_long_commands_say_what_they_do_from_the_start(tmp_path: Path, command: 
         assert stage in said, said
     if command == "compare":
         assert first.startswith("simulating 5 s …"), first
+
+
+def _check_kernel_captures(summary: dict, pcap: Path) -> None:
+    """`emulate --pcap`: one file per link direction in the simulator's layout; every frame the
+    emulator dropped is in the drops file with its cause; the delivered ones are all there but
+    those still propagating when the emulator stopped; tshark reads them without an error."""
+    import shutil
+
+    files = summary["pcap"]["files"]
+    assert set(files) == set(summary["links"])
+    for name, link in summary["links"].items():
+        f = files[name]
+        assert (pcap / f["file"]).exists()
+        assert f["drops"] == link["drops"], name
+        assert (pcap / f"{name}.drops.pcapng").exists() == (link["drops"] > 0)
+        # At most one bandwidth-delay product of frames still on the wire at the stop.
+        assert link["packets_delivered"] - 60 <= f["packets"] <= link["packets_delivered"], name
+    tshark = shutil.which("tshark")
+    if tshark is not None:
+        for f in sorted(pcap.glob("*.pcapng")):
+            r = subprocess.run([tshark, "-r", str(f), "-q", "-z", "expert,error"], capture_output=True, text=True)
+            assert r.returncode == 0 and "Errors" not in r.stdout, (f.name, r.stdout, r.stderr)
+        syn = subprocess.run(
+            [tshark, "-r", str(pcap / "l.forward.pcapng"), "-Y", "tcp.flags.syn == 1", "-T", "fields", "-e", "ip.src"],
+            capture_output=True,
+            text=True,
+        )
+        assert syn.stdout.split() == ["10.77.1.1"], "the kernel's SYN/ACK from the data sender (side a)"
 
 
 def _new_namespaces(before: set) -> list:

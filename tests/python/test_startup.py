@@ -126,9 +126,9 @@ def test_fast_path_knows_exactly_typers_run_options():
         for o in (*p.opts, *p.secondary_opts)
         if o.startswith("-")
     }
-    assert opts == {"--seed", "--out", "--json", "--quiet", "-q"}
+    assert opts == {"--seed", "--out", "--json", "--quiet", "-q", "--pcap", "--pcap-max-mb"}
     for o in opts:
-        line = ["run", "x.toml", o] + ([] if o in ("--json", "--quiet", "-q") else ["5"])
+        line = ["run", "x.toml", o] + ([] if o in ("--json", "--quiet", "-q", "--pcap") else ["5"])
         assert parse_fast(line) is not None, o
 
 

@@ -27,6 +27,10 @@ impl Chain {
         &self.stages
     }
 
+    pub fn stages_mut(&mut self) -> &mut [Line] {
+        &mut self.stages
+    }
+
     /// A frame arrives at the first link's input at `now`; false if that link dropped it.
     pub fn offer(&mut self, now: Time, frame: Vec<u8>) -> bool {
         self.settle(now);

@@ -123,6 +123,31 @@ fn run_main(path: &str) {
         });
         fds.push((fa, fb));
     }
+    // Captures: every file opened before "ready", so a directory that cannot be written stops
+    // the run before it starts.
+    let budget = cfg.pcap.as_ref().map(|pc| crate::capture::Budget::new(pc.max_bytes));
+    if let (Some(pc), Some(budget)) = (&cfg.pcap, &budget) {
+        for (ports, side) in [(&mut fwd, "forward"), (&mut rev, "reverse")] {
+            for port in ports.iter_mut() {
+                for (name, line) in port.link_names.iter().zip(port.chain.stages_mut()) {
+                    if !pc.wants(name) {
+                        continue;
+                    }
+                    let tap_name = format!("{name}.{side}");
+                    match crate::capture::LineTap::open(&pc.dir, &tap_name, pc.snaplen, budget.clone()) {
+                        Ok(t) => line.set_tap(t),
+                        Err(e) => {
+                            eprintln!(
+                                "mobipath-emu: pcap.dir = {}: cannot write the capture there: {e}",
+                                pc.dir.display()
+                            );
+                            std::process::exit(2);
+                        }
+                    }
+                }
+            }
+        }
+    }
     println!("ready");
     std::io::stdout().flush().ok();
     if cfg.wait_for_start {
@@ -141,6 +166,17 @@ fn run_main(path: &str) {
         bin_ns: (cfg.bin_ms * 1e6) as u64,
         realtime: cfg.realtime,
     };
+    // Capture timestamps: the wall clock at model time 0.
+    let epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    for port in fwd.iter_mut().chain(rev.iter_mut()) {
+        for line in port.chain.stages_mut() {
+            if let Some(t) = line.tap_mut() {
+                t.epoch_ns = epoch;
+            }
+        }
+    }
     let tf = std::thread::spawn(move || forward::run(fwd, timing));
     let tr = std::thread::spawn(move || forward::run(rev, timing));
     let rf = tf.join().expect("forward thread");
@@ -154,6 +190,10 @@ fn run_main(path: &str) {
         "stopped_by_signal": STOP.load(Ordering::SeqCst),
         "forward": rf,
         "reverse": rr,
+        "pcap": budget.as_ref().map(|b| serde_json::json!({
+            "bytes_written": b.used(),
+            "warning": b.stopped(),
+        })),
     });
     let text = serde_json::to_string_pretty(&stats).unwrap();
     if let Some(p) = &cfg.stats_path {

@@ -61,6 +61,9 @@ pub struct EmuConfig {
     /// Width of the per-path delivered-bytes bins in the stats, ms, in [1, 60000] (default 100).
     #[serde(default = "default_bin_ms")]
     pub bin_ms: f64,
+    /// Packet captures of the link directions (`crate::capture`).
+    #[serde(default)]
+    pub pcap: Option<crate::capture::PcapConfig>,
 }
 
 fn default_true() -> bool {
@@ -154,6 +157,14 @@ impl EmuConfig {
                     ));
                 }
             }
+        }
+        if let Some(pc) = &c.pcap {
+            let names: Vec<String> = c
+                .paths
+                .iter()
+                .flat_map(|p| p.links.iter().map(|l| l.name.clone()))
+                .collect();
+            errs.extend(pc.check(&names).into_iter().map(|m| format!("{file}: {m}")));
         }
         // Let the simulator check the links (field paths like `paths[0].links[1].rate_mbps`).
         if let Err(e) = c.build_paths() {

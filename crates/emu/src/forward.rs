@@ -121,6 +121,9 @@ pub struct PathReport {
 pub struct LinkReport {
     pub name: String,
     pub stats: mobipath_sim::link::LinkStats,
+    /// The direction's packet capture, if taken (`crate::capture`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<serde_json::Value>,
 }
 
 /// What one direction (one thread, every path) did.
@@ -393,17 +396,18 @@ pub fn run(mut ports: Vec<Port>, t: Timing) -> DirReport {
     }
     DirReport {
         paths: ports
-            .iter()
+            .iter_mut()
             .zip(c)
             .map(|(p, c)| PathReport {
                 path: p.name.clone(),
                 links: p
                     .link_names
                     .iter()
-                    .zip(p.chain.stages())
+                    .zip(p.chain.stages_mut())
                     .map(|(n, l)| LinkReport {
                         name: n.clone(),
                         stats: l.link.stats().clone(),
+                        pcap: l.tap_mut().map(|t| t.finish()),
                     })
                     .collect(),
                 write_errors: c.write_errors,

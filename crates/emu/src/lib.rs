@@ -9,8 +9,10 @@
 //!   statistics;
 //! - [`tun`]: TUN devices created inside named network namespaces;
 //! - [`bench`](mod@bench): the machinery benchmark over socketpairs;
+//! - [`capture`]: pcapng captures of each link direction, in the simulator's layout;
 //! - [`relay`]: the independent reference forwarder (fixed delay + Bernoulli loss, no link model).
 pub mod bench;
+pub mod capture;
 pub mod chain;
 pub mod cli;
 pub mod config;

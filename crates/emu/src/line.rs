@@ -12,8 +12,9 @@
 //! headers + payload), so `Packet.len = frame_len - HEADER_BYTES`. Frames shorter than 52 bytes
 //! (bare 40-byte ACKs without timestamps, small ICMP) are counted as 52 bytes by the model — a
 //! ≤ 12-byte overestimate, documented deviation.
+use crate::capture::LineTap;
 use mobipath_sim::core::Time;
-use mobipath_sim::link::LinkDir;
+use mobipath_sim::link::{DropCause, LinkDir};
 use mobipath_sim::packet::{Packet, PacketKind, HEADER_BYTES};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -52,6 +53,10 @@ pub struct Line {
     next_id: u64,
     out: Vec<(Time, Packet)>,
     gone: Vec<(u64, Vec<u8>)>,
+    /// Packet capture of this direction (`crate::capture`), if asked for.
+    tap: Option<Box<LineTap>>,
+    /// With a tap: the model's internal drops since the last resync, (packet id, cause).
+    drop_causes: Vec<(u64, DropCause)>,
 }
 
 impl Line {
@@ -63,7 +68,19 @@ impl Line {
             next_id: 0,
             out: Vec::new(),
             gone: Vec::new(),
+            tap: None,
+            drop_causes: Vec::new(),
         }
+    }
+
+    /// Captures this direction from now on.
+    pub fn set_tap(&mut self, tap: LineTap) {
+        self.link.keep_drops();
+        self.tap = Some(Box::new(tap));
+    }
+
+    pub fn tap_mut(&mut self) -> Option<&mut LineTap> {
+        self.tap.as_deref_mut()
     }
 
     /// A frame arrives at the link's input at `now`; false if the model dropped it (queue full
@@ -74,14 +91,17 @@ impl Line {
         self.next_id += 1;
         p.len = (frame.len() as u32).saturating_sub(HEADER_BYTES);
         // A "drop" outage flush that is due is applied inside enqueue: resync first.
-        match self.link.enqueue(now, p) {
+        match self.link.enqueue_with_cause(now, p) {
             Ok(()) => {
                 self.side.push_back((self.next_id - 1, frame));
-                self.resync();
+                self.resync(now);
                 true
             }
-            Err(_) => {
-                self.resync();
+            Err((_, cause)) => {
+                if let Some(t) = self.tap.as_deref_mut() {
+                    t.dropped(now, &frame, cause);
+                }
+                self.resync(now);
                 false
             }
         }
@@ -92,12 +112,12 @@ impl Line {
         if self.link.next_wakeup().is_some_and(|t| t <= now) {
             self.link.wake(now, &mut self.out);
         }
-        self.resync();
+        self.resync(now);
     }
 
     /// Moves frames that left the model (delivered, lost or flushed) off the side table; the
     /// delivered ones go onto the wire.
-    fn resync(&mut self) {
+    fn resync(&mut self, now: Time) {
         let inside = self.link.stats().queue_packets as usize;
         // The newest frame may not be in the model yet when called from `offer`'s error path;
         // `side` only holds accepted frames, so this is exact.
@@ -108,6 +128,7 @@ impl Line {
         self.gone.clear();
         self.gone.extend(self.side.drain(..n_gone));
         let mut g = 0;
+        let tapped = self.tap.is_some();
         for (at, p) in self.out.drain(..) {
             while g < self.gone.len() && self.gone[g].0 < p.id {
                 g += 1; // lost on the wire or flushed
@@ -115,10 +136,29 @@ impl Line {
             if g < self.gone.len() && self.gone[g].0 == p.id {
                 let frame = std::mem::take(&mut self.gone[g].1);
                 self.wire.push(Reverse(InFlight { at, seq: p.id, frame }));
+                if tapped {
+                    self.gone[g].0 = u64::MAX; // delivered: not a drop
+                }
                 g += 1;
             } else {
                 debug_assert!(false, "delivered packet {} has no frame", p.id);
             }
+        }
+        if let Some(tap) = self.tap.as_deref_mut() {
+            // What left without being delivered was dropped inside the model; the model says why.
+            let causes = &mut self.drop_causes;
+            self.link.drain_drops(|p, c| causes.push((p.id, c)));
+            for (id, frame) in &self.gone {
+                if *id == u64::MAX {
+                    continue;
+                }
+                let cause = causes
+                    .iter()
+                    .find(|(i, _)| i == id)
+                    .map_or(DropCause::Loss, |&(_, c)| c);
+                tap.dropped(now, frame, cause);
+            }
+            causes.retain(|(i, _)| self.gone.iter().all(|(g, _)| g != i));
         }
     }
 
@@ -151,6 +191,9 @@ impl Line {
     pub fn pop_due(&mut self, now: Time) -> Option<(Time, Vec<u8>)> {
         if self.wire.peek().is_some_and(|Reverse(f)| f.at <= now) {
             let Reverse(f) = self.wire.pop()?;
+            if let Some(t) = self.tap.as_deref_mut() {
+                t.delivered(f.at, &f.frame);
+            }
             return Some((f.at, f.frame));
         }
         None
@@ -241,6 +284,44 @@ mod tests {
         assert_eq!(l.held(), 0, "lost frames were freed");
         let loss = st.drops_loss as f64 / n as f64;
         assert!((0.25..0.35).contains(&loss), "{loss}");
+    }
+
+    /// A tapped line writes every delivered frame to its file and every dropped one, with its
+    /// cause, to the drops file; counts match the model's.
+    #[test]
+    fn tap_writes_delivered_and_dropped_frames() {
+        let cfg: LinkConfig = serde_json::from_str(
+            r#"{"name": "l", "delay_ms": 1, "rate_mbps": 10, "queue_packets": 5, "loss": {"model": "bernoulli", "p": 0.2}}"#,
+        )
+        .unwrap();
+        let (f, _) = cfg.build(std::path::Path::new("."), &RngStreams::new(4)).unwrap();
+        let dir = std::env::temp_dir().join(format!("mobipath-emu-tap-{}", std::process::id()));
+        let budget = crate::capture::Budget::new(1 << 30);
+        let mut l = Line::new(f);
+        l.set_tap(crate::capture::LineTap::open(&dir, "l.forward", 128, budget.clone()).unwrap());
+        let mut now = 0;
+        for i in 0..400u32 {
+            let mut fr = frame(300, 0);
+            fr[..4].copy_from_slice(&i.to_be_bytes());
+            l.offer(now, fr);
+            now += 100_000; // 300 B at 10 Mbit/s = 240 µs: the queue fills and drops
+            l.advance(now);
+            while l.pop_due(now).is_some() {}
+        }
+        now += 1_000_000_000;
+        l.advance(now);
+        while l.pop_due(now).is_some() {}
+        let st = l.link.stats().clone();
+        let report = l.tap_mut().unwrap().finish();
+        assert!(st.drops_queue > 0 && st.drops_loss > 0, "{st:?}");
+        assert_eq!(report["packets"].as_u64().unwrap(), st.delivered_packets);
+        assert_eq!(report["drops"].as_u64().unwrap(), st.drops_queue + st.drops_loss);
+        let main = std::fs::read(dir.join("l.forward.pcapng")).unwrap();
+        let drops = std::fs::read(dir.join("l.forward.drops.pcapng")).unwrap();
+        assert_eq!((main.len() + drops.len()) as u64, budget.used());
+        let text = String::from_utf8_lossy(&drops);
+        assert!(text.contains("dropped: queue") && text.contains("dropped: loss"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -135,13 +135,15 @@ fn output_to_dict(py: Python<'_>, out: RunOutput, objects: bool) -> PyResult<Py<
 /// like a dict of column name → list, or written with `write_parquet(path)`), `events` (int)
 /// and `interrupted` (bool).
 ///
-/// `seed` overrides the scenario's seed. `progress`, if given, is called with the fraction of
+/// `out_dir` is the run's result directory, where packet captures go (`<out_dir>/pcap/`: asked
+/// for by the scenario's `[output] pcap`, or on every link by `pcap`; `pcap_max_mb` replaces the
+/// size limit). `seed` overrides the scenario's seed. `progress`, if given, is called with the fraction of
 /// simulated time done (0..1). Signals are checked as simulated time advances (a few hundred
 /// times per run): on Ctrl-C the run stops there and, with `allow_partial`, returns what it has
 /// (`summary.partial` says when it stopped, `interrupted` is true); without it, the
 /// `KeyboardInterrupt` propagates. Raises `ScenarioError` if the scenario is invalid.
 #[pyfunction]
-#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None, progress = None, allow_partial = false, objects = false))]
+#[pyo3(signature = (text, file = String::from("<string>"), base_dir = PathBuf::from("."), seed = None, progress = None, allow_partial = false, objects = false, out_dir = None, pcap = false, pcap_max_mb = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -152,7 +154,15 @@ fn run(
     progress: Option<PyObject>,
     allow_partial: bool,
     objects: bool,
+    out_dir: Option<PathBuf>,
+    pcap: bool,
+    pcap_max_mb: Option<f64>,
 ) -> PyResult<Py<PyDict>> {
+    let capture = api::CaptureRequest {
+        out_dir,
+        force: pcap,
+        max_mb: pcap_max_mb,
+    };
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut report = |fraction: f64| -> bool {
@@ -171,7 +181,7 @@ fn run(
             callback_error.is_none()
         };
         catch_unwind(AssertUnwindSafe(|| {
-            api::run_toml(&text, &file, &base_dir, seed, Some(&mut report))
+            api::run_toml_capturing(&text, &file, &base_dir, seed, Some(&mut report), &capture)
         }))
     });
     let interrupted = match callback_error {
@@ -235,6 +245,13 @@ fn plan(py: Python<'_>, text: String, file: String, base_dir: PathBuf, seed: Opt
         Ok(Err(errs)) => Err(scenario_error(py, &file, &errs)),
         Err(payload) => Err(panic_error("resolving the scenario", payload)),
     }
+}
+
+/// The seed a scenario's text names (`seed`, default 1), or None if it is not valid TOML or the
+/// seed is not an integer in range (the run reports why).
+#[pyfunction]
+fn scenario_seed(text: String) -> Option<u64> {
+    api::scenario_seed(&text)
 }
 
 /// The registries' names as JSON text: `{"cc", "coupled_cc", "schedulers", "wrappers",
@@ -569,6 +586,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(effective_links, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(names, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_seed, m)?)?;
     m.add_function(wrap_pyfunction!(p1_worked_examples, m)?)?;
     m.add_function(wrap_pyfunction!(emulator_main, m)?)?;
     m.add_function(wrap_pyfunction!(proxy_main, m)?)?;

@@ -2,7 +2,7 @@
 //!
 //! Used by the Python bindings (`crates/py`), the benchmarks and the tests.
 use crate::error::ConfigError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::metrics::{Column, RunOutput, Table};
 
@@ -29,8 +29,63 @@ pub fn run_toml(
     seed: Option<u64>,
     progress: Option<crate::engine::Progress<'_>>,
 ) -> Result<RunOutput, Vec<ConfigError>> {
-    let plan = crate::plan::Plan::load(text, file, base_dir, seed)?;
-    Ok(crate::engine::run(&plan, progress))
+    run_toml_capturing(text, file, base_dir, seed, progress, &CaptureRequest::default())
+}
+
+/// The seed a scenario's text names (`seed`, 1 when left out), without checking the rest; `None`
+/// if the text is not TOML or the seed not an unsigned integer (the run will say why).
+pub fn scenario_seed(text: &str) -> Option<u64> {
+    let t: toml::Table = text.parse().ok()?;
+    match t.get("seed") {
+        None => Some(crate::scenario::DEFAULT_SEED),
+        Some(v) => v.as_integer().and_then(|i| u64::try_from(i).ok()),
+    }
+}
+
+/// Where a run writes its packet captures (`[output] pcap`, docs/pcap.md), and the command
+/// line's say over them.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureRequest {
+    /// The run's output directory: captures go to `<out_dir>/pcap/`. Without one, a scenario
+    /// that asks for captures is refused (they would have nowhere to go).
+    pub out_dir: Option<PathBuf>,
+    /// `--pcap`: capture every link (or the links `[output] pcap` lists).
+    pub force: bool,
+    /// `--pcap-max-mb`: replaces `[output] pcap_max_mb`.
+    pub max_mb: Option<f64>,
+}
+
+/// [`run_toml`] with packet captures as `capture` and the scenario's `[output]` ask: the
+/// capture files are opened before the run starts, so a directory that cannot be written is
+/// an error here, not a run that silently captured nothing.
+pub fn run_toml_capturing(
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+    seed: Option<u64>,
+    progress: Option<crate::engine::Progress<'_>>,
+    capture: &CaptureRequest,
+) -> Result<RunOutput, Vec<ConfigError>> {
+    let mut plan = crate::plan::Plan::load(text, file, base_dir, seed)?;
+    if let Some(mb) = capture.max_mb {
+        crate::capture::config::check_max_mb("--pcap-max-mb", mb).map_err(|e| vec![e])?;
+        plan.capture.max_bytes = (mb * 1e6).round() as u64;
+    }
+    if capture.force && plan.capture.link_dirs.is_none() {
+        plan.capture.link_dirs = Some((0..plan.links.len() * 2).collect());
+    }
+    let tap = match (&plan.capture.link_dirs, &capture.out_dir) {
+        (None, _) => None,
+        (Some(_), Some(dir)) => Some(crate::capture::Capture::open(&plan, dir).map_err(|e| vec![e])?),
+        (Some(_), None) => {
+            return Err(vec![ConfigError::new(
+                "output.pcap",
+                "",
+                "captures need an output directory (mobipath run --out DIR, or api.run(..., out_dir=DIR))",
+            )])
+        }
+    };
+    Ok(crate::engine::run_with_capture(&plan, progress, tap))
 }
 
 /// The scenario's links as the simulator runs them, with the `[hst]` train's handovers and

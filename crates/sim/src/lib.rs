@@ -8,6 +8,7 @@
 //! checked) → [`plan`] (typed, resolved) and [`api`]. [`hst`] and [`radio`] are P0's train;
 //! [`cell`] is the LTE cell element (P4).
 pub mod api;
+pub mod capture;
 pub mod cell;
 pub mod core;
 pub mod element;

@@ -52,6 +52,8 @@ pub struct Plan {
     pub handoffs: Vec<HandoffPlan>,
     /// The scenario with every default filled in and the run's seed (for provenance).
     pub resolved: serde_json::Value,
+    /// Packet captures asked for in `[output]` (`crate::capture`; off by default).
+    pub capture: crate::capture::CaptureSpec,
 }
 
 /// A path: its hops in the data direction (ACKs take them in reverse).
@@ -541,6 +543,11 @@ impl Plan {
             train,
             handoffs,
             resolved,
+            capture: {
+                let o = &f.output;
+                let names: Vec<String> = f.links.iter().map(|l| l.name.clone()).collect();
+                crate::capture::config::spec(&o.pcap, o.pcap_snaplen, o.pcap_max_mb, &names)
+            },
         })
     }
 

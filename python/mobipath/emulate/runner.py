@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 from .. import jsonfmt, provenance
 from ..results import Result, timeseries_frame
-from .netns import check_environment, emulator_command, netstat_counters, sweep_stale
+from .netns import EmulateError, check_environment, emulator_command, netstat_counters, sweep_stale
 from .plan import DEFAULT_MAX_DURATION_S, ensure_cc, plan
 from .topology import Topology
 from .traffic import bulk
@@ -61,12 +61,18 @@ def run(
     command: Optional[str] = None,
     router: bool = False,
     progress: Optional[Callable[[str, Optional[float]], Any]] = None,
+    pcap_dir: Optional[Path] = None,
+    pcap_max_mb: float = 100.0,
 ) -> Result:
     """Emulates `scenario` on the real kernel; returns a `Result` in the simulator's schema
     (plus an ``emulation`` block: kernel, cc used, substitutions, emulator timing, MPTcpExt).
     `router` puts the receiver behind a forwarding router namespace (`Topology`).
     `progress(stage, fraction)` is told each stage as it begins and, while the transfer runs in
-    real time, the fraction of the scenario's duration done (display.StageProgress shows it)."""
+    real time, the fraction of the scenario's duration done (display.StageProgress shows it). With
+    `pcap_dir`, every link direction's packets go to ``<pcap_dir>/<link>.<forward|reverse>.pcapng``
+    as in the simulator (docs/pcap.md), at most `pcap_max_mb` MB in all."""
+    if pcap_dir is not None and not (0 < pcap_max_mb <= 1e6):
+        raise EmulateError(f"--pcap-max-mb = {pcap_max_mb:g}: must be in (0, 1000000] MB")
 
     def say(stage: str, fraction: Optional[float] = None) -> None:
         if progress is not None:
@@ -88,6 +94,7 @@ def run(
         mptcp=mptcp,
         backup=p.backup,
         router=router,
+        pcap=None if pcap_dir is None else {"dir": str(pcap_dir), "max_bytes": int(round(pcap_max_mb * 1e6))},
     )
     say("building the namespaces and emulated paths")
     with Topology(**topo_args) as topo:  # type: ignore[arg-type]
@@ -155,6 +162,8 @@ def run(
         "handovers": p.handovers,
         "emulation": emulation,
     }
+    if pcap_dir is not None:
+        summary["pcap"] = _pcap_summary(stats, pcap_dir)
     prov = provenance.collect(
         resolved_scenario=p.resolved_scenario,
         seed=p.seed,
@@ -179,6 +188,26 @@ def run(
         scenario_file=p.scenario_file,
         extra={"emulator_stats": stats},
     )
+
+
+def _pcap_summary(stats: Optional[dict[str, Any]], pcap_dir: Path) -> dict[str, Any]:
+    """The summary's ``pcap`` section from the emulator's stats (as the simulator's)."""
+    files: dict[str, Any] = {}
+    for d in ("forward", "reverse"):
+        for path in (stats or {}).get(d, {}).get("paths", []):
+            for ln in path.get("links", []):
+                tap = ln.get("pcap")
+                if tap:
+                    files[tap["name"]] = {k: v for k, v in tap.items() if k != "name"}
+    top = (stats or {}).get("pcap") or {}
+    out: dict[str, Any] = {
+        "directory": str(pcap_dir.name),
+        "bytes_written": top.get("bytes_written", 0),
+        "files": dict(sorted(files.items())),
+    }
+    if top.get("warning"):
+        out["warning"] = f"capture stopped: {top['warning']}; the files hold the packets before it"
+    return out
 
 
 def bench(

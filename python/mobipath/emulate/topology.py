@@ -67,6 +67,9 @@ class Topology:
     router: bool = False
     #: MP_JOIN backup flag per path (MPTCP only; path 0 is the initial subflow and cannot be).
     backup: list[bool] = field(default_factory=list)
+    #: Packet captures of every link direction (the emulator's ``pcap`` entry: ``dir``,
+    #: ``max_bytes``, optional ``snaplen`` and ``links``), or None.
+    pcap: Optional[dict[str, Any]] = None
     ns_a: str = ""
     ns_b: str = ""
     ns_r: str = ""
@@ -172,6 +175,8 @@ class Topology:
             "stats_path": str(tmp / "emu-stats.json"),
             "wait_for_start": True,
         }
+        if self.pcap is not None:
+            cfg["pcap"] = self.pcap
         (tmp / "emu.json").write_text(json.dumps(cfg))
         self.emu = subprocess.Popen(
             [*emulator_command(), str(tmp / "emu.json")],

@@ -36,12 +36,14 @@ pub(crate) fn build(plan: &Plan) -> Sim {
             dir: fwd,
             name: format!("{name}.forward"),
             wake_at: NEVER,
+            tapped: false,
             pipe: VecDeque::new(),
         });
         links.push(LinkSlot {
             dir: rev,
             name: format!("{name}.reverse"),
             wake_at: NEVER,
+            tapped: false,
             pipe: VecDeque::new(),
         });
     }
@@ -171,6 +173,7 @@ pub(crate) fn build(plan: &Plan) -> Sim {
         bin: plan.bin,
         n_bins: plan.n_bins,
         link_queue: vec![Vec::with_capacity(plan.n_bins); n_links],
+        capture: None,
     }
 }
 

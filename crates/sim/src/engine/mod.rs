@@ -12,6 +12,7 @@ pub mod report;
 pub mod timer;
 pub(crate) mod world;
 
+use crate::capture::Capture;
 use crate::core::time::to_secs_f64;
 use crate::endpoint::Counters;
 use crate::handoff::report::HandoffSection;
@@ -30,8 +31,23 @@ pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
 pub const PROGRESS_EVENTS: u64 = 1 << 16;
 
 /// Runs a plan to its end (or until `progress` asks to stop).
-pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
+pub fn run(plan: &Plan, progress: Option<Progress<'_>>) -> RunOutput {
+    run_with_capture(plan, progress, None)
+}
+
+/// [`run`], with packet captures of the link directions `capture` taps; the summary then has
+/// a `pcap` section (`crate::capture`).
+pub fn run_with_capture(plan: &Plan, mut progress: Option<Progress<'_>>, capture: Option<Capture>) -> RunOutput {
     let mut sim = build::build(plan);
+    if let Some(c) = capture {
+        for (d, slot) in sim.links.iter_mut().enumerate() {
+            if c.taps(d) {
+                slot.tapped = true;
+                slot.dir.keep_drops();
+            }
+        }
+        sim.capture = Some(Box::new(c));
+    }
     let end = plan.duration;
     for i in 0..sim.flows.len() {
         sim.queue.push(sim.flows[i].start, Ev::FlowStart(i as u32));
@@ -118,7 +134,13 @@ pub fn run(plan: &Plan, mut progress: Option<Progress<'_>>) -> RunOutput {
         .map(|s| s as &dyn Section)
         .chain(handoffs.iter().map(|s| s as &dyn Section))
         .collect();
-    report::finish(sim, plan, &warm, &windows, extras, &sections, stopped)
+    sim.capture_in_flight();
+    let pcap = sim.capture.take().map(|c| c.finish());
+    let mut out = report::finish(sim, plan, &warm, &windows, extras, &sections, stopped);
+    if let Some(v) = pcap {
+        out.summary["pcap"] = v;
+    }
+    out
 }
 
 /// Per flow, the summary fields its drivers add.

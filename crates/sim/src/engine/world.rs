@@ -11,6 +11,7 @@
 //! without a heap push and pop per packet.
 use super::drivers::{Driver, Schedule, Side, World};
 use super::flow::Flow;
+use crate::capture::Capture;
 use crate::core::time::{Time, NEVER};
 use crate::core::{EventQueue, Tournament};
 use crate::element::{Element, ElementOut};
@@ -45,6 +46,8 @@ pub(crate) struct LinkSlot {
     pub dir: LinkDir<Pkt>,
     pub name: String,
     pub wake_at: Time,
+    /// Whether [`Sim::capture`] taps this direction (its packets and drops go to a file).
+    pub tapped: bool,
     /// Packets on the wire after this link direction, in arrival order: (arrival time, event
     /// insertion number reserved when the packet left the link, packet).
     pub pipe: VecDeque<(Time, u64, Pkt)>,
@@ -81,6 +84,8 @@ pub(crate) struct Sim {
     pub bin: Time,
     pub n_bins: usize,
     pub link_queue: Vec<Vec<f64>>,
+    /// Packet captures of the tapped link directions (`crate::capture`), if any.
+    pub capture: Option<Box<Capture>>,
 }
 
 // The per-event functions below carry `#[inline]`: without the hint, whether they are inlined
@@ -112,11 +117,24 @@ impl Sim {
                 let Some((_, _, p)) = slot.pipe.pop_front() else { return };
                 self.heads
                     .set(l as usize, slot.pipe.front().map_or(NO_HEAD, |&(t, seq, _)| (t, seq)));
+                if slot.tapped {
+                    self.tap_delivered(l, &p);
+                }
                 self.forward(p);
             }
             Ev::Arrive(idx) => {
                 let p = self.slab[idx as usize].take().expect("live packet");
                 self.free.push(idx);
+                if self.capture.is_some() {
+                    // The link it crossed: the hop before the packet's next one.
+                    let l = self.routes[p.route as usize][p.hop as usize - 1];
+                    if self.links[l as usize].tapped {
+                        if let Some(c) = self.capture.as_deref_mut() {
+                            c.arrived_overtaking(idx);
+                        }
+                        self.tap_delivered(l, &p);
+                    }
+                }
                 self.forward(p);
             }
             Ev::LinkWake(l) => {
@@ -193,7 +211,12 @@ impl Sim {
                 return;
             }
             let now = self.now;
-            let _ = self.links[h as usize].dir.enqueue(now, p);
+            let slot = &mut self.links[h as usize];
+            if slot.tapped {
+                self.enqueue_tapped(h, p);
+            } else {
+                let _ = slot.dir.enqueue(now, p);
+            }
             self.arm_link(h);
             return;
         }
@@ -335,6 +358,9 @@ impl Sim {
         let now = self.now;
         let mut out = std::mem::take(&mut self.out);
         self.links[l as usize].dir.wake(now, &mut out);
+        if self.links[l as usize].tapped {
+            self.tap_drops(l);
+        }
         for (t, p) in out.drain(..) {
             let pipe = &mut self.links[l as usize].pipe;
             match pipe.back() {
@@ -342,6 +368,11 @@ impl Sim {
                     // Overtakes packets already on the wire (reordering): an event of its own.
                     let idx = self.alloc(p);
                     self.queue.push(t, Ev::Arrive(idx));
+                    if self.links[l as usize].tapped {
+                        if let Some(c) = self.capture.as_deref_mut() {
+                            c.note_overtaking(idx, t);
+                        }
+                    }
                 }
                 _ => {
                     let seq = self.queue.reserve();
@@ -354,6 +385,59 @@ impl Sim {
         }
         self.out = out;
         self.arm_link(l);
+    }
+
+    /// At the end of the run: the packets still on the wire after tapped directions go to the
+    /// capture with the times they would arrive (a direction's file then holds every packet it
+    /// delivered), in time order.
+    pub fn capture_in_flight(&mut self) {
+        let Some(c) = self.capture.as_deref_mut() else { return };
+        let mut left: Vec<(Time, u64, u32, &crate::packet::Packet)> = Vec::new();
+        for (l, slot) in self.links.iter().enumerate() {
+            if slot.tapped {
+                left.extend(slot.pipe.iter().map(|(t, seq, p)| (*t, *seq, l as u32, &**p)));
+            }
+        }
+        for (idx, t) in c.overtaking() {
+            if let Some(p) = self.slab.get(idx as usize).and_then(|p| p.as_deref()) {
+                let l = self.routes[p.route as usize][p.hop as usize - 1];
+                left.push((t, u64::MAX, l, p));
+            }
+        }
+        left.sort_by_key(|&(t, seq, l, _)| (t, seq, l));
+        for (t, _, l, p) in left {
+            c.delivered(l as usize, t, p);
+        }
+    }
+
+    /// A packet left tapped link direction `l` at its far end now.
+    #[cold]
+    fn tap_delivered(&mut self, l: u32, p: &crate::packet::Packet) {
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.delivered(l as usize, self.now, p);
+        }
+    }
+
+    /// [`LinkDir::enqueue`] on a tapped direction: what it drops goes to the capture.
+    #[cold]
+    fn enqueue_tapped(&mut self, h: u32, p: Pkt) {
+        let now = self.now;
+        if let Err((p, cause)) = self.links[h as usize].dir.enqueue_with_cause(now, p) {
+            if let Some(c) = self.capture.as_deref_mut() {
+                c.dropped(h as usize, now, &p, cause);
+            }
+        }
+        self.tap_drops(h);
+    }
+
+    /// Hands what tapped direction `l` dropped inside (loss, flushes, forwarding) to the capture.
+    #[cold]
+    fn tap_drops(&mut self, l: u32) {
+        let now = self.now;
+        let Some(c) = self.capture.as_deref_mut() else { return };
+        self.links[l as usize]
+            .dir
+            .drain_drops(|p, cause| c.dropped(l as usize, now, &p, cause));
     }
 
     #[inline]

@@ -24,5 +24,5 @@ pub use config::{
     DirSpec, ForwardingConfig, GeState, LinkConfig, LinkSpec, LossConfig, MissingPolicy, OutageConfig, QueueLimit,
     RateStep, ReorderConfig, ReverseConfig, SojournConfig, TokenBucket, TokenBucketConfig, TraceConfig,
 };
-pub use dir::{ForwardingGap, LinkDir, LinkStats, Retransmission, Wire};
+pub use dir::{DropCause, ForwardingGap, LinkDir, LinkStats, Retransmission, Wire};
 pub use loss::DirStreams;

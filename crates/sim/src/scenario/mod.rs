@@ -4,6 +4,7 @@
 //! allowed: unknown keys and type errors are collected per entry (each link, path and flow is
 //! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
 //! references between entries, trace files) run over everything that decoded.
+use crate::capture::config::PcapSelect;
 use crate::cell::{CellConfig, CellSpec};
 use crate::element::ElementSpec;
 use crate::error::{ConfigError, Errors};
@@ -59,8 +60,11 @@ pub struct ScenarioFile {
     pub cells: Vec<CellConfig>,
 }
 
+/// The seed of a scenario that names none.
+pub const DEFAULT_SEED: u64 = 1;
+
 fn default_seed() -> u64 {
-    1
+    DEFAULT_SEED
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -72,6 +76,24 @@ pub struct OutputConfig {
     /// Summary metrics ignore the first `warmup_s` seconds (default 0).
     #[serde(default)]
     pub warmup_s: f64,
+    /// Packet captures (`crate::capture`, docs/pcap.md): `true` for every link, or a list of
+    /// link names; each direction goes to `OUT/pcap/<link>.<forward|reverse>.pcapng`.
+    #[serde(default, skip_serializing_if = "PcapSelect::is_off")]
+    pub pcap: PcapSelect,
+    /// Bytes of each captured packet kept, in [80, 262144] (default 128; the original length
+    /// is recorded).
+    #[serde(
+        default = "crate::capture::config::default_snaplen",
+        skip_serializing_if = "crate::capture::config::is_default_snaplen"
+    )]
+    pub pcap_snaplen: u32,
+    /// Limit on all capture files of a run together, in MB (10^6 bytes), in (0, 1000000]
+    /// (default 100); capture stops there with a warning in the summary.
+    #[serde(
+        default = "crate::capture::config::default_max_mb",
+        skip_serializing_if = "crate::capture::config::is_default_max_mb"
+    )]
+    pub pcap_max_mb: f64,
 }
 
 impl Default for OutputConfig {
@@ -79,6 +101,9 @@ impl Default for OutputConfig {
         OutputConfig {
             bin_ms: default_bin_ms(),
             warmup_s: 0.0,
+            pcap: PcapSelect::default(),
+            pcap_snaplen: crate::capture::config::default_snaplen(),
+            pcap_max_mb: crate::capture::config::default_max_mb(),
         }
     }
 }
@@ -769,6 +794,8 @@ fn validate(
         ));
     }
     errs.range("output.bin_ms", sf.output.bin_ms, 1.0, 60000.0);
+    let o = &sf.output;
+    crate::capture::config::check(&o.pcap, o.pcap_snaplen, o.pcap_max_mb, &raw.links, errs);
     // Checks that depend on the duration only apply once the duration itself is valid.
     let dur = if sf.duration_s.is_finite() && (MIN_DURATION_S..=86400.0).contains(&sf.duration_s) {
         sf.duration_s
