@@ -65,7 +65,7 @@ def run(
     result so far comes back with ``result.partial`` set (and ``summary["partial"]``), else
     `KeyboardInterrupt` is raised. `command` is recorded in the provenance (default: this
     process's command line).
-    Packet captures (docs/pcap.md) go to ``<out_dir>/pcap/`` while the simulation runs: those the
+    Packet captures go to ``<out_dir>/pcap/`` while the simulation runs: those the
     scenario asks for (``[output] pcap``), or every link's with `pcap`; `pcap_max_mb` replaces the
     size limit (``[output] pcap_max_mb``). A scenario that asks for captures without an `out_dir`
     is refused, and so is an `out_dir` that cannot be written (before the run starts).

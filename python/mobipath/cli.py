@@ -108,7 +108,8 @@ def run(
         False,
         "--pcap",
         help="Write packet captures (pcapng, Wireshark) of every link direction to OUT/pcap/ "
-        "(only the links [output] pcap lists, if it lists some); see docs/pcap.md.",
+        "(only the links [output] pcap lists, if it lists some); the documentation's Packet captures "
+        "page explains them.",
     ),
     pcap_max_mb: Optional[float] = typer.Option(
         None,
@@ -600,7 +601,7 @@ def emulate(
         False,
         "--pcap",
         help="Capture every emulated link direction's packets (pcapng, Wireshark) to OUT/pcap/, "
-        "in the layout `mobipath run --pcap` uses; see docs/pcap.md.",
+        "in the layout `mobipath run --pcap` uses (the documentation's Packet captures page).",
     ),
     pcap_max_mb: float = typer.Option(
         100.0, "--pcap-max-mb", help="With --pcap: limit on all capture files together, MB (> 0)."
@@ -652,7 +653,7 @@ def emulate(
     if "pcap" in result.summary:
         if result.summary["pcap"].get("warning"):
             _stderr().print(f"warning: {escape(result.summary['pcap']['warning'])}")
-        _stderr().print(f"packet captures written to {escape(str(out_dir / 'pcap'))} (docs/pcap.md)")
+        _stderr().print(f"packet captures written to {escape(str(out_dir / 'pcap'))}")
     _stderr().print(f"results written to {escape(str(out_dir))}")
 
 

@@ -220,7 +220,7 @@ def execute(opts: RunOptions) -> None:
     if pcap is not None and not opts.quiet:
         if pcap.get("warning"):
             _err(f"warning: {pcap['warning']}")
-        _err(f"packet captures written to {os.path.join(out_dir, pcap['directory'])} (docs/pcap.md)")
+        _err(f"packet captures written to {os.path.join(out_dir, pcap['directory'])}")
     if result.partial:
         stopped = result.summary["partial"]["stopped_at_s"]
         raise CommandFailed(

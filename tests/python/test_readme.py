@@ -65,6 +65,8 @@ RUN = {
     "mobipath recommend --path trace=data/hsr-traces/hsr-1529470787-lia-wlan16-U4.trace,delay=30 --path "
     "trace=data/hsr-traces/hsr-1529470787-lia-wlan3-M3.trace,delay=40 --goal file:20MB --duration 60",
     "mobipath bench scenarios/bench/lte-p4-20ue-60s.toml",
+    "mobipath run --pcap scenarios/examples/mptcp-two-paths.toml --out out",
+    "mobipath run --pcap scenarios/p0/hst-pha-d-minrtt.toml --out hst",
     # The README's figure.
     "mobipath run scenarios/p0/hst-minrtt.toml --out results/p0",
     "mobipath plot results/p0",
@@ -130,6 +132,8 @@ HELP_ONLY = {
     "mobipath router handover-log --cells cells.csv -o handovers.csv": "needs a drive's cell log; "
     "scripts/check-install "
     "runs it on one it writes, test_cell_log.py on one cell-log recorded",
+    "mobipath sweep report": "a command named in prose; its whole form runs (RUN)",
+    "mobipath sweep report … --plot": "a command named in prose; its whole form runs (RUN)",
     "mobipath bench --sweep --repeat 3": "measures this machine three times over (minutes); test_sweep.py runs the "
     "benchmark on 40 runs",
 }
@@ -196,8 +200,9 @@ def classify(cmd: str) -> str:
     if cmd in HELP_ONLY or PLACEHOLDER.search(cmd):
         return "help"
     args = words(cmd)
-    if args and command_path(args) == args:
-        return "help"  # a bare command name
+    path = command_path(args)
+    if args and path and all(a.startswith("-") for a in args[len(path) :]):
+        return "help"  # a bare command name, perhaps with flags (`mobipath run --pcap`)
     return "unclassified"
 
 
@@ -205,7 +210,8 @@ def check_help(cmd: str) -> None:
     from mobipath.cli import app
     from typer.testing import CliRunner
 
-    args = words(cmd)
+    # A synopsis's alternatives (`reproduce p0|p1|p2`): the first stands for all.
+    args = [w.split("|")[0] if "|" in w and not w.startswith("-") else w for w in words(cmd)]
     path = command_path(args)
     assert path, f"`{cmd}`: no such command"
     r = CliRunner().invoke(app, path + ["--help"], terminal_width=200)
