@@ -4,6 +4,8 @@
 //! allowed: unknown keys and type errors are collected per entry (each link, path and flow is
 //! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
 //! references between entries, trace files) run over everything that decoded.
+pub mod budget;
+
 use crate::capture::config::PcapSelect;
 use crate::cell::{CellConfig, CellSpec};
 use crate::element::ElementSpec;
@@ -1382,6 +1384,7 @@ fn validate(
             }
         }
     }
+    budget::check(sf, dur, errs);
     specs
 }
 
