@@ -396,3 +396,19 @@ fn a_token_bucket_smaller_than_one_frame_of_the_flow_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_device_as_a_trace_is_refused_at_once() {
+    let t0 = std::time::Instant::now();
+    let text = GOOD.replace(
+        "rate_mbps = 10",
+        "trace = { format = \"mahimahi\", file = \"/dev/zero\" }",
+    );
+    let e = errors(&text);
+    assert!(
+        e.iter()
+            .any(|x| x.contains("/dev/zero") && x.contains("is a device, not a regular file")),
+        "{e:#?}"
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+}
