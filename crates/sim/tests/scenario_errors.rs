@@ -398,6 +398,38 @@ fn a_token_bucket_smaller_than_one_frame_of_the_flow_is_refused() {
 }
 
 #[test]
+fn a_type_error_does_not_hide_the_other_errors_of_its_table() {
+    // The reported case: a type error hid the range errors of its link, and a loss-model typo
+    // hid the model's own range error. All four come in one pass.
+    let text = GOOD
+        .replace("rate_mbps = 10", "rate_mbps = 0")
+        .replace(
+            "delay_ms = 10",
+            "delay_ms = \"twenty\"\nloss = { model = \"bernouli\", p = 1.5 }",
+        )
+        .replace("cc = \"cubic\"", "cc = \"cubic\"\nstart_s = \"soon\"\nstop_s = -1");
+    let e = errors(&text);
+    let has = |prefix: &str| e.iter().any(|x| x.starts_with(prefix));
+    assert!(has("links[0].delay_ms = \"twenty\": invalid type"), "{e:#?}");
+    assert!(has("links[0].rate_mbps = 0: must be > 0"), "{e:#?}");
+    assert!(has("links[0].loss"), "{e:#?}");
+    assert!(has("links[0].loss.p = 1.5: must be in [0, 1]"), "{e:#?}");
+    assert!(has("flows[0].start_s = \"soon\": invalid type"), "{e:#?}");
+    assert!(has("flows[0].stop_s = -1"), "{e:#?}");
+    // The stand-in values never show up as errors of their own.
+    assert_eq!(
+        e.iter().filter(|x| x.starts_with("links[0].delay_ms")).count(),
+        1,
+        "{e:#?}"
+    );
+    assert_eq!(
+        e.iter().filter(|x| x.starts_with("flows[0].start_s")).count(),
+        1,
+        "{e:#?}"
+    );
+}
+
+#[test]
 fn a_device_as_a_trace_is_refused_at_once() {
     let t0 = std::time::Instant::now();
     let text = GOOD.replace(

@@ -512,6 +512,7 @@ impl Scenario {
             }
         }
         // Decode each part on its own so that every bad entry is reported.
+        STAND_INS.with(|s| s.borrow_mut().clear());
         let seed = decode_opt::<u64>(&value, "seed", &mut errs).unwrap_or(1);
         let duration_s = decode_opt::<f64>(&value, "duration_s", &mut errs);
         let name = decode_opt::<String>(&value, "name", &mut errs);
@@ -525,6 +526,7 @@ impl Scenario {
         let handoffs = decode_list::<HandoffConfig>(&value, "handoffs", &mut errs);
         let cells = decode_list::<CellConfig>(&value, "cells", &mut errs);
         let decoded_all = errs.is_empty();
+        let n_decode_errors = errs.0.len();
         let sf = ScenarioFile {
             name,
             description,
@@ -554,6 +556,19 @@ impl Scenario {
             .map(|(i, c)| c.resolve(&format!("cells[{i}]"), base_dir, sf.duration_s, &mut errs))
             .collect();
         if !errs.is_empty() || !decoded_all {
+            // A field that held a stand-in (its type error is reported) has no other errors.
+            let stand_ins = STAND_INS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+            let under = |f: &str| {
+                stand_ins.iter().any(|p| {
+                    f.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+                })
+            };
+            let mut i = 0;
+            errs.0.retain(|e| {
+                i += 1;
+                i <= n_decode_errors || !under(&e.field)
+            });
             return Err(errs.0);
         }
         let links = links
@@ -587,7 +602,8 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
     field: &str,
     errs: &mut Errors,
 ) -> Option<T> {
-    for _ in 0..32 {
+    let mut last_stand_in: Option<(String, usize)> = None;
+    for _ in 0..64 {
         let shown = short_value(&v);
         match serde_path_to_error::deserialize::<_, T>(v.clone()) {
             Ok(x) => {
@@ -626,7 +642,25 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
                     table_at_mut(&mut v, e.path()).expect("checked").remove(k.as_str());
                     continue;
                 }
-                errs.push(ConfigError::new(path, value, msg));
+                // Decoding goes on with a stand-in value so the entry's other fields are checked
+                // too; errors about the stand-in itself are not reported.
+                let attempt = match &last_stand_in {
+                    Some((p, n)) if *p == path => n + 1,
+                    _ => 0,
+                };
+                if attempt == 0 {
+                    errs.push(ConfigError::new(path.clone(), value, msg.clone()));
+                }
+                if !unknown && !segments(e.path()).is_empty() && stand_in(&mut v, e.path(), &msg, attempt) {
+                    if attempt == 0 {
+                        STAND_INS.with(|s| s.borrow_mut().push(path.clone()));
+                    }
+                    last_stand_in = Some((path, attempt));
+                    continue;
+                }
+                if attempt > 0 {
+                    return None;
+                }
                 if !(unknown && remove_at(&mut v, e.path())) {
                     return None;
                 }
@@ -634,6 +668,89 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
         }
     }
     None
+}
+
+thread_local! {
+    /// Fields given a stand-in value while decoding (see [`stand_in`]): their type error is
+    /// reported, any later error about them is not.
+    static STAND_INS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Replaces the value that failed to decode at `path` with one that decodes, so that a type error
+/// does not hide the entry's other errors: the closest name for an unknown variant (a typo in a
+/// `kind` or `model`), else candidate `attempt` of 1, "", false, [] and {} (the caller tries the
+/// next while the field still does not decode). False when there is none left.
+fn stand_in(v: &mut toml::Value, path: &serde_path_to_error::Path, msg: &str, attempt: usize) -> bool {
+    let segs = segments(path);
+    let Some(cur) = value_at_mut(v, &segs) else {
+        return false;
+    };
+    if let Some(rest) = msg.strip_prefix("unknown variant `") {
+        let Some((bad, expected)) = rest.split_once('`') else {
+            return false;
+        };
+        let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        let Some(best) = names.iter().min_by_key(|n| edit_distance(bad, n)) else {
+            return false;
+        };
+        let best = toml::Value::String(best.to_string());
+        // An internally tagged enum reports the table; an externally tagged one the string.
+        if cur.as_str() == Some(bad) {
+            *cur = best;
+            return true;
+        }
+        if let Some(t) = cur.as_table_mut() {
+            if let Some(tag) = t.iter_mut().find(|(_, x)| x.as_str() == Some(bad)).map(|(_, x)| x) {
+                *tag = best;
+                return true;
+            }
+        }
+        return false;
+    }
+    if !msg.starts_with("invalid type") && !msg.starts_with("invalid value") {
+        return false;
+    }
+    const CANDIDATES: usize = 5;
+    if attempt >= CANDIDATES {
+        return false;
+    }
+    *cur = match attempt {
+        0 => toml::Value::Integer(1),
+        1 => toml::Value::String(String::new()),
+        2 => toml::Value::Boolean(false),
+        3 => toml::Value::Array(vec![]),
+        _ => toml::Value::Table(toml::Table::new()),
+    };
+    true
+}
+
+fn value_at_mut<'a>(v: &'a mut toml::Value, segs: &[serde_path_to_error::Segment]) -> Option<&'a mut toml::Value> {
+    use serde_path_to_error::Segment;
+    let mut cur = v;
+    for seg in segs {
+        cur = match seg {
+            Segment::Seq { index } => cur.as_array_mut()?.get_mut(*index)?,
+            Segment::Map { key } => cur.as_table_mut()?.get_mut(key)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// Levenshtein distance (for the closest variant name).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// Reports every place where `input` has an array and the decoded value a table.
