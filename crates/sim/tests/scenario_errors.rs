@@ -444,3 +444,38 @@ fn a_device_as_a_trace_is_refused_at_once() {
     );
     assert!(t0.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[test]
+fn fields_that_cannot_take_effect_are_refused_saying_why() {
+    let with = |tcp: &str, receiver: &str| {
+        GOOD.replace(
+            "traffic = { kind = \"bulk\" }",
+            &format!("traffic = {{ kind = \"bulk\" }}\ntcp = {{ {tcp} }}\nreceiver = {{ {receiver} }}"),
+        )
+    };
+    let e = errors(&with(
+        "tso = false, reno_increase = \"per-ack\", reno_ssthresh = \"flight\"",
+        "",
+    ));
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(
+        e[0].starts_with("flows[0].tcp.tso = false: has no effect with cc = \"cubic\""),
+        "{e:#?}"
+    );
+    assert!(e[1].starts_with("flows[0].tcp.reno_increase: has no effect"), "{e:#?}");
+    assert!(e[2].starts_with("flows[0].tcp.reno_ssthresh: has no effect"), "{e:#?}");
+    let e = errors(&with(
+        "",
+        "ack_on_read = false, read_delay_us = 50, delayed_ack = false, delack_ms = 100",
+    ));
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].starts_with("flows[0].receiver.read_delay_us = 50: has no effect with ack_on_read = false"));
+    assert!(e[1].starts_with("flows[0].receiver.delack_ms = 100: has no effect with delayed_ack = false"));
+    // Where they do take effect they are accepted.
+    let ok = with("", "read_delay_us = 50, delack_ms = 100").replace("\"cubic\"", "\"bbr\"");
+    assert!(errors(&ok).is_empty(), "{:#?}", errors(&ok));
+    let ok = with("tso = false", "").replace("\"cubic\"", "\"bbr\"");
+    assert!(errors(&ok).is_empty(), "{:#?}", errors(&ok));
+    let ok = with("reno_increase = \"per-ack\"", "").replace("\"cubic\"", "\"newreno\"");
+    assert!(errors(&ok).is_empty(), "{:#?}", errors(&ok));
+}

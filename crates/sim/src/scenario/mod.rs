@@ -549,6 +549,7 @@ impl Scenario {
             n_flows_written,
         };
         let links = validate(&sf, &raw, base_dir, duration_s.is_some(), &mut errs);
+        inert_fields(&value, &sf, &mut errs);
         let cells: Vec<Option<CellSpec>> = sf
             .cells
             .iter()
@@ -1503,6 +1504,74 @@ fn validate(
     }
     budget::check(sf, dur, errs);
     specs
+}
+
+/// Refuses fields that are written but cannot take effect, saying why (as a scheduler parameter
+/// on the wrong scheduler is refused): a run must not look configured where it is not. Looks at
+/// the keys as written (a default is never refused).
+fn inert_fields(value: &toml::Table, sf: &ScenarioFile, errs: &mut Errors) {
+    let given = |t: Option<&toml::Value>, k: &str| t.and_then(|t| t.as_table()).is_some_and(|t| t.contains_key(k));
+    let raw_flows = value.get("flows").and_then(|v| v.as_array());
+    for (i, f) in sf.flows.iter().enumerate() {
+        // Entries that did not decode are not in sf.flows: match by name.
+        let Some(raw) = raw_flows.and_then(|a| {
+            a.iter()
+                .find(|r| r.get("name").and_then(|n| n.as_str()) == Some(f.name.as_str()))
+        }) else {
+            continue;
+        };
+        let i = raw_flows
+            .and_then(|a| a.iter().position(|r| std::ptr::eq(r, raw)))
+            .unwrap_or(i);
+        let (tcp, rcv) = (raw.get("tcp"), raw.get("receiver"));
+        if given(tcp, "tso") && f.cc != "bbr" {
+            errs.push(ConfigError::new(
+                format!("flows[{i}].tcp.tso"),
+                f.tcp.tso,
+                format!(
+                    "has no effect with cc = \"{}\": only a paced sender (bbr) uses the send quantum; remove it",
+                    f.cc
+                ),
+            ));
+        }
+        for key in ["reno_increase", "reno_ssthresh"] {
+            if given(tcp, key) && !matches!(f.cc.as_str(), "tahoe" | "reno" | "newreno") {
+                errs.push(ConfigError::new(
+                    format!("flows[{i}].tcp.{key}"),
+                    "",
+                    format!(
+                        "has no effect with cc = \"{}\": only tahoe, reno and newreno use it; remove it",
+                        f.cc
+                    ),
+                ));
+            }
+        }
+        if given(rcv, "read_delay_us") && !f.receiver.ack_on_read {
+            errs.push(ConfigError::new(
+                format!("flows[{i}].receiver.read_delay_us"),
+                crate::error::fmt_num(f.receiver.read_delay_us),
+                "has no effect with ack_on_read = false (the read latency only delays ACKs deferred to the read); remove it or set ack_on_read = true",
+            ));
+        }
+        if given(rcv, "delack_ms") && !f.receiver.delayed_ack {
+            errs.push(ConfigError::new(
+                format!("flows[{i}].receiver.delack_ms"),
+                crate::error::fmt_num(f.receiver.delack_ms),
+                "has no effect with delayed_ack = false (every segment is ACKed at once); remove it or set delayed_ack = true",
+            ));
+        }
+    }
+    if let Some(h) = &sf.hst {
+        // A train may serve only as the CQI source of cells' UEs (`cqi_train`).
+        let cqi_only = sf.cells.iter().any(|c| c.ues.iter().any(|u| u.cqi_train.is_some()));
+        if h.links.is_empty() && !cqi_only {
+            errs.push(ConfigError::new(
+                "hst.links",
+                "[]",
+                "names no link: the train's handovers would interrupt nothing; name the link of each operator (radio.operators order)",
+            ));
+        }
+    }
 }
 
 fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
