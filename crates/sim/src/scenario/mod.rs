@@ -4,6 +4,7 @@
 //! allowed: unknown keys and type errors are collected per entry (each link, path and flow is
 //! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
 //! references between entries, trace files) run over everything that decoded.
+pub mod bounds;
 pub mod budget;
 
 use crate::capture::config::PcapSelect;
@@ -1586,5 +1587,7 @@ fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
 /// JSON Schema (draft 7) of the scenario format.
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(ScenarioFile);
-    serde_json::to_string_pretty(&schema).expect("schema serialises")
+    let mut v = serde_json::to_value(&schema).expect("schema serialises");
+    bounds::apply(&mut v);
+    serde_json::to_string_pretty(&v).expect("schema serialises")
 }
