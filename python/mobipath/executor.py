@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from .files import read_bytes as _read_bytes
+
 BACKENDS = ("local", "ray")
 
 
@@ -612,7 +614,7 @@ def _pack(text: str, base_dir: Path, file: str) -> Optional[tuple[str, dict[str,
     files: dict[str, bytes] = {}
     for i, rel in enumerate(referenced_files(table)):
         try:
-            data = (base_dir / rel).read_bytes()
+            data = _read_bytes(base_dir / rel)
         except OSError:
             continue  # the worker reports it as a local run would: "cannot read"
         names[rel] = f"f{i}-{Path(rel).name}"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from . import _core
+from . import _core, files
 from .api import _scenario_error
 from .errors import ConfigError, ScenarioError
 from .source import load_source
@@ -48,7 +48,7 @@ def _existing(out: Path, accumulate: bool, fresh: bool) -> Optional[str]:
             "--fresh (overwrite) and --accumulate contradict each other", param_hint="'--accumulate'"
         )
     if accumulate and out.exists():
-        return out.read_text(encoding="utf-8")
+        return files.read_text(out)
     return None
 
 
@@ -123,15 +123,15 @@ def learn_recorded(
     for nmea, log in runs:
         texts.append(
             (
-                Path(nmea).read_text(encoding="utf-8", errors="replace"),
+                files.read_text(nmea, errors="replace"),
                 str(nmea),
-                Path(log).read_text(encoding="utf-8"),
+                files.read_text(log),
                 str(log),
             )
         )
     try:
         return _core.learn_handover_table_recorded(
-            Path(track).read_text(encoding="utf-8"),
+            files.read_text(track),
             str(track),
             texts,
             margin_m,
@@ -181,7 +181,7 @@ def check_log_operators(logs: Sequence[Path], allowed: Sequence[str]) -> None:
     line), so a table never gets ranges for an operator its scenario does not have."""
     errors = []
     for log in logs:
-        for n, line in enumerate(Path(log).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        for n, line in enumerate(files.read_text(log, errors="replace").splitlines(), 1):
             cells = line.split(",")
             op = cells[0].strip()
             if not op or op.startswith("#") or (n == 1 and op == "operator") or len(cells) < 3:

@@ -157,17 +157,18 @@ def parse_path(text: str, index: int) -> PathSpec:
 
 
 def _trace_mean(path: Path) -> float:
-    """A per-second trace's mean rate (Mbit/s; at least 1), read line by line: it sizes the
+    """A per-second trace's mean rate (Mbit/s; at least 1), read bounded (`files`): it sizes the
     path's queue. The simulator has read and checked the trace first (`check_paths`)."""
+    from . import files
+
     total, n = 0.0, 0
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 2:
-                with contextlib.suppress(ValueError):
-                    v = float(parts[1])
-                    if math.isfinite(v):
-                        total, n = total + v, n + 1
+    for line in files.read_text(path, errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            with contextlib.suppress(ValueError):
+                v = float(parts[1])
+                if math.isfinite(v):
+                    total, n = total + v, n + 1
     return max(1.0, total / n) if n else 10.0
 
 

@@ -18,6 +18,7 @@ than a short simulation. So:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -167,15 +168,13 @@ def execute(opts: RunOptions) -> None:
     if opts.out is not None:
         out_dir = path_text(opts.out)
     else:
-        from . import _core
+        from . import _core, files
 
         seed = opts.seed
         if seed is None:
-            try:
-                with open(scenario, encoding="utf-8") as f:
-                    seed = _core.scenario_seed(f.read())
-            except (OSError, UnicodeDecodeError):
-                pass  # the run itself says what is wrong with the file
+            # The run itself says what is wrong with a file that cannot be read.
+            with contextlib.suppress(OSError):
+                seed = _core.scenario_seed(files.read_text(scenario, files.MAX_CONFIG_FILE_BYTES))
         out_dir = os.path.join("results", f"{path_stem(scenario)}-seed{seed if seed is not None else 'default'}")
     show_progress = not opts.quiet and sys.stderr.isatty()
     t0 = time.perf_counter()

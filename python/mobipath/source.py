@@ -131,8 +131,9 @@ def load_source(
             found = shipped.find(path)
             if found is not None:
                 path = str(found)
-        with open(path, "rb") as f:
-            data = f.read()
+        from .files import MAX_CONFIG_FILE_BYTES, read_bytes
+
+        data = read_bytes(path, MAX_CONFIG_FILE_BYTES)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:

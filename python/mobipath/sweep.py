@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from . import files
 from .errors import ConfigError, ScenarioError
 from .experiments.common import RunCache
 
@@ -77,7 +78,7 @@ def load_sweep(path: Path) -> Sweep:
     from .source import parse_toml
 
     file = str(path)
-    table = parse_toml(Path(path).read_text(encoding="utf-8"), file)
+    table = parse_toml(files.read_text(path, files.MAX_CONFIG_FILE_BYTES), file)
     errors: list[ConfigError] = []
     for k in table:
         if k not in SWEEP_KEYS:

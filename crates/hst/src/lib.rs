@@ -3,6 +3,7 @@
 //! and MP_PRIO decisions from one implementation (see `README.md`).
 pub mod fit;
 pub mod fixes;
+pub mod input;
 pub mod nmea;
 pub mod phad;
 pub mod stretches;

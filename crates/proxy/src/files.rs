@@ -6,51 +6,17 @@
 //! Limits, each far above any real file of its kind: the config [`MAX_CONFIG_BYTES`], a key
 //! file [`MAX_KEY_FILE_BYTES`] (a key is at most 128 hex digits), PHA-D's data files
 //! [`MAX_DATA_FILE_BYTES`].
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 pub const MAX_KEY_FILE_BYTES: u64 = 4096;
-pub const MAX_DATA_FILE_BYTES: u64 = 256 << 20;
+pub const MAX_DATA_FILE_BYTES: u64 = mobipath_hst::input::MAX_DATA_FILE_BYTES;
 
 /// The text of the regular file `path`, if it holds at most `max` bytes of UTF-8. The error says
 /// why (cannot open, not a regular file, too large, not UTF-8) without the path: callers name it.
+/// The simulator reads its files through the same reader (`mobipath_hst::input`).
 pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
-    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; the type check
-    // is on the open descriptor, so the file cannot be swapped between check and read.
-    let mut f = File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| e.to_string())?;
-    let meta = f.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
-            "a directory"
-        } else {
-            use std::os::unix::fs::FileTypeExt;
-            let t = meta.file_type();
-            if t.is_fifo() {
-                "a FIFO"
-            } else if t.is_char_device() || t.is_block_device() {
-                "a device"
-            } else {
-                "a socket or other special file"
-            }
-        };
-        return Err(format!("is {what}, not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    (&mut f)
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > max {
-        return Err(format!("larger than {max} bytes"));
-    }
-    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+    mobipath_hst::input::read_text(path, max)
 }
 
 #[cfg(test)]
@@ -70,7 +36,7 @@ mod tests {
         assert!(read_text(&dir, 4096).unwrap_err().contains("a directory"));
         let big = dir.join("big");
         std::fs::write(&big, vec![b'a'; 5000]).unwrap();
-        assert_eq!(read_text(&big, 4096).unwrap_err(), "larger than 4096 bytes");
+        assert!(read_text(&big, 4096).unwrap_err().starts_with("larger than 4096 bytes"));
         assert_eq!(read_text(&big, 5000).unwrap().len(), 5000);
         std::fs::write(&big, b"ab\xffc").unwrap();
         assert!(read_text(&big, 4096).unwrap_err().contains("not UTF-8"));

@@ -496,3 +496,34 @@ fn a_table_prediction_needs_a_train_a_table_and_a_scheme_that_uses_it() {
     assert!(e.contains("predict"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A summary stays bounded however many handoffs a run has: the first 10 000 are listed, the
+/// totals (`handoffs_total`) cover all of them and say the list is cut short.
+#[test]
+fn a_summary_lists_at_most_ten_thousand_handoffs_and_totals_all() {
+    // A handoff every 2 ms for 30 s: 15 000 handoffs.
+    let sc = p3(
+        30.0,
+        "pattern = { kind = \"deterministic\", good_s = 0.001, handoff_s = 0.001 }",
+        "tahoe",
+        "",
+        "{ kind = \"cbr\", rate_mbps = 0.1 }",
+    );
+    let o = run(&sc);
+    let listed = o.summary["handoffs"].as_array().expect("a list").len();
+    let total = &o.summary["handoffs_total"];
+    let n = total["count"].as_u64().expect("a count") as usize;
+    assert!(n > 14_000, "{total}");
+    assert_eq!(listed, 10_000);
+    assert_eq!(total["truncated"], true);
+    let link = &total["links"]["wireless"];
+    assert_eq!(link["count"].as_u64(), Some(n as u64));
+    assert!(
+        (link["duration_s"]["mean"].as_f64().unwrap() - 0.001).abs() < 1e-6,
+        "{link}"
+    );
+    // A run with few handoffs lists them all and has no totals.
+    let o = run(&p3(60.0, PAPER, "tahoe", "", BULK));
+    assert_eq!(o.summary["handoffs"].as_array().unwrap().len(), 4);
+    assert!(o.summary.get("handoffs_total").is_none());
+}

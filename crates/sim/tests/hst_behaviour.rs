@@ -864,7 +864,9 @@ fn the_ns3_profile_meets_the_single_tcp_anchors_and_linux_semantics_miss_cubics(
         (83.0..=114.0).contains(&ngap),
         "ns-3 profile NewReno in-order gap {ngap:.1} ms (ns-3: 83–114)"
     );
-    let ((cm, cc), _) = run("cubic", ns3, 10);
+    // reno_ssthresh does not apply to CUBIC (a scenario refuses it there): ns-3's CUBIC also
+    // reduces from cwnd.
+    let ((cm, cc), _) = run("cubic", "tcp = { cwnd_validation = false }\n", 10);
     assert!(
         cm - cc >= -13.0 * 1.25 && cm + cc <= -13.0 * 0.75,
         "ns-3 profile CUBIC dip {cm:.1} ± {cc:.1} % (ns-3: ~−13 %)"

@@ -396,3 +396,86 @@ fn a_token_bucket_smaller_than_one_frame_of_the_flow_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_type_error_does_not_hide_the_other_errors_of_its_table() {
+    // The reported case: a type error hid the range errors of its link, and a loss-model typo
+    // hid the model's own range error. All four come in one pass.
+    let text = GOOD
+        .replace("rate_mbps = 10", "rate_mbps = 0")
+        .replace(
+            "delay_ms = 10",
+            "delay_ms = \"twenty\"\nloss = { model = \"bernouli\", p = 1.5 }",
+        )
+        .replace("cc = \"cubic\"", "cc = \"cubic\"\nstart_s = \"soon\"\nstop_s = -1");
+    let e = errors(&text);
+    let has = |prefix: &str| e.iter().any(|x| x.starts_with(prefix));
+    assert!(has("links[0].delay_ms = \"twenty\": invalid type"), "{e:#?}");
+    assert!(has("links[0].rate_mbps = 0: must be > 0"), "{e:#?}");
+    assert!(has("links[0].loss"), "{e:#?}");
+    assert!(has("links[0].loss.p = 1.5: must be in [0, 1]"), "{e:#?}");
+    assert!(has("flows[0].start_s = \"soon\": invalid type"), "{e:#?}");
+    assert!(has("flows[0].stop_s = -1"), "{e:#?}");
+    // The stand-in values never show up as errors of their own.
+    assert_eq!(
+        e.iter().filter(|x| x.starts_with("links[0].delay_ms")).count(),
+        1,
+        "{e:#?}"
+    );
+    assert_eq!(
+        e.iter().filter(|x| x.starts_with("flows[0].start_s")).count(),
+        1,
+        "{e:#?}"
+    );
+}
+
+#[test]
+fn a_device_as_a_trace_is_refused_at_once() {
+    let t0 = std::time::Instant::now();
+    let text = GOOD.replace(
+        "rate_mbps = 10",
+        "trace = { format = \"mahimahi\", file = \"/dev/zero\" }",
+    );
+    let e = errors(&text);
+    assert!(
+        e.iter()
+            .any(|x| x.contains("/dev/zero") && x.contains("is a device, not a regular file")),
+        "{e:#?}"
+    );
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn fields_that_cannot_take_effect_are_refused_saying_why() {
+    let with = |tcp: &str, receiver: &str| {
+        GOOD.replace(
+            "traffic = { kind = \"bulk\" }",
+            &format!("traffic = {{ kind = \"bulk\" }}\ntcp = {{ {tcp} }}\nreceiver = {{ {receiver} }}"),
+        )
+    };
+    let e = errors(&with(
+        "tso = false, reno_increase = \"per-ack\", reno_ssthresh = \"flight\"",
+        "",
+    ));
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(
+        e[0].starts_with("flows[0].tcp.tso = false: has no effect with cc = \"cubic\""),
+        "{e:#?}"
+    );
+    assert!(e[1].starts_with("flows[0].tcp.reno_increase: has no effect"), "{e:#?}");
+    assert!(e[2].starts_with("flows[0].tcp.reno_ssthresh: has no effect"), "{e:#?}");
+    let e = errors(&with(
+        "",
+        "ack_on_read = false, read_delay_us = 50, delayed_ack = false, delack_ms = 100",
+    ));
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].starts_with("flows[0].receiver.read_delay_us = 50: has no effect with ack_on_read = false"));
+    assert!(e[1].starts_with("flows[0].receiver.delack_ms = 100: has no effect with delayed_ack = false"));
+    // Where they do take effect they are accepted.
+    let ok = with("", "read_delay_us = 50, delack_ms = 100").replace("\"cubic\"", "\"bbr\"");
+    assert!(errors(&ok).is_empty(), "{:#?}", errors(&ok));
+    let ok = with("tso = false", "").replace("\"cubic\"", "\"bbr\"");
+    assert!(errors(&ok).is_empty(), "{:#?}", errors(&ok));
+    let ok = with("reno_increase = \"per-ack\"", "").replace("\"cubic\"", "\"newreno\"");
+    assert!(errors(&ok).is_empty(), "{:#?}", errors(&ok));
+}

@@ -317,10 +317,15 @@ fn receiver_opts(mss: u32, duration: f64) -> impl Strategy<Value = String> {
                     )
                 })
                 .collect();
+            // delack_ms only with delayed ACKs (without, it cannot take effect and is refused).
+            let delack = if dack {
+                format!(", delack_ms = {}", r3(delack))
+            } else {
+                String::new()
+            };
             format!(
-                "receiver = {{ rcv_buf_bytes = {}, delayed_ack = {dack}, delack_ms = {}, read_pauses = [ {} ] }}",
+                "receiver = {{ rcv_buf_bytes = {}, delayed_ack = {dack}{delack}, read_pauses = [ {} ] }}",
                 bufk * mss as u64,
-                r3(delack),
                 ps.join(", ")
             )
         },

@@ -269,6 +269,11 @@ def apply_profile(text: str, profile: dict[str, Any], scheduler: Optional[str]) 
             raise ValueError(
                 "the base scenario's flow sets `tcp`; the profile sets it (remove it from the base scenario)"
             )
+        # The reno_* switches act on tahoe/reno/newreno only, and a scenario refuses them on
+        # another algorithm (a field that cannot take effect).
+        ccs = {f.get("cc") for f in parsed.get("flows") or []}
+        if not ccs <= {"tahoe", "reno", "newreno"}:
+            tcp = {k: v for k, v in tcp.items() if not k.startswith("reno_")}
         inline = "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in tcp.items()) + " }"
         text = _after_traffic(text, f"tcp = {inline}")
     if not profile.get("rcvbuf_optimisation", True) and scheduler is not None and scheduler in RCVBUF_OPTIMISERS:

@@ -915,7 +915,15 @@ pub fn cqi_from_sinr(sinr: &[(Time, f64)]) -> Vec<(Time, u8, u8)> {
 }
 
 fn read_cqi_trace(path: &Path, duration_s: f64) -> Result<Vec<(Time, u8, u8)>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = mobipath_hst::input::read_text(path, mobipath_hst::input::MAX_DATA_FILE_BYTES)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse_cqi_trace(&text, duration_s)
+}
+
+/// Parses a UE's CQI trace (`time_s,dl_cqi,ul_cqi` rows, an optional header, `#` comments):
+/// rows with times that never decrease and CQIs in [0, 15], at least one; else the first bad
+/// line.
+pub fn parse_cqi_trace(text: &str, duration_s: f64) -> Result<Vec<(Time, u8, u8)>, String> {
     let mut rows: Vec<(Time, u8, u8)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();

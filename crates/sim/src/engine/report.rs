@@ -22,6 +22,10 @@ pub trait RunView {
 pub trait Section {
     fn name(&self) -> &str;
     fn render(&self, view: &dyn RunView) -> Value;
+    /// Another summary key beside the section (e.g. the totals of a list cut short).
+    fn extra(&self) -> Option<(&'static str, Value)> {
+        None
+    }
 }
 
 impl RunView for Sim {
@@ -196,6 +200,9 @@ pub(crate) fn finish(
     }
     for s in sections {
         summary[s.name()] = s.render(&sim);
+        if let Some((k, v)) = s.extra() {
+            summary[k] = v;
+        }
     }
     if let Some(t) = partial {
         summary["partial"] = json!({ "stopped_at_s": round6(to_secs_f64(t)) });

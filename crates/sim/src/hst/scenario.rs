@@ -72,7 +72,7 @@ impl GpsTraceConfig {
     pub fn load(&self, base_dir: &Path) -> Result<Vec<(Time, f64)>, Vec<ConfigError>> {
         let read = |field: &str, f: &str| {
             let path = base_dir.join(f);
-            std::fs::read_to_string(&path).map_err(|e| {
+            mobipath_hst::input::read_text(&path, mobipath_hst::input::MAX_DATA_FILE_BYTES).map_err(|e| {
                 vec![ConfigError::new(
                     field,
                     f,
@@ -166,7 +166,7 @@ impl HstScenario {
     pub fn load_table(&self, base_dir: &Path) -> Result<Option<HandoverTable>, Vec<ConfigError>> {
         let Some(t) = &self.table else { return Ok(None) };
         let path = base_dir.join(t);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = mobipath_hst::input::read_text(&path, mobipath_hst::input::MAX_DATA_FILE_BYTES).map_err(|e| {
             vec![ConfigError::new(
                 "hst.table",
                 t,

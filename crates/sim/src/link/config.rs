@@ -788,7 +788,7 @@ fn load_trace(field: &str, t: &TraceConfig, base_dir: &Path, errs: &mut Errors) 
     let file = t.file();
     let f_file = format!("{field}.file");
     let path = base_dir.join(file);
-    let text = match std::fs::read(&path) {
+    let text = match mobipath_hst::input::read_bytes(&path, mobipath_hst::input::MAX_DATA_FILE_BYTES) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(e) => {
@@ -800,7 +800,7 @@ fn load_trace(field: &str, t: &TraceConfig, base_dir: &Path, errs: &mut Errors) 
                 return None;
             }
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(_) if !path.exists() => {
             errs.push(ConfigError::new(
                 &f_file,
                 file,

@@ -4,6 +4,9 @@
 //! allowed: unknown keys and type errors are collected per entry (each link, path and flow is
 //! decoded on its own so one bad entry does not hide the next), then semantic checks (ranges,
 //! references between entries, trace files) run over everything that decoded.
+pub mod bounds;
+pub mod budget;
+
 use crate::capture::config::PcapSelect;
 use crate::cell::{CellConfig, CellSpec};
 use crate::element::ElementSpec;
@@ -510,6 +513,7 @@ impl Scenario {
             }
         }
         // Decode each part on its own so that every bad entry is reported.
+        STAND_INS.with(|s| s.borrow_mut().clear());
         let seed = decode_opt::<u64>(&value, "seed", &mut errs).unwrap_or(1);
         let duration_s = decode_opt::<f64>(&value, "duration_s", &mut errs);
         let name = decode_opt::<String>(&value, "name", &mut errs);
@@ -523,6 +527,7 @@ impl Scenario {
         let handoffs = decode_list::<HandoffConfig>(&value, "handoffs", &mut errs);
         let cells = decode_list::<CellConfig>(&value, "cells", &mut errs);
         let decoded_all = errs.is_empty();
+        let n_decode_errors = errs.0.len();
         let sf = ScenarioFile {
             name,
             description,
@@ -545,6 +550,7 @@ impl Scenario {
             n_flows_written,
         };
         let links = validate(&sf, &raw, base_dir, duration_s.is_some(), &mut errs);
+        inert_fields(&value, &sf, &mut errs);
         let cells: Vec<Option<CellSpec>> = sf
             .cells
             .iter()
@@ -552,6 +558,19 @@ impl Scenario {
             .map(|(i, c)| c.resolve(&format!("cells[{i}]"), base_dir, sf.duration_s, &mut errs))
             .collect();
         if !errs.is_empty() || !decoded_all {
+            // A field that held a stand-in (its type error is reported) has no other errors.
+            let stand_ins = STAND_INS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+            let under = |f: &str| {
+                stand_ins.iter().any(|p| {
+                    f.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+                })
+            };
+            let mut i = 0;
+            errs.0.retain(|e| {
+                i += 1;
+                i <= n_decode_errors || !under(&e.field)
+            });
             return Err(errs.0);
         }
         let links = links
@@ -585,7 +604,8 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
     field: &str,
     errs: &mut Errors,
 ) -> Option<T> {
-    for _ in 0..32 {
+    let mut last_stand_in: Option<(String, usize)> = None;
+    for _ in 0..64 {
         let shown = short_value(&v);
         match serde_path_to_error::deserialize::<_, T>(v.clone()) {
             Ok(x) => {
@@ -624,7 +644,25 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
                     table_at_mut(&mut v, e.path()).expect("checked").remove(k.as_str());
                     continue;
                 }
-                errs.push(ConfigError::new(path, value, msg));
+                // Decoding goes on with a stand-in value so the entry's other fields are checked
+                // too; errors about the stand-in itself are not reported.
+                let attempt = match &last_stand_in {
+                    Some((p, n)) if *p == path => n + 1,
+                    _ => 0,
+                };
+                if attempt == 0 {
+                    errs.push(ConfigError::new(path.clone(), value, msg.clone()));
+                }
+                if !unknown && !segments(e.path()).is_empty() && stand_in(&mut v, e.path(), &msg, attempt) {
+                    if attempt == 0 {
+                        STAND_INS.with(|s| s.borrow_mut().push(path.clone()));
+                    }
+                    last_stand_in = Some((path, attempt));
+                    continue;
+                }
+                if attempt > 0 {
+                    return None;
+                }
                 if !(unknown && remove_at(&mut v, e.path())) {
                     return None;
                 }
@@ -632,6 +670,89 @@ fn decode_value<T: serde::de::DeserializeOwned + Serialize>(
         }
     }
     None
+}
+
+thread_local! {
+    /// Fields given a stand-in value while decoding (see [`stand_in`]): their type error is
+    /// reported, any later error about them is not.
+    static STAND_INS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Replaces the value that failed to decode at `path` with one that decodes, so that a type error
+/// does not hide the entry's other errors: the closest name for an unknown variant (a typo in a
+/// `kind` or `model`), else candidate `attempt` of 1, "", false, [] and {} (the caller tries the
+/// next while the field still does not decode). False when there is none left.
+fn stand_in(v: &mut toml::Value, path: &serde_path_to_error::Path, msg: &str, attempt: usize) -> bool {
+    let segs = segments(path);
+    let Some(cur) = value_at_mut(v, &segs) else {
+        return false;
+    };
+    if let Some(rest) = msg.strip_prefix("unknown variant `") {
+        let Some((bad, expected)) = rest.split_once('`') else {
+            return false;
+        };
+        let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        let Some(best) = names.iter().min_by_key(|n| edit_distance(bad, n)) else {
+            return false;
+        };
+        let best = toml::Value::String(best.to_string());
+        // An internally tagged enum reports the table; an externally tagged one the string.
+        if cur.as_str() == Some(bad) {
+            *cur = best;
+            return true;
+        }
+        if let Some(t) = cur.as_table_mut() {
+            if let Some(tag) = t.iter_mut().find(|(_, x)| x.as_str() == Some(bad)).map(|(_, x)| x) {
+                *tag = best;
+                return true;
+            }
+        }
+        return false;
+    }
+    if !msg.starts_with("invalid type") && !msg.starts_with("invalid value") {
+        return false;
+    }
+    const CANDIDATES: usize = 5;
+    if attempt >= CANDIDATES {
+        return false;
+    }
+    *cur = match attempt {
+        0 => toml::Value::Integer(1),
+        1 => toml::Value::String(String::new()),
+        2 => toml::Value::Boolean(false),
+        3 => toml::Value::Array(vec![]),
+        _ => toml::Value::Table(toml::Table::new()),
+    };
+    true
+}
+
+fn value_at_mut<'a>(v: &'a mut toml::Value, segs: &[serde_path_to_error::Segment]) -> Option<&'a mut toml::Value> {
+    use serde_path_to_error::Segment;
+    let mut cur = v;
+    for seg in segs {
+        cur = match seg {
+            Segment::Seq { index } => cur.as_array_mut()?.get_mut(*index)?,
+            Segment::Map { key } => cur.as_table_mut()?.get_mut(key)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// Levenshtein distance (for the closest variant name).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// Reports every place where `input` has an array and the decoded value a table.
@@ -1382,7 +1503,76 @@ fn validate(
             }
         }
     }
+    budget::check(sf, dur, errs);
     specs
+}
+
+/// Refuses fields that are written but cannot take effect, saying why (as a scheduler parameter
+/// on the wrong scheduler is refused): a run must not look configured where it is not. Looks at
+/// the keys as written (a default is never refused).
+fn inert_fields(value: &toml::Table, sf: &ScenarioFile, errs: &mut Errors) {
+    let given = |t: Option<&toml::Value>, k: &str| t.and_then(|t| t.as_table()).is_some_and(|t| t.contains_key(k));
+    let raw_flows = value.get("flows").and_then(|v| v.as_array());
+    for (i, f) in sf.flows.iter().enumerate() {
+        // Entries that did not decode are not in sf.flows: match by name.
+        let Some(raw) = raw_flows.and_then(|a| {
+            a.iter()
+                .find(|r| r.get("name").and_then(|n| n.as_str()) == Some(f.name.as_str()))
+        }) else {
+            continue;
+        };
+        let i = raw_flows
+            .and_then(|a| a.iter().position(|r| std::ptr::eq(r, raw)))
+            .unwrap_or(i);
+        let (tcp, rcv) = (raw.get("tcp"), raw.get("receiver"));
+        if given(tcp, "tso") && f.cc != "bbr" {
+            errs.push(ConfigError::new(
+                format!("flows[{i}].tcp.tso"),
+                f.tcp.tso,
+                format!(
+                    "has no effect with cc = \"{}\": only a paced sender (bbr) uses the send quantum; remove it",
+                    f.cc
+                ),
+            ));
+        }
+        for key in ["reno_increase", "reno_ssthresh"] {
+            if given(tcp, key) && !matches!(f.cc.as_str(), "tahoe" | "reno" | "newreno") {
+                errs.push(ConfigError::new(
+                    format!("flows[{i}].tcp.{key}"),
+                    "",
+                    format!(
+                        "has no effect with cc = \"{}\": only tahoe, reno and newreno use it; remove it",
+                        f.cc
+                    ),
+                ));
+            }
+        }
+        if given(rcv, "read_delay_us") && !f.receiver.ack_on_read {
+            errs.push(ConfigError::new(
+                format!("flows[{i}].receiver.read_delay_us"),
+                crate::error::fmt_num(f.receiver.read_delay_us),
+                "has no effect with ack_on_read = false (the read latency only delays ACKs deferred to the read); remove it or set ack_on_read = true",
+            ));
+        }
+        if given(rcv, "delack_ms") && !f.receiver.delayed_ack {
+            errs.push(ConfigError::new(
+                format!("flows[{i}].receiver.delack_ms"),
+                crate::error::fmt_num(f.receiver.delack_ms),
+                "has no effect with delayed_ack = false (every segment is ACKed at once); remove it or set delayed_ack = true",
+            ));
+        }
+    }
+    if let Some(h) = &sf.hst {
+        // A train may serve only as the CQI source of cells' UEs (`cqi_train`).
+        let cqi_only = sf.cells.iter().any(|c| c.ues.iter().any(|u| u.cqi_train.is_some()));
+        if h.links.is_empty() && !cqi_only {
+            errs.push(ConfigError::new(
+                "hst.links",
+                "[]",
+                "names no link: the train's handovers would interrupt nothing; name the link of each operator (radio.operators order)",
+            ));
+        }
+    }
 }
 
 fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
@@ -1397,5 +1587,7 @@ fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
 /// JSON Schema (draft 7) of the scenario format.
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(ScenarioFile);
-    serde_json::to_string_pretty(&schema).expect("schema serialises")
+    let mut v = serde_json::to_value(&schema).expect("schema serialises");
+    bounds::apply(&mut v);
+    serde_json::to_string_pretty(&v).expect("schema serialises")
 }
