@@ -251,7 +251,7 @@ def run_once(condition: str, pace_mbps: float = 40.0, kill_s: float = 1.5, after
             src = threading.Thread(target=_source, args=(topo.s, pace_bps, stop, ready), daemon=True)
             src.start()
             ready.wait(5)
-            c = _socks_connect(topo.r)
+            c = _socks_connect(topo.r, topo.s)
             if flags is not None:
                 assert flags.stdin is not None and flags.stdout is not None
                 flags.stdin.write("backup 2\n")
@@ -335,21 +335,29 @@ def _subflows(ns: str) -> int:
     return len([x for x in r.stdout.splitlines() if x.strip()])
 
 
-def _socks_connect(ns: str) -> socket.socket:
-    """A SOCKS5 CONNECT from the router namespace through the router proxy to the source."""
-    deadline = time.monotonic() + 10
+def _connect_when_listening(ns: str, port: int, what: str) -> socket.socket:
+    """A TCP connection to 127.0.0.1:`port` in `ns`, retried for 20 s while nothing listens
+    (a proxy started through Python takes a moment on a busy machine)."""
+    deadline = time.monotonic() + 20
     while True:
         with InNetns(ns):
             s = socket.socket()
         s.settimeout(5)
         try:
-            s.connect(("127.0.0.1", PORT_SOCKS))
-            break
+            s.connect(("127.0.0.1", port))
+            return s
         except OSError:
             s.close()
             if time.monotonic() > deadline:
-                raise EmulateError("the router proxy did not start listening") from None
+                raise EmulateError(f"the {what} did not start listening") from None
             time.sleep(0.05)
+
+
+def _socks_connect(r_ns: str, s_ns: str) -> socket.socket:
+    """A SOCKS5 CONNECT from the router namespace through the router proxy to the source, once
+    both proxies listen."""
+    _connect_when_listening(s_ns, PORT_SERVER, "server proxy").close()
+    s = _connect_when_listening(r_ns, PORT_SOCKS, "router proxy")
     s.sendall(b"\x05\x01\x00")
     if s.recv(2) != b"\x05\x00":
         raise EmulateError("SOCKS5 method refused")
@@ -364,7 +372,7 @@ def _socks_connect(ns: str) -> socket.socket:
         raise EmulateError(f"SOCKS5 CONNECT refused: {rep!r}")
     # Both subflows up before the measurement starts.
     deadline = time.monotonic() + 5
-    while _subflows(ns) < 2 and time.monotonic() < deadline:
+    while _subflows(r_ns) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     return s
 
