@@ -23,6 +23,9 @@ usage:
                                            with a [router] section the router proxy runs in the same
                                            process and PHA-D reads its connections' subflows
   mobipath-proxy check-config --config FILE [--side router|server|pha-d]
+  mobipath-proxy uci --config /etc/config/mobipath [--out FILE] [--print-side]
+                                           OpenWrt's UCI config -> this TOML (checked; to stdout
+                                           without --out); --print-side prints `SIDE ENABLED`
   mobipath-proxy keygen                    print a new random pre-shared key (hex, 32 bytes)
   mobipath-proxy endpoints                 list MPTCP endpoints and flags (netlink)
   mobipath-proxy flags --endpoints 1,2 [--min-interval-ms 1000]
@@ -88,7 +91,12 @@ pub fn main(args: Vec<String>) -> i32 {
             }
         }
         Some("--version") | Some("-V") => {
-            println!("mobipath-proxy {}", env!("CARGO_PKG_VERSION"));
+            println!(
+                "mobipath-proxy {} (commit {}, {})",
+                env!("CARGO_PKG_VERSION"),
+                env!("MOBIPATH_PROXY_COMMIT"),
+                std::env::consts::ARCH
+            );
             0
         }
         Some("keygen") => match crate::auth::fresh_nonce() {
@@ -102,6 +110,7 @@ pub fn main(args: Vec<String>) -> i32 {
             }
         },
         Some("flags") => crate::failsafe::flags_main(&args[1..]),
+        Some("uci") => crate::uci::uci_main(&args[1..]),
         Some("endpoints") => match crate::netlink::MptcpPm::open().and_then(|mut pm| pm.endpoints()) {
             Ok(eps) => {
                 for e in eps {

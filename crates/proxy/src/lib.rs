@@ -18,6 +18,7 @@
 //! | `idle` | `tcp_slow_start_after_idle` off while a proxy runs, restored after |
 //! | `text` | peer-supplied text escaped for logs, terminals and JSON lines |
 //! | `phad` | PHA-D in the router process: controller, GPS sources, handover table, the loop |
+//! | `uci` | OpenWrt's UCI config (`/etc/config/mobipath`) translated into the TOML |
 
 /// One line on stderr (the journal under systemd). Always one line: control characters in the
 /// text (a peer's domain name inside an error, say) are escaped (`text::escape_controls`).
@@ -43,3 +44,4 @@ pub mod router;
 pub mod server;
 pub mod socks5;
 pub mod text;
+pub mod uci;
