@@ -265,7 +265,7 @@ pub struct HandoverConfig {
     pub signalling: SignallingConfig,
     /// The handover type (`radio/nr.rs`): `"hard"` (break before make, TS 38.300 §9.2.3.2),
     /// `"cho"` (conditional handover, TS 38.300 §9.2.3.4) or `"daps"` (dual active protocol
-    /// stack, TS 38.300 §9.2.3.2 and §9.2.3.2.1's DAPS notes). Absent = hard with the LTE model's
+    /// stack, TS 38.300 §9.2.3.1 and §9.2.3.2). Absent = hard with the LTE model's
     /// outputs exactly as before; given (even `"hard"`), the summary lists each handover's type,
     /// failure and re-establishment, and `model = "signalling"` adds the target's Qout check at
     /// random access and a drawn re-establishment wait.
@@ -291,7 +291,7 @@ pub enum HandoverType {
     /// prepared when the early condition holds, the UE executes on its own when the execution
     /// condition (the A3 event) holds, without a measurement report or a command at that moment.
     Cho,
-    /// Dual active protocol stack handover (Rel-16, TS 38.300 §9.2.3.2): the UE keeps receiving
+    /// Dual active protocol stack handover (Rel-16, TS 38.300 §9.2.3.1 and §9.2.3.2): the UE keeps receiving
     /// from the source until it releases it after the target's random access; on a failed access
     /// it falls back to the source (TS 38.331 §5.3.5.8.3).
     Daps,
@@ -337,7 +337,7 @@ impl ChoConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct DapsConfig {
     /// Downlink interruption at the release of the source, ms, in [0, 100]. Default 0: TS 38.300
-    /// §9.2.3.2 lets the UE receive on both links until it releases the source after the target's
+    /// §9.2.3.1 lets the UE receive on both links until it releases the source after the target's
     /// random access, so no interruption is left by the procedure (TS 38.133 §6.1.3 bounds the
     /// interruption a DAPS UE may cause on the source by the target's access; set it here to model
     /// that bound or a UE's switching time).

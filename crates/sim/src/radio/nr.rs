@@ -16,7 +16,7 @@
 //!   handover. The access itself is a hard handover's (same interruption). A target that was not
 //!   prepared in time (or whose conditional configuration was lost on a source below Qout) is
 //!   handed over as a hard handover.
-//! - **DAPS** (TS 38.300 §9.2.3.2 and the DAPS notes of §9.2.3.2.1; TS 38.331 §5.3.5.5.2): the
+//! - **DAPS** (TS 38.300 §9.2.3.1, the DAPS paragraph, and §9.2.3.2; TS 38.331 §5.3.5.5.2): the
 //!   UE keeps receiving from the source until it releases it after the random access to the target
 //!   succeeds, so the link carries the flow throughout; only `daps.interruption_ms` (default 0)
 //!   is left at the release. If the access fails (every preamble, or a target below Qout), the UE
