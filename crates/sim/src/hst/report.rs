@@ -4,6 +4,7 @@ use crate::core::time::{to_secs_f64, Time};
 use crate::engine::report::{RunView, Section};
 use crate::metrics::round6;
 use crate::plan::TrainPlan;
+use crate::radio::signalling::HandoverOutcome;
 use serde_json::{json, Map, Value};
 
 /// Renders the train's handovers (an engine report [`Section`]).
@@ -28,8 +29,9 @@ impl Section for HandoverSection<'_> {
                     "position_m": round6(e.position_m),
                     "from_cell": e.from_cell,
                     "to_cell": e.to_cell,
-                    // Outputs of the handover model (inputs only in the fixed model).
-                    "interruption_ms": round6((e.end - e.start) as f64 / 1e6),
+                    // Outputs of the handover model (inputs only in the fixed model). A DAPS
+                    // handover's source keeps delivering: its interruption is only the release's.
+                    "interruption_ms": round6((e.end - e.outage_start) as f64 / 1e6),
                     // Negative after a radio-link failure whose loss of sync preceded the trigger.
                     "preparation_ms": round6((e.start as f64 - e.trigger as f64) / 1e6),
                     "rach_attempts": e.rach_attempts,
@@ -51,6 +53,16 @@ impl Section for HandoverSection<'_> {
                     })
                     .collect();
                 j["app_gap_ms"] = Value::Object(app);
+                // With a declared handover type (radio/nr.rs): the type, whether the handover
+                // failed (radio-link failure, failed access, or a DAPS fallback to the source),
+                // whether it ended in a radio-link failure, and the re-establishment's share of
+                // the interruption. Left out otherwise, so older summaries keep their bytes.
+                if let Some(kind) = e.kind {
+                    j["type"] = json!(kind.as_str());
+                    j["failed"] = json!(e.outcome != HandoverOutcome::X2);
+                    j["rlf"] = json!(e.outcome == HandoverOutcome::RadioLinkFailure);
+                    j["reestablishment_ms"] = json!(round6(e.reestablishment as f64 / 1e6));
+                }
                 j
             })
             .collect();

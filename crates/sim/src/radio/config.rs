@@ -263,6 +263,91 @@ pub struct HandoverConfig {
     pub model: HandoverModel,
     /// The step delays and RLF timers of `model = "signalling"` (ignored by `"fixed"`).
     pub signalling: SignallingConfig,
+    /// The handover type (`radio/nr.rs`): `"hard"` (break before make, TS 38.300 §9.2.3.2),
+    /// `"cho"` (conditional handover, TS 38.300 §9.2.3.4) or `"daps"` (dual active protocol
+    /// stack, TS 38.300 §9.2.3.1 and §9.2.3.2). Absent = hard with the LTE model's
+    /// outputs exactly as before; given (even `"hard"`), the summary lists each handover's type,
+    /// failure and re-establishment, and `model = "signalling"` adds the target's Qout check at
+    /// random access and a drawn re-establishment wait.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<HandoverType>,
+    /// Conditional handover's preparation condition (with `type = "cho"`).
+    #[serde(skip_serializing_if = "ChoConfig::is_default")]
+    pub cho: ChoConfig,
+    /// DAPS handover's residual interruption (with `type = "daps"`).
+    #[serde(skip_serializing_if = "DapsConfig::is_default")]
+    pub daps: DapsConfig,
+}
+
+/// Handover type of `[hst.handover] type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoverType {
+    /// Break before make: the UE leaves the source at the handover command and is served again
+    /// when the target's random access completes (TS 38.300 §9.2.3.2.1). Default.
+    #[default]
+    Hard,
+    /// Conditional handover (Rel-16, TS 38.300 §9.2.3.4; TS 38.331 §5.3.5.13): the target is
+    /// prepared when the early condition holds, the UE executes on its own when the execution
+    /// condition (the A3 event) holds, without a measurement report or a command at that moment.
+    Cho,
+    /// Dual active protocol stack handover (Rel-16, TS 38.300 §9.2.3.1 and §9.2.3.2): the UE keeps receiving
+    /// from the source until it releases it after the target's random access; on a failed access
+    /// it falls back to the source (TS 38.331 §5.3.5.8.3).
+    Daps,
+}
+
+impl HandoverType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandoverType::Hard => "hard",
+            HandoverType::Cho => "cho",
+            HandoverType::Daps => "daps",
+        }
+    }
+}
+
+/// `[hst.handover.cho]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChoConfig {
+    /// Offset of the preparation condition relative to the execution condition, dB, in [-15, 0]:
+    /// the source prepares a target once `Mn − Hys > Mp + Off + prepare_offset_db` has held for
+    /// the time to trigger (an earlier A3 event; TS 38.300 §9.2.3.4.1 leaves the preparation
+    /// trigger to the network). Default −3 dB.
+    pub prepare_offset_db: f64,
+}
+
+impl Default for ChoConfig {
+    fn default() -> Self {
+        ChoConfig {
+            prepare_offset_db: -3.0,
+        }
+    }
+}
+
+impl ChoConfig {
+    fn is_default(&self) -> bool {
+        *self == ChoConfig::default()
+    }
+}
+
+/// `[hst.handover.daps]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct DapsConfig {
+    /// Downlink interruption at the release of the source, ms, in [0, 100]. Default 0: TS 38.300
+    /// §9.2.3.1 lets the UE receive on both links until it releases the source after the target's
+    /// random access, so no interruption is left by the procedure (TS 38.133 §6.1.3 bounds the
+    /// interruption a DAPS UE may cause on the source by the target's access; set it here to model
+    /// that bound or a UE's switching time).
+    pub interruption_ms: f64,
+}
+
+impl DapsConfig {
+    fn is_default(&self) -> bool {
+        *self == DapsConfig::default()
+    }
 }
 
 /// Which handover execution model turns an A3 trigger into an interruption.
@@ -327,7 +412,8 @@ pub struct SignallingConfig {
     pub out_of_sync_ms: f64,
     /// N310 consecutive out-of-sync indications before T310 starts, in [1, 20] (ns-3: 6).
     pub n310: u32,
-    /// T310 (TS 36.331 §5.3.11.1), ms, in [0, 2000]: radio-link failure at its expiry.
+    /// T310 (TS 36.331 §5.3.11.1; NR: TS 38.331 §5.3.10.1 and `RLF-TimersAndConstants`, up to
+    /// 6000 ms), ms, in [0, 6000]: radio-link failure at its expiry.
     pub t310_ms: f64,
     /// RRC connection re-establishment after a radio-link failure (cell selection, RACH,
     /// re-establishment request/response/complete, TS 36.331 §5.3.7), ms, in [0, 10000].
@@ -412,7 +498,7 @@ impl SignallingConfig {
             self.n310,
             "must be in [1, 20]",
         );
-        errs.range(format!("{p}.t310_ms"), self.t310_ms, 0.0, 2000.0);
+        errs.range(format!("{p}.t310_ms"), self.t310_ms, 0.0, 6000.0);
         errs.range(
             format!("{p}.reestablishment_ms"),
             self.reestablishment_ms,
@@ -477,6 +563,9 @@ impl Default for HandoverConfig {
             uplink: UplinkAtHandover::Hold,
             model: HandoverModel::Fixed,
             signalling: SignallingConfig::default(),
+            kind: None,
+            cho: ChoConfig::default(),
+            daps: DapsConfig::default(),
         }
     }
 }
@@ -723,6 +812,18 @@ impl HandoverConfig {
         );
         errs.range(format!("{p}.forwarding_loss"), self.forwarding_loss, 0.0, 1.0);
         self.signalling.validate(&format!("{p}.signalling"), errs);
+        errs.range(
+            format!("{p}.cho.prepare_offset_db"),
+            self.cho.prepare_offset_db,
+            -15.0,
+            0.0,
+        );
+        errs.range(
+            format!("{p}.daps.interruption_ms"),
+            self.daps.interruption_ms,
+            0.0,
+            100.0,
+        );
     }
 }
 

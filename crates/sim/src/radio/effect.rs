@@ -17,9 +17,10 @@
 //!   SINR with the attenuated Shannon bound of TR 36.942 Annex A.2 (downlink: α = 0.6,
 //!   SINR_min = −10 dB, SINR_max = 22 dB → 4.4 bit/s/Hz), over the occupied bandwidth
 //!   N_RB·180 kHz, capped at `max_mbps` (a UE's share of the cell), as a piecewise-constant schedule.
-use super::config::{CapacityConfig, HandoverConfig, HandoverModel, HstConfig, SourceBuffer};
+use super::config::{CapacityConfig, HandoverConfig, HandoverModel, HandoverType, HstConfig, SourceBuffer};
 use super::handover::{HandoverEvent, HstRun};
 use super::layout::resource_blocks;
+use super::signalling::HandoverOutcome;
 use crate::core::time::{from_ms_f64, Time};
 
 /// A span in which the link delivers nothing (queued packets are held).
@@ -63,7 +64,7 @@ pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConf
     let outages: Vec<Outage> = mine
         .clone()
         .map(|e| Outage {
-            start: e.start,
+            start: e.outage_start,
             end: e.end,
         })
         .collect();
@@ -72,8 +73,18 @@ pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConf
         SourceBuffer::Forward => ho.forwarding_loss,
     };
     // A radio-link or handover failure loses the source's context: nothing is forwarded.
+    // A DAPS release (radio/nr.rs) forwards what the source still holds (lossless, TS 38.300
+    // §9.2.3.2.1's SN status transfer) with no extra delay: the target has been receiving already.
     let spikes = mine
         .map(|e| match e.outcome.lost_context() {
+            false if e.kind == Some(HandoverType::Daps) => DelaySpike {
+                start: e.outage_start,
+                end: e.end,
+                extra_delay: 0,
+                loss_prob: ho.forwarding_loss,
+                queued_loss: ho.forwarding_loss,
+                buffer_bytes,
+            },
             false => DelaySpike {
                 start: e.start,
                 end: e.end,
@@ -83,7 +94,7 @@ pub fn outages_and_spikes(events: &[HandoverEvent], op: usize, ho: &HandoverConf
                 buffer_bytes,
             },
             true => DelaySpike {
-                start: e.start,
+                start: e.outage_start,
                 end: e.end,
                 extra_delay: 0,
                 loss_prob: 1.0,
@@ -127,7 +138,11 @@ fn sinr_schedule(
     period: Time,
 ) -> Vec<(Time, u64)> {
     let sites = &run.map.operators[op].sites;
-    let mine: Vec<&HandoverEvent> = events.iter().filter(|e| e.operator == op).collect();
+    // A DAPS fallback leaves the UE on the source.
+    let mine: Vec<&HandoverEvent> = events
+        .iter()
+        .filter(|e| e.operator == op && e.outcome != HandoverOutcome::Fallback)
+        .collect();
     let mut rsrp = Vec::new();
     run.map.rsrp_all(op, run.mobility.position_at(0), &mut rsrp);
     let mut serving = (0..rsrp.len()).fold(0, |b, i| if rsrp[i] > rsrp[b] { i } else { b }); // as in run_operator
@@ -155,7 +170,11 @@ fn sinr_schedule(
 /// handover's target). Used by LTE cells whose UEs ride the train (`cells.ues.cqi_train`).
 pub fn sinr_db_schedule(run: &HstRun, events: &[HandoverEvent], op: usize, period: Time) -> Vec<(Time, f64)> {
     let sites = &run.map.operators[op].sites;
-    let mine: Vec<&HandoverEvent> = events.iter().filter(|e| e.operator == op).collect();
+    // A DAPS fallback leaves the UE on the source.
+    let mine: Vec<&HandoverEvent> = events
+        .iter()
+        .filter(|e| e.operator == op && e.outcome != HandoverOutcome::Fallback)
+        .collect();
     let mut rsrp = Vec::new();
     run.map.rsrp_all(op, run.mobility.position_at(0), &mut rsrp);
     let mut serving = (0..rsrp.len()).fold(0, |b, i| if rsrp[i] > rsrp[b] { i } else { b });
@@ -201,6 +220,9 @@ mod tests {
             trigger: start_ms * NS_PER_MS,
             rach_attempts: 1,
             outcome: crate::radio::signalling::HandoverOutcome::X2,
+            outage_start: start_ms * NS_PER_MS,
+            kind: None,
+            reestablishment: 0,
         }
     }
 

@@ -20,9 +20,10 @@
 //!   sum of the access steps (drawn per handover), and a source below Qout before the command
 //!   makes it a radio-link failure. The next measurement follows the end either way.
 //! - The first serving cell is the strongest one at t = 0 (initial cell selection).
-use super::config::{HandoverConfig, HandoverModel, HstConfig};
+use super::config::{HandoverConfig, HandoverModel, HandoverType, HstConfig};
 use super::layout::RadioMap;
 use super::mobility::Mobility;
+use super::nr;
 use super::signalling::{self, HandoverOutcome};
 use crate::core::rng::RngStreams;
 use crate::core::time::{from_ms_f64, Time};
@@ -47,6 +48,13 @@ pub struct HandoverEvent {
     /// Preamble attempts (1 in the fixed model, 0 after a radio-link failure).
     pub rach_attempts: u32,
     pub outcome: HandoverOutcome,
+    /// The link delivers nothing in `[outage_start, end)`: `start` except for DAPS (`radio/nr.rs`),
+    /// whose source keeps delivering until the release.
+    pub outage_start: Time,
+    /// The declared handover type (`[hst.handover] type`; None = undeclared hard).
+    pub kind: Option<HandoverType>,
+    /// The re-establishment part of the interruption after a failure (0 otherwise).
+    pub reestablishment: Time,
 }
 
 /// TS 36.331 §5.5.3.2 layer-3 filter over a set of cells; −∞ (not measured) resets a cell.
@@ -131,12 +139,22 @@ pub fn run_operator(
     duration: Time,
     run_seed: u64,
 ) -> Vec<HandoverEvent> {
-    let mut rng = RngStreams::new(run_seed).stream(&format!("radio/handover/signalling/{op}"));
+    let streams = RngStreams::new(run_seed);
+    let mut rng = streams.stream(&format!("radio/handover/signalling/{op}"));
+    let mut re_rng = streams.stream(&format!("radio/handover/reestablishment/{op}"));
     let mut serving_since: Time = 0;
     let period = from_ms_f64(cfg.measurement_period_ms).max(1);
     let interruption = from_ms_f64(cfg.interruption_ms);
     let sites = &map.operators[op].sites;
     let (mut a3, mut filter) = (A3::new(cfg), L3Filter::new(cfg.l3_filter_k));
+    // CHO: the preparation condition, an A3 event `prepare_offset_db` earlier (radio/nr.rs).
+    let mut prepare = (cfg.kind == Some(HandoverType::Cho)).then(|| {
+        A3::new(&HandoverConfig {
+            a3_offset_db: cfg.a3_offset_db + cfg.cho.prepare_offset_db,
+            ..cfg.clone()
+        })
+    });
+    let mut prepared: Vec<Option<Time>> = vec![None; sites.len()];
     let mut rsrp = Vec::with_capacity(sites.len());
     let mut serving: Option<usize> = None;
     let mut events = Vec::new();
@@ -146,10 +164,21 @@ pub fn run_operator(
         map.rsrp_all(op, s, &mut rsrp);
         filter.apply(&mut rsrp);
         let srv = *serving.get_or_insert_with(|| argmax(&rsrp));
+        if let Some(p) = prepare.as_mut().and_then(|a| a.step(t, &rsrp, srv)) {
+            prepared[p].get_or_insert(t);
+        }
         if let Some(target) = a3.step(t, &rsrp, srv) {
-            let (start, end, rach_attempts, outcome) = match cfg.model {
-                HandoverModel::Fixed => (t, t + interruption, 1, HandoverOutcome::X2),
-                HandoverModel::Signalling => {
+            let (x, outage_start, reestablishment) = match (cfg.kind, cfg.model) {
+                (None, HandoverModel::Fixed) => {
+                    let x = signalling::Execution {
+                        start: t,
+                        end: t + interruption,
+                        rach_attempts: 1,
+                        outcome: HandoverOutcome::X2,
+                    };
+                    (x, t, 0)
+                }
+                (None, HandoverModel::Signalling) => {
                     let x = signalling::execute(
                         &cfg.signalling,
                         t,
@@ -157,25 +186,53 @@ pub fn run_operator(
                         |u| map.sinr_db(op, srv, mobility.position_at(u)),
                         &mut rng,
                     );
-                    (x.start, x.end, x.rach_attempts, x.outcome)
+                    (x, x.start, 0)
+                }
+                (Some(kind), _) => {
+                    let source = |u: Time| map.sinr_db(op, srv, mobility.position_at(u));
+                    let target_sinr = |u: Time| map.sinr_db(op, target, mobility.position_at(u));
+                    let radio = nr::Radio {
+                        source_sinr_db: &source,
+                        target_sinr_db: &target_sinr,
+                    };
+                    let y = nr::execute(
+                        cfg,
+                        kind,
+                        t,
+                        serving_since,
+                        prepared[target],
+                        &radio,
+                        &mut rng,
+                        &mut re_rng,
+                    );
+                    (y.x, y.outage_start, y.reestablishment)
                 }
             };
-            let position_m = mobility.position_at(start);
-            serving_since = end;
+            let position_m = mobility.position_at(x.start);
+            serving_since = x.end;
             events.push(HandoverEvent {
                 operator: op,
-                start,
-                end,
+                start: x.start,
+                end: x.end,
                 from_cell: sites[srv].cell,
                 to_cell: sites[target].cell,
                 position_m,
                 trigger: t,
-                rach_attempts,
-                outcome,
+                rach_attempts: x.rach_attempts,
+                outcome: x.outcome,
+                outage_start,
+                kind: cfg.kind,
+                reestablishment,
             });
-            serving = Some(target);
+            if x.outcome != HandoverOutcome::Fallback {
+                serving = Some(target);
+            }
             a3.reset();
-            t = end.div_ceil(period) * period; // next measurement after the UE is back
+            if let Some(p) = prepare.as_mut() {
+                p.reset();
+                prepared.iter_mut().for_each(|x| *x = None);
+            }
+            t = x.end.div_ceil(period) * period; // next measurement after the UE is back
             continue;
         }
         t += period;

@@ -16,6 +16,7 @@ pub mod effect;
 pub mod handover;
 pub mod layout;
 pub mod mobility;
+pub mod nr;
 pub mod signalling;
 
 pub use config::HstConfig;

@@ -43,6 +43,9 @@ pub enum HandoverOutcome {
     RadioLinkFailure,
     /// Every preamble failed: handover failure and re-establishment.
     HandoverFailure,
+    /// A DAPS handover whose access failed while the source was still in sync: the UE stays on
+    /// the source (`radio/nr.rs`).
+    Fallback,
 }
 
 impl HandoverOutcome {
@@ -51,12 +54,16 @@ impl HandoverOutcome {
             HandoverOutcome::X2 => "x2",
             HandoverOutcome::RadioLinkFailure => "rlf",
             HandoverOutcome::HandoverFailure => "ho_failure",
+            HandoverOutcome::Fallback => "fallback",
         }
     }
 
     /// Whether the source's buffer and the packets reaching it are lost (no X2 forwarding).
     pub fn lost_context(self) -> bool {
-        self != HandoverOutcome::X2
+        matches!(
+            self,
+            HandoverOutcome::RadioLinkFailure | HandoverOutcome::HandoverFailure
+        )
     }
 }
 
