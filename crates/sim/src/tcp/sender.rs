@@ -6,7 +6,20 @@
 //!   DupThresh = 3 segments above it are SACKed) and NextSeg (retransmit lost segments first);
 //! - fast retransmit and recovery: RFC 5681 (Reno), RFC 6582 (NewReno partial ACKs), Tahoe
 //!   (cwnd = 1 and go-back-N after the fast retransmit); without SACK, duplicate ACKs count as
-//!   "SACKed" segments for the pipe like Linux's `tcp_add_reno_sack`;
+//!   "SACKed" segments for the pipe like Linux's `tcp_add_reno_sack`, except in the Loss state
+//!   (after a timeout or Tahoe's fast retransmit), where only the cumulative ACK clocks the
+//!   go-back-N retransmissions (Linux `tcp_process_loss` for `tcp_is_reno`);
+//! - without SACK, RFC 6582 §3.2 step 2 and §4's `recover`: a fast retransmit (Tahoe, NewReno),
+//!   a timeout or an EHN go-back records `snd_nxt`, and duplicate ACKs count toward a new fast
+//!   retransmit only once the cumulative ACK passes it (strictly, as ns-2's Tahoe/NewReno with
+//!   `bugFix_` = true compare `highest_ack_ > recover_`, and Linux holds a Reno sender's
+//!   recovery while `snd_una == high_seq`). Without it the go-back-N copies that the receiver
+//!   already holds draw duplicate ACKs that fire the next fast retransmit, and so on. Reno
+//!   (RFC 5681) records it only on a timeout, so it may reduce again for a second loss of the
+//!   same window. Deviation: RFC 6582 §4.1/§4.2's ACK and timestamp heuristics, which let
+//!   some ambiguous duplicate ACKs through, are not implemented (ns-2's `bugfix_ack_` and
+//!   `bugfix_ts_` are off by default too), so a loss of the first segment sent after `recover`
+//!   is repaired by the timeout;
 //! - window reduction during recovery by Proportional Rate Reduction (RFC 6937, Linux
 //!   `tcp_cwnd_reduction`), cwnd = ssthresh on exit;
 //! - RTO: RFC 6298 with exponential backoff; on expiry all un-SACKed outstanding segments are
@@ -273,6 +286,9 @@ pub struct TcpSender {
     /// Previous ACK's SACK blocks, to skip re-reported ranges.
     sack_cache: [(u64, u64); 3],
     recovery_point: u64,
+    /// RFC 6582 `recover` (non-SACK): `snd_nxt` when the last fast retransmit (Tahoe, NewReno),
+    /// timeout or EHN go-back started; no new fast retransmit until the cumulative ACK passes it.
+    recover: Option<u64>,
     // PRR (RFC 6937)
     prr_delivered: u32,
     prr_out: u32,
@@ -402,6 +418,7 @@ impl TcpSender {
             lost_scan_from: 0,
             sack_cache: [(0, 0); 3],
             recovery_point: 0,
+            recover: None,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
@@ -990,6 +1007,9 @@ impl TcpSender {
         }
         self.tcb.ca_state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
+        // RFC 6582 §3.2 step 6 / §4: after a timeout, duplicate ACKs for data sent before it
+        // (the go-back-N copies the receiver already holds) must not fire a fast retransmit.
+        self.recover = Some(self.snd_nxt);
         if self.cfg.rack && self.cfg.sack {
             self.timeout_mark_lost(now);
         } else {
@@ -1373,6 +1393,8 @@ impl TcpSender {
             self.mark_all_lost();
             self.tcb.ca_state = CaState::Loss;
             self.recovery_point = self.snd_nxt;
+            // The resent copies of forwarded segments draw duplicate ACKs: not a new loss.
+            self.recover = Some(self.snd_nxt);
         }
         // No congestion response to undo, no F-RTO: this is not an RTO.
         self.undo_marker = None;
@@ -1474,12 +1496,28 @@ impl TcpSender {
         // Non-SACK duplicate ACK counting.
         let is_dupack = !advanced && ack.len == 0 && !self.board.is_empty() && !window_update;
         if !self.cfg.sack {
-            if advanced {
+            if self.tcb.ca_state == CaState::Loss && self.snd_nxt <= self.recovery_point {
+                // Linux tcp_process_loss (tcp_is_reno): in the Loss state a duplicate ACK counts
+                // only for new data F-RTO sent beyond high_seq; otherwise the go-back-N
+                // retransmissions are clocked by the cumulative ACK alone. Counting the
+                // duplicates as "SACKed" here would shrink the pipe and release copies of
+                // segments the receiver already holds.
+                if advanced {
+                    self.dupacks = 0;
+                    self.sacked_out = 0;
+                }
+            } else if advanced {
                 // Linux tcp_remove_reno_sacks: the cumulative ACK covers "SACKed" segments.
                 let covered = acked_segs.saturating_sub(1);
                 self.dupacks -= covered.min(self.dupacks);
                 self.sacked_out = self.dupacks;
-            } else if is_dupack {
+            } else if is_dupack
+                && (matches!(self.tcb.ca_state, CaState::Recovery | CaState::Loss)
+                    || self.recover.is_none_or(|r| self.snd_una > r))
+            {
+                // RFC 6582 §3.2 step 2: duplicate ACKs that do not cover more than `recover` may
+                // be echoes of go-back-N copies; they neither count toward DupThresh nor inflate
+                // the "SACKed" count.
                 self.dupacks += 1;
                 if self.dupacks < self.board.len() as u32 {
                     self.sacked_out = self.dupacks;
@@ -1791,7 +1829,8 @@ impl TcpSender {
                 let enter = if self.cfg.sack {
                     self.lost_out > 0
                 } else {
-                    self.dupacks >= DUP_THRESH
+                    // RFC 6582 §3.2 step 2: only if the cumulative ACK covers more than `recover`.
+                    self.dupacks >= DUP_THRESH && self.recover.is_none_or(|r| self.snd_una > r)
                 };
                 if enter {
                     self.enter_recovery(now, style);
@@ -1872,6 +1911,11 @@ impl TcpSender {
             self.init_undo();
         }
         self.recovery_point = self.snd_nxt;
+        if style != RecoveryStyle::Reno {
+            // RFC 6582 `recover` (ns-2 Tahoe and NewReno with bugFix_): Reno (RFC 5681) has none
+            // and may reduce again for a second loss in the same window.
+            self.recover = Some(self.snd_nxt);
+        }
         self.cc.set_state(&mut self.tcb, CaState::Recovery, now);
         self.tcb.ssthresh = self.loss_ssthresh(now);
         if style == RecoveryStyle::Tahoe {
