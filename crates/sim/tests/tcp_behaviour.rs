@@ -280,3 +280,36 @@ fn tahoe_repairs_each_random_loss_once() {
         assert!(f(&fl["goodput_mbps"]) > 3.5, "{cc}: {}", fl["goodput_mbps"]);
     }
 }
+
+/// `[flows.tcp] timer = "bsd"`: the RTO is a whole number of 500 ms ticks within [1 s, 64 s]
+/// (4.4BSD `TCPTV_MIN`, `TCPTV_REXMTMAX`), where Linux's follows the RTT (SRTT + 200 ms here);
+/// with delayed ACKs the receiver's timer ACKs leave on 200 ms ticks.
+#[test]
+fn the_bsd_timer_counts_500_ms_ticks() {
+    let run_with = |timer: &str| {
+        let sc = single(
+            30.0,
+            4.0,
+            15.0,
+            1000,
+            "loss = { model = \"bernoulli\", p = 0.002 }",
+            "tahoe",
+            &format!("traffic = {{ kind = \"bulk\" }}\nreceiver = {{ rcv_buf_bytes = 98304 }}\ntcp = {{ sack = false, timer = \"{timer}\" }}"),
+        );
+        run(&with_output(&sc, "bin_ms = 100"))
+    };
+    let bsd = run_with("bsd");
+    let rto = series(&bsd, "flow", "f", "rto_ms");
+    assert!(!rto.is_empty());
+    for &(t, v) in &rto {
+        assert!((1000.0..=64000.0).contains(&v), "RTO {v} ms at {t} s");
+        assert_eq!(v % 500.0, 0.0, "RTO {v} ms at {t} s is not whole ticks");
+    }
+    let linux = run_with("linux");
+    let lrto = series(&linux, "flow", "f", "rto_ms");
+    assert!(
+        lrto.iter().any(|&(_, v)| v < 1000.0),
+        "Linux's RTO stays above 1 s: {lrto:?}"
+    );
+    assert!(f(&flow(&bsd, "f")["delayed_acks"]) > 0.0);
+}

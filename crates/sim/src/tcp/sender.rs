@@ -85,6 +85,7 @@
 //! RTO timer (Linux multiplexes one timer; the RTO is re-armed from the probe as Linux does); no
 //! TSO/GSO except BBR's send quantum (`tso`: other senders send every segment separately); no CWR state (the TLP response sets cwnd at once, as
 //! Linux ends that reduction at once).
+use super::bsd_timer::{BsdTimer, TimerProfile};
 use super::cc::{CaState, CongestionControl, CwndEvent, RateSample, RecoveryStyle, Tcb};
 use super::rtt::{RtoStyle, RttEstimator};
 use crate::core::time::{tx_time, Time, NEVER, NS_PER_MS, NS_PER_S};
@@ -132,6 +133,9 @@ pub struct SenderConfig {
     pub ehn: bool,
     /// EHN: longest freeze before the sender gives up waiting and resumes as plain TCP.
     pub ehn_max_freeze: Time,
+    /// The retransmission timer: Linux's (`rto_style`, `min_rto`, `initial_rto`) or 4.4BSD's
+    /// 500 ms-tick timer ([`BsdTimer`], which ignores those three).
+    pub timer: TimerProfile,
 }
 
 impl Default for SenderConfig {
@@ -155,6 +159,7 @@ impl Default for SenderConfig {
             cwnd_validation: true,
             ehn: false,
             ehn_max_freeze: 10 * NS_PER_S,
+            timer: TimerProfile::Linux,
         }
     }
 }
@@ -255,6 +260,9 @@ pub struct TcpSender {
     pub tcb: Tcb,
     cc: Box<dyn CongestionControl>,
     pub rtt: RttEstimator,
+    /// The 4.4BSD timer when `cfg.timer` is `bsd` (the RTO; `rtt` still measures for reports
+    /// and the congestion controllers).
+    bsd: Option<BsdTimer>,
     pub stats: SenderStats,
     pub ehn_stats: EhnStats,
     frozen: Option<Frozen>,
@@ -393,11 +401,13 @@ impl TcpSender {
         let mut tcb = Tcb::new(cfg.mss, cfg.initial_cwnd);
         tcb.tso = cfg.tso;
         let rtt = RttEstimator::new(cfg.rto_style, cfg.min_rto, cfg.initial_rto);
+        let bsd = (cfg.timer == TimerProfile::Bsd).then(BsdTimer::new);
         TcpSender {
             cfg,
             tcb,
             cc,
             rtt,
+            bsd,
             stats: SenderStats::default(),
             ehn_stats: EhnStats::default(),
             frozen: None,
@@ -487,7 +497,18 @@ impl TcpSender {
     }
     /// The current RTO including backoff.
     pub fn rto(&self) -> Time {
-        self.rtt.backed_off_rto(self.backoff)
+        match &self.bsd {
+            Some(b) => b.rto(),
+            None => self.rtt.backed_off_rto(self.backoff),
+        }
+    }
+
+    /// When a retransmission timer armed at `now` expires (on a slow-clock tick with the BSD timer).
+    fn rto_deadline_from(&self, now: Time) -> Time {
+        match &self.bsd {
+            Some(b) => b.deadline(now),
+            None => now + self.rto(),
+        }
     }
     pub fn backoff(&self) -> u32 {
         self.backoff
@@ -702,6 +723,9 @@ impl TcpSender {
     }
 
     fn send_new(&mut self, now: Time, len: u32, p: &mut Packet) {
+        if let Some(b) = &mut self.bsd {
+            b.on_send_new(now, self.snd_nxt);
+        }
         self.board.push_back(Segment {
             seq: self.snd_nxt,
             len,
@@ -744,7 +768,7 @@ impl TcpSender {
         self.stats.tlp_probes += 1;
         self.tlp_high_seq = Some(self.snd_nxt);
         // tcp_rearm_rto after the probe: a full RTO from now.
-        self.rto_deadline = now + self.rto();
+        self.rto_deadline = self.rto_deadline_from(now);
         true
     }
 
@@ -818,6 +842,9 @@ impl TcpSender {
         }
         if is_retrans {
             self.stats.segments_retransmitted += 1;
+            if let Some(b) = &mut self.bsd {
+                b.on_retransmit();
+            }
         }
         if self.cfg.rack && self.cfg.sack {
             self.tsorted.push_back((tx, seq));
@@ -847,7 +874,7 @@ impl TcpSender {
             }
         }
         if self.rto_deadline == NEVER {
-            self.rto_deadline = now + self.rto();
+            self.rto_deadline = self.rto_deadline_from(now);
         }
         *p = Packet::new(PacketKind::Data);
         p.id = self.next_id();
@@ -931,7 +958,7 @@ impl TcpSender {
                 self.ehn_stats.watchdog += 1;
                 self.unfreeze(now);
                 if !self.board.is_empty() {
-                    self.rto_deadline = now + self.rto();
+                    self.rto_deadline = self.rto_deadline_from(now);
                 }
                 return None;
             }
@@ -989,6 +1016,9 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        if let Some(b) = &mut self.bsd {
+            b.on_timeout();
+        }
         self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, now);
         // Linux tcp_enter_loss: ssthresh is reduced unless this continues a loss episode
         // (repeated expiry, or an RTO during fast recovery that already reduced it).
@@ -1537,9 +1567,16 @@ impl TcpSender {
             }
         }
         if advanced {
+            if let Some(b) = &mut self.bsd {
+                b.on_ack(now, ack.ack);
+            }
             self.backoff = 0;
             // RFC 6298 §5.3: restart the timer when new data is acknowledged.
-            self.rto_deadline = if self.board.is_empty() { NEVER } else { now + self.rto() };
+            self.rto_deadline = if self.board.is_empty() {
+                NEVER
+            } else {
+                self.rto_deadline_from(now)
+            };
         }
         if self.board.is_empty() {
             self.reo_deadline = NEVER;
