@@ -140,3 +140,27 @@ def test_blocks_flag_is_checked(tmp_path):
     r = run_cli(["reproduce", "p3", "--quick", "--blocks", "paper,nonsense", "--out", tmp_path / "x"], timeout=60)
     assert r.returncode != 0
     assert "nonsense" in r.stderr and "paper" in r.stderr
+
+
+def test_tahoe_and_ehn_run_under_both_timers(two_runs):
+    out, _ = two_runs
+    rs = rows(out)
+    for block in ("paper", "det-duration", "duration", "loss"):
+        schemes = {r["scheme"] for r in rs if r["block"] == block}
+        assert {"tahoe-bsd", "ehn-bsd"} <= schemes, block
+    assert not any(r["scheme"].endswith("-bsd") for r in rs if r["block"] in ("rate", "rtt", "train"))
+    assert 'timer = "bsd"' in (out / "scenarios" / "paper-tahoe-bsd-0.toml").read_text()
+    assert "timer" not in (out / "scenarios" / "paper-tahoe-0.toml").read_text()
+    paper = {r["scheme"]: r for r in rs if r["block"] == "paper"}
+    # The shape holds under the BSD timer too: Tahoe times out in every handoff, EHN never.
+    assert int(paper["tahoe-bsd"]["timeouts"]) >= 4 and int(paper["ehn-bsd"]["timeouts"]) == 0
+    report = (out / "report.md").read_text()
+    t = table(report, "## P3's experiment", "")
+    bsd = t["mobipath, BSD timer, goodput (Mbit/s)"]
+    ratio = float(paper["ehn-bsd"]["goodput_mbps"]) / float(paper["tahoe-bsd"]["goodput_mbps"])
+    assert float(bsd["EHN / Tahoe"].split()[0]) == pytest.approx(ratio, abs=1e-3)
+    assert "+8.1 %" in t["P3 §4.2.2 (unit not given)"]["EHN / Tahoe"]
+    for heading in ("## Sweep: handoff duration", "## Sweep: random loss"):
+        section = report.split(heading, 1)[1].split("\n## ", 1)[0]
+        assert "| EHN / Tahoe, BSD timer (ratio of the means; P3: +8.1 %) |" in section, heading
+        assert "| EHN / Tahoe (ratio of the means; P3: +8.1 %) |" in section, heading

@@ -19,6 +19,7 @@ use crate::hst::wrappers::{split_wrapper, Wrapper, WrapperPlan};
 use crate::link::config::{LinkConfig, LinkSpec};
 use crate::mptcp::sched::SchedulerConfig;
 use crate::scenario::{FlowConfig, Scenario, Traffic};
+use crate::tcp::bsd_timer::TimerProfile;
 use crate::tcp::cc::CcKind;
 use crate::tcp::receiver::ReceiverConfig;
 use crate::tcp::sender::SenderConfig;
@@ -654,6 +655,7 @@ fn sender_config(fc: &FlowConfig) -> SenderConfig {
         reno_ssthresh_from_flight: t.reno_ssthresh == crate::scenario::RenoSsthresh::Flight,
         reno_increase_per_ack: t.reno_increase == crate::scenario::RenoIncrease::PerAck,
         cwnd_validation: t.cwnd_validation,
+        timer: t.timer,
         ..SenderConfig::default()
     }
 }
@@ -664,9 +666,11 @@ fn receiver_config(fc: &FlowConfig) -> ReceiverConfig {
         sack: fc.tcp.sack,
         dsack: fc.tcp.dsack.unwrap_or(fc.tcp.sack),
         delayed_ack: r.delayed_ack,
-        quickack: true,
+        // 4.4BSD has no quick-ACK mode; its delayed ACKs leave on the 200 ms fast timer.
+        quickack: fc.tcp.timer != TimerProfile::Bsd,
         window_buf: r.rcv_buf_bytes,
         delack_timeout: from_ms_f64(r.delack_ms),
+        fast_timer: fc.tcp.timer == TimerProfile::Bsd,
         rcv_buf: r.rcv_buf_bytes,
         read_pauses: r
             .read_pauses

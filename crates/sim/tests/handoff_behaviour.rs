@@ -132,7 +132,7 @@ fn ehn_never_times_out_and_resumes_with_its_pre_handoff_window() {
 }
 
 #[test]
-fn every_scheme_beats_tahoe_on_the_paper_pattern() {
+fn every_scheme_does_at_least_as_well_as_tahoe_on_the_paper_pattern() {
     let g = |extra: &str| f(&flow(&run(&p3(60.0, PAPER, "tahoe", extra, BULK)), "tcp")["goodput_mbps"]);
     let tahoe = g("");
     let ehn = g("handoff = { scheme = \"ehn\" }");
@@ -144,7 +144,11 @@ fn every_scheme_beats_tahoe_on_the_paper_pattern() {
     );
     assert!(ehn > 1.2 * tahoe, "EHN {ehn} vs Tahoe {tahoe}");
     assert!(freeze > tahoe, "Freeze-TCP {freeze} vs Tahoe {tahoe}");
-    assert!(fr > tahoe, "FR after handoff {fr} vs Tahoe {tahoe}");
+    // Caceres & Iftode's three duplicate ACKs at the handoff's end made a 4.3BSD sender fast
+    // retransmit even after a timeout. Here Tahoe has timed out inside each 4 s handoff, and a
+    // sender with RFC 6582's `recover` (ns-2's Tahoe with bugFix_) and Linux's Loss state ignores
+    // duplicate ACKs until the cumulative ACK passes what it had sent: they change nothing.
+    assert!(fr >= tahoe, "FR after handoff {fr} vs Tahoe {tahoe}");
     // No handoff: the upper bound, about 2 Mbit/s x 1448/1500.
     let none = f(&flow(
         &run(&p3(
@@ -526,4 +530,29 @@ fn a_summary_lists_at_most_ten_thousand_handoffs_and_totals_all() {
     let o = run(&p3(60.0, PAPER, "tahoe", "", BULK));
     assert_eq!(o.summary["handoffs"].as_array().unwrap().len(), 4);
     assert!(o.summary.get("handoffs_total").is_none());
+}
+
+/// Freeze-TCP over Tahoe when the handoff loses nothing (`queued = "forward"`): one 2 s handoff
+/// at five phases of a 12 s cycle. Freezing must not cost anything: its mean goodput is at least
+/// plain Tahoe's, and the forwarded segments never turn into a chain of fast retransmits (at most
+/// one per handoff, none of them spurious enough to duplicate a window).
+#[test]
+fn freeze_tcp_over_tahoe_is_no_worse_when_the_handoff_loses_nothing() {
+    let (mut tahoe, mut freeze) = (0.0, 0.0);
+    for phase in 0..5 {
+        let start = 6.0 + 2.4 * phase as f64;
+        let h = format!(
+            "pattern = {{ kind = \"list\", intervals = [{{ start_s = {start}, duration_s = 2 }}] }}\nqueued = \"forward\""
+        );
+        let ot = run(&p3(20.0, &h, "tahoe", "", BULK));
+        let of = run(&p3(20.0, &h, "tahoe", "handoff = { scheme = \"freeze-tcp\" }", BULK));
+        for (o, what) in [(&ot, "tahoe"), (&of, "freeze-tcp")] {
+            let fl = flow(o, "tcp");
+            assert!(f(&fl["fast_retransmits"]) <= 1.0, "{what} at {start} s: {fl}");
+        }
+        tahoe += f(&flow(&ot, "tcp")["goodput_mbps"]) / 5.0;
+        freeze += f(&flow(&of, "tcp")["goodput_mbps"]) / 5.0;
+    }
+    println!("one 2 s forwarded handoff, mean of 5 phases: Tahoe {tahoe:.4}, Freeze-TCP {freeze:.4} Mbit/s");
+    assert!(freeze >= tahoe, "Freeze-TCP {freeze:.4} below Tahoe {tahoe:.4}");
 }

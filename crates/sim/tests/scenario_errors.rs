@@ -86,6 +86,11 @@ fn each_invalid_scenario_gets_its_specific_error() {
             "traffic = { kind = \"bulk\" }",
             "flows[0].traffic.kind = \"video\": unknown variant `video`, expected one of `bulk`, `file`, `cbr`",
         ),
+        (
+            "unknown retransmission timer",
+            "traffic = { kind = \"bulk\" }",
+            "flows[0].tcp.timer = \"bsd44\": unknown variant `bsd44`, expected `linux` or `bsd`",
+        ),
     ];
     let replacements: &[&str] = &[
         "rate_mbps = -5",
@@ -98,6 +103,7 @@ fn each_invalid_scenario_gets_its_specific_error() {
         "duration_s = 0",
         "delay_ms = \"ten\"",
         "traffic = { kind = \"video\" }",
+        "traffic = { kind = \"bulk\" }\ntcp = { timer = \"bsd44\" }",
     ];
     for ((what, from, expected), to) in cases.iter().zip(replacements) {
         let text = GOOD.replacen(from, to, 1);

@@ -36,6 +36,11 @@ from .common import RunCache, fmt, fmt_ci, mean_ci, provenance_record, run_all, 
 PAPER_TAHOE, PAPER_EHN = 12.383, 13.383  # P3 §4.2.2 (no unit given)
 PAPER_GOOD_S, PAPER_HANDOFF_S = 10.0, 4.0  # P3 §4.2.2: 10 s between handoffs of 4 s
 SCHEMES = ["tahoe", "reno", "newreno", "cubic", "bbr", "fr-after-handoff", "freeze-tcp", "buffer-freeze", "ehn"]
+# Tahoe and EHN again under 4.4BSD's retransmission timer (`[flows.tcp] timer = "bsd"`: 500 ms ticks,
+# RTO >= 1 s), the timer of the BSD-derived stacks of P3's time; run in the paper, det-duration,
+# duration and loss blocks.
+BSD_SCHEMES = ["tahoe-bsd", "ehn-bsd"]
+BSD_BLOCKS = ("paper", "det-duration", "duration", "loss")
 TRAIN_SCHEMES = [
     "cubic",
     "cubic+ehn",
@@ -59,6 +64,8 @@ LABEL = {
     "freeze-tcp": "Freeze-TCP",
     "buffer-freeze": "BUFFER+FREEZE",
     "ehn": "EHN",
+    "tahoe-bsd": "Tahoe (BSD timer)",
+    "ehn-bsd": "EHN (BSD timer)",
     "tahoe-no-handoff": "Tahoe, no handoffs",
     "cubic+ehn": "CUBIC + EHN",
     "cubic+freeze-tcp": "CUBIC + Freeze-TCP",
@@ -122,7 +129,10 @@ def scenario_text(block: str, scheme: str, x: float, duration_s: float) -> str:
     """The TOML scenario of one point (the seed is given at run time)."""
     if block == "train":
         return _train_text(scheme, duration_s)
-    cc, handoff, buffer_freeze = _scheme("tahoe" if scheme == "tahoe-no-handoff" else scheme)
+    bsd = scheme.endswith("-bsd")
+    base = scheme[: -len("-bsd")] if bsd else scheme
+    cc, handoff, buffer_freeze = _scheme("tahoe" if base == "tahoe-no-handoff" else base)
+    tcp = '{ sack = false, timer = "bsd" }' if bsd else "{ sack = false }"
     wired_ms, loss, queued = 10.0, 0.0, "forward" if buffer_freeze else "lost"
     if block == "paper" or block == "det-duration":
         d = PAPER_HANDOFF_S if block == "paper" else x
@@ -155,7 +165,7 @@ def scenario_text(block: str, scheme: str, x: float, duration_s: float) -> str:
         '[[paths]]\nname = "p"\nfrom = "fh"\nto = "mh"\nlinks = ["wired", "wireless"]\nvia = ["bs"]\n\n'
         f'[[handoffs]]\nlink = "wireless"\npattern = {pattern}\nqueued = "{queued}"\n\n'
         f'[[flows]]\nname = "tcp"\npath = "p"\ncc = "{cc}"\ntraffic = {{ kind = "bulk" }}\n'
-        "tcp = { sack = false }\nreceiver = { rcv_buf_bytes = 65535, delayed_ack = false }\n"
+        f"tcp = {tcp}\nreceiver = {{ rcv_buf_bytes = 65535, delayed_ack = false }}\n"
         + (handoff + "\n" if handoff else "")
     )
 
@@ -226,17 +236,18 @@ def run_one(key: Key, text: str, file: str, keep_series: bool, base_dir: str = "
 def plan(seeds: int, quick: bool, blocks: Sequence[str]) -> list[Key]:
     keys: list[Key] = []
     if "paper" in blocks:
-        keys += [("paper", s, 0.0, 1) for s in ["tahoe-no-handoff"] + SCHEMES]
+        keys += [("paper", s, 0.0, 1) for s in ["tahoe-no-handoff"] + SCHEMES + BSD_SCHEMES]
     if "det-duration" in blocks:
         keys += [
             ("det-duration", s, float(d), 1)
-            for s in ("tahoe", "ehn")
+            for s in ["tahoe", "ehn"] + BSD_SCHEMES
             for d in (([1, 4, 7]) if quick else DET_DURATIONS)
         ]
     for b, (xs, _, qxs) in SWEEPS.items():
         if b in blocks:
+            schemes = SCHEMES + (BSD_SCHEMES if b in BSD_BLOCKS else [])
             keys += [
-                (b, s, float(x), seed) for s in SCHEMES for x in (qxs if quick else xs) for seed in range(1, seeds + 1)
+                (b, s, float(x), seed) for s in schemes for x in (qxs if quick else xs) for seed in range(1, seeds + 1)
             ]
     if "train" in blocks:
         keys += [("train", s, 0.0, seed) for s in TRAIN_SCHEMES for seed in range(1, seeds + 1)]
@@ -425,7 +436,7 @@ def render_report(
         "2 Mbit/s / 5 ms, 50-packet queue, 64 KB receive window, Tahoe without SACK, one ACK per segment; packets at "
         "the old base station are lost (BUFFER+FREEZE: forwarded).\n"
     )
-    pt = {s: agg.get(("paper", s, 0.0), {}).get("goodput_mbps") for s in ["tahoe-no-handoff"] + SCHEMES}
+    pt = {s: agg.get(("paper", s, 0.0), {}).get("goodput_mbps") for s in ["tahoe-no-handoff"] + SCHEMES + BSD_SCHEMES}
     tahoe_p, ehn_p = pt.get("tahoe"), pt.get("ehn")
     if tahoe_p and ehn_p:
         t, e = tahoe_p[0], ehn_p[0]
@@ -437,7 +448,13 @@ def render_report(
             f"| P3 §4.2.2 (unit not given) | {PAPER_TAHOE} | {PAPER_EHN} | {PAPER_EHN / PAPER_TAHOE:.3f} "
             f"(+{(PAPER_EHN / PAPER_TAHOE - 1) * 100:.1f} %) |"
         )
-        w(f"| mobipath, goodput (Mbit/s) | {t:.4f} | {e:.4f} | {e / t:.3f} ({(e / t - 1) * 100:+.1f} %) |")
+        w(f"| mobipath, Linux timer, goodput (Mbit/s) | {t:.4f} | {e:.4f} | {e / t:.3f} ({(e / t - 1) * 100:+.1f} %) |")
+        tb, eb = pt.get("tahoe-bsd"), pt.get("ehn-bsd")
+        if tb and eb:
+            w(
+                f"| mobipath, BSD timer, goodput (Mbit/s) | {tb[0]:.4f} | {eb[0]:.4f} | {eb[0] / tb[0]:.3f} "
+                f"({(eb[0] / tb[0] - 1) * 100:+.1f} %) |"
+            )
         tr, er = row["tahoe"], row["ehn"]
         n_ho = max(1, int(tr["handoffs"] or 4))
         w(
@@ -450,16 +467,24 @@ def render_report(
             f"(the handoff itself lasts {PAPER_HANDOFF_S * 1000:.0f} ms).\n"
         )
         idle = (tr["mean_handoff_gap_ms"] or 0.0) - PAPER_HANDOFF_S * 1000
+        trb = row.get("tahoe-bsd")
+        bsd_line = ""
+        if trb and tb and eb:
+            idle_b = (trb["mean_handoff_gap_ms"] or 0.0) - PAPER_HANDOFF_S * 1000
+            bsd_line = (
+                "Under 4.4BSD's timer (500 ms ticks, RTO at least 1 s, 64 s at most, doubling) Tahoe's first "
+                f"expiry after the handoff comes on average {idle_b:.0f} ms after its end and EHN gains "
+                f"{(eb[0] / tb[0] - 1) * 100:+.1f} % against P3's +8.1 % (one run; the sweeps below give the "
+                "gain over random handoff times with CIs). "
+            )
         w(
             "**Why the ratio differs from the paper's.** EHN loses what it must (the handoff plus about one round "
-            "trip), as in P3. Tahoe here resumes only when its backed-off retransmission timer fires after the "
-            "handoff: "
-            "Linux's RTO (smoothed RTT + max(4 x RTTVAR, 200 ms)) doubles at each expiry inside the handoff, and the "
-            f"expiry that gets through comes on average {idle:.0f} ms after the handoff ends (the gaps above). P3's "
-            "+8.1 % corresponds to Tahoe losing under one second per handoff beyond the handoff (docs/p3.md, "
-            "Results and differences), which a coarser 4.3BSD-style timer with a first RTO of about 1.5 s would "
-            "give; P3 does not say which timer its Netsim Tahoe had, and mobipath does not model BSD's 500 ms "
-            "timer ticks. The shape holds "
+            "trip), as in P3. Tahoe resumes only when its backed-off retransmission timer fires after the "
+            "handoff, so the size of EHN's gain is set by where that expiry falls. Under Linux's timer (smoothed RTT "
+            "+ max(4 x RTTVAR, 200 ms), doubling at each expiry inside the handoff) the expiry that gets through "
+            f"comes on average {idle:.0f} ms after the handoff ends (the gaps above). "
+            + bsd_line
+            + "P3 does not say which timer its Netsim Tahoe had. The shape holds under both timers "
             "(Tahoe times out in every handoff and restarts from cwnd 1, EHN never does and keeps its window); the "
             "size of the gain depends on where Tahoe's timer falls (det-duration below).\n"
         )
@@ -467,17 +492,24 @@ def render_report(
         if bf and bf["goodput_mbps"] < tr["goodput_mbps"]:
             w(
                 f"**BUFFER+FREEZE below Tahoe** ({bf['timeouts']} timeouts, {bf['fast_retransmits']} fast "
-                "retransmits): "
-                "its zero window stops new data but not the unmodified sender's retransmission timer, so the sender "
-                "still times out in the handoff, and its retransmissions join the packets the old base station holds "
-                "(a 50-packet queue, forwarded after the handoff). After the handoff the held originals and the "
-                "go-back-N retransmissions reach the receiver together; the duplicate ACKs for data it already has "
-                "are what fast retransmit reacts to, halving Tahoe's window again. P3 describes BUFFER+FREEZE with a "
-                "sender that does not time out under a zero window; see the differences below.\n"
+                "retransmits): its zero window stops new data but not the unmodified sender's retransmission "
+                "timer, so the sender still times out in the handoff, and its go-back-N retransmissions follow the "
+                "packets the old base station holds (a 50-packet queue, forwarded after the handoff). P3 describes "
+                "BUFFER+FREEZE with a sender that does not time out under a zero window; see the differences "
+                "below.\n"
+            )
+        fz = row.get("freeze-tcp")
+        if fz:
+            w(
+                f"Freeze-TCP here: {fz['goodput_mbps']:.4f} Mbit/s against Tahoe's {tr['goodput_mbps']:.4f}, "
+                f"{fz['timeouts']} timeouts, {fz['fast_retransmits']} fast retransmits. In these runs the old base "
+                "station's queue is lost in each handoff; when it is forwarded instead (nothing lost), the "
+                "simulator's tests check that Freeze-TCP over Tahoe does at least as well as Tahoe and that the "
+                "forwarded segments set off no chain of fast retransmits.\n"
             )
         w("| scheme | goodput (Mbit/s) | timeouts | fast retransmits | mean gap per handoff (ms) |")
         w("|---|---:|---:|---:|---:|")
-        for s in ["tahoe-no-handoff"] + SCHEMES:
+        for s in ["tahoe-no-handoff"] + SCHEMES + BSD_SCHEMES:
             r = row.get(s)
             if r:
                 w(
@@ -489,18 +521,34 @@ def render_report(
             w(f"![Fig. 2]({figs['fig2']})\n\n![Fig. 3]({figs['fig3']})\n")
     det = sorted(x for (b, s, x) in agg if b == "det-duration" and s == "tahoe")
     if det:
+        has_bsd = all(("det-duration", "tahoe-bsd", x) in agg and ("det-duration", "ehn-bsd", x) in agg for x in det)
         w("## Handoff duration on the deterministic cycle (one run each)\n")
-        w("| handoff (s) | Tahoe (Mbit/s) | EHN (Mbit/s) | EHN / Tahoe |")
-        w("|---:|---:|---:|---:|")
+        if has_bsd:
+            w(
+                "| handoff (s) | Tahoe (Mbit/s) | EHN (Mbit/s) | EHN / Tahoe | Tahoe, BSD | EHN, BSD "
+                "| EHN / Tahoe, BSD |"
+            )
+            w("|---:|---:|---:|---:|---:|---:|---:|")
+        else:
+            w("| handoff (s) | Tahoe (Mbit/s) | EHN (Mbit/s) | EHN / Tahoe |")
+            w("|---:|---:|---:|---:|")
         for x in det:
             t, e = (
                 agg[("det-duration", "tahoe", x)]["goodput_mbps"][0],
                 agg[("det-duration", "ehn", x)]["goodput_mbps"][0],
             )
-            w(f"| {x:g} | {t:.4f} | {e:.4f} | {e / t:.3f} |")
+            cells = f"| {x:g} | {t:.4f} | {e:.4f} | {e / t:.3f} |"
+            if has_bsd:
+                tb_, eb_ = (
+                    agg[("det-duration", "tahoe-bsd", x)]["goodput_mbps"][0],
+                    agg[("det-duration", "ehn-bsd", x)]["goodput_mbps"][0],
+                )
+                cells += f" {tb_:.4f} | {eb_:.4f} | {eb_ / tb_:.3f} |"
+            w(cells)
         w(
             "\nWith handoffs on a fixed cycle the ratio jumps with the phase of Tahoe's backed-off timer against the "
-            f"handoff's end; averaged over random handoff times (next section) {_duration_trend(rows, agg)}.\n"
+            f"handoff's end (P3's 4 s handoff: EHN / Tahoe = {PAPER_EHN / PAPER_TAHOE:.3f}); averaged over random "
+            f"handoff times (next section) {_duration_trend(rows, agg)}.\n"
         )
     for b, (_xs, xlabel, _) in SWEEPS.items():
         pts = sorted({x for (bb, _, x) in agg if bb == b})
@@ -509,22 +557,33 @@ def render_report(
         w(f"## Sweep: {xlabel} (handoffs at random times, {seeds} seeds; goodput Mbit/s, mean ± 95 % CI)\n")
         w("| scheme | " + " | ".join(f"{x:g}" for x in pts) + " |")
         w("|---|" + "---:|" * len(pts))
-        for s in SCHEMES:
+        bsd_here = all((b, s, x) in agg for s in BSD_SCHEMES for x in pts)
+        for s in SCHEMES + (BSD_SCHEMES if bsd_here else []):
             w(
                 f"| {LABEL[s]} | "
                 + " | ".join(fmt_ci(agg.get((b, s, x), {}).get("goodput_mbps"), 3) for x in pts)
                 + " |"
             )
-        diffs = [paired_diff(rows, b, "ehn", "tahoe", x) for x in pts]
-        w(
-            "| EHN − Tahoe (paired over seeds) | "
-            + " | ".join(
-                "n/a" if m is None else f"{m:+.3f}" + ("" if ci is None else f" ± {ci:.3f}") for m, ci, _ in diffs
+        pairs = [("", "ehn", "tahoe")] + ([(", BSD timer", "ehn-bsd", "tahoe-bsd")] if bsd_here else [])
+        for tag, a_s, b_s in pairs:
+            diffs = [paired_diff(rows, b, a_s, b_s, x) for x in pts]
+            w(
+                f"| EHN − Tahoe{tag} (paired over seeds) | "
+                + " | ".join(
+                    "n/a" if m is None else f"{m:+.3f}" + ("" if ci is None else f" ± {ci:.3f}") for m, ci, _ in diffs
+                )
+                + " |"
             )
-            + " |"
-        )
-        verdicts = [f"{x:g}: {_verdict(m, ci)}" for x, (m, ci, _) in zip(pts, diffs)]
-        w(f"\nEHN against Tahoe at each point: {'; '.join(verdicts)}.\n")
+            ratios = []
+            for x in pts:
+                ta, ea = agg.get((b, b_s, x), {}).get("goodput_mbps"), agg.get((b, a_s, x), {}).get("goodput_mbps")
+                ratios.append("n/a" if not ta or not ea or not ta[0] else f"{(ea[0] / ta[0] - 1) * 100:+.1f} %")
+            w(f"| EHN / Tahoe{tag} (ratio of the means; P3: +8.1 %) | " + " | ".join(ratios) + " |")
+        for tag, a_s, b_s in pairs:
+            diffs = [paired_diff(rows, b, a_s, b_s, x) for x in pts]
+            verdicts = [f"{x:g}: {_verdict(m, ci)}" for x, (m, ci, _) in zip(pts, diffs)]
+            w(f"\nEHN against Tahoe{tag} at each point: {'; '.join(verdicts)}.")
+        w("")
     if "sweeps" in figs:
         w(f"![Sweeps]({figs['sweeps']})\n")
     on_train = [s for s in TRAIN_SCHEMES if ("train", s, 0.0) in agg]
@@ -590,9 +649,15 @@ def render_report(
         "and compared by ratio only."
     )
     w(
-        "- Tahoe uses Linux's retransmission timer (RTO = SRTT + max(4·RTTVAR, 200 ms), no BSD 500 ms ticks) and "
-        "Linux's zero-window probe schedule; this sets how long Tahoe idles after a handoff and so the size of the "
-        "gain (see above)."
+        "- Tahoe runs under two retransmission timers: Linux's (RTO = SRTT + max(4·RTTVAR, 200 ms)) and 4.4BSD's "
+        '(`timer = "bsd"`: 500 ms ticks, Jacobson\'s estimator in ticks, RTO within [1 s, 64 s], doubling); P3 '
+        "does not say which its Netsim Tahoe had. Both keep Linux's zero-window probe schedule. The timer sets how "
+        "long Tahoe idles after a handoff and so the size of the gain (see above)."
+    )
+    w(
+        "- Tahoe's fast retransmit is followed by go-back-N, as in 4.3BSD-Tahoe and ns-2; a new fast retransmit "
+        "waits until the cumulative ACK passes the highest segment sent when the last one started (RFC 6582's "
+        "`recover`, ns-2's `bugFix_`), so the copies the receiver already holds do not set off a chain of them."
     )
     w(
         "- Both base stations share the wired hop and radio parameters (one path stands for old and new); the new base "

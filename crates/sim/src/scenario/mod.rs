@@ -17,6 +17,7 @@ use crate::hst::scenario::HstScenario;
 use crate::hst::wrappers::split_wrapper;
 use crate::link::config::{LinkConfig, LinkSpec};
 use crate::mptcp::sched::SchedulerSpec;
+pub use crate::tcp::bsd_timer::TimerProfile;
 use crate::tcp::cc::CcKind;
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;
@@ -324,6 +325,13 @@ pub struct TcpOptions {
     /// (commit f75345fa0, 2024-05): a documented deviation from Linux for matching ns-3 runs.
     #[serde(default = "d_true")]
     pub cwnd_validation: bool,
+    /// The retransmission timer: `"linux"` (default: `rto_style`, `min_rto_ms`,
+    /// `initial_rto_ms`) or `"bsd"` (4.4BSD: 500 ms ticks, RTO from Jacobson's estimator in
+    /// ticks within [1 s, 64 s], 6 s before the first sample, doubling per timeout; the
+    /// receiver's delayed ACKs leave on a 200 ms timer, no quick-ACK mode). `"bsd"` ignores the
+    /// three RTO options.
+    #[serde(default)]
+    pub timer: TimerProfile,
 }
 
 /// How tahoe/reno/newreno count an ACK for window growth (`[flows.tcp] reno_increase`).
@@ -370,6 +378,7 @@ impl Default for TcpOptions {
             reno_ssthresh: RenoSsthresh::Cwnd,
             reno_increase: RenoIncrease::PerSegment,
             cwnd_validation: true,
+            timer: TimerProfile::Linux,
         }
     }
 }

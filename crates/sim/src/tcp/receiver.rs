@@ -100,6 +100,9 @@ pub struct ReceiverConfig {
     /// buffer; for an MPTCP subflow, whose own `rcv_buf` is unbounded here, the connection's).
     pub window_buf: u64,
     pub delack_timeout: Time,
+    /// 4.4BSD's fast timer (`[flows.tcp] timer = "bsd"`): a delayed ACK leaves on the next tick
+    /// of a 200 ms clock (`tcp_fasttimo`) instead of `delack_timeout` after the data.
+    pub fast_timer: bool,
     /// Receive buffer in bytes (in-order unread + out-of-order data).
     pub rcv_buf: u64,
     /// Intervals [start, end) in which the application does not read.
@@ -128,6 +131,7 @@ impl Default for ReceiverConfig {
             quickack: true,
             window_buf: 6 * 1024 * 1024,
             delack_timeout: 40 * NS_PER_MS,
+            fast_timer: false,
             rcv_buf: 6 * 1024 * 1024,
             read_pauses: vec![],
             ack_on_read: true,
@@ -380,7 +384,11 @@ impl TcpReceiver {
             return (delivered, true);
         }
         if self.delack_deadline == NEVER {
-            self.delack_deadline = now + self.cfg.delack_timeout;
+            self.delack_deadline = if self.cfg.fast_timer {
+                crate::tcp::bsd_timer::BsdTimer::delack_deadline(now)
+            } else {
+                now + self.cfg.delack_timeout
+            };
         }
         (delivered, false)
     }

@@ -6,7 +6,20 @@
 //!   DupThresh = 3 segments above it are SACKed) and NextSeg (retransmit lost segments first);
 //! - fast retransmit and recovery: RFC 5681 (Reno), RFC 6582 (NewReno partial ACKs), Tahoe
 //!   (cwnd = 1 and go-back-N after the fast retransmit); without SACK, duplicate ACKs count as
-//!   "SACKed" segments for the pipe like Linux's `tcp_add_reno_sack`;
+//!   "SACKed" segments for the pipe like Linux's `tcp_add_reno_sack`, except in the Loss state
+//!   (after a timeout or Tahoe's fast retransmit), where only the cumulative ACK clocks the
+//!   go-back-N retransmissions (Linux `tcp_process_loss` for `tcp_is_reno`);
+//! - without SACK, RFC 6582 §3.2 step 2 and §4's `recover`: a fast retransmit (Tahoe, NewReno),
+//!   a timeout or an EHN go-back records `snd_nxt`, and duplicate ACKs count toward a new fast
+//!   retransmit only once the cumulative ACK passes it (strictly, as ns-2's Tahoe/NewReno with
+//!   `bugFix_` = true compare `highest_ack_ > recover_`, and Linux holds a Reno sender's
+//!   recovery while `snd_una == high_seq`). Without it the go-back-N copies that the receiver
+//!   already holds draw duplicate ACKs that fire the next fast retransmit, and so on. Reno
+//!   (RFC 5681) records it only on a timeout, so it may reduce again for a second loss of the
+//!   same window. Deviation: RFC 6582 §4.1/§4.2's ACK and timestamp heuristics, which let
+//!   some ambiguous duplicate ACKs through, are not implemented (ns-2's `bugfix_ack_` and
+//!   `bugfix_ts_` are off by default too), so a loss of the first segment sent after `recover`
+//!   is repaired by the timeout;
 //! - window reduction during recovery by Proportional Rate Reduction (RFC 6937, Linux
 //!   `tcp_cwnd_reduction`), cwnd = ssthresh on exit;
 //! - RTO: RFC 6298 with exponential backoff; on expiry all un-SACKed outstanding segments are
@@ -72,6 +85,7 @@
 //! RTO timer (Linux multiplexes one timer; the RTO is re-armed from the probe as Linux does); no
 //! TSO/GSO except BBR's send quantum (`tso`: other senders send every segment separately); no CWR state (the TLP response sets cwnd at once, as
 //! Linux ends that reduction at once).
+use super::bsd_timer::{BsdTimer, TimerProfile};
 use super::cc::{CaState, CongestionControl, CwndEvent, RateSample, RecoveryStyle, Tcb};
 use super::rtt::{RtoStyle, RttEstimator};
 use crate::core::time::{tx_time, Time, NEVER, NS_PER_MS, NS_PER_S};
@@ -119,6 +133,9 @@ pub struct SenderConfig {
     pub ehn: bool,
     /// EHN: longest freeze before the sender gives up waiting and resumes as plain TCP.
     pub ehn_max_freeze: Time,
+    /// The retransmission timer: Linux's (`rto_style`, `min_rto`, `initial_rto`) or 4.4BSD's
+    /// 500 ms-tick timer ([`BsdTimer`], which ignores those three).
+    pub timer: TimerProfile,
 }
 
 impl Default for SenderConfig {
@@ -142,6 +159,7 @@ impl Default for SenderConfig {
             cwnd_validation: true,
             ehn: false,
             ehn_max_freeze: 10 * NS_PER_S,
+            timer: TimerProfile::Linux,
         }
     }
 }
@@ -242,6 +260,9 @@ pub struct TcpSender {
     pub tcb: Tcb,
     cc: Box<dyn CongestionControl>,
     pub rtt: RttEstimator,
+    /// The 4.4BSD timer when `cfg.timer` is `bsd` (the RTO; `rtt` still measures for reports
+    /// and the congestion controllers).
+    bsd: Option<BsdTimer>,
     pub stats: SenderStats,
     pub ehn_stats: EhnStats,
     frozen: Option<Frozen>,
@@ -273,6 +294,9 @@ pub struct TcpSender {
     /// Previous ACK's SACK blocks, to skip re-reported ranges.
     sack_cache: [(u64, u64); 3],
     recovery_point: u64,
+    /// RFC 6582 `recover` (non-SACK): `snd_nxt` when the last fast retransmit (Tahoe, NewReno),
+    /// timeout or EHN go-back started; no new fast retransmit until the cumulative ACK passes it.
+    recover: Option<u64>,
     // PRR (RFC 6937)
     prr_delivered: u32,
     prr_out: u32,
@@ -377,11 +401,13 @@ impl TcpSender {
         let mut tcb = Tcb::new(cfg.mss, cfg.initial_cwnd);
         tcb.tso = cfg.tso;
         let rtt = RttEstimator::new(cfg.rto_style, cfg.min_rto, cfg.initial_rto);
+        let bsd = (cfg.timer == TimerProfile::Bsd).then(BsdTimer::new);
         TcpSender {
             cfg,
             tcb,
             cc,
             rtt,
+            bsd,
             stats: SenderStats::default(),
             ehn_stats: EhnStats::default(),
             frozen: None,
@@ -402,6 +428,7 @@ impl TcpSender {
             lost_scan_from: 0,
             sack_cache: [(0, 0); 3],
             recovery_point: 0,
+            recover: None,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
@@ -470,7 +497,18 @@ impl TcpSender {
     }
     /// The current RTO including backoff.
     pub fn rto(&self) -> Time {
-        self.rtt.backed_off_rto(self.backoff)
+        match &self.bsd {
+            Some(b) => b.rto(),
+            None => self.rtt.backed_off_rto(self.backoff),
+        }
+    }
+
+    /// When a retransmission timer armed at `now` expires (on a slow-clock tick with the BSD timer).
+    fn rto_deadline_from(&self, now: Time) -> Time {
+        match &self.bsd {
+            Some(b) => b.deadline(now),
+            None => now + self.rto(),
+        }
     }
     pub fn backoff(&self) -> u32 {
         self.backoff
@@ -685,6 +723,9 @@ impl TcpSender {
     }
 
     fn send_new(&mut self, now: Time, len: u32, p: &mut Packet) {
+        if let Some(b) = &mut self.bsd {
+            b.on_send_new(now, self.snd_nxt);
+        }
         self.board.push_back(Segment {
             seq: self.snd_nxt,
             len,
@@ -727,7 +768,7 @@ impl TcpSender {
         self.stats.tlp_probes += 1;
         self.tlp_high_seq = Some(self.snd_nxt);
         // tcp_rearm_rto after the probe: a full RTO from now.
-        self.rto_deadline = now + self.rto();
+        self.rto_deadline = self.rto_deadline_from(now);
         true
     }
 
@@ -801,6 +842,9 @@ impl TcpSender {
         }
         if is_retrans {
             self.stats.segments_retransmitted += 1;
+            if let Some(b) = &mut self.bsd {
+                b.on_retransmit();
+            }
         }
         if self.cfg.rack && self.cfg.sack {
             self.tsorted.push_back((tx, seq));
@@ -830,7 +874,7 @@ impl TcpSender {
             }
         }
         if self.rto_deadline == NEVER {
-            self.rto_deadline = now + self.rto();
+            self.rto_deadline = self.rto_deadline_from(now);
         }
         *p = Packet::new(PacketKind::Data);
         p.id = self.next_id();
@@ -914,7 +958,7 @@ impl TcpSender {
                 self.ehn_stats.watchdog += 1;
                 self.unfreeze(now);
                 if !self.board.is_empty() {
-                    self.rto_deadline = now + self.rto();
+                    self.rto_deadline = self.rto_deadline_from(now);
                 }
                 return None;
             }
@@ -972,6 +1016,9 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        if let Some(b) = &mut self.bsd {
+            b.on_timeout();
+        }
         self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, now);
         // Linux tcp_enter_loss: ssthresh is reduced unless this continues a loss episode
         // (repeated expiry, or an RTO during fast recovery that already reduced it).
@@ -990,6 +1037,9 @@ impl TcpSender {
         }
         self.tcb.ca_state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
+        // RFC 6582 §3.2 step 6 / §4: after a timeout, duplicate ACKs for data sent before it
+        // (the go-back-N copies the receiver already holds) must not fire a fast retransmit.
+        self.recover = Some(self.snd_nxt);
         if self.cfg.rack && self.cfg.sack {
             self.timeout_mark_lost(now);
         } else {
@@ -1373,6 +1423,8 @@ impl TcpSender {
             self.mark_all_lost();
             self.tcb.ca_state = CaState::Loss;
             self.recovery_point = self.snd_nxt;
+            // The resent copies of forwarded segments draw duplicate ACKs: not a new loss.
+            self.recover = Some(self.snd_nxt);
         }
         // No congestion response to undo, no F-RTO: this is not an RTO.
         self.undo_marker = None;
@@ -1474,12 +1526,28 @@ impl TcpSender {
         // Non-SACK duplicate ACK counting.
         let is_dupack = !advanced && ack.len == 0 && !self.board.is_empty() && !window_update;
         if !self.cfg.sack {
-            if advanced {
+            if self.tcb.ca_state == CaState::Loss && self.snd_nxt <= self.recovery_point {
+                // Linux tcp_process_loss (tcp_is_reno): in the Loss state a duplicate ACK counts
+                // only for new data F-RTO sent beyond high_seq; otherwise the go-back-N
+                // retransmissions are clocked by the cumulative ACK alone. Counting the
+                // duplicates as "SACKed" here would shrink the pipe and release copies of
+                // segments the receiver already holds.
+                if advanced {
+                    self.dupacks = 0;
+                    self.sacked_out = 0;
+                }
+            } else if advanced {
                 // Linux tcp_remove_reno_sacks: the cumulative ACK covers "SACKed" segments.
                 let covered = acked_segs.saturating_sub(1);
                 self.dupacks -= covered.min(self.dupacks);
                 self.sacked_out = self.dupacks;
-            } else if is_dupack {
+            } else if is_dupack
+                && (matches!(self.tcb.ca_state, CaState::Recovery | CaState::Loss)
+                    || self.recover.is_none_or(|r| self.snd_una > r))
+            {
+                // RFC 6582 §3.2 step 2: duplicate ACKs that do not cover more than `recover` may
+                // be echoes of go-back-N copies; they neither count toward DupThresh nor inflate
+                // the "SACKed" count.
                 self.dupacks += 1;
                 if self.dupacks < self.board.len() as u32 {
                     self.sacked_out = self.dupacks;
@@ -1499,9 +1567,16 @@ impl TcpSender {
             }
         }
         if advanced {
+            if let Some(b) = &mut self.bsd {
+                b.on_ack(now, ack.ack);
+            }
             self.backoff = 0;
             // RFC 6298 §5.3: restart the timer when new data is acknowledged.
-            self.rto_deadline = if self.board.is_empty() { NEVER } else { now + self.rto() };
+            self.rto_deadline = if self.board.is_empty() {
+                NEVER
+            } else {
+                self.rto_deadline_from(now)
+            };
         }
         if self.board.is_empty() {
             self.reo_deadline = NEVER;
@@ -1791,7 +1866,8 @@ impl TcpSender {
                 let enter = if self.cfg.sack {
                     self.lost_out > 0
                 } else {
-                    self.dupacks >= DUP_THRESH
+                    // RFC 6582 §3.2 step 2: only if the cumulative ACK covers more than `recover`.
+                    self.dupacks >= DUP_THRESH && self.recover.is_none_or(|r| self.snd_una > r)
                 };
                 if enter {
                     self.enter_recovery(now, style);
@@ -1872,6 +1948,11 @@ impl TcpSender {
             self.init_undo();
         }
         self.recovery_point = self.snd_nxt;
+        if style != RecoveryStyle::Reno {
+            // RFC 6582 `recover` (ns-2 Tahoe and NewReno with bugFix_): Reno (RFC 5681) has none
+            // and may reduce again for a second loss in the same window.
+            self.recover = Some(self.snd_nxt);
+        }
         self.cc.set_state(&mut self.tcb, CaState::Recovery, now);
         self.tcb.ssthresh = self.loss_ssthresh(now);
         if style == RecoveryStyle::Tahoe {
