@@ -144,13 +144,19 @@ def plot_result(
     summary, ts = _load(result_dir)
     flow_series, sub_series = _series(ts, "flow"), _series(ts, "subflow")
     names = _flow_names(summary, flow_series)
+    # `[output] series` may keep some flows' series or none (large runs): plot those it kept.
+    kept = {name for name, _ in flow_series}
+    names = [n for n in names if n in kept]
     if flows:
         unknown = [f for f in flows if f not in names]
         if unknown:
             raise PlotError(f"--flow {', '.join(unknown)}: no such flow (the run has {', '.join(names) or 'none'})")
         names = [n for n in names if n in flows]
     if not names:
-        raise PlotError(f"{result_dir}: the run has no flow time series to plot")
+        raise PlotError(
+            f"{result_dir}: the run has no flow time series to plot (the scenario's [output] series keeps them: "
+            '"all", or a list of flow names)'
+        )
     out = Path(out_dir) if out_dir is not None else result_dir
     out.mkdir(parents=True, exist_ok=True)
     handovers = _handovers(summary)

@@ -55,6 +55,8 @@ pub struct Plan {
     pub resolved: serde_json::Value,
     /// Packet captures asked for in `[output]` (`crate::capture`; off by default).
     pub capture: crate::capture::CaptureSpec,
+    /// Which time series the run keeps (`[output] series`, resolved for these flows).
+    pub series: crate::metrics::select::SeriesPlan,
 }
 
 /// A path: its hops in the data direction (ACKs take them in reverse).
@@ -548,6 +550,10 @@ impl Plan {
                 let o = &f.output;
                 let names: Vec<String> = f.links.iter().map(|l| l.name.clone()).collect();
                 crate::capture::config::spec(&o.pcap, o.pcap_snaplen, o.pcap_max_mb, &names)
+            },
+            series: {
+                let names: Vec<String> = f.flows.iter().map(|x| x.name.clone()).collect();
+                crate::metrics::select::SeriesPlan::resolve(&f.output.series, &names)
             },
         })
     }

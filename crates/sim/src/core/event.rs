@@ -16,8 +16,11 @@
 //! wake-ups, its timers, the next time-series bin), where a binary heap's pop (sift to the
 //! bottom, then up) costs more than keeping them sorted: they are kept in a vector sorted
 //! latest first, so the next one is popped off the end, and a push is a binary search and a
-//! short move. Past [`SORTED_MAX`] entries (a cell with a hundred UEs) they move to a binary heap,
-//! and back below [`SORTED_MIN`]. Keys are unique, so both give exactly the same order.
+//! short move. Past [`SORTED_MAX`] entries (a cell with a hundred UEs, hundreds of flows' timers)
+//! they move to a binary heap, and back below [`SORTED_MIN`]; in heap form up to [`NEAR_MAX`] of
+//! the earliest events wait in front of the heap, so a link's next wake-up, microseconds ahead
+//! of every flow's timer, never sifts through it. Keys are unique, so every form gives exactly
+//! the same order.
 use super::time::Time;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -50,11 +53,38 @@ impl<E> Ord for Entry<E> {
 pub const SORTED_MAX: usize = 64;
 /// ... and below this many, back (the gap keeps a queue near one size from switching often).
 pub const SORTED_MIN: usize = 16;
+/// In heap form, at most this many of the earliest events wait in front of the heap (see
+/// [`Store::Heap`]).
+pub const NEAR_MAX: usize = 8;
 
 /// The future events: sorted latest first (the next one last), or a binary heap when many.
 enum Store<E> {
     Sorted(Vec<Entry<E>>),
-    Heap(BinaryHeap<Entry<E>>),
+    /// Many future events (a timer or two per flow of a run with hundreds of flows): a binary
+    /// heap, and in front of it `near`, a few events earlier than every one in the heap, sorted
+    /// latest first like [`Store::Sorted`]. Most pushes are a new earliest event (a link's next
+    /// wake-up, microseconds ahead, while the flows' timers wait milliseconds): it goes to
+    /// `near` in one comparison and is popped off its end, never sifting through a heap of
+    /// thousands (a heap push of a new minimum climbs to the root; a pop sifts to the bottom and
+    /// back). Invariant: every `near` entry is earlier than every heap entry, so the next event
+    /// is `near`'s last, or the heap's top when `near` is empty; the order is exactly a plain
+    /// heap's.
+    Heap {
+        heap: BinaryHeap<Entry<E>>,
+        near: Vec<Entry<E>>,
+    },
+}
+
+/// Inserts `e` into `v`, sorted latest first (`Entry`'s order is reversed, so "later" is "less").
+#[inline]
+fn insert_sorted<E>(v: &mut Vec<Entry<E>>, e: Entry<E>) {
+    // Most inserts are the new earliest: one comparison with the last entry, no search, no move.
+    if v.last().is_none_or(|l| *l < e) {
+        v.push(e);
+    } else {
+        let i = v.partition_point(|x| x < &e);
+        v.insert(i, e);
+    }
 }
 
 impl<E> Store<E> {
@@ -62,39 +92,51 @@ impl<E> Store<E> {
     fn push(&mut self, e: Entry<E>) {
         match self {
             Store::Sorted(v) => {
-                // Latest first: the new entry goes after every later one. `Entry`'s order is
-                // reversed (earliest greatest), so "later" is "less". Most pushes are the new
-                // earliest (a link's next wake-up, microseconds ahead): one comparison with the
-                // last entry, then no search and no move.
-                if v.last().is_none_or(|l| *l < e) {
-                    v.push(e);
-                } else {
-                    let i = v.partition_point(|x| x < &e);
-                    v.insert(i, e);
-                }
+                insert_sorted(v, e);
                 if v.len() > SORTED_MAX {
-                    *self = Store::Heap(BinaryHeap::from(std::mem::take(v)));
+                    *self = Store::Heap {
+                        heap: BinaryHeap::from(std::mem::take(v)),
+                        near: Vec::with_capacity(NEAR_MAX + 1),
+                    };
                 }
             }
-            Store::Heap(h) => h.push(e),
+            Store::Heap { heap, near } => {
+                // Earlier than the heap's top (`Entry`'s order: earlier is greater): in front.
+                if heap.peek().is_none_or(|top| e > *top) {
+                    insert_sorted(near, e);
+                    if near.len() > NEAR_MAX {
+                        // The latest of `near` is still earlier than the whole heap: it becomes
+                        // the heap's new top, and the invariant holds.
+                        heap.push(near.remove(0));
+                    }
+                } else {
+                    heap.push(e);
+                }
+            }
         }
     }
     #[inline]
     fn peek_key(&self) -> Option<(Time, u64)> {
         match self {
             Store::Sorted(v) => v.last().map(|e| (e.at, e.seq)),
-            Store::Heap(h) => h.peek().map(|e| (e.at, e.seq)),
+            Store::Heap { heap, near } => near.last().or_else(|| heap.peek()).map(|e| (e.at, e.seq)),
         }
     }
     #[inline]
     fn pop(&mut self) -> Option<Entry<E>> {
         match self {
             Store::Sorted(v) => v.pop(),
-            Store::Heap(h) => {
-                let e = h.pop();
-                if h.len() < SORTED_MIN {
-                    // into_sorted_vec is ascending in `Entry`'s order: latest first.
-                    *self = Store::Sorted(std::mem::take(h).into_sorted_vec());
+            Store::Heap { heap, near } => {
+                let e = match near.pop() {
+                    Some(e) => Some(e),
+                    None => heap.pop(),
+                };
+                if heap.len() + near.len() < SORTED_MIN {
+                    // into_sorted_vec is ascending in `Entry`'s order: latest first; every
+                    // `near` entry is earlier than the heap's, so they follow.
+                    let mut v = std::mem::take(heap).into_sorted_vec();
+                    v.append(near);
+                    *self = Store::Sorted(v);
                 }
                 e
             }
@@ -103,7 +145,7 @@ impl<E> Store<E> {
     fn len(&self) -> usize {
         match self {
             Store::Sorted(v) => v.len(),
-            Store::Heap(h) => h.len(),
+            Store::Heap { heap, near } => heap.len() + near.len(),
         }
     }
 }
@@ -287,7 +329,7 @@ mod tests {
                     let (rt, _, rid) = reference.remove(0);
                     assert_eq!((rt, rid), (t, e));
                 }
-                let is_heap = matches!(q.heap, Store::Heap(_));
+                let is_heap = matches!(q.heap, Store::Heap { .. });
                 switches += usize::from(is_heap != was_heap);
                 was_heap = is_heap;
             }
@@ -295,6 +337,60 @@ mod tests {
         assert!(
             switches >= 30,
             "the test must cross the thresholds ({switches} switches)"
+        );
+    }
+
+    /// In heap form, a mix of near and far pushes (a link's wake-ups microseconds ahead among
+    /// timers milliseconds ahead, ties included) pops in exactly (time, insertion) order, with
+    /// `near` filling past NEAR_MAX and spilling into the heap.
+    #[test]
+    fn the_heap_with_events_in_front_keeps_the_order() {
+        use rand::{Rng as _, SeedableRng};
+        let mut rng = crate::core::rng::Rng::seed_from_u64(23);
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Time, u64, u32)> = vec![];
+        let (mut now, mut id, mut spilled, mut max_near) = (0, 0u32, 0usize, 0usize);
+        // Timers far ahead: the queue stays a heap.
+        for _ in 0..(SORTED_MAX * 4) {
+            let at = rng.gen_range(1_000_000..2_000_000u64);
+            reference.push((at, q.next_seq, id));
+            q.push(at, id);
+            id += 1;
+        }
+        for _ in 0..20_000 {
+            if rng.gen_bool(0.55) {
+                let at = match rng.gen_range(0..10) {
+                    0..=5 => now + rng.gen_range(0..20u64),
+                    6..=8 => now + rng.gen_range(0..200u64),
+                    _ => now + rng.gen_range(1_000..2_000_000u64),
+                };
+                reference.push((at, q.next_seq, id));
+                let heap_before = match &q.heap {
+                    Store::Heap { heap, .. } => heap.len(),
+                    Store::Sorted(_) => 0,
+                };
+                q.push(at, id);
+                if let Store::Heap { heap, near } = &q.heap {
+                    max_near = max_near.max(near.len());
+                    spilled += usize::from(heap.len() > heap_before && at < now + 200);
+                }
+                id += 1;
+            } else if let Some((t, e)) = q.pop() {
+                now = t;
+                reference.sort();
+                let (rt, _, rid) = reference.remove(0);
+                assert_eq!((rt, rid), (t, e));
+            }
+        }
+        while let Some((t, e)) = q.pop() {
+            reference.sort();
+            let (rt, _, rid) = reference.remove(0);
+            assert_eq!((rt, rid), (t, e));
+        }
+        assert!(reference.is_empty());
+        assert!(
+            max_near == NEAR_MAX && spilled > 0,
+            "near filled to {max_near}, {spilled} spills"
         );
     }
 

@@ -110,6 +110,8 @@ pub(crate) fn build(plan: &Plan) -> Sim {
             fp.mss as u64,
             plan.bin,
             plan.n_bins,
+            // The train's handover-window goodput reads the flow's goodput per bin.
+            (plan.series.flows[i], plan.train.is_some()),
         ));
         if let Transport::Mptcp(m) = &fp.transport {
             if !m.mp_prio.is_empty() {
@@ -155,6 +157,14 @@ pub(crate) fn build(plan: &Plan) -> Sim {
         }
     }
     let n_links = links.len();
+    let flows_len = flows.len() as u32;
+    let total_bins = || {
+        if plan.series.total {
+            crate::metrics::Bins::new(plan.bin, plan.n_bins)
+        } else {
+            crate::metrics::Bins::off(plan.bin)
+        }
+    };
     Sim {
         now: 0,
         end: plan.duration,
@@ -172,7 +182,14 @@ pub(crate) fn build(plan: &Plan) -> Sim {
         outbox: Default::default(),
         bin: plan.bin,
         n_bins: plan.n_bins,
-        link_queue: vec![Vec::with_capacity(plan.n_bins); n_links],
+        link_queue: vec![Vec::with_capacity(if plan.series.links { plan.n_bins } else { 0 }); n_links],
+        keep_links: plan.series.links,
+        sampled: 0,
+        sampled_flows: (0..flows_len)
+            .filter(|&i| plan.series.flows[i as usize] || plan.flows[i as usize].relay.is_some())
+            .collect(),
+        total_goodput: total_bins(),
+        total_sent: total_bins(),
         capture: None,
     }
 }

@@ -65,7 +65,13 @@ pub(crate) struct Flow {
     pub relay_input: u64,
     /// A relay's output flow: bytes read but not yet acknowledged here, per bin.
     pub relay_buffer: Vec<f64>,
+    /// A relay's output flow: the sum and count of its per-bin occupancy samples (the summary's
+    /// mean, also when the series is not kept).
+    pub relay_buffer_sum: f64,
+    pub relay_buffer_n: usize,
     pub relay_buffer_max: u64,
+    /// Whether this flow's time series are kept (`[output] series`).
+    pub keep_series: bool,
     /// CBR traffic: per chunk, delivery of its last byte − when the application wrote it (s),
     /// weighted by bytes (`app_delay_*` in the summary).
     pub app_delay: Option<crate::metrics::hist::WeightedHist>,
@@ -84,13 +90,17 @@ impl Flow {
         mss: u64,
         bin: Time,
         n_bins: usize,
+        keep: (bool, bool),
     ) -> Self {
+        let (keep_series, keep_goodput) = keep;
         let n_sub = subflow_names.len();
         let cbr = matches!(traffic, Traffic::Cbr { .. });
+        let bins = |kept: bool| if kept { Bins::new(bin, n_bins) } else { Bins::off(bin) };
+        let cap = if keep_series { n_bins } else { 0 };
         let series = || SubflowSeries {
             delivered_seen: 0,
-            goodput: Bins::new(bin, n_bins),
-            sent: Bins::new(bin, n_bins),
+            goodput: bins(keep_series),
+            sent: bins(keep_series),
             cwnd: Vec::new(),
             srtt_ms: Vec::new(),
         };
@@ -107,14 +117,14 @@ impl Flow {
             started: false,
             snd_timer_at: NEVER,
             rcv_timer: Default::default(),
-            goodput: Bins::new(bin, n_bins),
-            sent: Bins::new(bin, n_bins),
-            cwnd: Vec::with_capacity(n_bins),
-            srtt_ms: Vec::with_capacity(n_bins),
-            rto_ms: Vec::with_capacity(n_bins),
-            ofo_bytes: Vec::with_capacity(n_bins),
-            rcvbuf_bytes: Vec::with_capacity(n_bins),
-            acks_per_s: Vec::with_capacity(n_bins),
+            goodput: bins(keep_series || keep_goodput),
+            sent: bins(keep_series),
+            cwnd: Vec::with_capacity(cap),
+            srtt_ms: Vec::with_capacity(cap),
+            rto_ms: Vec::with_capacity(cap),
+            ofo_bytes: Vec::with_capacity(cap),
+            rcvbuf_bytes: Vec::with_capacity(cap),
+            acks_per_s: Vec::with_capacity(cap),
             acks_seen: 0,
             bin_s: bin as f64 / 1e9,
             sub: (0..n_sub).map(|_| series()).collect(),
@@ -128,7 +138,10 @@ impl Flow {
             feeds: None,
             relay_input: 0,
             relay_buffer: Vec::new(),
+            relay_buffer_sum: 0.0,
+            relay_buffer_n: 0,
             relay_buffer_max: 0,
+            keep_series,
             app_delay: cbr.then(|| crate::metrics::hist::WeightedHist::new(1e-6, 1e4)),
         }
     }
@@ -211,8 +224,20 @@ impl Flow {
         }
     }
 
-    /// One time-series sample per bin.
+    /// One time-series sample per bin (the relay buffer's mean for the summary, and the series
+    /// if they are kept).
     pub fn sample(&mut self) {
+        if self.relay_from.is_some() {
+            let occ = self.relay_occupancy() as f64;
+            self.relay_buffer_sum += occ;
+            self.relay_buffer_n += 1;
+            if self.keep_series {
+                self.relay_buffer.push(occ);
+            }
+        }
+        if !self.keep_series {
+            return;
+        }
         let mut s = Sample::default();
         self.sender.record(&mut s);
         self.receiver.record(&mut s);
@@ -223,9 +248,6 @@ impl Flow {
         self.rcvbuf_bytes.push(s.rcvbuf_bytes);
         self.acks_per_s
             .push((s.acks_sent - self.acks_seen.min(s.acks_sent)) as f64 / self.bin_s);
-        if self.relay_from.is_some() {
-            self.relay_buffer.push(self.relay_occupancy() as f64);
-        }
         self.acks_seen = s.acks_sent;
         for (k, &(cwnd, srtt)) in s.subflows.iter().enumerate() {
             if let Some(series) = self.sub.get_mut(k) {

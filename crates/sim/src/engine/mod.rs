@@ -107,6 +107,10 @@ pub fn run_with_capture(plan: &Plan, mut progress: Option<Progress<'_>>, capture
         // Stopped early: the results cover [0, t); the series end with the last whole bin.
         sim.end = t;
         sim.n_bins = bins_done;
+        sim.sampled = sim.sampled.min(bins_done);
+        for v in [&mut sim.total_goodput.values, &mut sim.total_sent.values] {
+            v.truncate(bins_done);
+        }
         for f in &mut sim.flows {
             f.truncate_series(bins_done);
         }
@@ -116,7 +120,7 @@ pub fn run_with_capture(plan: &Plan, mut progress: Option<Progress<'_>>, capture
     }
     sim.now = sim.end;
     // Pad the last (partial) bin so every series has one value per bin.
-    while sim.flows.first().is_some_and(|f| f.cwnd.len() < sim.n_bins) {
+    while !sim.flows.is_empty() && sim.sampled < sim.n_bins {
         sim.sample();
     }
     if stopped.is_none() {

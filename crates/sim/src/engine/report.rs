@@ -107,14 +107,11 @@ pub(crate) fn finish(
             m.insert("app_delay_p99_ms".into(), json!(round6(h.quantile(0.99) * 1e3)));
         }
         if let Some((inn, buffer)) = fl.relay_from {
-            let n = fl.relay_buffer.len().max(1) as f64;
+            let n = fl.relay_buffer_n.max(1) as f64;
             m.insert("relay_from".into(), json!(plan.flows[inn as usize].name));
             m.insert("relay_buffer_bytes".into(), json!(buffer));
             m.insert("relay_buffer_max_bytes".into(), json!(fl.relay_buffer_max));
-            m.insert(
-                "relay_buffer_mean_bytes".into(),
-                json!(round6(fl.relay_buffer.iter().sum::<f64>() / n)),
-            );
+            m.insert("relay_buffer_mean_bytes".into(), json!(round6(fl.relay_buffer_sum / n)));
         }
         if is_multipath {
             let mut subs = Vec::new();
@@ -133,6 +130,9 @@ pub(crate) fn finish(
                 s.extend(r);
                 s.insert("path".into(), json!(fl.subflow_names[k]));
                 subs.push(Value::Object(s));
+                if !fl.keep_series {
+                    continue;
+                }
                 let name = format!("{}/{}", fl.name, fl.subflow_names[k]);
                 let ss = &fl.sub[k];
                 table.push_series(bin_s, "subflow", &name, "goodput_mbps", &ss.goodput.as_mbps());
@@ -143,6 +143,9 @@ pub(crate) fn finish(
             m.insert("subflows".into(), Value::Array(subs));
         }
         flows_json.insert(fl.name.clone(), Value::Object(m));
+        if !fl.keep_series {
+            continue;
+        }
         table.push_series(bin_s, "flow", &fl.name, "goodput_mbps", &fl.goodput.as_mbps());
         table.push_series(bin_s, "flow", &fl.name, "throughput_mbps", &fl.sent.as_mbps());
         table.push_series(bin_s, "flow", &fl.name, "cwnd_segments", &fl.cwnd);
@@ -171,7 +174,14 @@ pub(crate) fn finish(
                 "max_queue_packets": st.max_queue_packets,
             }),
         );
-        table.push_series(bin_s, "link", &l.name, "queue_packets", &sim.link_queue[i]);
+        if sim.keep_links {
+            table.push_series(bin_s, "link", &l.name, "queue_packets", &sim.link_queue[i]);
+        }
+    }
+    if plan.series.total {
+        let (g, s) = (sim.total_goodput.as_mbps(), sim.total_sent.as_mbps());
+        table.push_series(bin_s, "total", "flows", "goodput_mbps", &g);
+        table.push_series(bin_s, "total", "flows", "throughput_mbps", &s);
     }
     let events = sim.queue.popped();
     let mut summary = json!({

@@ -84,6 +84,17 @@ pub(crate) struct Sim {
     pub bin: Time,
     pub n_bins: usize,
     pub link_queue: Vec<Vec<f64>>,
+    /// Whether the links' queue series are kept (`[output] series`).
+    pub keep_links: bool,
+    /// Bins sampled so far (every kept series has this many values).
+    pub sampled: usize,
+    /// The flows [`Sim::sample`] visits each bin: those whose series are kept and relays (the
+    /// summary's mean relay buffer), so a bin costs nothing per flow whose series are not kept.
+    pub sampled_flows: Vec<u32>,
+    /// The sum over every flow of goodput and sent bytes per bin (written with
+    /// `series = "aggregate"`; [`Bins::off`](crate::metrics::Bins::off) otherwise).
+    pub total_goodput: crate::metrics::Bins,
+    pub total_sent: crate::metrics::Bins,
     /// Packet captures of the tapped link directions (`crate::capture`), if any.
     pub capture: Option<Box<Capture>>,
 }
@@ -281,6 +292,7 @@ impl Sim {
         fl.receiver.on_packet(now, &p, &mut io);
         let (read, delivered) = (io.read, io.delivered);
         fl.goodput.add(now, read as f64);
+        self.total_goodput.add(now, read as f64);
         if read > 0 && !fl.sub.is_empty() {
             fl.attribute_subflow_goodput(now);
         }
@@ -320,6 +332,7 @@ impl Sim {
         let read = io.read;
         if read > 0 {
             fl.goodput.add(now, read as f64);
+            self.total_goodput.add(now, read as f64);
         }
         self.inject_all(inn, false);
         self.arm_receiver(inn);
@@ -471,6 +484,7 @@ impl Sim {
         let read = io.read;
         if read > 0 {
             fl.goodput.add(now, read as f64);
+            self.total_goodput.add(now, read as f64);
         }
         self.inject_all(fi, false);
         self.arm_receiver(fi);
@@ -490,6 +504,7 @@ impl Sim {
         for (i, p) in self.outbox.iter() {
             if p.kind == PacketKind::Data {
                 fl.sent.add(now, p.wire_bytes() as f64);
+                self.total_sent.add(now, p.wire_bytes() as f64);
                 if let Some(s) = fl.sub.get_mut(i) {
                     s.sent.add(now, p.wire_bytes() as f64);
                 }
@@ -519,13 +534,15 @@ impl Sim {
 
     /// One time-series sample of every flow and link (a bin ends).
     pub fn sample(&mut self) {
-        for fl in &mut self.flows {
-            if fl.cwnd.len() < self.n_bins {
-                fl.sample();
-            }
+        if self.sampled >= self.n_bins {
+            return;
         }
-        for (i, l) in self.links.iter().enumerate() {
-            if self.link_queue[i].len() < self.n_bins {
+        self.sampled += 1;
+        for &fi in &self.sampled_flows {
+            self.flows[fi as usize].sample();
+        }
+        if self.keep_links {
+            for (i, l) in self.links.iter().enumerate() {
                 self.link_queue[i].push(l.dir.queue_packets() as f64);
             }
         }

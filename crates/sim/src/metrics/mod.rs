@@ -4,6 +4,7 @@
 //! [`Bins`] accumulates per-bin counters (bytes delivered, bytes sent) aligned to t = 0;
 //! [`LongTable`] builds the time series in long form (`time_s, kind, name, metric, value`).
 pub mod hist;
+pub mod select;
 pub use hist::WeightedHist;
 
 use crate::core::time::Time;
@@ -69,6 +70,14 @@ impl Bins {
         };
         if let Some(x) = self.values.get_mut(i) {
             *x += v;
+        }
+    }
+    /// Counters that keep nothing: `add` is one comparison (a flow whose series are not kept).
+    pub fn off(width: Time) -> Self {
+        Bins {
+            width,
+            values: Vec::new(),
+            last: (0, Time::MAX, usize::MAX),
         }
     }
     /// Converts byte counts per bin into Mbit/s.
@@ -150,5 +159,14 @@ mod tests {
             }
         }
         assert_eq!(b.values, want);
+    }
+
+    #[test]
+    fn bins_that_are_off_keep_nothing() {
+        let mut b = Bins::off(100);
+        for t in [0, 99, 100, 10_000, Time::MAX - 1] {
+            b.add(t, 1.0);
+        }
+        assert!(b.values.is_empty() && b.as_mbps().is_empty());
     }
 }

@@ -98,6 +98,12 @@ pub struct OutputConfig {
         skip_serializing_if = "crate::capture::config::is_default_max_mb"
     )]
     pub pcap_max_mb: f64,
+    /// Which time series are kept: `"auto"` (default: `"all"` up to
+    /// [`AUTO_ALL_MAX_FLOWS`](crate::metrics::select::AUTO_ALL_MAX_FLOWS) flows, `"aggregate"`
+    /// above), `"all"`, `"aggregate"` (the links' and the sum over all flows), `"none"`, or a
+    /// list of flow names (those flows' and the links'). The summary is complete either way.
+    #[serde(default, skip_serializing_if = "crate::metrics::select::SeriesSelect::is_auto")]
+    pub series: crate::metrics::select::SeriesSelect,
 }
 
 impl Default for OutputConfig {
@@ -108,6 +114,7 @@ impl Default for OutputConfig {
             pcap: PcapSelect::default(),
             pcap_snaplen: crate::capture::config::default_snaplen(),
             pcap_max_mb: crate::capture::config::default_max_mb(),
+            series: Default::default(),
         }
     }
 }
@@ -926,6 +933,8 @@ fn validate(
     errs.range("output.bin_ms", sf.output.bin_ms, 1.0, 60000.0);
     let o = &sf.output;
     crate::capture::config::check(&o.pcap, o.pcap_snaplen, o.pcap_max_mb, &raw.links, errs);
+    let flow_names: Vec<String> = sf.flows.iter().map(|f| f.name.clone()).collect();
+    crate::metrics::select::check(&o.series, &flow_names, errs);
     // Checks that depend on the duration only apply once the duration itself is valid.
     let dur = if sf.duration_s.is_finite() && (MIN_DURATION_S..=86400.0).contains(&sf.duration_s) {
         sf.duration_s
