@@ -57,7 +57,7 @@ pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, String> {
 }
 
 fn too_large(max: u64) -> String {
-    if max >= 1 << 20 && max % (1 << 20) == 0 {
+    if max >= 1 << 20 && max.is_multiple_of(1 << 20) {
         format!("larger than {} MiB ({max} bytes), the limit for this file", max >> 20)
     } else {
         format!("larger than {max} bytes, the limit for this file")

@@ -303,6 +303,14 @@ pub fn learn_handover_table_recorded(
             list.join(", ")
         ));
     }
+    if !rep.duplicates.is_empty() {
+        let list: Vec<String> = rep.duplicates.iter().take(5).map(|(f, l)| format!("{f}:{l}")).collect();
+        summary.push_str(&format!(
+            "; {} duplicate rows counted once ({})",
+            rep.duplicates.len(),
+            list.join(", ")
+        ));
+    }
     Ok((table.to_csv(), summary))
 }
 

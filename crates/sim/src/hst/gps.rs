@@ -452,6 +452,8 @@ pub struct RecordedLearnReport {
     pub handovers_used: usize,
     /// Handovers whose start or end has no fix within `max_gap_s` on both sides: (file, line).
     pub handovers_skipped: Vec<(String, usize)>,
+    /// Rows that repeat an earlier row of the same log (operator, start and end): counted once.
+    pub duplicates: Vec<(String, usize)>,
 }
 
 /// One recorded run: its NMEA log and its handover log (text and file name of each).
@@ -502,7 +504,12 @@ pub fn learn_from_recordings(
             continue;
         }
         let mut run = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for h in &log {
+            if !seen.insert((h.operator.clone(), h.start_s.to_bits(), h.end_s.to_bits())) {
+                rep.duplicates.push((r.handovers_file.to_string(), h.line));
+                continue;
+            }
             match (
                 position_at(&pos, h.start_s, max_gap_s),
                 position_at(&pos, h.end_s, max_gap_s),
@@ -519,6 +526,17 @@ pub fn learn_from_recordings(
             }
         }
         observed.push(run);
+    }
+    if errs.is_empty() && rep.handovers_used == 0 {
+        // An empty table would pass for a learned one.
+        errs.push(ConfigError::new(
+            "handover logs",
+            "",
+            format!(
+                "no handover falls within the GPS logs ({} skipped: each needs a fix within {max_gap_s} s of its start and of its end); no table written",
+                rep.handovers_skipped.len()
+            ),
+        ));
     }
     if !errs.is_empty() {
         return Err(errs);
@@ -749,5 +767,29 @@ mod tests {
         assert!(table.contains("B", 100.0 + 2499.9));
         let r = &table.operators["A"][0];
         assert!((r.end_m - r.start_m - (30.0 + 3.33)).abs() < 1.0, "{r:?}");
+
+        // A repeated row is counted once, and said so.
+        let dup = format!("{log}A,{},{}\n", t0 + 10.0, t0 + 10.04);
+        let runs = [RecordedRun {
+            handovers: &dup,
+            ..runs[0]
+        }];
+        let mut t2 = HandoverTable::new();
+        let rep = learn_from_recordings(&track, &runs, 15.0, 50.0, 2.0, &mut t2).unwrap();
+        assert_eq!(rep.handovers_used, 2);
+        assert_eq!(rep.duplicates, vec![("h.csv".to_string(), 5)]);
+        assert_eq!(t2, table);
+
+        // No handover inside the GPS log: an error, not an empty table.
+        let outside = format!("operator,start,end\nA,{},{}\n", t0 + 90.0, t0 + 90.04);
+        let runs = [RecordedRun {
+            handovers: &outside,
+            ..runs[0]
+        }];
+        let e = learn_from_recordings(&track, &runs, 15.0, 50.0, 2.0, &mut HandoverTable::new()).unwrap_err();
+        assert!(
+            e[0].to_string().contains("no handover falls within the GPS logs"),
+            "{e:?}"
+        );
     }
 }

@@ -231,9 +231,24 @@ impl HandoverTable {
         let mut rows: BTreeMap<String, Vec<(f64, f64, u64)>> = BTreeMap::new();
         let (mut runs, mut min_support) = (0u64, 1u64);
         let mut saw_header = false;
+        // Where `# min_support` was set: checked against `# runs` at the end.
+        let mut min_support_line = 0;
+        // A byte-order mark (a spreadsheet's "CSV UTF-8") is not part of the text.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (n, raw) in text.lines().enumerate() {
             let line = raw.trim();
             let at = |field: &str| format!("{file}: line {}: {field}", n + 1);
+            if let Some(version) = line.strip_prefix("# mobipath handover table v") {
+                if !matches!(version.trim(), "1" | "2") {
+                    errs.push(ConfigError::new(
+                        at("version"),
+                        line,
+                        "unknown table version: this mobipath reads v1 and v2 tables",
+                    ));
+                    return Err(errs);
+                }
+                continue;
+            }
             if let Some(meta) = line.strip_prefix('#') {
                 // `# runs = N`, `# min_support = K`; any other comment is ignored.
                 if let Some((key, value)) = meta.split_once('=') {
@@ -241,7 +256,10 @@ impl HandoverTable {
                     if key == "runs" || key == "min_support" {
                         match value.parse::<u64>() {
                             Ok(v) if key == "runs" => runs = v,
-                            Ok(v) if v >= 1 => min_support = v,
+                            Ok(v) if v >= 1 => {
+                                min_support = v;
+                                min_support_line = n + 1;
+                            }
                             _ => errs.push(ConfigError::new(
                                 at(key),
                                 value,
@@ -328,6 +346,14 @@ impl HandoverTable {
                 file,
                 "",
                 format!("empty table: expected the header `{HEADER}`"),
+            ));
+        }
+        // `# runs = N` (N > 0) bounds the support threshold: above it no range could reach it.
+        if runs > 0 && min_support > runs {
+            errs.push(ConfigError::new(
+                format!("{file}: line {min_support_line}: min_support"),
+                min_support,
+                format!("must be in [1, runs = {runs}]: no range could reach it, the table would have none"),
             ));
         }
         if !errs.is_empty() {
@@ -493,6 +519,28 @@ mod tests {
             }
         }
         assert!(t.contains("A", 505.0) && t.contains("A", 121.0));
+    }
+
+    #[test]
+    fn tables_that_cannot_be_right_are_refused_and_a_bom_is_read() {
+        let e = |csv: &str| match HandoverTable::from_csv(csv, "t.csv") {
+            Ok(_) => vec![],
+            Err(e) => e.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+        };
+        let v3 = e("# mobipath handover table v3\noperator,start_m,end_m,count\nA,1,5,1\n");
+        assert!(v3[0].starts_with("t.csv: line 1: version"), "{v3:?}");
+        let over = e("# runs = 3\n# min_support = 5\noperator,start_m,end_m,count\nA,1,5,3\n");
+        assert_eq!(over.len(), 1, "{over:?}");
+        assert!(
+            over[0].starts_with("t.csv: line 2: min_support = 5: must be in [1, runs = 3]"),
+            "{over:?}"
+        );
+        // Without `# runs` (unknown) the threshold is not bounded by it.
+        assert!(e("# min_support = 5\noperator,start_m,end_m,count\nA,1,5,4\n").is_empty());
+        let bom =
+            HandoverTable::from_csv("\u{feff}# runs = 2\noperator,start_m,end_m,count\nA,1,5,2\n", "t.csv").unwrap();
+        assert_eq!(bom.runs, 2);
+        assert!(bom.contains("A", 3.0));
     }
 
     #[test]
