@@ -303,6 +303,10 @@ def run_once(condition: str, pace_mbps: float = 40.0, kill_s: float = 1.5, after
                 "subflows_before": subflows_before,
                 "bytes": sum(n for _, n in arrivals),
             }
+        except EmulateError as e:
+            logs.close()
+            tails = {n: (d / f"{n}.log").read_text()[-600:] for n in ("server", "router")}
+            raise EmulateError(f"{e}\n--- server side:\n{tails['server']}--- router side:\n{tails['router']}") from None
         finally:
             stop.set()
             for p in procs:
