@@ -1,6 +1,6 @@
 """Failover through the proxy pair on the real kernel (mobipath.emulate.failover): path A of two
 dies mid-download; the transfer must carry on over path B in every condition, and the namespaces
-must be gone afterwards. One run of each condition, ~15 s in all; the figures with CIs come from
+must be gone afterwards. One run of each condition, ~20 s in all; the figures with CIs come from
 `python -m mobipath.emulate.failover --repeats 10` (the router guide). Skipped when not root,
 without `ip netns` or `ss`, or without a current `mobipath-proxy` build. The outage arithmetic
 runs everywhere."""
@@ -63,7 +63,7 @@ def test_bad_arguments_are_refused_by_name() -> None:
 
 @pytest.mark.skipif(bool(_why), reason=_why or "ok")
 def test_transfer_carries_on_over_the_surviving_path() -> None:
-    res = fo.measure(1, kill_s=1.0, after_s=2.0)
+    res = fo.measure(1, kill_s=1.0, after_s=3.5)
     for cond in fo.CONDITIONS:
         (run,) = res["runs"][cond]
         assert run["subflows_before"] == 2, run  # both paths carried the connection
@@ -71,5 +71,5 @@ def test_transfer_carries_on_over_the_surviving_path() -> None:
         # Carrying on over path B alone by the end of the run, at half the pace at least; the
         # outage ended within the run and includes every stall.
         assert run["rate_end_mbps"] > 0.5 * run["pace_mbps"], run
-        assert run["outage_s"] is not None and 0 < run["stalled_s"] <= run["outage_s"] < 2.0, run
+        assert run["outage_s"] is not None and 0 < run["stalled_s"] <= run["outage_s"] < 3.0, run
     assert not [n for n in list_namespaces(f"mp-{os.getpid()}-")], "namespaces left behind"
