@@ -1,6 +1,6 @@
 """Failover through the proxy pair on the real kernel (mobipath.emulate.failover): path A of two
 dies mid-download; the transfer must carry on over path B in every condition, and the namespaces
-must be gone afterwards. One run of each condition, ~15 s in all; the figures with CIs come from
+must be gone afterwards. One run of each condition, ~20 s in all; the figures with CIs come from
 `python -m mobipath.emulate.failover --repeats 10` (the router guide). Skipped when not root,
 without `ip netns` or `ss`, or without a current `mobipath-proxy` build. The outage arithmetic
 runs everywhere."""
@@ -31,16 +31,17 @@ def _why_not() -> str:
 _why = _why_not()
 
 
-def test_outage_ends_with_the_first_byte_after_the_longest_silence() -> None:
-    # 10 kB every 10 ms; killed at t=1.0; two in-flight arrivals, silence until 1.5, then again.
+def test_outage_ends_with_the_last_stall() -> None:
+    # 10 kB every 10 ms; killed at t=1.0; two in-flight arrivals, a stall to 1.3, a few bytes,
+    # a second stall to 1.8, then steady again.
     before = [(i / 100, 10_000) for i in range(100)]
     in_flight = [(1.01, 10_000), (1.02, 10_000)]
-    after = [(1.5 + i / 100, 10_000) for i in range(100)]
-    out, silence = fo.outage_s(before + in_flight + after, 1.0)
-    assert out == pytest.approx(0.5) and silence == pytest.approx(0.48)
-    # Nothing lost: the longest silence is one step.
-    _, silence = fo.outage_s(before + [(1.0 + i / 100, 10_000) for i in range(1, 100)], 1.0)
-    assert silence == pytest.approx(0.01)
+    burst = [(1.3, 10_000), (1.31, 10_000)]
+    after = [(1.8 + i / 100, 10_000) for i in range(100)]
+    out, stalled = fo.outage_s(before + in_flight + burst + after, 1.0)
+    assert out == pytest.approx(0.8) and stalled == pytest.approx(0.28 + 0.49)
+    # Nothing lost: no stall, no outage.
+    assert fo.outage_s(before + [(1.0 + i / 100, 10_000) for i in range(1, 100)], 1.0) == (0.0, 0.0)
     # Nothing after the kill: never resumed.
     assert fo.outage_s(before, 1.0) == (float("inf"), float("inf"))
 
@@ -62,12 +63,13 @@ def test_bad_arguments_are_refused_by_name() -> None:
 
 @pytest.mark.skipif(bool(_why), reason=_why or "ok")
 def test_transfer_carries_on_over_the_surviving_path() -> None:
-    res = fo.measure(1, kill_s=1.0, after_s=2.0)
+    res = fo.measure(1, kill_s=1.0, after_s=3.5)
     for cond in fo.CONDITIONS:
         (run,) = res["runs"][cond]
         assert run["subflows_before"] == 2, run  # both paths carried the connection
         assert run["rate_before_mbps"] > 0.5 * run["pace_mbps"], run
-        # Resumed within the run (2 s after the kill), at half the pace at least, over path B alone.
-        assert run["outage_s"] is not None and 0 < run["silence_s"] <= run["outage_s"] < 1.5, run
-        assert run["rate_after_mbps"] is not None and run["rate_after_mbps"] > 0.5 * run["pace_mbps"], run
+        # Carrying on over path B alone by the end of the run, at half the pace at least; the
+        # outage ended within the run and includes every stall.
+        assert run["rate_end_mbps"] > 0.5 * run["pace_mbps"], run
+        assert run["outage_s"] is not None and 0 < run["stalled_s"] <= run["outage_s"] < 3.0, run
     assert not [n for n in list_namespaces(f"mp-{os.getpid()}-")], "namespaces left behind"

@@ -9,9 +9,10 @@ namespace a plain-TCP client reads through ``mobipath-proxy router`` (SOCKS5) fr
 carries, so the pace is what the surviving path has to carry). At ``kill_s`` path A dies: every
 packet on A is dropped in the middle (``blackhole`` routes in the forwarding namespace, so both
 ends see silent loss, as from a dead radio link, not a link or route event). The *outage* is the time from
-the kill until the client receives again after the longest silence that follows it (the bytes in
-flight at the kill still arrive first); then the backlog arrives at once and the transfer goes on
-at the pace over path B alone (``rate_after_mbps``: 0.5 s from 0.25 s after the outage).
+the kill to the end of the last stall (a silence at the client of at least 0.1 s; the kernel may
+stall the transfer several times, once per retransmission timeout on the dead subflow); from then
+on it runs without a stall, over path B alone, the backlog first (``rate_after_mbps``: 0.5 s from
+0.25 s after the outage). ``stalled_s`` adds up the stalls.
 
 Conditions (``CONDITIONS``):
 
@@ -77,16 +78,24 @@ def mean_ci(xs: list[float]) -> tuple[float, float]:
     return m, _t_quantile_975(len(xs)) * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
+STALL_S = 0.1
+"""A silence at the client at least this long is a stall (the paced source's bytes otherwise
+arrive every few milliseconds)."""
+
+
 def outage_s(arrivals: list[tuple[float, int]], kill_t: float) -> tuple[float, float]:
-    """(outage, longest silence): seconds from `kill_t` until the first byte after the longest
-    silence at the client from the kill on, and that silence's length (`arrivals`: (time, bytes)
-    at the client, in time order). Bytes still in flight at the kill arrive before the silence;
-    the backlog arrives at once after it (a veth is far faster than the pace)."""
+    """(outage, stalled): seconds from `kill_t` to the end of the last stall (a silence at the
+    client of at least `STALL_S`) from the kill on, and the stalls' total length (`arrivals`:
+    (time, bytes) at the client, in time order). After the outage the transfer runs without a
+    stall to the end of the run. Both are 0 when nothing stalled, infinite when nothing arrived
+    after the kill."""
     after = [kill_t] + [t for t, _ in arrivals if t > kill_t]
     if len(after) < 2:
         return math.inf, math.inf
-    k = max(range(1, len(after)), key=lambda i: after[i] - after[i - 1])
-    return after[k] - kill_t, after[k] - after[k - 1]
+    stalls = [(a, b) for a, b in zip(after, after[1:]) if b - a >= STALL_S]
+    if not stalls:
+        return 0.0, 0.0
+    return stalls[-1][1] - kill_t, sum(b - a for a, b in stalls)
 
 
 class _Topology:
@@ -250,7 +259,8 @@ def run_once(condition: str, pace_mbps: float = 40.0, kill_s: float = 1.5, after
             ready = threading.Event()
             src = threading.Thread(target=_source, args=(topo.s, pace_bps, stop, ready), daemon=True)
             src.start()
-            ready.wait(5)
+            if not ready.wait(20):
+                raise EmulateError("the source in the server namespace did not start listening")
             c = _socks_connect(topo.r, topo.s)
             if flags is not None:
                 assert flags.stdin is not None and flags.stdout is not None
@@ -293,9 +303,12 @@ def run_once(condition: str, pace_mbps: float = 40.0, kill_s: float = 1.5, after
             resumed = [n for t, n in arrivals if w0 <= t < w0 + 0.5]
             full = bool(arrivals) and arrivals[-1][0] >= w0 + 0.45
             rate_after = sum(resumed) * 8 / 1e6 / 0.5 if full else None
+            end = killed_at + after_s
+            rate_end = sum(n for t, n in arrivals if end - 0.5 <= t < end) * 8 / 1e6 / 0.5
             return {
-                "silence_s": gap,
+                "stalled_s": gap,
                 "rate_after_mbps": rate_after,
+                "rate_end_mbps": rate_end,
                 "condition": condition,
                 "outage_s": out if math.isfinite(out) else None,
                 "pace_mbps": pace_mbps,
@@ -303,6 +316,10 @@ def run_once(condition: str, pace_mbps: float = 40.0, kill_s: float = 1.5, after
                 "subflows_before": subflows_before,
                 "bytes": sum(n for _, n in arrivals),
             }
+        except EmulateError as e:
+            logs.close()
+            tails = {n: (d / f"{n}.log").read_text()[-600:] for n in ("server", "router")}
+            raise EmulateError(f"{e}\n--- server side:\n{tails['server']}--- router side:\n{tails['router']}") from None
         finally:
             stop.set()
             for p in procs:
@@ -388,7 +405,7 @@ def measure(repeats: int, conditions: tuple[str, ...] = CONDITIONS, **kw: Any) -
     summary = {}
     for c, rs in runs.items():
         row: dict[str, Any] = {"n": len(rs)}
-        for key in ("outage_s", "silence_s", "rate_after_mbps"):
+        for key in ("outage_s", "stalled_s", "rate_after_mbps"):
             xs = [r[key] for r in rs if r[key] is not None]
             m, h = mean_ci(xs) if xs else (float("nan"), float("nan"))
             row[key] = {"mean": m, "ci95": h, "n": len(xs)}
@@ -410,10 +427,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     print(f"{a.repeats} runs per condition; mean ± 95 % CI (Student's t)")
     for c, row in res["summary"].items():
-        o, g, r = row["outage_s"], row["silence_s"], row["rate_after_mbps"]
+        o, g, r = row["outage_s"], row["stalled_s"], row["rate_after_mbps"]
         print(
             f"{c:16s} outage {o['mean']:.3f} ± {o['ci95']:.3f} s (resumed in {o['n']}), "
-            f"longest silence {g['mean']:.3f} ± {g['ci95']:.3f} s, "
+            f"stalled {g['mean']:.3f} ± {g['ci95']:.3f} s, "
             f"then {r['mean']:.1f} ± {r['ci95']:.1f} Mbit/s"
         )
     if a.json:
