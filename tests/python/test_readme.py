@@ -68,8 +68,11 @@ RUN = {
     # The README's figure.
     "mobipath run scenarios/p0/hst-minrtt.toml --out results/p0",
     "mobipath plot results/p0",
+    "mobipath run scenarios/nr/hst-daps-minrtt.toml --out results/nr-daps",
+    "mobipath reproduce nr --quick --out reports/nr-quick",
 }
 SLOW = {
+    "mobipath reproduce nr",
     "mobipath reproduce p0",
     "mobipath reproduce p1",
     "mobipath reproduce p3",
