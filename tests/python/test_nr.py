@@ -76,3 +76,18 @@ def test_bad_handover_input_names_the_field(change, field):
     with pytest.raises(Exception) as e:
         api.run(text, base_dir=ROOT / "scenarios/nr")
     assert field in str(e.value), str(e.value)
+
+
+def test_the_emulator_gets_the_types_links_daps_uninterrupted_hard_interrupted():
+    """The emulator applies the links as a run builds them (`_core.effective_links`): a DAPS
+    ride's links keep carrying the flow through every successful handover, a hard ride's stop."""
+    from mobipath import _core
+
+    def outages(kind: str) -> int:
+        text = _scenario(f'type = "{kind}"')
+        eff = json.loads(_core.effective_links(text, "nr.toml", str(ROOT / "scenarios/nr"), 1))
+        assert eff["handovers"], "the ride hands over"
+        return sum(len(link.get("outages", [])) for link in eff["links"])
+
+    assert outages("hard") > 0
+    assert outages("daps") == 0
