@@ -475,6 +475,56 @@ app.command("p3")(p3)
 app.command("handoff", help="Alias of `p3`.")(p3)
 
 
+def nr(
+    seeds: Optional[int] = typer.Option(
+        None, "--seeds", min=1, max=100000, help="Seeds 1..N per cell [default: 10, 2 with --quick]."
+    ),
+    out_arg: str = typer.Option(
+        "reports/nr",
+        "--out",
+        "-o",
+        help="Report directory; finished runs are kept in its runs/ to resume after an interruption.",
+    ),
+    schedulers: Optional[str] = typer.Option(
+        None, "--schedulers", help="Comma list restricting the schedulers: minrtt, ecf, blest, peekaboo [default: all]."
+    ),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes [default: all cores]."),
+    quick: bool = typer.Option(
+        False, "--quick", help="500 km/h only, minRTT plain and PHA, 10 s runs, 2 seeds (for tests and smoke checks)."
+    ),
+    fresh: bool = _FRESH,
+    backend: str = _BACKEND,
+    ray_address: Optional[str] = _RAY_ADDRESS,
+) -> None:
+    """5G NR handovers on the train: P0's schedulers plain, with PHA and with PHA-D under hard,
+    conditional (CHO) and DAPS handovers at 300 and 500 km/h; writes report.md and report.html,
+    results.csv and summary.json (the documentation's NR handover page describes the model)."""
+    from .cli import _guarded  # late import: cli imports this module
+
+    out = _out(out_arg)
+
+    def go() -> None:
+        from .experiments import nr as exp
+
+        sched = selected("--schedulers", schedulers, list(exp.SCHEDULERS))
+        n_seeds = seeds if seeds is not None else (2 if quick else 10)
+        _reproduce(
+            lambda stage, bar: exp.reproduce(
+                stage, seeds=n_seeds, schedulers=sched, jobs=jobs, quick=quick, progress=bar, resume=not fresh
+            ),
+            out,
+            fresh,
+            backend,
+            ray_address,
+            {"schedulers": sched or "all", "seeds": n_seeds, "quick": quick},
+        )
+
+    _guarded(go)()
+
+
+app.command("nr")(nr)
+
+
 def p2(
     seeds: Optional[int] = typer.Option(
         None, "--seeds", min=1, max=100000, help="Repetitions (seeds 1..N) per pair [default: 10, 2 with --quick]."

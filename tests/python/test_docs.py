@@ -114,6 +114,7 @@ def test_every_command_is_described_in_a_page():
         words = name.split()
         alias = len(words) == 3 and words[1] == "reproduce" and not re.fullmatch(r"p\d", words[2])
         described = re.search(rf"`{re.escape(name)}(?:[ `]|$)", text) is not None
-        if not (f"alias `{words[2]}`" in text if alias else described):
+        # A study of its own (not pN) described by its name counts as described too.
+        if not (described or (alias and f"alias `{words[2]}`" in text)):
             missing.append(name)
     assert not missing, f"commands no page describes: {missing}"

@@ -70,8 +70,11 @@ RUN = {
     # The README's figure.
     "mobipath run scenarios/p0/hst-minrtt.toml --out results/p0",
     "mobipath plot results/p0",
+    "mobipath run scenarios/nr/hst-daps-minrtt.toml --out results/nr-daps",
+    "mobipath reproduce nr --quick --out reports/nr-quick",
 }
 SLOW = {
+    "mobipath reproduce nr",
     "mobipath reproduce p0",
     "mobipath reproduce p1",
     "mobipath reproduce p3",
@@ -82,6 +85,10 @@ GPSD = {
     "--subflow B=2:wwan1 --dry-run"
 }
 HELP_ONLY = {
+    "mobipath compare scenarios/nr/hst-daps-minrtt.toml --substitute": "root and network namespaces "
+    "(test_emulate.py runs compare; test_nr.py checks the links it is given)",
+    "mobipath compare scenarios/nr/hst-hard-minrtt.toml --substitute": "root and network namespaces "
+    "(test_emulate.py runs compare; test_nr.py checks the links it is given)",
     "mobipath reproduce pN": "a synopsis: pN is one of p0 ... p4",
     "mobipath run --seed N": "a synopsis of the flag",
     "mobipath emulate --proxy": "root, the whole proxy chain in real time; it runs in test_proxy_chain.py",
