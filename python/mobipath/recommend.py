@@ -32,6 +32,42 @@ CCS = ["lia", "olia", "balia", "wvegas", "reno", "cubic", "bbr"]
 # single-path controllers (no coupled ones). The others need the out-of-tree multipath-tcp.org
 # kernel (v0.95: net.mptcp.mptcp_scheduler, coupled controllers as tcp_congestion_control).
 UPSTREAM_SCHEDULERS, UPSTREAM_CCS = {"linux-default"}, {"reno", "cubic", "bbr"}
+# Schedulers that exist as BPF struct_ops programs for the upstream MPTCP stack (net.mptcp.scheduler):
+# round robin and redundant (bpf_rr, bpf_red) in the MPTCP maintainers' development tree
+# (mptcp_net-next, tools/testing/selftests/bpf/progs/mptcp_bpf_*.c), not yet in a released kernel.
+BPF_SCHEDULERS = {"roundrobin": "bpf_rr", "redundant": "bpf_red"}
+# Where a pair runs, best first: the stock kernel; a BPF scheduler on it; the out-of-tree
+# multipath-tcp.org kernel with its default scheduler (minRTT); with another of its schedulers.
+RUNS_ON = {
+    0: "upstream Linux kernel",
+    1: "upstream Linux kernel with a BPF scheduler (MPTCP development tree)",
+    2: "out-of-tree multipath-tcp.org kernel (its default scheduler)",
+    3: "out-of-tree multipath-tcp.org kernel",
+    4: "no shipped kernel (the upstream scheduler with a coupled controller only the out-of-tree kernel has)",
+}
+
+SHORT_RUNS_ON = {
+    RUNS_ON[0]: "upstream kernel",
+    RUNS_ON[1]: "upstream + BPF scheduler",
+    RUNS_ON[2]: "multipath-tcp.org kernel",
+    RUNS_ON[3]: "multipath-tcp.org kernel",
+    RUNS_ON[4]: "none",
+}
+
+
+def deploy_tier(sched: str, cc: str) -> int:
+    """How readily a pair deploys (a key of RUNS_ON, lower is readier). Coupled controllers exist
+    only in the out-of-tree kernel, whatever the scheduler."""
+    if cc in UPSTREAM_CCS:
+        if sched in UPSTREAM_SCHEDULERS:
+            return 0
+        if sched in BPF_SCHEDULERS:
+            return 1
+    if sched in UPSTREAM_SCHEDULERS:
+        return 4
+    return 2 if sched == "minrtt" else 3
+
+
 # Measured profiles: P2's operators (uplink; docs/papers.md).
 PROFILES: dict[str, dict[str, float]] = {
     "p2-skt-up": {"rate": 15.94, "delay": 12.9},
@@ -289,6 +325,7 @@ class Ranked:
     rank: int = 0
     tie_with_best: bool = False
     upstream: bool = False
+    tier: int = 3
     # Deterministic runs (one run per pair, no CI): half of the 1 % within which two pairs tie.
     tie_band: Optional[float] = None
 
@@ -316,6 +353,7 @@ def rank(
                 len(ok),
                 len(vals) - len(ok),
                 upstream=s in UPSTREAM_SCHEDULERS and c in UPSTREAM_CCS,
+                tier=deploy_tier(s, c),
                 tie_band=band,
             )
         )
@@ -335,7 +373,26 @@ def rank(
     return rows
 
 
+def preferred(ranked: Sequence[Ranked]) -> Ranked:
+    """The pair to recommend: among the pairs tied with the best (equal within the statistics,
+    so the order among them is noise), the one that deploys most readily (`deploy_tier`), then
+    the better mean, then the name (for determinism only)."""
+    ties = [r for r in ranked if r.tie_with_best] or list(ranked[:1])
+    order = {id(r): i for i, r in enumerate(ranked)}  # ranked order: better mean first
+    return min(ties, key=lambda r: (r.tier, order[id(r)]))
+
+
 def apply_commands(sched: str, cc: str, n_paths: int) -> list[str]:
+    if cc in UPSTREAM_CCS and sched in BPF_SCHEDULERS:
+        return [
+            "sysctl -w net.mptcp.enabled=1",
+            f"sysctl -w net.ipv4.tcp_congestion_control={cc}" + ("   # modprobe tcp_bbr first" if cc == "bbr" else ""),
+            f"# a kernel built from the MPTCP development tree (mptcp_net-next), then: "
+            f"bpftool struct_ops register mptcp_{BPF_SCHEDULERS[sched]}.bpf.o",
+            f"sysctl -w net.mptcp.scheduler={BPF_SCHEDULERS[sched]}",
+            f"ip mptcp limits set subflow {n_paths} add_addr_accepted {n_paths}",
+            "ip mptcp endpoint add <ADDRESS> dev <IFACE> subflow   # once per extra interface",
+        ]
     if sched in UPSTREAM_SCHEDULERS and cc in UPSTREAM_CCS:
         return [
             "sysctl -w net.mptcp.enabled=1",
@@ -350,7 +407,11 @@ def apply_commands(sched: str, cc: str, n_paths: int) -> list[str]:
         "sysctl -w net.mptcp.mptcp_enabled=1",
         f"sysctl -w net.mptcp.mptcp_scheduler={oot}",
         f"sysctl -w net.ipv4.tcp_congestion_control={cc}",
-    ]
+    ] + (
+        ["# the upstream scheduler is not in that kernel: its default (minRTT) is the nearest, not the same"]
+        if sched in UPSTREAM_SCHEDULERS
+        else []
+    )
 
 
 def recommend(
@@ -393,8 +454,8 @@ def recommend(
         hint = " (no file finished: raise --duration)" if goal.kind == "file" else ""
         raise RecommendError(f"--goal {goal.kind}: no run produced {goal.metric}{hint}")
     ranked = rank(per, goal.higher_is_better, deterministic=not random_paths)
-    # Among the pairs tied with the best, one the stock kernel runs is the practical choice.
-    best = next((r for r in ranked if r.tie_with_best and r.upstream), ranked[0])
+    # Among the pairs tied with the best, the one that deploys most readily is the practical choice.
+    best = preferred(ranked)
     # Does the scheduler matter? Per controller, all schedulers tied.
     sched_matters = any(len({r.rank for r in ranked if r.cc == c}) > 1 for c in ccs)
     best_upstream = next((r for r in ranked if r.upstream), None)
@@ -424,6 +485,7 @@ def recommend(
                 "rank": r.rank,
                 "tie_with_best": r.tie_with_best,
                 "stock_kernel": r.upstream,
+                "runs_on": RUNS_ON[r.tier],
             }
             for r in ranked
         ],
@@ -431,9 +493,15 @@ def recommend(
             "scheduler": best.sched,
             "cc": best.cc,
             "stock_kernel": best.upstream,
+            "runs_on": RUNS_ON[best.tier],
             "commands": apply_commands(best.sched, best.cc, len(paths)),
         },
         "ties_with_best": [f"{r.sched}+{r.cc}" for r in ranked if r.tie_with_best],
+        # The tied pairs by how readily they deploy, each with where it runs.
+        "ties_by_deployment": [
+            {"scheduler": r.sched, "cc": r.cc, "runs_on": RUNS_ON[r.tier]}
+            for r in sorted((r for r in ranked if r.tie_with_best), key=lambda r: r.tier)
+        ],
         "scheduler_matters": sched_matters,
         "best_on_stock_kernel": None
         if best_upstream is None
@@ -441,6 +509,7 @@ def recommend(
             "scheduler": best_upstream.sched,
             "cc": best_upstream.cc,
             "tie_with_best": best_upstream.tie_with_best,
+            "runs_on": RUNS_ON[best_upstream.tier],
             "commands": apply_commands(best_upstream.sched, best_upstream.cc, len(paths)),
         },
     }
@@ -463,7 +532,7 @@ def print_report(res: dict[str, Any]) -> None:
         f"{res['runs']} runs of {res['duration_s']:g} s in {res['wall_time_s']:.1f} s"
     )
     t = Table(title="scheduler × congestion control, ranked")
-    for col in ("rank", "scheduler", "cc", f"{g['metric']} ({g['unit']})", "tie with best", "stock kernel"):
+    for col in ("rank", "scheduler", "cc", f"{g['metric']} ({g['unit']})", "tie with best", "runs on"):
         t.add_column(col, no_wrap=True)
     for r in res["ranking"]:
         v = (
@@ -477,20 +546,26 @@ def print_report(res: dict[str, Any]) -> None:
             LABEL[r["cc"]],
             v,
             "yes" if r["tie_with_best"] else "",
-            "yes" if r["stock_kernel"] else "no",
+            SHORT_RUNS_ON[r["runs_on"]],
         )
     con.print(t)
     rec = res["recommended"]
     n_ties = len(res["ties_with_best"])
     con.print(
-        f"Recommended: {LABEL[rec['scheduler']]} + {LABEL[rec['cc']]}"
-        + (" (runs on the stock kernel)" if rec["stock_kernel"] else "")
+        f"Recommended: {LABEL[rec['scheduler']]} + {LABEL[rec['cc']]}, runs on the {rec['runs_on']}"
         + (
             f"; {n_ties} pairs tie for the best ({'within 1 %' if res['deterministic'] else 'CIs overlap'})"
             if n_ties > 1
             else "; better than every other pair"
         )
     )
+    if n_ties > 1:
+        con.print("Tied pairs, most readily deployed first (where each runs):")
+        shown = res["ties_by_deployment"][:10]
+        for t in shown:
+            con.print(f"  {LABEL[t['scheduler']]} + {LABEL[t['cc']]}: {t['runs_on']}")
+        if n_ties > len(shown):
+            con.print(f"  … and {n_ties - len(shown)} more (all in --json)")
     if not res["scheduler_matters"]:
         con.print(
             "The scheduler makes no measurable difference for this goal on these paths (all schedulers tie for each "

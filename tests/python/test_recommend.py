@@ -177,3 +177,56 @@ def test_path_ranges_are_the_simulators():
             'traffic = { kind = "bulk" }\n'
         )
         assert any(e["field"] == f"links[0].{field}" for e in _core.validate(text, "t.toml", ".")), (field, value)
+
+
+def _ranked(values, deterministic=True):
+    from mobipath.recommend import rank
+
+    return rank({k: [v] for k, v in values.items()}, True, deterministic)
+
+
+def test_ties_prefer_what_deploys_and_say_where_it_runs():
+    from mobipath.recommend import RUNS_ON, deploy_tier, preferred
+
+    # Bit-identical goodput for every scheduler under a coupled controller: the out-of-tree
+    # kernel is needed anyway, and its default scheduler (minRTT) wins over alphabetical BLEST.
+    same = {(s, "lia"): 10.0 for s in ["blest", "ecf", "minrtt", "redundant", "roundrobin"]}
+    best = preferred(_ranked(same))
+    assert (best.sched, best.cc) == ("minrtt", "lia")
+    assert RUNS_ON[best.tier] == "out-of-tree multipath-tcp.org kernel (its default scheduler)"
+    # With an uncoupled controller a BPF scheduler on the upstream kernel beats the out-of-tree one.
+    same = {(s, "cubic"): 10.0 for s in ["blest", "ecf", "minrtt", "roundrobin"]}
+    best = preferred(_ranked(same))
+    assert (best.sched, best.cc) == ("roundrobin", "cubic") and best.tier == 1
+    # The stock kernel's pair wins any tie it is part of, even with a (tied) lower mean.
+    same = {("blest", "lia"): 10.02, ("linux-default", "cubic"): 10.0, ("minrtt", "cubic"): 10.01}
+    best = preferred(_ranked(same))
+    assert (best.sched, best.cc) == ("linux-default", "cubic") and best.tier == 0
+    # A pair better beyond the tie band is recommended even if it needs the out-of-tree kernel.
+    apart = {("blest", "lia"): 12.0, ("linux-default", "cubic"): 10.0}
+    best = preferred(_ranked(apart))
+    assert (best.sched, best.cc) == ("blest", "lia") and best.tier == 3
+    pairs = [
+        ("linux-default", "bbr"),
+        ("redundant", "reno"),
+        ("minrtt", "olia"),
+        ("ecf", "reno"),
+        ("linux-default", "lia"),
+    ]
+    assert [deploy_tier(s, c) for s, c in pairs] == [0, 1, 2, 3, 4]
+    assert RUNS_ON[4].startswith("no shipped kernel")
+
+
+def test_the_report_says_where_the_recommended_and_tied_pairs_run():
+    res = _json(["--path", "profile=p2-skt-up", "--path", "profile=p2-kt-up"])
+    rec = res["recommended"]
+    assert rec["runs_on"] == "upstream Linux kernel"
+    ties = res["ties_by_deployment"]
+    assert {f"{t['scheduler']}+{t['cc']}" for t in ties} == set(res["ties_with_best"])
+    tiers = [t["runs_on"] for t in ties]
+    assert tiers[0] == "upstream Linux kernel" and any(t.startswith("out-of-tree") for t in tiers)
+    assert all("runs_on" in r for r in res["ranking"])
+    r = run_cli(["recommend", "--path", "profile=p2-skt-up", "--path", "profile=p2-kt-up"], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "runs on the upstream Linux kernel" in r.stdout
+    assert "Tied pairs, most readily deployed first" in r.stdout
