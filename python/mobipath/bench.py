@@ -31,7 +31,18 @@ from typing import Any, Optional
 
 from . import provenance
 
-__all__ = ["BenchError", "find_scenarios", "cap_duration", "run_one", "run_all", "QUICK_DURATION_S"]
+__all__ = [
+    "BenchError",
+    "find_scenarios",
+    "cap_duration",
+    "run_one",
+    "run_all",
+    "QUICK_DURATION_S",
+    "FLOW_COUNTS",
+    "nflows_scenario",
+    "parse_flow_counts",
+    "flow_scenarios",
+]
 
 #: Simulated-duration cap used by ``mobipath bench --quick``.
 QUICK_DURATION_S = 2.0
@@ -260,6 +271,62 @@ def _child_cli(argv: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_child_cli(sys.argv[1:]))
+
+
+# --- Many flows (`mobipath bench --flows 1,100,1000,10000`) ---------------------------------
+
+#: The flow counts of the scaling rows (`--flows` without a list of its own in the docs).
+FLOW_COUNTS = (1, 100, 1000, 10000)
+#: The largest flow count `--flows` accepts.
+MAX_FLOWS = 100_000
+
+
+def nflows_scenario(n: int, duration_s: float = 20.0) -> str:
+    """`n` NewReno bulk flows sharing one bottleneck: 1000 Mbit/s, 20 ms one way, a 4000-packet
+    queue, `duration_s` seconds (htsim's `speed_tcpn 1000 20 4000 20 0 N` is the same workload).
+    The flows' own time series follow ``[output] series``'s default."""
+    lines = [
+        f"# mobipath bench --flows: {n} NewReno bulk flows through one 1000 Mbit/s bottleneck.",
+        f'name = "nflows-{n}"',
+        "seed = 1",
+        f"duration_s = {duration_s:g}",
+        "",
+        "[[links]]",
+        'name = "bottleneck"',
+        "rate_mbps = 1000",
+        "delay_ms = 20",
+        "queue_packets = 4000",
+        "",
+        "[[paths]]",
+        'name = "p"',
+        'links = ["bottleneck"]',
+    ]
+    for i in range(n):
+        lines += ["", "[[flows]]", f'name = "f{i}"', 'path = "p"', 'cc = "newreno"', 'traffic = { kind = "bulk" }']
+    return "\n".join(lines) + "\n"
+
+
+def parse_flow_counts(text: str) -> list[int]:
+    """`1,100,1000` → [1, 100, 1000]; raises ValueError naming what is allowed."""
+    counts: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or not 1 <= int(part) <= MAX_FLOWS:
+            raise ValueError(
+                f"--flows: {part!r} is not a flow count; give whole numbers in [1, {MAX_FLOWS}] separated by commas"
+            )
+        counts.append(int(part))
+    return counts
+
+
+def flow_scenarios(counts: Sequence[int], scratch: Path) -> list[Path]:
+    """Writes the many-flow scenarios for `counts` into `scratch` and returns their paths."""
+    paths = []
+    for n in counts:
+        p = scratch / f"nflows-{n}.toml"
+        p.write_text(nflows_scenario(n), encoding="utf-8")
+        paths.append(p)
+    return paths
 
 
 # --- Whole-process benchmark (`mobipath bench --process`) ------------------------------------

@@ -209,6 +209,14 @@ def bench(
         1000, "--runs", min=20, max=100000, help="With --sweep: one-second runs in the grid."
     ),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, help="With --sweep: workers of the parallel steps."),
+    flows: Optional[str] = typer.Option(
+        None,
+        "--flows",
+        metavar="N,N,...",
+        help="Instead of the scenario files: N NewReno bulk flows sharing a 1000 Mbit/s, 20 ms, 4000-packet "
+        "bottleneck for 20 s, for each N given (e.g. 1,100,1000,10000; 10,000 flows take a minute and more). "
+        "With --process: the whole command.",
+    ),
 ) -> None:
     """Run the benchmark scenarios, each in a fresh process; report speed and peak memory."""
     if ceiling and not emulator:
@@ -216,8 +224,22 @@ def bench(
     if emulator:
         (_bench_emulator_ceiling if ceiling else _bench_emulator)(as_json)
         return
+    counts: Optional[list[int]] = None
+    if flows is not None:
+        if files:
+            raise _fail("--flows makes its own scenarios: give either scenario files or --flows")
+        try:
+            counts = bench_mod.parse_flow_counts(flows)
+        except ValueError as e:
+            raise _fail(str(e)) from None
     if process:
-        _bench_process(files, repeat if repeat > 1 else 10, as_json)
+        _bench_process(files, repeat if repeat > 1 else 10, as_json, counts)
+        return
+    if counts is not None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="mobipath-bench-") as scratch:
+            _bench_sim(bench_mod.flow_scenarios(counts, Path(scratch)), quick, repeat, as_json)
         return
     if sweep:
         _bench_sweep(sweep_runs, jobs, as_json, repeat)
@@ -226,6 +248,11 @@ def bench(
         paths = bench_mod.find_scenarios([input_file(f) for f in files] if files else None, long=long)
     except bench_mod.BenchError as e:
         raise _fail(str(e)) from None
+    _bench_sim(paths, quick, repeat, as_json)
+
+
+def _bench_sim(paths: list[Path], quick: bool, repeat: int, as_json: bool) -> None:
+    """`mobipath bench`: the simulator call of each scenario in a fresh process."""
     err = _stderr()
     from . import _core
 
@@ -296,13 +323,16 @@ def bench(
         raise typer.Exit(1)
 
 
-def _bench_process(files: Optional[list[Path]], repeat: int, as_json: bool) -> None:
+def _bench_process(files: Optional[list[Path]], repeat: int, as_json: bool, counts: Optional[list[int]] = None) -> None:
     """`mobipath bench --process`: the whole command, as users and sweeps run it."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="mobipath-bench-") as scratch:
         try:
-            paths = bench_mod.process_scenarios([input_file(f) for f in files] if files else None, Path(scratch))
+            if counts is not None:
+                paths = bench_mod.flow_scenarios(counts, Path(scratch))
+            else:
+                paths = bench_mod.process_scenarios([input_file(f) for f in files] if files else None, Path(scratch))
         except bench_mod.BenchError as e:
             raise _fail(str(e)) from None
         rows = [bench_mod.run_process(p, repeat) for p in paths]

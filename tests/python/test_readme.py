@@ -118,6 +118,12 @@ HELP_ONLY = {
     "mobipath bench --repeat 3": "a measurement recipe: the benchmark three times over",
     "mobipath bench --process": "times every benchmark scenario ten times as a whole process (minutes); "
     "test_startup.py runs it on one scenario",
+    "mobipath bench --flows 1,100,1000,10000": "four runs of 20 s through a 1000 Mbit/s bottleneck, 10,000 flows "
+    "among them (minutes); test_series.py runs --flows on two small counts",
+    "mobipath bench --flows 1,100,1000": "three runs of 20 s through a 1000 Mbit/s bottleneck (a minute and "
+    "more); test_series.py runs --flows on two small counts",
+    "mobipath bench --process --flows 1,100,1000": "the whole command ten times per flow count (minutes); "
+    "test_series.py runs --flows on two small counts",
     "mobipath bench --long": "a 1-hour train ride and a 100-UE cell (half a minute and more); test_startup.py checks "
     "which scenarios it adds",
     "time .venv/bin/mobipath reproduce p0 -j 2": "the timing recipe of the full P0 run "
