@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Union
+
+# No typing import: `mobipath run` reads its scenario through this module on the fast path,
+# which imports nothing slow (tests/python/test_startup.py).
 
 #: Largest data file read (a trace, table, track or log): 256 MiB, as in the simulator.
 MAX_DATA_FILE_BYTES = 256 << 20
@@ -37,7 +39,7 @@ def _kind(mode: int) -> str:
     return "a socket or other special file"
 
 
-def read_bytes(path: Union[str, os.PathLike[str]], max_bytes: int = MAX_DATA_FILE_BYTES) -> bytes:
+def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_DATA_FILE_BYTES) -> bytes:
     """The bytes of the regular file `path`, if it holds at most `max_bytes`. Raises
     `FileReadError` (an `OSError`) naming the file and why: cannot open, not a regular file, or
     larger than the limit (the limit is stated)."""
@@ -66,7 +68,7 @@ def read_bytes(path: Union[str, os.PathLike[str]], max_bytes: int = MAX_DATA_FIL
         os.close(fd)
 
 
-def read_text(path: Union[str, os.PathLike[str]], max_bytes: int = MAX_DATA_FILE_BYTES, errors: str = "strict") -> str:
+def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_DATA_FILE_BYTES, errors: str = "strict") -> str:
     """The UTF-8 text of the regular file `path` (see `read_bytes`). With ``errors="strict"`` a
     file that is not UTF-8 raises `FileReadError` naming the byte."""
     data = read_bytes(path, max_bytes)
