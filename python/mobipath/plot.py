@@ -117,7 +117,9 @@ def _shown(name: str) -> str:
     return name if len(name) <= 100 else name[:99] + "…"
 
 
-def _handovers(summary: Mapping[str, Any]) -> list[tuple[float, float, str]]:
+def _handovers(summary: Mapping[str, Any]) -> list[tuple[float, float, str, bool]]:
+    """(start, end, operator, failed) of each handover; `failed` when a declared handover type
+    reports a radio-link failure, a failed access or a DAPS fallback."""
     out = []
     listed = summary.get("handovers")
     for h in listed if isinstance(listed, list) else []:
@@ -125,7 +127,7 @@ def _handovers(summary: Mapping[str, Any]) -> list[tuple[float, float, str]]:
             end = float(h["end_s"]) if isinstance(h.get("end_s"), (int, float)) else float(h["start_s"])
             if not (math.isfinite(h["start_s"]) and math.isfinite(end)):
                 continue
-            out.append((float(h["start_s"]), float(end), str(h.get("operator", ""))))
+            out.append((float(h["start_s"]), float(end), str(h.get("operator", "")), h.get("failed") is True))
     return out
 
 
@@ -188,7 +190,7 @@ def _draw(
     fmt: str,
     flow: str,
     rows: list[tuple[str, dict[str, Optional[Series]]]],
-    handovers: list[tuple[float, float, str]],
+    handovers: list[tuple[float, float, str, bool]],
     duration: Optional[float],
     dpi: int,
 ) -> int:
@@ -197,7 +199,7 @@ def _draw(
 
     fig = Figure(figsize=(12, 2.3 * len(rows) + 0.6))
     axes = fig.subplots(len(rows), len(PANELS), sharex=True, squeeze=False)
-    operators = sorted({op for _, _, op in handovers})
+    operators = sorted({op for _, _, op, _ in handovers})
     colours = {op: f"C{(i + 3) % 10}" for i, op in enumerate(operators)}
     for r, (label, series) in enumerate(rows):
         for c, (metric, ylabel) in enumerate(PANELS):
@@ -207,9 +209,10 @@ def _draw(
                 ax.plot(s[0], s[1], lw=0.8, color="C0" if r == 0 else f"C{r % 10}")
             else:
                 ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="0.5")
-            for start, end, op in handovers:
-                # edge line: a 40 ms interruption is thinner than a pixel on a long run
-                ax.axvspan(start, end, color=colours[op], alpha=0.35, lw=0.8)
+            for start, end, op, failed in handovers:
+                # edge line: a 40 ms interruption is thinner than a pixel on a long run; a failed
+                # handover (radio-link failure, failed access, DAPS fallback) is hatched
+                ax.axvspan(start, end, color=colours[op], alpha=0.35, lw=0.8, hatch="//" if failed else None)
             ax.set_ylabel(ylabel, fontsize=8)
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
@@ -222,8 +225,11 @@ def _draw(
     if handovers:
         from matplotlib.patches import Patch
 
+        handles = [Patch(color=colours[op], alpha=0.5, label=f"handover, operator {op}") for op in operators]
+        if any(failed for *_, failed in handovers):
+            handles.append(Patch(facecolor="none", edgecolor="0.3", hatch="//", label="failed handover"))
         axes[0][0].legend(
-            handles=[Patch(color=colours[op], alpha=0.5, label=f"handover, operator {op}") for op in operators],
+            handles=handles,
             fontsize=7,
             loc="lower right",
         )

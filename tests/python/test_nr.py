@@ -91,3 +91,16 @@ def test_the_emulator_gets_the_types_links_daps_uninterrupted_hard_interrupted()
 
     assert outages("hard") > 0
     assert outages("daps") == 0
+
+
+def test_plot_marks_failed_handovers_apart():
+    from mobipath.plot import _handovers
+
+    summary = {
+        "handovers": [
+            {"start_s": 1.0, "end_s": 1.03, "operator": "A", "failed": False},
+            {"start_s": 2.0, "end_s": 3.2, "operator": "B", "failed": True, "rlf": True},
+            {"start_s": 4.0, "end_s": 4.04, "operator": "A"},
+        ]
+    }
+    assert [h[3] for h in _handovers(summary)] == [False, True, False]

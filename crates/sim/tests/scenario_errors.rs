@@ -485,3 +485,36 @@ fn fields_that_cannot_take_effect_are_refused_saying_why() {
     let ok = with("reno_increase = \"per-ack\"", "").replace("\"cubic\"", "\"newreno\"");
     assert!(errors(&ok).is_empty(), "{:#?}", errors(&ok));
 }
+
+#[test]
+fn daps_on_a_link_with_a_handoff_scheme_is_refused_naming_the_field() {
+    let base = r#"
+duration_s = 5
+[[links]]
+name = "a"
+rate_mbps = 10
+delay_ms = 10
+[[paths]]
+name = "p"
+links = ["a"]
+[[flows]]
+name = "f"
+path = "p"
+cc = "tahoe"
+traffic = { kind = "bulk" }
+[[handoffs]]
+link = "a"
+pattern = { kind = "train" }
+[hst]
+links = ["a"]
+[hst.handover]
+"#;
+    let daps = errors(&format!("{base}type = \"daps\"\n"));
+    assert!(
+        daps.iter()
+            .any(|e| e.contains("handoffs[0].pattern.kind") && e.contains("daps")),
+        "{daps:?}"
+    );
+    let hard = errors(&format!("{base}type = \"hard\"\n"));
+    assert!(!hard.iter().any(|e| e.contains("handoffs[0].pattern.kind")), "{hard:?}");
+}

@@ -11,13 +11,14 @@ use crate::capture::config::PcapSelect;
 use crate::cell::{CellConfig, CellSpec};
 use crate::element::ElementSpec;
 use crate::error::{ConfigError, Errors};
-use crate::handoff::{FlowHandoffConfig, HandoffConfig, HandoffScheme};
+use crate::handoff::{FlowHandoffConfig, HandoffConfig, HandoffPattern, HandoffScheme};
 use crate::hst::phad::PhaDConfig;
 use crate::hst::scenario::HstScenario;
 use crate::hst::wrappers::split_wrapper;
 use crate::link::config::{LinkConfig, LinkSpec};
 use crate::mptcp::sched::SchedulerSpec;
 pub use crate::tcp::bsd_timer::TimerProfile;
+use crate::radio::config::HandoverType;
 use crate::tcp::cc::CcKind;
 use crate::tcp::rtt::RtoStyle;
 use schemars::JsonSchema;
@@ -1114,6 +1115,20 @@ fn validate(
     for (i, h) in sf.handoffs.iter().enumerate() {
         let pre = format!("handoffs[{i}]");
         h.validate(&pre, &raw.links, &train_links, errs);
+        // DAPS keeps the link delivering through a handover (source and target together); a
+        // handoff scheme's model stops the link for the whole handover: it cannot carry both.
+        let daps = sf
+            .hst
+            .as_ref()
+            .is_some_and(|x| x.handover.kind == Some(HandoverType::Daps));
+        if daps && matches!(h.pattern, HandoffPattern::Train {}) {
+            errs.push(ConfigError::new(
+                format!("{pre}.pattern.kind"),
+                "train",
+                "[hst.handover] type = \"daps\" keeps the link delivering through each handover, and a handoff \
+                 scheme stops it for the whole handover: use type = \"hard\" or \"cho\", or no [[handoffs]] on this link",
+            ));
+        }
         if sf.handoffs[..i].iter().any(|o| o.link == h.link) {
             errs.push(ConfigError::new(
                 format!("{pre}.link"),
