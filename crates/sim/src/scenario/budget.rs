@@ -10,28 +10,35 @@ use super::{ScenarioFile, Traffic};
 use crate::error::{fmt_num, ConfigError, Errors};
 use crate::handoff::HandoffPattern;
 use crate::link::config::SojournConfig;
+use crate::metrics::select::SeriesPlan;
 
 /// Most handoffs one `[[handoffs]]` entry may produce over the run (expected count for the random
 /// pattern).
 pub const MAX_HANDOFFS: f64 = 100_000.0;
 
-/// Most time-series rows a run may produce: bins (`duration_s / output.bin_ms`) times series
-/// (eight per flow, one more for a relay, four per MPTCP subflow, one per link). About 200 bytes
-/// each in memory: 5 million rows is about 1 GB.
+/// Most time-series rows a run may produce: bins (`duration_s / output.bin_ms`) times the series
+/// `[output] series` keeps (eight per flow, one more for a relay, four per MPTCP subflow, one per
+/// link, two for the sum over flows). About 200 bytes each in memory: 5 million rows is about 1 GB.
 pub const MAX_SERIES_ROWS: f64 = 5_000_000.0;
 
-/// Time-series rows of one bin: the series the run reports.
+/// Time-series rows of one bin: the series the run keeps (`[output] series`).
 pub fn series_per_bin(sf: &ScenarioFile) -> usize {
+    let names: Vec<String> = sf.flows.iter().map(|f| f.name.clone()).collect();
+    let keep = SeriesPlan::resolve(&sf.output.series, &names);
     let flows: usize = sf
         .flows
         .iter()
-        .map(|f| {
+        .zip(&keep.flows)
+        .filter(|(_, kept)| **kept)
+        .map(|(f, _)| {
             let relay = usize::from(matches!(f.traffic, Traffic::Relay { .. }));
             let subflows = f.paths.as_ref().map_or(0, |p| p.len());
             8 + relay + 4 * subflows
         })
         .sum();
-    flows + sf.links.len()
+    let links = if keep.links { sf.links.len() } else { 0 };
+    let total = if keep.total { 2 } else { 0 };
+    flows + links + total
 }
 
 fn mean_sojourn(s: &SojournConfig) -> f64 {
@@ -93,7 +100,7 @@ pub fn check(sf: &ScenarioFile, dur: f64, errs: &mut Errors) {
                 "output.bin_ms",
                 fmt_num(bin_ms),
                 format!(
-                    "makes {bins:.3e} bins x {series} series = {rows:.3e} time-series rows over duration_s = {}, at most {MAX_SERIES_ROWS:e} (about 1 GB): use bin_ms >= {} or a shorter run",
+                    "makes {bins:.3e} bins x {series} series = {rows:.3e} time-series rows over duration_s = {}, at most {MAX_SERIES_ROWS:e} (about 1 GB): use bin_ms >= {}, keep fewer series (output.series = \"aggregate\") or a shorter run",
                     fmt_num(dur),
                     fmt_num(min_bin)
                 ),
@@ -168,5 +175,21 @@ traffic = { kind = "bulk" }
         assert!(e[0].contains("use bin_ms >= 2"), "{e:?}");
         assert!(errors(&scenario("600", "2", "")).is_empty());
         assert!(errors(&scenario("86400", "1000", "")).is_empty());
+    }
+
+    #[test]
+    fn the_budget_counts_only_the_series_kept() {
+        // A day at 100 ms bins: 864000 bins x 9 series is over the budget, but the links' queue
+        // and the flows' total (3 series) or nothing at all fit.
+        let day = scenario("86400", "100", "");
+        let e = errors(&day);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("output.series = \"aggregate\""), "{e:?}");
+        for series in ["aggregate", "none"] {
+            let text = day.replace("bin_ms = 100", &format!("bin_ms = 100\nseries = \"{series}\""));
+            assert!(errors(&text).is_empty(), "{series}: {:?}", errors(&text));
+        }
+        let text = day.replace("bin_ms = 100", "bin_ms = 100\nseries = [\"f\"]");
+        assert_eq!(errors(&text).len(), 1, "a list naming the flow keeps its series");
     }
 }
