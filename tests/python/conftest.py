@@ -142,3 +142,20 @@ def kernel_emulation_unavailable(*tools: str) -> str:
     except EmulateError as e:
         return str(e)
     return ""
+
+
+def proxy_chain_unavailable() -> str:
+    """Why the proxy pair cannot run on the real kernel here, or "" if it can: the real-kernel
+    tests' needs with `ss`, and a mobipath-proxy binary."""
+    why = kernel_emulation_unavailable("ss")
+    if why:
+        return why
+    from mobipath.router.proxy import proxy_command
+
+    try:
+        # Passes over a workspace build older than its sources (provenance.workspace_build), as
+        # the emulator command does.
+        proxy_command()
+    except FileNotFoundError as e:
+        return str(e)
+    return ""

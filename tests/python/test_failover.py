@@ -10,25 +10,11 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import kernel_emulation_unavailable
+from conftest import proxy_chain_unavailable
 from mobipath.emulate import failover as fo
 from mobipath.emulate.netns import list_namespaces
 
-
-def _why_not() -> str:
-    why = kernel_emulation_unavailable("ss")
-    if why:
-        return why
-    from mobipath.router.proxy import proxy_command
-
-    try:
-        proxy_command()
-    except FileNotFoundError as e:
-        return str(e)
-    return ""
-
-
-_why = _why_not()
+_why = proxy_chain_unavailable()
 
 
 def test_outage_ends_with_the_last_stall() -> None:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, kernel_emulation_unavailable
+from conftest import ROOT, proxy_chain_unavailable
 from mobipath.emulate import proxychain as pc
 from mobipath.emulate.netns import list_namespaces
 from mobipath.emulate.plan import load_toml, plan
@@ -21,22 +21,7 @@ from mobipath.emulate.plan import load_toml, plan
 SCENARIO = ROOT / "scenarios" / "p0" / "hst-proxy.toml"
 
 
-def _why_not() -> str:
-    why = kernel_emulation_unavailable("ss")
-    if why:
-        return why
-    from mobipath.router.proxy import proxy_command
-
-    try:
-        # Passes over a workspace build older than its sources (provenance.workspace_build), as
-        # the emulator command does.
-        proxy_command()
-    except FileNotFoundError as e:
-        return str(e)
-    return ""
-
-
-_why = _why_not()
+_why = proxy_chain_unavailable()
 needs_chain = pytest.mark.skipif(bool(_why), reason=_why or "ok")
 
 
